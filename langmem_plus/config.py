@@ -1,0 +1,127 @@
+"""MemoryConfig: every weight, limit and threshold of SPEC.md in one validated place."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["MemoryConfig", "ScoreProfile"]
+
+ScoreProfile = Literal["default", "coding"]
+
+
+class MemoryConfig(BaseModel):
+    """Tunable knobs of langmem_plus, with the source documents' defaults.
+
+    Similarity thresholds (`merge_threshold`, `separate_threshold`) depend on the embedding
+    model's similarity scale; the defaults are calibrated for the bundled USE-multilingual
+    model (see docs/concepts.md) and must be re-calibrated for another model.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    # --- R-RET 2: the spec score (seed 000) -------------------------------------------
+    w_keyword: float = Field(0.4, ge=0, description="Weight of the fused text relevance.")
+    w_category: float = Field(0.2, ge=0, description="Weight of the category boost.")
+    w_recency: float = Field(0.15, ge=0, description="Weight of recency (half-life decay).")
+    w_frequency: float = Field(0.1, ge=0, description="Weight of log-normalised access count.")
+    w_confidence: float = Field(0.15, ge=0, description="Weight of the item's confidence.")
+    preference_boost: float = Field(
+        1.5, ge=1, description="category_boost for preference items on preference queries."
+    )
+    topic_boost: float = Field(1.3, ge=1, description="Multiplier for items on current_topic.")
+    recency_half_life_days: float = Field(7.0, gt=0, description="Recency halves this often.")
+    frequency_saturation: int = Field(
+        100, ge=1, description="access_count at which log-normalised frequency reaches 1."
+    )
+    default_confidence: float = Field(
+        0.5, ge=0, le=1, description="Confidence assumed for items that carry none."
+    )
+    # --- seed 002's coding profile ---------------------------------------------------
+    profile: ScoreProfile = Field("default", description="'default' (seed 000) or 'coding'.")
+    w_symbol: float = Field(0.4, ge=0, description="coding profile: symbol match weight.")
+    w_code_recency: float = Field(0.3, ge=0, description="coding profile: recency weight.")
+    w_similarity: float = Field(0.3, ge=0, description="coding profile: similarity weight.")
+
+    # --- R-RET 1: hybrid recall -------------------------------------------------------
+    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
+    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation.")
+    bm25_epsilon: float = Field(0.25, ge=0, description="Floor for negative IDF (x mean IDF).")
+    keyword_candidates: int = Field(100, ge=1, description="Keyword candidates per query.")
+    vector_candidates: int = Field(100, ge=1, description="Vector neighbours per query.")
+    common_term_ratio: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="Terms in more than this share of a namespace only re-score candidates "
+        "found by rarer terms (keeps queries fast at 1M items).",
+    )
+    max_postings_scan: int = Field(
+        20000, ge=100, description="Postings read per common term when nothing rarer matched."
+    )
+    w_fusion_keyword: float = Field(
+        0.5, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
+    )
+    ann_threshold: int = Field(
+        200_000,
+        ge=1000,
+        description="Namespaces larger than this use an approximate (IVF) vector index.",
+    )
+    ivf_nprobe: int = Field(32, ge=1, description="IVF lists probed per query.")
+    max_query_chars: int = Field(
+        10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
+    )
+
+    # --- R-RET 3 ---------------------------------------------------------------------
+    retrieval_limit: int = Field(5, ge=1, description="Top-N memories recalled per turn.")
+
+    # --- R-WM -------------------------------------------------------------------------
+    working_memory_ttl_minutes: float = Field(30.0, gt=0, description="WM expiry.")
+    window_max_turns: int = Field(20, ge=2, description="Messages kept in the window.")
+    summarize_every: int = Field(5, ge=1, description="Rolling summary chunk size (turns).")
+    summarize_after: int = Field(10, ge=2, description="Summaries start once this many turns.")
+    keep_verbatim_turns: int = Field(5, ge=1, description="Recent turns kept verbatim.")
+
+    # --- R-LIFE -----------------------------------------------------------------------
+    merge_threshold: float = Field(0.85, ge=-1, le=1, description="cosine >= this: merge.")
+    separate_threshold: float = Field(0.65, ge=-1, le=1, description="cosine >= this: separate.")
+    merge_window_same_chat_s: int = Field(1800, ge=0, description="Same chat merge window.")
+    merge_window_diff_chat_s: int = Field(604800, ge=0, description="Cross chat merge window.")
+    episode_decay_after_days: float = Field(7, ge=0)
+    episode_decay_factor: float = Field(0.8, gt=0, le=1)
+    episode_delete_after_days: float = Field(14, ge=0)
+    fact_decay_after_days: float = Field(7, ge=0)
+    fact_decay_factor: float = Field(0.95, gt=0, le=1)
+    fact_delete_below: float = Field(0.3, ge=0)
+    review_low: float = Field(0.5, ge=0, description="Importance below this goes to review.")
+    review_high: float = Field(2.5, ge=0, description="Importance at/above this: promote review.")
+    core_importance: float = Field(3.0, ge=0, description="Importance that never decays.")
+    boost_amount: float = Field(0.3, ge=0, description="BOOST adds this importance.")
+    reviewer_max_rounds: int = Field(3, ge=0, le=10)
+    eviction_threshold: int | None = Field(None, ge=1, description="Optional item cap.")
+
+    # --- R-CTX ------------------------------------------------------------------------
+    ctx_profile: bool = True
+    ctx_rolling_summary: bool = True
+    ctx_memories: bool = True
+    ctx_session_summaries: bool = True
+    ctx_max_chars_profile: int = Field(1200, ge=0)
+    ctx_max_chars_summary: int = Field(1500, ge=0)
+    ctx_max_chars_memories: int = Field(2000, ge=0)
+    ctx_recent_sessions: int = Field(3, ge=0)
+
+    # --- R-PROC -----------------------------------------------------------------------
+    llm_max_retries: int = Field(3, ge=0, description="Retries with 1 s, 2 s, 4 s backoff.")
+    llm_backoff_base_s: float = Field(1.0, ge=0)
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> MemoryConfig:
+        if self.separate_threshold > self.merge_threshold:
+            raise ValueError(
+                f"separate_threshold ({self.separate_threshold}) must not exceed "
+                f"merge_threshold ({self.merge_threshold})"
+            )
+        if self.keep_verbatim_turns >= self.summarize_after:
+            raise ValueError("keep_verbatim_turns must be smaller than summarize_after")
+        return self

@@ -1,0 +1,224 @@
+"""The memory model (SPEC R-DATA): one typed record for every source document.
+
+A `MemoryRecord` is stored as the `value` of a LangGraph store item (key = `id`), so
+LangGraph's standard `filter=` works on its fields (``{"category": "preference"}``,
+``{"metadata.who": ...}``). Access statistics (`last_accessed`, `access_count`) live in the
+store's own columns so that `value` stays exactly what the caller put.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "Category",
+    "ConversationTurn",
+    "Kind",
+    "MemoryRecord",
+    "RollingSummary",
+    "SessionSummary",
+    "Source",
+    "Tier",
+    "UserProfile",
+    "new_id",
+    "utcnow",
+]
+
+Kind = Literal["episodic", "semantic"]
+Category = Literal["preference", "fact", "pattern", "episode"]
+Tier = Literal["normal", "core", "system"]
+Source = Literal["user_stated", "inferred", "system"]
+
+# Fields of the record that are not stored inside `value` (they belong to the item).
+_ITEM_FIELDS = frozenset({"id", "namespace", "last_accessed", "access_count"})
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now in UTC; every timestamp in langmem_plus is aware."""
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    """A fresh memory id (uuid4 hex)."""
+    return uuid.uuid4().hex
+
+
+def _aware(value: Any) -> Any:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if isinstance(value, datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value
+
+
+class MemoryRecord(BaseModel):
+    """A long-term memory item (SPEC R-DATA).
+
+    `metadata` is free and round-trips any extra field (episodic: context, thing, time,
+    updates, source_chat_ids, merged_from_ids; semantic: fact, source_chatid, first_seen).
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str = Field(default_factory=new_id, min_length=1, max_length=256)
+    namespace: tuple[str, ...] = ()
+    kind: Kind = "semantic"
+    category: Category = "fact"
+    tier: Tier = "normal"
+    text: str = Field(min_length=1, max_length=100_000)
+    key: str | None = None
+    value: Any = None
+    tags: list[str] = Field(default_factory=list)
+    symbols: list[str] = Field(default_factory=list)
+    who: str = "user"
+    session_id: str | None = None
+    chat_id: str | None = None
+    confidence: float = Field(0.9, ge=0.0, le=1.0)
+    importance: float = Field(1.0, ge=0.0)
+    source: Source = "user_stated"
+    verified: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    last_accessed: datetime | None = None
+    access_count: int = Field(0, ge=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("created_at", "updated_at", "last_accessed", mode="before")
+    @classmethod
+    def _tz(cls, v: Any) -> Any:
+        return _aware(v)
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("text must not be blank")
+        return v
+
+    @property
+    def hit_count(self) -> int:
+        """Seed 003's name for `access_count`."""
+        return self.access_count
+
+    def to_value(self) -> dict[str, Any]:
+        """The JSON-safe dict stored as the item's `value` (no id/namespace/access fields)."""
+        data = self.model_dump(mode="json", exclude=set(_ITEM_FIELDS))
+        return data
+
+    @classmethod
+    def from_value(
+        cls,
+        value: dict[str, Any],
+        *,
+        id: str,
+        namespace: tuple[str, ...] = (),
+        last_accessed: datetime | None = None,
+        access_count: int = 0,
+    ) -> MemoryRecord:
+        """Rebuild a record from a stored `value`; unknown keys go to `metadata`."""
+        known = set(cls.model_fields) - _ITEM_FIELDS
+        data = {k: v for k, v in value.items() if k in known}
+        extra = {k: v for k, v in value.items() if k not in known}
+        if extra:
+            data["metadata"] = {**extra, **dict(data.get("metadata") or {})}
+        return cls(
+            id=id,
+            namespace=tuple(namespace),
+            last_accessed=last_accessed,
+            access_count=access_count,
+            **data,
+        )
+
+    @classmethod
+    def from_item(cls, item: Any) -> MemoryRecord:
+        """Rebuild a record from a LangGraph `Item` (or `MemorySearchItem`)."""
+        value = dict(item.value)
+        value.setdefault("created_at", item.created_at)
+        value.setdefault("updated_at", item.updated_at)
+        return cls.from_value(
+            value,
+            id=item.key,
+            namespace=tuple(item.namespace),
+            last_accessed=getattr(item, "last_accessed", None),
+            access_count=int(getattr(item, "access_count", 0) or 0),
+        )
+
+
+class ConversationTurn(BaseModel):
+    """One persisted turn of the conversation table (R-DATA)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int | None = None
+    user_id: str
+    session_id: str
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    created_at: datetime = Field(default_factory=utcnow)
+    is_collected: bool = False
+    symbols: list[str] = Field(default_factory=list)
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _tz(cls, v: Any) -> Any:
+        return _aware(v)
+
+
+class RollingSummary(BaseModel):
+    """Summary of turns start_turn..end_turn of a session, with key symbols and decisions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int | None = None
+    user_id: str
+    session_id: str
+    start_turn: int = Field(ge=0)
+    end_turn: int = Field(ge=0)
+    summary: str
+    key_symbols: list[str] = Field(default_factory=list)
+    key_decisions: list[str] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SessionSummary(BaseModel):
+    """Title and snippet of a session, written after its first reply (seed 001)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str
+    session_id: str
+    title: str
+    snippet: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class UserProfile(BaseModel):
+    """The editable user-profile document (seed 001): reply style, language habits, background.
+
+    `edited_by_user` marks sections a person wrote by hand; the profile writer never
+    silently overwrites them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str
+    reply_style: str = ""
+    language_habits: str = ""
+    background: str = ""
+    edited_by_user: list[str] = Field(default_factory=list)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    def render(self) -> str:
+        """Short readable text of the non-empty sections."""
+        parts = []
+        if self.reply_style:
+            parts.append(f"Reply style: {self.reply_style}")
+        if self.language_habits:
+            parts.append(f"Language habits: {self.language_habits}")
+        if self.background:
+            parts.append(f"Background: {self.background}")
+        return "\n".join(parts)

@@ -1,0 +1,126 @@
+"""Tokenisation for BM25: jieba for Chinese, words and code identifiers for the rest.
+
+Identifiers are indexed whole and by their parts (``processOrder`` -> ``processorder``,
+``process``, ``order``; ``src/order.ts`` -> ``src/order.ts``, ``src``, ``order``, ``ts``), so a
+query for either finds them. English plurals are folded (``paintings`` -> ``painting``). Stop
+words of both languages are removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+from langmem_plus.text.stopwords import STOPWORDS
+
+__all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "tokenize"]
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)"
+    r"|(?P<code>[A-Za-z_$][\w$]*(?:(?:\.|/|::|->|-)[\w$]+)+)"
+    r"|(?P<word>[^\W_]+(?:'[a-z]+)?)",
+    re.UNICODE,
+)
+_PREFIX_RE = re.compile(rf"([A-Za-z0-9_{_CJK}]+)\*")
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SPLIT_RE = re.compile(r"[._/\-:>$]+")
+
+_jieba_lock = threading.Lock()
+_jieba_ready = False
+
+
+def _jieba_cut(text: str) -> list[str]:
+    global _jieba_ready
+    import jieba
+
+    if not _jieba_ready:
+        with _jieba_lock:
+            if not _jieba_ready:
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba_ready = True
+    return jieba.lcut(text, HMM=True)
+
+
+def is_stopword(token: str) -> bool:
+    """True for English and Chinese function words that carry no search signal."""
+    return token in STOPWORDS
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Fold English plural and possessive endings; leave everything else alone."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    return word
+
+
+def _identifier_parts(raw: str) -> list[str]:
+    parts: list[str] = []
+    for chunk in _SPLIT_RE.split(raw):
+        if not chunk:
+            continue
+        for sub in chunk.split("_"):
+            if sub:
+                parts.extend(p.lower() for p in _CAMEL_RE.findall(sub))
+    return parts
+
+
+def _emit_word(raw: str, out: list[str]) -> None:
+    low = raw.lower()
+    parts = _identifier_parts(raw) if (raw != low and not raw.isupper()) or "_" in raw else []
+    if len(parts) > 1:
+        out.append(low)
+        out.extend(stem(p) for p in parts if p not in STOPWORDS)
+    elif low not in STOPWORDS:
+        out.append(stem(low))
+
+
+def tokenize(text: str) -> list[str]:
+    """Search tokens of `text`, in order, stop words removed (duplicates kept for BM25 tf)."""
+    out: list[str] = []
+    if not text:
+        return out
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        raw = m.group()
+        if kind == "cjk":
+            for tok in _jieba_cut(raw):
+                tok = tok.strip()
+                if tok and tok not in STOPWORDS:
+                    out.append(tok)
+        elif kind == "code":
+            out.append(raw.lower())
+            out.extend(stem(p) for p in _identifier_parts(raw) if p not in STOPWORDS)
+        else:
+            _emit_word(raw, out)
+    return out
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query as the keyword index sees it: exact terms plus prefix terms (``Pyth*``)."""
+
+    terms: tuple[str, ...]
+    prefixes: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.terms or self.prefixes)
+
+
+def query_terms(query: str, max_chars: int = 10_000) -> QueryTerms:
+    """Parse a user query into distinct terms and prefixes; any string is valid data."""
+    query = query[:max_chars]
+    prefixes = tuple(dict.fromkeys(p.lower() for p in _PREFIX_RE.findall(query) if len(p) >= 2))
+    terms = tuple(dict.fromkeys(tokenize(_PREFIX_RE.sub(" ", query) if prefixes else query)))
+    return QueryTerms(terms=terms, prefixes=prefixes)
