@@ -1,0 +1,114 @@
+"""Filter matching with LangGraph `InMemoryStore` semantics, plus dotted paths and `$in`/`$nin`.
+
+Deliberate differences from InMemoryStore: a key containing dots (``"metadata.who"``) is read
+as a path when the value has no such literal key; comparison operators on a missing or
+non-numeric field are False instead of raising TypeError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langmem_plus.errors import InvalidQueryError
+
+__all__ = ["matches", "validate_filter"]
+
+_OPS = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"}
+_MISSING = object()
+
+
+def validate_filter(flt: Any) -> None:
+    """Reject filters that are not dicts or use unknown `$` operators (clear error, no search)."""
+    if flt is None:
+        return
+    if not isinstance(flt, Mapping):
+        raise InvalidQueryError(f"filter must be a dict, got {type(flt).__name__}")
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise InvalidQueryError(f"filter keys must be strings, got {k!r}")
+                if k.startswith("$"):
+                    if k not in _OPS:
+                        raise InvalidQueryError(
+                            f"unsupported filter operator {k!r}; use one of {sorted(_OPS)}"
+                        )
+                    if k in ("$in", "$nin") and not isinstance(v, (list, tuple, set)):
+                        raise InvalidQueryError(f"{k} takes a list, got {type(v).__name__}")
+                else:
+                    walk(v)
+
+    walk(flt)
+
+
+def _lookup(value: Any, key: str) -> Any:
+    if not isinstance(value, Mapping):
+        return _MISSING
+    if key in value:
+        return value[key]
+    if "." in key:
+        node: Any = value
+        for part in key.split("."):
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+            else:
+                return _MISSING
+        return node
+    return _MISSING
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or x is None or x is _MISSING:
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _apply(item_value: Any, op: str, arg: Any) -> bool:
+    present = None if item_value is _MISSING else item_value
+    if op == "$eq":
+        return bool(present == arg)
+    if op == "$ne":
+        return bool(present != arg)
+    if op == "$in":
+        return any(present == a for a in arg)
+    if op == "$nin":
+        return all(present != a for a in arg)
+    a, b = _num(item_value), _num(arg)
+    if a is None or b is None:
+        return False
+    if op == "$gt":
+        return a > b
+    if op == "$gte":
+        return a >= b
+    if op == "$lt":
+        return a < b
+    return a <= b  # $lte
+
+
+def _compare(item_value: Any, flt: Any) -> bool:
+    if isinstance(flt, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in flt):
+            return all(_apply(item_value, k, v) for k, v in flt.items())
+        if not isinstance(item_value, Mapping):
+            return False
+        return all(_compare(_lookup(item_value, k), v) for k, v in flt.items())
+    if isinstance(flt, (list, tuple)):
+        return (
+            isinstance(item_value, (list, tuple))
+            and len(item_value) == len(flt)
+            and all(_compare(i, f) for i, f in zip(item_value, flt, strict=True))
+        )
+    present = None if item_value is _MISSING else item_value
+    return bool(present == flt)
+
+
+def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
+    """True when `value` satisfies every condition of `flt` (None matches everything)."""
+    if not flt:
+        return True
+    return all(_compare(_lookup(value, k), v) for k, v in flt.items())

@@ -1,0 +1,227 @@
+"""SQLite: schema, numbered migrations, pragmas and transactions. The database is the truth."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["SCHEMA_VERSION", "Database"]
+
+# Numbered migrations: index i brings the schema from version i to i + 1. Never edit a
+# released step; append a new one.
+_MIGRATIONS: list[str] = [
+    # 001_initial
+    """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS namespaces (
+        id INTEGER PRIMARY KEY,
+        ns TEXT NOT NULL UNIQUE,
+        n_docs INTEGER NOT NULL DEFAULT 0,
+        total_len INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE IF NOT EXISTS items (
+        id INTEGER PRIMARY KEY,
+        ns_id INTEGER NOT NULL REFERENCES namespaces(id),
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        last_accessed REAL,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        ttl_minutes REAL,
+        expires_at REAL,
+        doc_len INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (ns_id, key)
+    );
+    CREATE INDEX IF NOT EXISTS items_expires ON items(expires_at) WHERE expires_at IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS terms (
+        id INTEGER PRIMARY KEY,
+        ns_id INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (ns_id, term)
+    );
+    CREATE TABLE IF NOT EXISTS postings (
+        term_id INTEGER NOT NULL,
+        item_id INTEGER NOT NULL,
+        tf INTEGER NOT NULL,
+        dl INTEGER NOT NULL,
+        PRIMARY KEY (term_id, item_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS postings_item ON postings(item_id);
+    CREATE TABLE IF NOT EXISTS vectors (
+        id INTEGER PRIMARY KEY,
+        item_id INTEGER NOT NULL,
+        ns_id INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        vec BLOB NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS vectors_item ON vectors(item_id);
+    CREATE TABLE IF NOT EXISTS vec_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ns_id INTEGER NOT NULL,
+        vec_id INTEGER NOT NULL,
+        op INTEGER NOT NULL
+    );
+    """,
+    # 002_conversations: turns, rolling/session summaries, profiles, symbol index
+    """
+    CREATE TABLE IF NOT EXISTS turns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        symbols TEXT NOT NULL DEFAULT '[]',
+        created_at REAL NOT NULL,
+        is_collected INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS turns_session ON turns(user_id, session_id, id);
+    CREATE INDEX IF NOT EXISTS turns_created ON turns(created_at);
+    CREATE TABLE IF NOT EXISTS rolling_summaries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        start_turn INTEGER NOT NULL,
+        end_turn INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        key_symbols TEXT NOT NULL DEFAULT '[]',
+        key_decisions TEXT NOT NULL DEFAULT '[]',
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS rolling_session ON rolling_summaries(user_id, session_id);
+    CREATE TABLE IF NOT EXISTS session_summaries (
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        snippet TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (user_id, session_id)
+    );
+    CREATE TABLE IF NOT EXISTS profiles (
+        user_id TEXT PRIMARY KEY,
+        doc TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS symbol_index (
+        symbol TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn_id INTEGER NOT NULL,
+        relevance REAL NOT NULL,
+        context TEXT,
+        PRIMARY KEY (symbol, user_id, session_id, turn_id)
+    );
+    CREATE INDEX IF NOT EXISTS symbol_user ON symbol_index(user_id, symbol);
+    """,
+]
+
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class Database:
+    """One SQLite connection (WAL, busy_timeout 5000, synchronous NORMAL) behind a lock.
+
+    Writes go through `write()` (BEGIN IMMEDIATE, so concurrent writers queue on the busy
+    timeout instead of failing on a lock upgrade); reads through `read()`.
+    """
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = None if path is None else Path(path)
+        target = ":memory:" if self.path is None else str(self.path)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(
+            target, check_same_thread=False, isolation_level=None, timeout=5.0
+        )
+        self.lock = threading.RLock()
+        self.conn.execute("PRAGMA busy_timeout=5000")
+        if self.path is not None:
+            self._retry(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self.conn.execute("PRAGMA temp_store=MEMORY")
+        self.conn.execute("PRAGMA cache_size=-65536")
+        self.migrate()
+
+    @staticmethod
+    def _retry(fn, attempts: int = 50):  # type: ignore[no-untyped-def]
+        """Retry an operation that SQLite rejects with SQLITE_BUSY outside busy_timeout."""
+        for i in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or i == attempts - 1:
+                    raise
+                time.sleep(0.02 * (i + 1))
+        return None
+
+    def migrate(self) -> int:
+        """Apply pending numbered migrations; returns the schema version now in force."""
+        with self.write() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
+            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = int(row[0] or 0)
+            if current > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"database schema version {current} is newer than this langmem_plus "
+                    f"({SCHEMA_VERSION}); upgrade langmem-plus to open it"
+                )
+            for version in range(current, SCHEMA_VERSION):
+                for stmt in _MIGRATIONS[version].split(";"):
+                    if stmt.strip():
+                        conn.execute(stmt)
+                conn.execute(
+                    "INSERT INTO schema_version(version, applied_at) VALUES (?, ?)",
+                    (version + 1, time.time()),
+                )
+        return SCHEMA_VERSION
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        with self.lock:
+            self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self._retry(lambda: self.conn.execute("COMMIT"))
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read snapshot (a deferred transaction)."""
+        with self.lock:
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                self.conn.execute("COMMIT")
+
+    def get_meta(self, key: str) -> str | None:
+        with self.lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()

@@ -1,0 +1,247 @@
+"""FAISS vector index per namespace, derived from the `vectors` table and kept in sync.
+
+Vectors are stored in SQLite as float16 (1 KB at 512-d): the truth. Every vector write also
+appends to `vec_log`; an index applies log entries past its watermark before each use, so a
+second process writing the same file, or a crash between SQLite and FAISS, never serves a stale
+answer. A snapshot file speeds up open; a missing or out-of-date one is rebuilt from SQLite.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+__all__ = ["VectorIndex", "decode_vec", "encode_vec"]
+
+logger = logging.getLogger(__name__)
+
+_SNAPSHOT_FORMAT = 1
+
+
+def encode_vec(vec: np.ndarray) -> bytes:
+    """Compact on-disk form of a vector: float16 bytes."""
+    return np.asarray(vec, dtype=np.float16).tobytes()
+
+
+def decode_vec(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+def _normalise(mat: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (mat / norms).astype(np.float32)
+
+
+class _NsIndex:
+    """One namespace's FAISS index: exact (flat IP) until it grows past the ANN threshold."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(dims))
+        self.approximate = False
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+
+class VectorIndex:
+    """Per-namespace FAISS indexes over the `vectors` table, synced through `vec_log`."""
+
+    def __init__(
+        self,
+        dims: int,
+        snapshot_path: Path | None = None,
+        ann_threshold: int = 200_000,
+        nprobe: int = 32,
+    ) -> None:
+        self.dims = dims
+        self.snapshot_path = snapshot_path
+        self.ann_threshold = ann_threshold
+        self.nprobe = nprobe
+        self._ns: dict[int, _NsIndex] = {}
+        self._vec_ns: dict[int, int] = {}
+        self.watermark = 0
+        self._lock = threading.RLock()
+        self.rebuilt = False
+
+    # -------------------------------------------------------------- load / save
+    def open(self, conn: sqlite3.Connection, model_name: str) -> None:
+        """Load the snapshot if it matches the database, else rebuild from SQLite."""
+        if self.snapshot_path is not None and self.snapshot_path.exists():
+            try:
+                with open(self.snapshot_path, "rb") as fh:
+                    snap = pickle.load(fh)  # noqa: S301 - our own file, written by save()
+                ok = (
+                    snap.get("format") == _SNAPSHOT_FORMAT
+                    and snap.get("model") == model_name
+                    and snap.get("dims") == self.dims
+                )
+                min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
+                if ok and (min_seq is None or min_seq <= snap["watermark"] + 1):
+                    with self._lock:
+                        self._ns = {}
+                        for ns_id, blob in snap["indexes"].items():
+                            idx = _NsIndex(self.dims)
+                            idx.index = faiss.deserialize_index(blob)
+                            idx.approximate = not isinstance(
+                                faiss.downcast_index(idx.index.index), faiss.IndexFlatIP
+                            )
+                            self._ns[ns_id] = idx
+                        self._vec_ns = dict(snap["vec_ns"])
+                        self.watermark = int(snap["watermark"])
+                    self.sync(conn)
+                    return
+                logger.info("vector snapshot out of date; rebuilding from the database")
+            except Exception as exc:  # a corrupt snapshot is only a cache: rebuild
+                logger.warning("vector snapshot unreadable (%s); rebuilding", exc)
+        self.rebuild(conn)
+
+    def save(self) -> None:
+        """Write the snapshot atomically (temp file + rename)."""
+        if self.snapshot_path is None:
+            return
+        with self._lock:
+            snap = {
+                "format": _SNAPSHOT_FORMAT,
+                "model": self.model_name,
+                "dims": self.dims,
+                "watermark": self.watermark,
+                "vec_ns": self._vec_ns,
+                "indexes": {
+                    ns_id: faiss.serialize_index(idx.index) for ns_id, idx in self._ns.items()
+                },
+            }
+        tmp = self.snapshot_path.with_suffix(".tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(snap, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.snapshot_path)
+
+    model_name: str = ""
+
+    def rebuild(self, conn: sqlite3.Connection) -> None:
+        """Drop every FAISS index and rebuild them from the vectors table."""
+        with self._lock:
+            self._ns = {}
+            self._vec_ns = {}
+            wm = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vec_log").fetchone()[0]
+            cur = conn.execute("SELECT id, ns_id, vec FROM vectors ORDER BY ns_id, id")
+            while True:
+                rows = cur.fetchmany(50_000)
+                if not rows:
+                    break
+                by_ns: dict[int, list[tuple[int, bytes]]] = {}
+                for vid, ns_id, blob in rows:
+                    by_ns.setdefault(ns_id, []).append((vid, blob))
+                for ns_id, pairs in by_ns.items():
+                    ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+                    mat = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.float16)
+                    self._add(ns_id, ids, mat.reshape(len(pairs), self.dims).astype(np.float32))
+            self.watermark = int(wm)
+            self.rebuilt = True
+
+    # -------------------------------------------------------------- sync
+    def sync(self, conn: sqlite3.Connection) -> None:
+        """Apply vector changes committed since the watermark (by any process)."""
+        with self._lock:
+            head = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vec_log").fetchone()[0]
+            if head <= self.watermark:
+                return
+            min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
+            if min_seq is not None and min_seq > self.watermark + 1:
+                self.rebuild(conn)  # the log was compacted past us
+                return
+            rows = conn.execute(
+                "SELECT l.seq, l.ns_id, l.vec_id, l.op, v.vec FROM vec_log l "
+                "LEFT JOIN vectors v ON v.id = l.vec_id WHERE l.seq > ? ORDER BY l.seq",
+                (self.watermark,),
+            ).fetchall()
+            for _seq, ns_id, vid, op, blob in rows:
+                self._remove([vid])
+                if op == 1 and blob is not None:
+                    self._add(ns_id, np.asarray([vid], np.int64), decode_vec(blob)[None, :])
+            self.watermark = int(head)
+
+    def compact_log(self, conn: sqlite3.Connection) -> None:
+        """Drop log entries this index (and its snapshot) already reflect."""
+        conn.execute("DELETE FROM vec_log WHERE seq <= ?", (self.watermark,))
+
+    # -------------------------------------------------------------- mutate
+    def _add(self, ns_id: int, ids: np.ndarray, mat: np.ndarray) -> None:
+        idx = self._ns.get(ns_id)
+        if idx is None:
+            idx = self._ns[ns_id] = _NsIndex(self.dims)
+        idx.index.add_with_ids(_normalise(mat), ids)
+        for vid in ids.tolist():
+            self._vec_ns[vid] = ns_id
+        if not idx.approximate and idx.size > self.ann_threshold:
+            self._to_ivf(idx)
+
+    def _remove(self, vec_ids: Sequence[int]) -> None:
+        by_ns: dict[int, list[int]] = {}
+        for vid in vec_ids:
+            ns_id = self._vec_ns.pop(vid, None)
+            if ns_id is not None:
+                by_ns.setdefault(ns_id, []).append(vid)
+        for ns_id, vids in by_ns.items():
+            idx = self._ns.get(ns_id)
+            if idx is not None:
+                idx.index.remove_ids(np.asarray(vids, dtype=np.int64))
+                if idx.size == 0:
+                    del self._ns[ns_id]
+
+    def _to_ivf(self, idx: _NsIndex) -> None:
+        """Move a large namespace to IVF (approximate) with vectors reconstructed from flat."""
+        n = idx.size
+        ids = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
+        flat = faiss.downcast_index(idx.index.index)
+        mat = faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims).copy()
+        nlist = int(max(256, min(16384, 4 * np.sqrt(n))))
+        quant = faiss.IndexFlatIP(self.dims)
+        ivf = faiss.IndexIVFFlat(quant, self.dims, nlist, faiss.METRIC_INNER_PRODUCT)
+        rng = np.random.default_rng(0)
+        sample = mat[rng.choice(n, size=min(n, nlist * 40), replace=False)]
+        ivf.train(sample)
+        ivf.nprobe = self.nprobe
+        new = faiss.IndexIDMap2(ivf)
+        new.add_with_ids(mat, ids)
+        idx.index = new
+        idx.approximate = True
+
+    # -------------------------------------------------------------- query
+    def search(
+        self, ns_ids: Sequence[int], query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """(vector id, cosine) of the `k` nearest vectors across the given namespaces."""
+        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        hits: list[tuple[int, float]] = []
+        with self._lock:
+            for ns_id in ns_ids:
+                idx = self._ns.get(ns_id)
+                if idx is None or idx.size == 0:
+                    continue
+                if idx.approximate:
+                    faiss.extract_index_ivf(idx.index).nprobe = self.nprobe
+                scores, ids = idx.index.search(q, min(k, idx.size))
+                hits.extend(
+                    (int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0
+                )
+        hits.sort(key=lambda h: -h[1])
+        return hits[:k]
+
+    def count(self, ns_id: int | None = None) -> int:
+        with self._lock:
+            if ns_id is None:
+                return sum(i.size for i in self._ns.values())
+            idx = self._ns.get(ns_id)
+            return 0 if idx is None else idx.size
