@@ -59,13 +59,12 @@ class MemoryOp(BaseModel):
         data = dict(data)
         op = data.get("op") or data.get("action") or data.get("type")
         if isinstance(op, str):
-            op = op.strip().strip("[]").upper()
+            op = op.strip().strip("[]")
             if ":" in op:
                 op, _, ident = op.partition(":")
-                data.setdefault("id", ident.strip().lower() if not data.get("id") else None)
-                if data.get("id") is None:
-                    data.pop("id")
-            data["op"] = op.strip()
+                if not data.get("id") and ident.strip():
+                    data["id"] = ident.strip()
+            data["op"] = op.strip().upper()
         for key in ("id", "text"):
             value = data.get(key)
             if value is not None and not isinstance(value, str):

@@ -48,6 +48,7 @@ from langmem_plus.errors import (
     StoreClosedError,
     ValidationError,
 )
+from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.filters import matches, validate_filter
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_item
@@ -213,6 +214,7 @@ class HybridStore(BaseStore):
             self._vec.model_name = self.model_name
             with self._db.read() as conn:
                 self._vec.open(conn, self.model_name)
+        self._conversations: ConversationLog | None = None
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         if ttl and ttl.get("sweep_interval_minutes"):
@@ -1010,6 +1012,14 @@ class HybridStore(BaseStore):
             "embedding_model": self.model_name or None,
             "faiss_vectors": self._vec.count() if self._vec else 0,
         }
+
+    @property
+    def conversations(self) -> ConversationLog:
+        """Turns, summaries, profiles and symbols stored in the same SQLite file."""
+        self._ensure_open()
+        if self._conversations is None:
+            self._conversations = ConversationLog(self._db)
+        return self._conversations
 
     @property
     def db(self) -> Database:
