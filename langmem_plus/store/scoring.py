@@ -83,7 +83,7 @@ def fuse_relevance(
     wv = 1.0 - wb if has_v else 0.0
     out: dict[int, tuple[float, float, float]] = {}
     for i in ids:
-        bn = bm25.get(i, 0.0) / top_b if has_b else 0.0
+        bn = max(0.0, bm25.get(i, 0.0)) / top_b if has_b else 0.0
         if i in sims:
             vn = (sims[i] - lo) / spread if spread > 1e-9 else 1.0
         else:
