@@ -20,6 +20,7 @@ from langmem_plus.text.tokenize import QueryTerms
 __all__ = ["KeywordIndex", "KeywordStats"]
 
 _CHUNK = 500
+_MIN_IDF = 0.01
 
 
 def _chunks(seq: Sequence[int], n: int = _CHUNK) -> Iterable[Sequence[int]]:
@@ -218,10 +219,12 @@ class KeywordIndex:
         need_avg = False
         for term, (_ids, df) in found.items():
             idf[term] = self._idf(st.n_docs, df)
-            need_avg |= idf[term] < 0
+            need_avg |= idf[term] <= 0
         if need_avg:
-            floor = self.epsilon * self._average_idf(conn, ns_ids, st.n_docs)
-            idf = {t: (v if v >= 0 else floor) for t, v in idf.items()}
+            # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
+            # IDF is negative and rank-bm25 would rank a matching document below a blank one).
+            floor = max(self.epsilon * self._average_idf(conn, ns_ids, st.n_docs), _MIN_IDF)
+            idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
         budget = self.max_postings_scan
         scored_ids: list[np.ndarray] = []

@@ -19,10 +19,13 @@ from langmem_plus.text.stopwords import STOPWORDS
 __all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "tokenize"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
+# not stay one token (\w matches CJK too).
+_W = rf"[^\W{_CJK}]"
 _TOKEN_RE = re.compile(
     rf"(?P<cjk>[{_CJK}]+)"
-    r"|(?P<code>[A-Za-z_$][\w$]*(?:(?:\.|/|::|->|-)[\w$]+)+)"
-    r"|(?P<word>[^\W_]+(?:'[a-z]+)?)",
+    rf"|(?P<code>[A-Za-z_$](?:{_W}|\$)*(?:(?:\.|/|::|->|-)(?:{_W}|\$)+)+)"
+    rf"|(?P<word>[^\W_{_CJK}]+(?:_+[^\W_{_CJK}]+)*(?:'[a-z]+)?)",
     re.UNICODE,
 )
 _PREFIX_RE = re.compile(rf"([A-Za-z0-9_{_CJK}]+)\*")

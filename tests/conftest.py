@@ -1,0 +1,47 @@
+"""Shared fixtures: a tiny deterministic embedding model, so store tests run fast and offline."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from langmem_plus.text import tokenize
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic bag-of-tokens embeddings: texts sharing tokens are close (cosine)."""
+
+    model_name = "test-hash-embeddings"
+
+    def __init__(self, dims: int = 64) -> None:
+        self.dims = dims
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self.dims, dtype=np.float64)
+        for tok in tokenize(text) or [text]:
+            h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+            v[h % self.dims] += 1.0 if (h >> 32) & 1 else -1.0
+        n = np.linalg.norm(v)
+        if n == 0:
+            v[0] = 1.0
+            n = 1.0
+        return (v / n).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+@pytest.fixture
+def hash_embeddings() -> HashEmbeddings:
+    return HashEmbeddings()
+
+
+@pytest.fixture
+def hash_index(hash_embeddings: HashEmbeddings) -> dict:
+    return {"dims": hash_embeddings.dims, "embed": hash_embeddings, "fields": ["text"]}

@@ -1,0 +1,292 @@
+"""HybridStore honours the whole LangGraph BaseStore contract."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
+
+from langmem_plus import HybridStore, MemorySearchItem
+from langmem_plus.errors import InvalidQueryError, ValidationError
+
+
+@pytest.fixture
+def store(hash_index):
+    s = HybridStore(index=hash_index)
+    yield s
+    s.close()
+
+
+def test_put_get_roundtrip_keeps_value_exactly(store):
+    value = {"text": "我喜欢川菜", "nested": {"a": [1, 2, {"b": None}]}, "n": 1.5, "t": True}
+    store.put(("memories", "u1"), "k1", value)
+    item = store.get(("memories", "u1"), "k1")
+    assert item is not None
+    assert item.value == value
+    assert item.key == "k1" and item.namespace == ("memories", "u1")
+    assert store.get(("memories", "u1"), "missing") is None
+    assert store.get(("memories", "other"), "k1") is None
+
+
+def test_update_keeps_created_at_and_moves_updated_at(store):
+    store.put(("a",), "k", {"text": "one"})
+    first = store.get(("a",), "k")
+    time.sleep(0.01)
+    store.put(("a",), "k", {"text": "two"})
+    second = store.get(("a",), "k")
+    assert second.created_at == first.created_at
+    assert second.updated_at > first.updated_at
+    assert second.value == {"text": "two"}
+
+
+def test_update_reindexes_keyword_and_vector(store):
+    store.put(("a",), "k", {"text": "alpha bravo"})
+    store.put(("a",), "k", {"text": "charlie delta"})
+    hits = store.search(("a",), query="alpha")
+    assert all(h.components["bm25"] == 0 for h in hits)
+    hits = store.search(("a",), query="charlie")
+    assert hits[0].key == "k" and hits[0].components["bm25"] > 0
+    assert store.stats()["vectors"] == 1
+
+
+def test_delete(store):
+    store.put(("a",), "k", {"text": "hello world"})
+    store.delete(("a",), "k")
+    assert store.get(("a",), "k") is None
+    assert store.search(("a",), query="hello") == []
+    assert store.stats()["postings"] == 0 and store.stats()["vectors"] == 0
+    store.delete(("a",), "never-existed")  # no error
+
+
+def test_namespace_validation_matches_langgraph(store):
+    for bad in [(), ("langgraph", "x")]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "k", {"a": 1})
+    for bad in [("a.b",), ("",), ("a", 1)]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "k", {"a": 1})  # type: ignore[arg-type]
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([GetOp(("a.b",), "k")])
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([SearchOp(("x.y",))])
+
+
+def test_bad_values_rejected_and_nothing_lost(store):
+    store.put(("a",), "keep", {"text": "precious"})
+    with pytest.raises(ValidationError):
+        store.put(("a",), "k", {"when": object()})
+    with pytest.raises(ValidationError):
+        store.batch([PutOp(("a",), "k2", {"text": "ok"}), PutOp(("a",), "k3", "not a dict")])  # type: ignore[arg-type]
+    assert store.get(("a",), "k2") is None  # the whole batch was rejected
+    assert store.get(("a",), "keep").value == {"text": "precious"}
+    with pytest.raises(InvalidQueryError):
+        store.search(("a",), limit=-1)
+    with pytest.raises(InvalidQueryError):
+        store.search(("a",), filter={"x": {"$regex": "a"}})
+    with pytest.raises(InvalidQueryError):
+        store.search(("a",), query="x", time_range=(2, 1))
+
+
+def test_batch_reads_see_state_before_writes(store):
+    store.put(("a",), "k", {"text": "old"})
+    res = store.batch([PutOp(("a",), "k", {"text": "new"}), GetOp(("a",), "k")])
+    assert res[0] is None and res[1].value == {"text": "old"}
+    assert store.get(("a",), "k").value == {"text": "new"}
+
+
+def test_last_put_in_batch_wins(store):
+    store.batch([PutOp(("a",), "k", {"text": "1"}), PutOp(("a",), "k", {"text": "2"})])
+    assert store.get(("a",), "k").value == {"text": "2"}
+    store.batch([PutOp(("a",), "k", {"text": "3"}), PutOp(("a",), "k", None)])
+    assert store.get(("a",), "k") is None
+
+
+def test_list_namespaces_conditions(store):
+    for ns in [("a", "b", "c"), ("a", "b", "d"), ("a", "x", "c"), ("z",), ("users", "1", "v1")]:
+        store.put(ns, "k", {"text": "t"})
+    assert store.list_namespaces() == sorted(
+        [("a", "b", "c"), ("a", "b", "d"), ("a", "x", "c"), ("users", "1", "v1"), ("z",)]
+    )
+    assert store.list_namespaces(prefix=("a", "b")) == [("a", "b", "c"), ("a", "b", "d")]
+    assert store.list_namespaces(prefix=("a", "*", "c")) == [("a", "b", "c"), ("a", "x", "c")]
+    assert store.list_namespaces(suffix=("c",)) == [("a", "b", "c"), ("a", "x", "c")]
+    assert store.list_namespaces(suffix=("*", "v1")) == [("users", "1", "v1")]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("users",), ("z",)]
+    assert store.list_namespaces(limit=2, offset=1) == [("a", "b", "d"), ("a", "x", "c")]
+    store.delete(("z",), "k")
+    assert ("z",) not in store.list_namespaces()
+
+
+def test_search_prefix_and_pagination(store):
+    for i in range(7):
+        store.put(("docs", "u1"), f"k{i}", {"text": f"doc {i}", "i": i})
+    store.put(("docs", "u2"), "other", {"text": "doc other", "i": 99})
+    store.put(("docsx",), "not-under-prefix", {"text": "doc", "i": 100})
+    all_u1 = store.search(("docs", "u1"), limit=100)
+    assert [h.key for h in all_u1] == [f"k{i}" for i in range(7)]
+    assert [h.key for h in store.search(("docs", "u1"), limit=3, offset=2)] == ["k2", "k3", "k4"]
+    both = store.search(("docs",), limit=100)
+    assert {h.key for h in both} == {f"k{i}" for i in range(7)} | {"other"}
+
+
+def test_filters_operators_and_dotted_paths(store):
+    store.put(("m",), "a", {"text": "x", "category": "preference", "confidence": 0.9, "meta": {"who": "friend"}})
+    store.put(("m",), "b", {"text": "y", "category": "fact", "confidence": 0.4, "meta": {"who": "user"}})
+    store.put(("m",), "c", {"text": "z", "category": "fact"})
+    keys = lambda **kw: sorted(h.key for h in store.search(("m",), **kw))  # noqa: E731
+    assert keys(filter={"category": "fact"}) == ["b", "c"]
+    assert keys(filter={"confidence": {"$gte": 0.5}}) == ["a"]
+    assert keys(filter={"confidence": {"$lt": 0.5}}) == ["b"]  # missing field: False, no error
+    assert keys(filter={"category": {"$ne": "fact"}}) == ["a"]
+    assert keys(filter={"meta": {"who": "friend"}}) == ["a"]
+    assert keys(filter={"meta.who": "user"}) == ["b"]
+    assert keys(filter={"category": {"$in": ["preference", "pattern"]}}) == ["a"]
+    assert keys(filter={"category": "fact"}, query="z") == ["b", "c"]
+
+
+def test_query_search_ranks_and_explains(store):
+    store.put(("m",), "pg", {"text": "The project uses PostgreSQL 15 for orders"})
+    store.put(("m",), "cat", {"text": "User has a cat named Mochi"})
+    store.put(("m",), "food", {"text": "用户喜欢吃川菜", "category": "preference", "confidence": 0.95})
+    hits = store.search(("m",), query="which database: PostgreSQL?", limit=2)
+    assert isinstance(hits[0], MemorySearchItem)
+    assert hits[0].key == "pg"
+    comps = hits[0].components
+    for part in ("keyword", "bm25", "vector", "category_boost", "recency", "frequency", "confidence"):
+        assert part in comps
+    assert hits[0].score == pytest.approx(comps["score"])
+    assert hits[0].value == {"text": "The project uses PostgreSQL 15 for orders"}
+    pref = store.search(("m",), query="我喜欢吃什么", limit=1)[0]
+    assert pref.key == "food" and pref.components["category_boost"] == 1.5
+
+
+def test_prefix_query(store):
+    store.put(("m",), "py", {"text": "I write Python every day"})
+    store.put(("m",), "go", {"text": "Golang is fine too"})
+    hits = store.search(("m",), query="Pyth*", limit=1)
+    assert hits[0].key == "py" and hits[0].components["bm25"] > 0
+
+
+def test_current_topic_boost_and_time_range(store):
+    store.put(("m",), "a", {"text": "we talked about the trip to Japan"})
+    store.put(("m",), "b", {"text": "we talked about the budget spreadsheet"})
+    plain = {h.key: h.score for h in store.search(("m",), query="we talked about")}
+    boosted = {h.key: h for h in store.search(("m",), query="we talked about", current_topic="Japan trip")}
+    assert boosted["a"].components["topic_boost"] == 1.3
+    assert boosted["a"].score == pytest.approx(plain["a"] * 1.3)
+    assert boosted["b"].components["topic_boost"] == 1.0
+    future = time.time() + 3600
+    assert store.search(("m",), query="talked", time_range=(future, None)) == []
+    assert len(store.search(("m",), query="talked", time_range=(None, future))) == 2
+
+
+def test_access_tracking_only_on_explicit_use(store):
+    store.put(("m",), "a", {"text": "alpha"})
+    store.search(("m",), query="alpha")
+    store.get(("m",), "a")
+    hit = store.search(("m",), query="alpha")[0]
+    assert hit.access_count == 0 and hit.last_accessed is None
+    assert store.mark_used(("m",), ["a", "a", "missing"]) == 1
+    hit = store.search(("m",), query="alpha")[0]
+    assert hit.access_count == 1 and hit.last_accessed is not None
+    assert hit.components["frequency"] > 0
+    assert store.get(("m",), "a").value == {"text": "alpha"}  # value untouched
+
+
+def test_index_false_items_not_embedded(store):
+    store.put(("m",), "secret", {"text": "unsearchable words"}, index=False)
+    store.put(("m",), "open", {"text": "searchable words", "title": "zebra"}, index=["title"])
+    assert store.stats()["vectors"] == 1
+    assert [h.key for h in store.search(("m",), query="unsearchable") if h.components["bm25"] > 0] == []
+    assert store.search(("m",), query="zebra")[0].key == "open"
+    assert store.get(("m",), "secret").value["text"] == "unsearchable words"
+
+
+def test_ttl_expiry_refresh_and_sweep(hash_index):
+    s = HybridStore(index=hash_index, ttl={"default_ttl": 0.001, "refresh_on_read": True, "omit_expired": True})
+    assert s.supports_ttl
+    s.put(("m",), "a", {"text": "short lived"})
+    s.put(("m",), "b", {"text": "long lived"}, ttl=None)
+    time.sleep(0.12)
+    assert s.get(("m",), "a") is None  # omitted once expired
+    assert s.get(("m",), "b") is not None
+    assert s.sweep_ttl() == 1
+    assert s.stats()["items"] == 1
+    s.put(("m",), "c", {"text": "refreshed"}, ttl=0.01)  # 0.6 s
+    for _ in range(4):
+        time.sleep(0.2)
+        assert s.get(("m",), "c") is not None  # each read pushes expiry forward
+    s.close()
+
+
+def test_async_api_does_not_block_event_loop(hash_index):
+    s = HybridStore(index=hash_index)
+
+    async def main() -> list[float]:
+        ticks: list[float] = []
+
+        async def ticker() -> None:
+            for _ in range(20):
+                ticks.append(time.perf_counter())
+                await asyncio.sleep(0.001)
+
+        async def work() -> None:
+            await s.abatch([PutOp(("a",), f"k{i}", {"text": f"item {i} " * 50}) for i in range(300)])
+            await s.aput(("a",), "x", {"text": "hello"})
+            assert (await s.aget(("a",), "x")).value == {"text": "hello"}
+            hits = await s.asearch(("a",), query="hello", limit=1)
+            assert hits[0].key == "x"
+            assert await s.alist_namespaces() == [("a",)]
+            await s.adelete(("a",), "x")
+            assert await s.aget(("a",), "x") is None
+
+        await asyncio.gather(ticker(), work())
+        return ticks
+
+    ticks = asyncio.run(main())
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert max(gaps) < 0.5  # the loop kept ticking while SQLite worked in a thread
+    s.close()
+
+
+def test_threads_share_one_store(hash_index):
+    s = HybridStore(index=hash_index)
+    errors: list[BaseException] = []
+
+    def writer(t: int) -> None:
+        try:
+            for i in range(50):
+                s.put(("t", str(t)), f"k{i}", {"text": f"thread {t} item {i}"})
+                s.search(("t", str(t)), query=f"item {i}", limit=3)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert s.stats()["items"] == 200
+    s.close()
+
+
+def test_closed_store_raises(hash_index):
+    s = HybridStore(index=hash_index)
+    s.close()
+    s.close()
+    with pytest.raises(RuntimeError):
+        s.get(("a",), "k")
+
+
+def test_default_constructor_uses_offline_embeddings():
+    s = HybridStore()
+    s.put(("m",), "en", {"text": "I have a golden retriever named Max"})
+    s.put(("m",), "other", {"text": "The meeting moved to Thursday"})
+    hits = s.search(("m",), query="我养了一只狗", limit=1)  # Chinese query, English memory
+    assert hits[0].key == "en"
+    assert s.model_name.endswith("@0.2.1")
+    s.close()
