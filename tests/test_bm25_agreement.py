@@ -60,7 +60,9 @@ WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota
 
 @settings(max_examples=60, deadline=None)
 @given(
-    docs=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=3, max_size=25),
+    docs=st.lists(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=3, max_size=25
+    ),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True),
     deletes=st.sets(st.integers(0, 24), max_size=5),
 )

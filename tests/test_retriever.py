@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import HashEmbeddings
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langmem_plus import HybridStore, MemoryRetriever
 from langmem_plus.errors import ValidationError
-
-from conftest import HashEmbeddings
 
 _STORE = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
 for i, text in enumerate(
@@ -61,7 +60,9 @@ def test_filter_and_validation():
 
 
 async def _ainvoke() -> list[Document]:
-    return await MemoryRetriever(store=_STORE, namespace=("memories", "u1"), k=1).ainvoke("Shanghai")
+    return await MemoryRetriever(store=_STORE, namespace=("memories", "u1"), k=1).ainvoke(
+        "Shanghai"
+    )
 
 
 def test_async():

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore
 
-from conftest import HashEmbeddings
-
 _store = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
-_store.put(("m",), "a", {"text": "Robert'); DROP TABLE items;-- likes 100% \"quoted\" text_with_underscores"})
+_store.put(
+    ("m",),
+    "a",
+    {"text": 'Robert\'); DROP TABLE items;-- likes 100% "quoted" text_with_underscores'},
+)
 _store.put(("m",), "b", {"text": "普通的中文记忆 NEAR OR AND *"})
 
 NASTY = [
@@ -18,7 +21,7 @@ NASTY = [
     " ",
     '"',
     "'",
-    "\"unterminated",
+    '"unterminated',
     "a OR b AND NOT c",
     "NEAR(a b, 3)",
     "col:value",
@@ -35,7 +38,7 @@ NASTY = [
     "x" * 10_000_000,
     "中" * 100_000,
     "(((",
-    "{\"$gt\": 1}",
+    '{"$gt": 1}',
 ]
 
 

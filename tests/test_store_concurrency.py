@@ -5,9 +5,9 @@ from __future__ import annotations
 import multiprocessing as mp
 import threading
 
-from langmem_plus import HybridStore
-
 from conftest import HashEmbeddings
+
+from langmem_plus import HybridStore
 
 
 def _index() -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 
@@ -133,8 +134,14 @@ def test_search_prefix_and_pagination(store):
 
 
 def test_filters_operators_and_dotted_paths(store):
-    store.put(("m",), "a", {"text": "x", "category": "preference", "confidence": 0.9, "meta": {"who": "friend"}})
-    store.put(("m",), "b", {"text": "y", "category": "fact", "confidence": 0.4, "meta": {"who": "user"}})
+    store.put(
+        ("m",),
+        "a",
+        {"text": "x", "category": "preference", "confidence": 0.9, "meta": {"who": "friend"}},
+    )
+    store.put(
+        ("m",), "b", {"text": "y", "category": "fact", "confidence": 0.4, "meta": {"who": "user"}}
+    )
     store.put(("m",), "c", {"text": "z", "category": "fact"})
     keys = lambda **kw: sorted(h.key for h in store.search(("m",), **kw))  # noqa: E731
     assert keys(filter={"category": "fact"}) == ["b", "c"]
@@ -150,12 +157,22 @@ def test_filters_operators_and_dotted_paths(store):
 def test_query_search_ranks_and_explains(store):
     store.put(("m",), "pg", {"text": "The project uses PostgreSQL 15 for orders"})
     store.put(("m",), "cat", {"text": "User has a cat named Mochi"})
-    store.put(("m",), "food", {"text": "用户喜欢吃川菜", "category": "preference", "confidence": 0.95})
+    store.put(
+        ("m",), "food", {"text": "用户喜欢吃川菜", "category": "preference", "confidence": 0.95}
+    )
     hits = store.search(("m",), query="which database: PostgreSQL?", limit=2)
     assert isinstance(hits[0], MemorySearchItem)
     assert hits[0].key == "pg"
     comps = hits[0].components
-    for part in ("keyword", "bm25", "vector", "category_boost", "recency", "frequency", "confidence"):
+    for part in (
+        "keyword",
+        "bm25",
+        "vector",
+        "category_boost",
+        "recency",
+        "frequency",
+        "confidence",
+    ):
         assert part in comps
     assert hits[0].score == pytest.approx(comps["score"])
     assert hits[0].value == {"text": "The project uses PostgreSQL 15 for orders"}
@@ -174,7 +191,9 @@ def test_current_topic_boost_and_time_range(store):
     store.put(("m",), "a", {"text": "we talked about the trip to Japan"})
     store.put(("m",), "b", {"text": "we talked about the budget spreadsheet"})
     plain = {h.key: h.score for h in store.search(("m",), query="we talked about")}
-    boosted = {h.key: h for h in store.search(("m",), query="we talked about", current_topic="Japan trip")}
+    boosted = {
+        h.key: h for h in store.search(("m",), query="we talked about", current_topic="Japan trip")
+    }
     assert boosted["a"].components["topic_boost"] == 1.3
     assert boosted["a"].score == pytest.approx(plain["a"] * 1.3)
     assert boosted["b"].components["topic_boost"] == 1.0
@@ -200,13 +219,17 @@ def test_index_false_items_not_embedded(store):
     store.put(("m",), "secret", {"text": "unsearchable words"}, index=False)
     store.put(("m",), "open", {"text": "searchable words", "title": "zebra"}, index=["title"])
     assert store.stats()["vectors"] == 1
-    assert [h.key for h in store.search(("m",), query="unsearchable") if h.components["bm25"] > 0] == []
+    assert [
+        h.key for h in store.search(("m",), query="unsearchable") if h.components["bm25"] > 0
+    ] == []
     assert store.search(("m",), query="zebra")[0].key == "open"
     assert store.get(("m",), "secret").value["text"] == "unsearchable words"
 
 
 def test_ttl_expiry_refresh_and_sweep(hash_index):
-    s = HybridStore(index=hash_index, ttl={"default_ttl": 0.001, "refresh_on_read": True, "omit_expired": True})
+    s = HybridStore(
+        index=hash_index, ttl={"default_ttl": 0.001, "refresh_on_read": True, "omit_expired": True}
+    )
     assert s.supports_ttl
     s.put(("m",), "a", {"text": "short lived"})
     s.put(("m",), "b", {"text": "long lived"}, ttl=None)
@@ -234,7 +257,9 @@ def test_async_api_does_not_block_event_loop(hash_index):
                 await asyncio.sleep(0.001)
 
         async def work() -> None:
-            await s.abatch([PutOp(("a",), f"k{i}", {"text": f"item {i} " * 50}) for i in range(300)])
+            await s.abatch(
+                [PutOp(("a",), f"k{i}", {"text": f"item {i} " * 50}) for i in range(300)]
+            )
             await s.aput(("a",), "x", {"text": "hello"})
             assert (await s.aget(("a",), "x")).value == {"text": "hello"}
             hits = await s.asearch(("a",), query="hello", limit=1)
@@ -247,7 +272,7 @@ def test_async_api_does_not_block_event_loop(hash_index):
         return ticks
 
     ticks = asyncio.run(main())
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert max(gaps) < 0.5  # the loop kept ticking while SQLite worked in a thread
     s.close()
 

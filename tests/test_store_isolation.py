@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore
-
-from conftest import HashEmbeddings
 
 USERS = ["u1", "u2", "u3", "u1x", "u"]
 TEXTS = ["我喜欢猫", "I like cats", "project uses Redis", "meeting on Friday", "cats and dogs"]
@@ -17,7 +16,9 @@ _store = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["t
 
 @settings(max_examples=100, deadline=None)
 @given(
-    writes=st.lists(st.tuples(st.sampled_from(USERS), st.sampled_from(TEXTS)), min_size=1, max_size=12),
+    writes=st.lists(
+        st.tuples(st.sampled_from(USERS), st.sampled_from(TEXTS)), min_size=1, max_size=12
+    ),
     reader=st.sampled_from(USERS),
     query=st.sampled_from([*TEXTS, "cats", "Redis*", ""]),
 )

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from conftest import HashEmbeddings
 
 from langmem_plus import EmbeddingModelMismatchError, HybridStore
 from langmem_plus.store.sqlite import SCHEMA_VERSION
-
-from conftest import HashEmbeddings
 
 QUERIES = ["川菜", "database postgres", "sister Berlin", "cat"]
 

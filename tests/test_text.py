@@ -22,7 +22,15 @@ def test_chinese_is_segmented_and_stopwords_removed():
 def test_english_and_identifiers():
     toks = tokenize("The project uses processOrder in src/order.ts and get_user_by_id; paintings")
     assert "the" not in toks and "in" not in toks
-    for t in ["processorder", "process", "order", "src/order.ts", "get_user_by_id", "user", "painting"]:
+    for t in [
+        "processorder",
+        "process",
+        "order",
+        "src/order.ts",
+        "get_user_by_id",
+        "user",
+        "painting",
+    ]:
         assert t in toks
 
 
@@ -40,7 +48,9 @@ def test_tokenize_never_fails(text):
 
 
 def test_symbols():
-    syms = extract_symbols("processPayment 在 src/order.ts 里抛出 TypeError，OrderService 调用 get_user_by_id()")
+    syms = extract_symbols(
+        "processPayment 在 src/order.ts 里抛出 TypeError，OrderService 调用 get_user_by_id()"
+    )
     assert syms == ["processPayment", "src/order.ts", "TypeError", "OrderService", "get_user_by_id"]
     assert extract_symbols("今天天气不错") == []
 
@@ -54,7 +64,10 @@ def test_preference_intent():
 
 def test_record_roundtrip_keeps_extra_fields():
     rec = MemoryRecord(
-        text="用户上周去了杭州", kind="episodic", category="episode", who="user",
+        text="用户上周去了杭州",
+        kind="episodic",
+        category="episode",
+        who="user",
         metadata={"time": "2026-01-03T18:00:00+00:00", "updates": []},
     )
     value = rec.to_value()

@@ -186,7 +186,9 @@ class ConversationLog:
             ).lastrowid
         return summary.model_copy(update={"id": sid})
 
-    def rolling_summaries(self, user_id: str, session_id: str | None = None) -> list[RollingSummary]:
+    def rolling_summaries(
+        self, user_id: str, session_id: str | None = None
+    ) -> list[RollingSummary]:
         sql = (
             "SELECT id, user_id, session_id, start_turn, end_turn, summary, key_symbols, "
             "key_decisions, created_at FROM rolling_summaries WHERE user_id=?"
@@ -257,7 +259,9 @@ class ConversationLog:
             )
 
     # ---------------------------------------------------------------- symbols
-    def find_symbols(self, user_id: str, symbols: Sequence[str], limit: int = 20) -> list[dict[str, Any]]:
+    def find_symbols(
+        self, user_id: str, symbols: Sequence[str], limit: int = 20
+    ) -> list[dict[str, Any]]:
         """Turns that mention any of `symbols` (case-insensitive), best relevance first."""
         if not symbols:
             return []
@@ -302,7 +306,9 @@ class ConversationLog:
                 f"DELETE FROM symbol_index WHERE turn_id IN (SELECT id FROM turns WHERE {t_where})",
                 t_args,
             )
-            counts["turns_deleted"] = conn.execute(f"DELETE FROM turns WHERE {t_where}", t_args).rowcount
+            counts["turns_deleted"] = conn.execute(
+                f"DELETE FROM turns WHERE {t_where}", t_args
+            ).rowcount
             counts["summaries_deleted"] = conn.execute(
                 f"DELETE FROM rolling_summaries WHERE {t_where}", t_args
             ).rowcount

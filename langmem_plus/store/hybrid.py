@@ -226,7 +226,11 @@ class HybridStore(BaseStore):
         stored_dims = self._db.get_meta("embedding_dims")
         with self._db.read() as conn:
             has_vectors = conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
-        if has_vectors and stored and (stored != self.model_name or int(stored_dims or 0) != self.dims):
+        if (
+            has_vectors
+            and stored
+            and (stored != self.model_name or int(stored_dims or 0) != self.dims)
+        ):
             raise EmbeddingModelMismatchError(
                 f"this store's vectors were made by {stored!r} ({stored_dims}-d) but the store "
                 f"was opened with {self.model_name!r} ({self.dims}-d). Open it with the same "
@@ -238,7 +242,11 @@ class HybridStore(BaseStore):
 
     @classmethod
     def reembed(
-        cls, path: str | Path, *, index: IndexConfig | None = None, config: MemoryConfig | None = None
+        cls,
+        path: str | Path,
+        *,
+        index: IndexConfig | None = None,
+        config: MemoryConfig | None = None,
     ) -> HybridStore:
         """Open `path` with new embeddings, replacing every stored vector (model change)."""
         db = Database(Path(path))
@@ -283,12 +291,16 @@ class HybridStore(BaseStore):
             raise StoreClosedError("this HybridStore is closed; open a new one")
 
     # ================================================================ text
-    def _texts(self, value: Mapping[str, Any], index: Literal[False] | list[str] | None) -> list[tuple[str, str]]:
+    def _texts(
+        self, value: Mapping[str, Any], index: Literal[False] | list[str] | None
+    ) -> list[tuple[str, str]]:
         if index is False:
             return []
-        paths = self._tok_fields if index is None else [
-            (p, tokenize_path(p)) if p != "$" else (p, p) for p in index
-        ]
+        paths = (
+            self._tok_fields
+            if index is None
+            else [(p, tokenize_path(p)) if p != "$" else (p, p) for p in index]
+        )
         out: list[tuple[str, str]] = []
         for path, tok in paths:
             if tok == "$":
@@ -336,7 +348,11 @@ class HybridStore(BaseStore):
                         raise ValidationError(
                             f"value for key {op.key!r} is not JSON-serialisable: {exc}"
                         ) from None
-                    if op.index is not None and op.index is not False and not isinstance(op.index, list):
+                    if (
+                        op.index is not None
+                        and op.index is not False
+                        and not isinstance(op.index, list)
+                    ):
                         raise ValidationError("index must be False, None or a list of field paths")
                     texts = self._texts(op.value, op.index)
                     plan = _PutPlan(op=op, keyword_text="\n".join(t for _, t in texts))
@@ -352,7 +368,9 @@ class HybridStore(BaseStore):
                     raise InvalidQueryError(f"offset must be a non-negative int, got {op.offset!r}")
                 validate_filter(op.filter)
                 if op.query is not None and not isinstance(op.query, str):
-                    raise InvalidQueryError(f"query must be a string, got {type(op.query).__name__}")
+                    raise InvalidQueryError(
+                        f"query must be a string, got {type(op.query).__name__}"
+                    )
                 if op.query and self.embeddings is not None:
                     queries.append(op.query[: self.config.max_query_chars])
         return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
@@ -419,7 +437,12 @@ class HybridStore(BaseStore):
                             if got is not None and op.refresh_ttl:
                                 refresh.append(got[1])
                         elif isinstance(op, SearchOp):
-                            hits = self._search(conn, op, q_vecs.get((op.query or "")[: self.config.max_query_chars]), now)
+                            hits = self._search(
+                                conn,
+                                op,
+                                q_vecs.get((op.query or "")[: self.config.max_query_chars]),
+                                now,
+                            )
                             results[i] = hits
                             if op.refresh_ttl:
                                 refresh.extend(h._rowid for h in hits)  # type: ignore[attr-defined]
@@ -437,7 +460,9 @@ class HybridStore(BaseStore):
         return results
 
     # ================================================================ writes
-    def _ns_ids_for_write(self, conn: Any, namespaces: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+    def _ns_ids_for_write(
+        self, conn: Any, namespaces: Iterable[tuple[str, ...]]
+    ) -> dict[tuple[str, ...], int]:
         out: dict[tuple[str, ...], int] = {}
         for ns in set(namespaces):
             s = _ns_str(ns)
@@ -450,7 +475,7 @@ class HybridStore(BaseStore):
         # 1. unindex whatever the touched keys held before
         old: list[tuple[int, int, int]] = []
         keys_by_ns: dict[int, list[str]] = {}
-        for (ns, key) in plan.puts:
+        for ns, key in plan.puts:
             keys_by_ns.setdefault(ns_ids[ns], []).append(key)
         existing: dict[tuple[int, str], tuple[int, float]] = {}
         for ns_id, keys in keys_by_ns.items():
@@ -544,7 +569,9 @@ class HybridStore(BaseStore):
         )
         if cls is Item:
             return Item(**kwargs)
-        item = MemorySearchItem(**kwargs, access_count=int(count), last_accessed=_ts(last), **extra)
+        item: Any = MemorySearchItem(
+            **kwargs, access_count=int(count), last_accessed=_ts(last), **extra
+        )
         item._rowid = rid
         return item
 
@@ -570,7 +597,14 @@ class HybridStore(BaseStore):
             )
         ]
 
-    def _scan(self, conn: Any, ns_ids: Sequence[int], flt: Mapping[str, Any] | None, now: float, stop: int | None) -> list[Any]:
+    def _scan(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        flt: Mapping[str, Any] | None,
+        now: float,
+        stop: int | None,
+    ) -> list[Any]:
         """Rows of the namespaces in insertion order that pass the filter (up to `stop`)."""
         out: list[Any] = []
         omit = self._omit_expired()
@@ -597,7 +631,9 @@ class HybridStore(BaseStore):
             return []
         if not op.query:
             rows = self._scan(conn, ns_ids, op.filter, now, op.offset + op.limit)
-            return [self._row_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]]
+            return [
+                self._row_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]
+            ]
         return self._ranked(conn, ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now)
 
     def _ranked(
@@ -650,7 +686,11 @@ class HybridStore(BaseStore):
         fused = fuse_relevance(bm_k, sims_k, self.config.w_fusion_keyword)
         pref = is_preference_query(query)
         topic_tokens = set(tokenize(current_topic)) if current_topic else set()
-        q_symbols = {s.lower() for s in extract_symbols(query)} if self.config.profile == "coding" else set()
+        q_symbols = (
+            {s.lower() for s in extract_symbols(query)}
+            if self.config.profile == "coding"
+            else set()
+        )
         scored: list[tuple[float, int, ScoreParts]] = []
         for rid in keep:
             row = rows[rid]
@@ -682,7 +722,9 @@ class HybridStore(BaseStore):
         scored.sort(key=lambda t: (-t[0], -t[1]))
         out = []
         for score, rid, parts in scored[offset:want]:
-            out.append(self._row_item(rows[rid], MemorySearchItem, score=score, components=parts.as_dict()))
+            out.append(
+                self._row_item(rows[rid], MemorySearchItem, score=score, components=parts.as_dict())
+            )
         return out
 
     def _keyword_text(self, value: Mapping[str, Any]) -> str:
@@ -695,7 +737,9 @@ class HybridStore(BaseStore):
         lo, hi = tr
         return (lo is None or row[4] >= lo) and (hi is None or row[4] <= hi)
 
-    def _keep(self, rows: Mapping[int, Any], flt: Mapping[str, Any] | None, tr: Any, now: float) -> list[int]:
+    def _keep(
+        self, rows: Mapping[int, Any], flt: Mapping[str, Any] | None, tr: Any, now: float
+    ) -> list[int]:
         omit = self._omit_expired()
         out = []
         for rid, row in rows.items():
@@ -773,7 +817,9 @@ class HybridStore(BaseStore):
                     scores[rid] = scores.get(rid, 0.0) + 1.0
         return scores
 
-    def _list_namespaces(self, conn: Any, op: ListNamespacesOp, now: float) -> list[tuple[str, ...]]:
+    def _list_namespaces(
+        self, conn: Any, op: ListNamespacesOp, now: float
+    ) -> list[tuple[str, ...]]:
         sql = "SELECT n.ns FROM namespaces n WHERE EXISTS (SELECT 1 FROM items i WHERE i.ns_id=n.id"
         if self._omit_expired():
             sql += " AND (i.expires_at IS NULL OR i.expires_at >= ?))"
@@ -803,15 +849,22 @@ class HybridStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
         current_topic: str | None = None,
-        time_range: tuple[datetime | float | str | None, datetime | float | str | None] | None = None,
+        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
+        | None = None,
     ) -> list[MemorySearchItem]:
         """BaseStore.search plus `current_topic` (x1.3 boost) and `time_range` (created_at)."""
         if current_topic is None and time_range is None:
             return super().search(  # type: ignore[return-value]
-                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        op, tr = self._extra_op(namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range)
+        op, tr = self._extra_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        )
         plan = self._plan([op])
         _, q_vecs = self._embed_sync(plan)
         return self._run_extra(op, q_vecs, current_topic, tr)
@@ -827,35 +880,61 @@ class HybridStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
         current_topic: str | None = None,
-        time_range: tuple[datetime | float | str | None, datetime | float | str | None] | None = None,
+        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
+        | None = None,
     ) -> list[MemorySearchItem]:
         """Async twin of `search` (same extras)."""
         if current_topic is None and time_range is None:
             return await super().asearch(  # type: ignore[return-value]
-                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        op, tr = self._extra_op(namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range)
+        op, tr = self._extra_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        )
         plan = self._plan([op])
         _, q_vecs = await self._embed_async(plan)
         return await asyncio.to_thread(self._run_extra, op, q_vecs, current_topic, tr)
 
-    def _extra_op(self, prefix: Any, query: Any, flt: Any, limit: Any, offset: Any, refresh: Any, time_range: Any) -> tuple[SearchOp, tuple[float | None, float | None] | None]:
+    def _extra_op(
+        self,
+        prefix: Any,
+        query: Any,
+        flt: Any,
+        limit: Any,
+        offset: Any,
+        refresh: Any,
+        time_range: Any,
+    ) -> tuple[SearchOp, tuple[float | None, float | None] | None]:
         tr = None
         if time_range is not None:
             if not isinstance(time_range, (tuple, list)) or len(time_range) != 2:
-                raise InvalidQueryError("time_range must be a (start, end) pair; use None for open ends")
+                raise InvalidQueryError(
+                    "time_range must be a (start, end) pair; use None for open ends"
+                )
             try:
                 tr = (_as_epoch(time_range[0]), _as_epoch(time_range[1]))
             except (TypeError, ValueError) as exc:
-                raise InvalidQueryError(f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}") from None
+                raise InvalidQueryError(
+                    f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}"
+                ) from None
             if tr[0] is not None and tr[1] is not None and tr[0] > tr[1]:
                 raise InvalidQueryError("time_range start is after its end")
-        refresh_v = refresh if refresh is not None else bool((self.ttl_config or {}).get("refresh_on_read", True))
+        refresh_v = (
+            refresh
+            if refresh is not None
+            else bool((self.ttl_config or {}).get("refresh_on_read", True))
+        )
         op = SearchOp(tuple(prefix), flt, limit, offset, query, refresh_v)
         return op, tr
 
-    def _run_extra(self, op: SearchOp, q_vecs: dict[str, np.ndarray], topic: str | None, tr: Any) -> list[Any]:
+    def _run_extra(
+        self, op: SearchOp, q_vecs: dict[str, np.ndarray], topic: str | None, tr: Any
+    ) -> list[Any]:
         self._ensure_open()
         now = time.time()
         with self._db.lock:
@@ -867,16 +946,36 @@ class HybridStore(BaseStore):
                     return []
                 if op.query:
                     qv = q_vecs.get(op.query[: self.config.max_query_chars])
-                    hits = self._ranked(conn, ns_ids, op.query, qv, op.filter, op.limit, op.offset, now, current_topic=topic, time_range=tr)
+                    hits = self._ranked(
+                        conn,
+                        ns_ids,
+                        op.query,
+                        qv,
+                        op.filter,
+                        op.limit,
+                        op.offset,
+                        now,
+                        current_topic=topic,
+                        time_range=tr,
+                    )
                 else:
-                    rows = [r for r in self._scan(conn, ns_ids, op.filter, now, None) if self._in_range(r, tr)]
-                    hits = [self._row_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]]
+                    rows = [
+                        r
+                        for r in self._scan(conn, ns_ids, op.filter, now, None)
+                        if self._in_range(r, tr)
+                    ]
+                    hits = [
+                        self._row_item(r, MemorySearchItem)
+                        for r in rows[op.offset : op.offset + op.limit]
+                    ]
             if op.refresh_ttl and hits:
                 with self._db.write() as conn:
                     self._refresh_ttl(conn, [h._rowid for h in hits], now)
         return hits
 
-    def mark_used(self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None) -> int:
+    def mark_used(
+        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
+    ) -> int:
         """Record that these memories were used (injected into a model's context).
 
         Sets `last_accessed` and adds exactly 1 to `access_count` per call and key; searching
@@ -888,7 +987,9 @@ class HybridStore(BaseStore):
             raise ValidationError("keys must be strings")
         ts = _as_epoch(now) if now is not None else time.time()
         with self._db.write() as conn:
-            row = conn.execute("SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)).fetchone()
+            row = conn.execute(
+                "SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)
+            ).fetchone()
             if row is None:
                 return 0
             n = 0
@@ -900,7 +1001,9 @@ class HybridStore(BaseStore):
                 ).rowcount
         return n
 
-    async def amark_used(self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None) -> int:
+    async def amark_used(
+        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
+    ) -> int:
         """Async twin of `mark_used`."""
         return await asyncio.to_thread(self.mark_used, namespace, list(keys), now=now)
 
@@ -926,7 +1029,9 @@ class HybridStore(BaseStore):
         """Start a daemon thread that sweeps expired items periodically."""
         if self._sweeper is not None:
             return
-        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        interval = (
+            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        )
         self._sweeper_stop.clear()
 
         def loop() -> None:
@@ -961,7 +1066,7 @@ class HybridStore(BaseStore):
             for i in range(0, len(flat), 256):
                 chunk = flat[i : i + 256]
                 arr = np.asarray(self.embeddings.embed_documents([c[2] for c in chunk]), np.float32)
-                for (rid, path, _t), v in zip(chunk, arr, strict=True):
+                for (rid, _path, _t), v in zip(chunk, arr, strict=True):
                     vecs.setdefault(rid, np.empty((0, self.dims), np.float32))
                     vecs[rid] = np.vstack([vecs[rid], v[None, :]])
         with self._db.write() as conn:
@@ -1031,8 +1136,10 @@ def _ns_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
     path = cond.path
     if len(ns) < len(path):
         return False
-    pairs = zip(ns, path, strict=False) if cond.match_type == "prefix" else zip(
-        reversed(ns), reversed(path), strict=False
+    pairs = (
+        zip(ns, path, strict=False)
+        if cond.match_type == "prefix"
+        else zip(reversed(ns), reversed(path), strict=False)
     )
     if cond.match_type not in ("prefix", "suffix"):
         raise InvalidQueryError(f"unsupported match type: {cond.match_type}")

@@ -12,6 +12,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ _CHUNK = 500
 _MIN_IDF = 0.01
 
 
-def _chunks(seq: Sequence[int], n: int = _CHUNK) -> Iterable[Sequence[int]]:
+def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
 
@@ -114,9 +115,7 @@ class KeywordIndex:
         conn.executemany(
             "UPDATE terms SET df = df - ? WHERE id = ?", [(n, t) for t, n in term_dec.items()]
         )
-        conn.executemany(
-            "DELETE FROM terms WHERE id = ? AND df <= 0", [(t,) for t in term_dec]
-        )
+        conn.executemany("DELETE FROM terms WHERE id = ? AND df <= 0", [(t,) for t in term_dec])
         ns_delta: dict[int, list[int]] = {}
         for ns_id, _item, dl in docs:
             d = ns_delta.setdefault(ns_id, [0, 0])
@@ -282,7 +281,9 @@ class KeywordIndex:
                             continue
                         arr = np.asarray(rows, dtype=np.float64)
                         vals = self._bm25(arr[:, 1], arr[:, 2], st.avgdl) * idf[term]
-                        for item_id, v in zip(arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True):
+                        for item_id, v in zip(
+                            arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True
+                        ):
                             if item_id in scores:
                                 scores[item_id] += v
         top = self._top(scores, k) | (extra & scores.keys())

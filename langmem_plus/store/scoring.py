@@ -16,7 +16,7 @@ from typing import Any
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["ScoreParts", "fuse_relevance", "recency", "frequency", "score_item"]
+__all__ = ["ScoreParts", "frequency", "fuse_relevance", "recency", "score_item"]
 
 _DAY = 86400.0
 
@@ -84,10 +84,7 @@ def fuse_relevance(
     out: dict[int, tuple[float, float, float]] = {}
     for i in ids:
         bn = max(0.0, bm25.get(i, 0.0)) / top_b if has_b else 0.0
-        if i in sims:
-            vn = (sims[i] - lo) / spread if spread > 1e-9 else 1.0
-        else:
-            vn = 0.0
+        vn = ((sims[i] - lo) / spread if spread > 1e-9 else 1.0) if i in sims else 0.0
         out[i] = (wb * bn + wv * vn, bn, vn)
     return out
 

@@ -155,7 +155,7 @@ class Database:
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or i == attempts - 1:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or i == attempts - 1:
                     raise
                 time.sleep(0.02 * (i + 1))
         return None

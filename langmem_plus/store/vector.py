@@ -81,7 +81,7 @@ class VectorIndex:
         if self.snapshot_path is not None and self.snapshot_path.exists():
             try:
                 with open(self.snapshot_path, "rb") as fh:
-                    snap = pickle.load(fh)  # noqa: S301 - our own file, written by save()
+                    snap = pickle.load(fh)
                 ok = (
                     snap.get("format") == _SNAPSHOT_FORMAT
                     and snap.get("model") == model_name
@@ -204,7 +204,7 @@ class VectorIndex:
         """Move a large namespace to IVF (approximate) with vectors reconstructed from flat."""
         n = idx.size
         ids = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
-        flat = faiss.downcast_index(idx.index.index)
+        flat: Any = faiss.downcast_index(idx.index.index)
         mat = faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims).copy()
         nlist = int(max(256, min(16384, 4 * np.sqrt(n))))
         quant = faiss.IndexFlatIP(self.dims)
@@ -219,9 +219,7 @@ class VectorIndex:
         idx.approximate = True
 
     # -------------------------------------------------------------- query
-    def search(
-        self, ns_ids: Sequence[int], query: np.ndarray, k: int
-    ) -> list[tuple[int, float]]:
+    def search(self, ns_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(vector id, cosine) of the `k` nearest vectors across the given namespaces."""
         q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
         hits: list[tuple[int, float]] = []

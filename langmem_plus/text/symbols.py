@@ -6,7 +6,9 @@ import re
 
 __all__ = ["extract_symbols", "symbol_kind"]
 
-_PATH_RE = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.\-]+/)+[\w.\-]+\.[A-Za-z0-9]{1,8}\b|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|c|h|cpp|hpp|cs|rb|php|swift|sql|md|json|yaml|yml|toml|sh)\b")
+_PATH_RE = re.compile(
+    r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.\-]+/)+[\w.\-]+\.[A-Za-z0-9]{1,8}\b|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|c|h|cpp|hpp|cs|rb|php|swift|sql|md|json|yaml|yml|toml|sh)\b"
+)
 _ERROR_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning)\b")
 _CLASS_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
 _CAMEL_FUNC_RE = re.compile(r"\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b")
@@ -17,7 +19,7 @@ _DOTTED_RE = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+\(?")
 
 def symbol_kind(symbol: str) -> str:
     """Classify a symbol as 'path', 'error', 'class' or 'function'."""
-    if "/" in symbol or re.search(r"\.[A-Za-z0-9]{1,8}$", symbol) and "." in symbol:
+    if "/" in symbol or (re.search(r"\.[A-Za-z0-9]{1,8}$", symbol) and "." in symbol):
         return "path"
     if _ERROR_RE.fullmatch(symbol):
         return "error"
