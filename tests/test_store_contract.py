@@ -315,3 +315,36 @@ def test_default_constructor_uses_offline_embeddings():
     assert hits[0].key == "en"
     assert s.model_name.endswith("@0.2.1")
     s.close()
+
+
+def test_coding_profile_scores_by_symbols(hash_index):
+    from langmem_plus import MemoryConfig
+
+    s = HybridStore(index=hash_index, config=MemoryConfig(profile="coding"))
+    s.put(
+        ("c",),
+        "t20",
+        {
+            "text": "processPayment has a race condition in src/pay.ts",
+            "symbols": ["processPayment", "src/pay.ts"],
+        },
+    )
+    s.put(("c",), "t50", {"text": "refactored validateOrder to return early"})
+    hits = s.search(("c",), query="之前 processPayment 的问题解决了吗", limit=2)
+    assert hits[0].key == "t20"
+    c = hits[0].components
+    assert c["profile"] == "coding" and c["symbol_match"] == 1.0
+    assert hits[0].score == pytest.approx(
+        0.4 * c["symbol_match"] + 0.3 * c["recency"] + 0.3 * c["vector_norm"]
+    )
+    assert hits[1].components["symbol_match"] == 0.0
+    s.close()
+
+
+def test_default_embeddings_is_a_process_singleton():
+    from langmem_plus import default_embeddings
+
+    e = default_embeddings()
+    assert e is default_embeddings()
+    vecs = e.embed_documents(["我喜欢猫", "I like cats", ""])
+    assert len(vecs) == 3 and all(len(v) == 512 for v in vecs)

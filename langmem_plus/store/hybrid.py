@@ -434,7 +434,7 @@ class HybridStore(BaseStore):
                         if isinstance(op, GetOp):
                             got = self._get(conn, op, now)
                             results[i] = None if got is None else got[0]
-                            if got is not None and op.refresh_ttl:
+                            if got is not None and op.refresh_ttl and got[1] >= 0:
                                 refresh.append(got[1])
                         elif isinstance(op, SearchOp):
                             hits = self._search(
@@ -445,7 +445,7 @@ class HybridStore(BaseStore):
                             )
                             results[i] = hits
                             if op.refresh_ttl:
-                                refresh.extend(h._rowid for h in hits)  # type: ignore[attr-defined]
+                                refresh.extend(h._rowid for h in hits if h._rowid is not None)
                         elif isinstance(op, ListNamespacesOp):
                             results[i] = self._list_namespaces(conn, op, now)
             if plan.puts or refresh:
@@ -572,7 +572,7 @@ class HybridStore(BaseStore):
         item: Any = MemorySearchItem(
             **kwargs, access_count=int(count), last_accessed=_ts(last), **extra
         )
-        item._rowid = rid
+        item._rowid = rid if row[8] is not None else None  # only TTL items need refresh
         return item
 
     def _get(self, conn: Any, op: GetOp, now: float) -> tuple[Item, int] | None:
@@ -583,7 +583,7 @@ class HybridStore(BaseStore):
         ).fetchone()
         if row is None or (self._omit_expired() and row[9] is not None and row[9] < now):
             return None
-        return self._row_item(row, Item), int(row[0])
+        return self._row_item(row, Item), (int(row[0]) if row[8] is not None else -1)
 
     def _ns_ids(self, conn: Any, prefix: Sequence[str]) -> list[int]:
         if not prefix:
@@ -968,9 +968,9 @@ class HybridStore(BaseStore):
                         self._row_item(r, MemorySearchItem)
                         for r in rows[op.offset : op.offset + op.limit]
                     ]
-            if op.refresh_ttl and hits:
+            if op.refresh_ttl and any(h._rowid is not None for h in hits):
                 with self._db.write() as conn:
-                    self._refresh_ttl(conn, [h._rowid for h in hits], now)
+                    self._refresh_ttl(conn, [h._rowid for h in hits if h._rowid is not None], now)
         return hits
 
     def mark_used(
