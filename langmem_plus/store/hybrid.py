@@ -51,7 +51,7 @@ from langmem_plus.errors import (
 from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.filters import matches, validate_filter
 from langmem_plus.store.keyword import KeywordIndex
-from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_item
+from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.vector import VectorIndex, decode_vec, encode_vec
 from langmem_plus.text.intent import is_preference_query
@@ -691,39 +691,72 @@ class HybridStore(BaseStore):
             if self.config.profile == "coding"
             else set()
         )
-        scored: list[tuple[float, int, ScoreParts]] = []
-        for rid in keep:
+        n = len(keep)
+        last = np.full(n, np.nan)
+        count = np.zeros(n)
+        conf = np.full(n, np.nan)
+        pref_item = np.zeros(n, dtype=bool)
+        on_topic = np.zeros(n, dtype=bool)
+        sym = np.zeros(n)
+        for j, rid in enumerate(keep):
             row = rows[rid]
             value = json.loads(row[3])
-            on_topic = False
+            used = row[6] if row[6] is not None else row[5]
+            last[j] = used
+            count[j] = row[7]
+            c = value.get("confidence")
+            if isinstance(c, (int, float)) and not isinstance(c, bool):
+                conf[j] = c
+            pref_item[j] = value.get("category") == "preference"
             if topic_tokens:
-                on_topic = bool(topic_tokens & set(tokenize(self._keyword_text(value))))
-            sym = None
+                on_topic[j] = bool(topic_tokens & set(tokenize(self._keyword_text(value))))
             if q_symbols:
-                item_syms = value.get("symbols") if isinstance(value.get("symbols"), list) else None
-                if item_syms is None:
+                item_syms = value.get("symbols")
+                if not isinstance(item_syms, list):
                     item_syms = extract_symbols(self._keyword_text(value))
-                have = {str(s).lower() for s in item_syms}
-                sym = len(q_symbols & have) / len(q_symbols)
-            parts = score_item(
-                config=self.config,
-                now=now,
-                relevance=fused[rid],
-                bm25=bm_k[rid],
-                cosine=sims_k.get(rid),
-                value=value,
-                last_used=row[6] if row[6] is not None else row[5],
-                access_count=int(row[7]),
-                preference_query=pref,
-                on_topic=on_topic,
-                symbol_match=sym,
-            )
-            scored.append((parts.score, rid, parts))
-        scored.sort(key=lambda t: (-t[0], -t[1]))
+                have = {str(x).lower() for x in item_syms}
+                sym[j] = len(q_symbols & have) / len(q_symbols)
+            elif self.config.profile == "coding":
+                sym[j] = fused[rid][1]
+        fused_arr = np.array([fused[rid][0] for rid in keep])
+        vnorm = np.array([fused[rid][2] for rid in keep])
+        parts = score_batch(
+            config=self.config,
+            now=now,
+            fused=fused_arr,
+            last_used=last,
+            access_count=count,
+            confidence=conf,
+            preference_item=pref_item,
+            preference_query=pref,
+            on_topic=on_topic,
+            symbol_match=sym,
+            vector_norm=vnorm,
+        )
+        ids = np.asarray(keep, dtype=np.int64)
+        order = np.lexsort((-ids, -parts["score"]))[offset:want]
         out = []
-        for score, rid, parts in scored[offset:want]:
+        for j in order.tolist():
+            rid = keep[j]
+            comp = ScoreParts(
+                score=float(parts["score"][j]),
+                keyword=float(fused_arr[j]),
+                bm25=float(bm_k[rid]),
+                bm25_norm=float(fused[rid][1]),
+                vector=float(sims_k.get(rid, 0.0)),
+                vector_norm=float(vnorm[j]),
+                category_boost=float(parts["category_boost"][j]),
+                recency=float(parts["recency"][j]),
+                frequency=float(parts["frequency"][j]),
+                confidence=float(parts["confidence"][j]),
+                topic_boost=float(parts["topic_boost"][j]),
+                symbol_match=float(sym[j]),
+                profile=self.config.profile,
+            )
             out.append(
-                self._row_item(rows[rid], MemorySearchItem, score=score, components=parts.as_dict())
+                self._row_item(
+                    rows[rid], MemorySearchItem, score=comp.score, components=comp.as_dict()
+                )
             )
         return out
 

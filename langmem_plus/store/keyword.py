@@ -51,7 +51,8 @@ class KeywordIndex:
         self.b = b
         self.epsilon = epsilon
         self.max_postings_scan = max_postings_scan
-        self._avg_idf_cache: dict[tuple[tuple[int, ...], int, int], float] = {}
+        self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
+        self._writes = 0
 
     # ------------------------------------------------------------------ writes
     def add_many(
@@ -60,6 +61,7 @@ class KeywordIndex:
         """Index documents given as (ns_id, item_id, tokens); the caller owns the transaction."""
         if not docs:
             return
+        self._writes += 1
         per_ns_terms: dict[int, Counter[str]] = {}
         ns_delta: dict[int, list[int]] = {}
         counted: list[tuple[int, int, Counter[str], int]] = []
@@ -103,6 +105,7 @@ class KeywordIndex:
         """Unindex documents given as (ns_id, item_id, doc_len)."""
         if not docs:
             return
+        self._writes += 1
         ids = [d[1] for d in docs]
         term_dec: Counter[int] = Counter()
         for part in _chunks(ids):
@@ -143,14 +146,18 @@ class KeywordIndex:
     def _idf(self, n_docs: int, df: int) -> float:
         return math.log(n_docs - df + 0.5) - math.log(df + 0.5)
 
-    def _average_idf(self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int) -> float:
-        """Mean IDF over the vocabulary (BM25Okapi's floor for negative IDF), cached."""
+    def _average_idf(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
+    ) -> float:
+        """Mean IDF over the vocabulary (BM25Okapi's floor for negative IDF), cached.
+
+        Keyed by corpus size, mean length, this index's write count and SQLite's
+        data_version (which moves when another connection commits).
+        """
         key_ns = tuple(ns_ids)
         marks = ",".join("?" * len(key_ns))
-        vocab = conn.execute(
-            f"SELECT COUNT(*) FROM terms WHERE ns_id IN ({marks})", key_ns
-        ).fetchone()[0]
-        cache_key = (key_ns, n_docs, int(vocab))
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        cache_key = (key_ns, n_docs, avgdl, version, self._writes)
         cached = self._avg_idf_cache.get(cache_key)
         if cached is not None:
             return cached
@@ -222,7 +229,7 @@ class KeywordIndex:
         if need_avg:
             # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
             # IDF is negative and rank-bm25 would rank a matching document below a blank one).
-            floor = max(self.epsilon * self._average_idf(conn, ns_ids, st.n_docs), _MIN_IDF)
+            floor = max(self.epsilon * self._average_idf(conn, ns_ids, st.n_docs, st.avgdl), _MIN_IDF)
             idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
         budget = self.max_postings_scan

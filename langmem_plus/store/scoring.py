@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["ScoreParts", "frequency", "fuse_relevance", "recency", "score_item"]
+__all__ = ["ScoreParts", "frequency", "fuse_relevance", "recency", "score_batch"]
 
 _DAY = 86400.0
 
@@ -40,7 +42,10 @@ class ScoreParts:
     profile: str = "default"
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f: getattr(self, f) for f in _FIELDS}
+
+
+_FIELDS = tuple(ScoreParts.__dataclass_fields__)
 
 
 def recency(now: float, last: float | None, half_life_days: float) -> float:
@@ -58,6 +63,14 @@ def frequency(access_count: int, saturation: int) -> float:
     return min(1.0, math.log1p(access_count) / math.log1p(saturation))
 
 
+def _zscores(values: np.ndarray) -> np.ndarray:
+    """Standard scores over the candidates (all zero when the signal has no spread)."""
+    sd = float(values.std())
+    if sd <= 1e-12:
+        return np.zeros_like(values)
+    return (values - float(values.mean())) / sd
+
+
 def fuse_relevance(
     bm25: Mapping[int, float],
     sims: Mapping[int, float],
@@ -65,85 +78,90 @@ def fuse_relevance(
 ) -> dict[int, tuple[float, float, float]]:
     """Fused text relevance per candidate: (fused, bm25_norm, vector_norm), all in [0, 1].
 
-    BM25 is divided by the best BM25 among the candidates; cosine is min-max scaled over the
-    candidates (the scale of a model's cosine is model-specific, its order is not). When only
-    one signal has any spread, it carries the whole weight.
+    Each signal is turned into standard scores over the candidate set (z = (x - mean) / std),
+    so a signal counts by how far an item stands out from the other candidates, not by its
+    raw scale: BM25 grows with query length and the number of matched terms, while cosine
+    lives in a narrow, model-specific band. The weighted sum w·z_bm25 + (1-w)·z_cos is then
+    min-max scaled to [0, 1] over the candidates. A signal without spread contributes nothing
+    (the other carries the ranking); candidates with no vector count as the lowest cosine.
+    `bm25_norm` (BM25 / best BM25) and `vector_norm` (min-max cosine) explain the inputs.
+    Measured against fixed max/min-max weighting in docs/benchmarks.md.
     """
-    ids = set(bm25) | set(sims)
+    ids = sorted(set(bm25) | set(sims))
     if not ids:
         return {}
-    top_b = max((v for v in bm25.values()), default=0.0)
-    sim_vals = [sims[i] for i in ids if i in sims]
-    lo = min(sim_vals, default=0.0)
-    hi = max(sim_vals, default=0.0)
-    spread = hi - lo
+    b = np.fromiter((max(0.0, bm25.get(i, 0.0)) for i in ids), dtype=np.float64, count=len(ids))
+    has_v = bool(sims)
+    lo = min(sims.values()) if has_v else 0.0
+    hi = max(sims.values()) if has_v else 0.0
+    c = np.fromiter((sims.get(i, lo) for i in ids), dtype=np.float64, count=len(ids))
+    top_b = float(b.max())
     has_b = top_b > 0
-    has_v = bool(sim_vals)
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
     wv = 1.0 - wb if has_v else 0.0
-    out: dict[int, tuple[float, float, float]] = {}
-    for i in ids:
-        bn = max(0.0, bm25.get(i, 0.0)) / top_b if has_b else 0.0
-        vn = ((sims[i] - lo) / spread if spread > 1e-9 else 1.0) if i in sims else 0.0
-        out[i] = (wb * bn + wv * vn, bn, vn)
-    return out
+    bn = b / top_b if has_b else np.zeros_like(b)
+    spread = hi - lo
+    vn = (c - lo) / spread if spread > 1e-9 else np.where([i in sims for i in ids], 1.0, 0.0)
+    raw = wb * _zscores(b) + wv * _zscores(c)
+    r_lo, r_hi = float(raw.min()), float(raw.max())
+    if r_hi - r_lo > 1e-12:
+        fused = (raw - r_lo) / (r_hi - r_lo)
+    else:  # no signal separates the candidates: fall back to the plain weighted inputs
+        fused = wb * bn + wv * vn
+    return {
+        i: (float(f), float(x), float(y)) for i, f, x, y in zip(ids, fused, bn, vn, strict=True)
+    }
 
 
-def score_item(
+def score_batch(
     *,
     config: MemoryConfig,
     now: float,
-    relevance: tuple[float, float, float],
-    bm25: float,
-    cosine: float | None,
-    value: Mapping[str, Any],
-    last_used: float | None,
-    access_count: int,
+    fused: np.ndarray,
+    last_used: np.ndarray,
+    access_count: np.ndarray,
+    confidence: np.ndarray,
+    preference_item: np.ndarray,
     preference_query: bool,
-    on_topic: bool,
-    symbol_match: float | None = None,
-) -> ScoreParts:
-    """Score one candidate under the configured profile; returns the parts and the total."""
-    fused, bn, vn = relevance
-    rec = recency(now, last_used, config.recency_half_life_days)
-    conf_raw = value.get("confidence") if isinstance(value, Mapping) else None
-    conf = (
-        float(conf_raw)
-        if isinstance(conf_raw, (int, float)) and not isinstance(conf_raw, bool)
-        else config.default_confidence
+    on_topic: np.ndarray,
+    symbol_match: np.ndarray,
+    vector_norm: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Vectorised spec score over candidates; returns the score and every component array.
+
+    `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
+    (config.default_confidence is used).
+    """
+    age_days = np.maximum(0.0, now - last_used) / _DAY
+    rec = np.where(np.isnan(last_used), 0.0, 0.5 ** (age_days / config.recency_half_life_days))
+    freq = np.where(
+        access_count > 0,
+        np.minimum(1.0, np.log1p(access_count) / math.log1p(config.frequency_saturation)),
+        0.0,
     )
-    conf = min(1.0, max(0.0, conf))
-    parts = ScoreParts(
-        keyword=fused,
-        bm25=bm25,
-        bm25_norm=bn,
-        vector=cosine if cosine is not None else 0.0,
-        vector_norm=vn,
-        recency=rec,
-        frequency=frequency(access_count, config.frequency_saturation),
-        confidence=conf,
-        profile=config.profile,
-    )
+    conf = np.clip(np.where(np.isnan(confidence), config.default_confidence, confidence), 0, 1)
+    cat = np.where(preference_item & preference_query, config.preference_boost, 1.0)
     if config.profile == "coding":
-        parts.symbol_match = bn if symbol_match is None else symbol_match
-        parts.score = (
-            config.w_symbol * parts.symbol_match
+        score = (
+            config.w_symbol * symbol_match
             + config.w_code_recency * rec
-            + config.w_similarity * vn
+            + config.w_similarity * vector_norm
         )
+        cat = np.ones_like(score)
     else:
-        category = value.get("category") if isinstance(value, Mapping) else None
-        parts.category_boost = (
-            config.preference_boost if preference_query and category == "preference" else 1.0
-        )
-        parts.score = (
+        score = (
             config.w_keyword * fused
-            + config.w_category * parts.category_boost
+            + config.w_category * cat
             + config.w_recency * rec
-            + config.w_frequency * parts.frequency
+            + config.w_frequency * freq
             + config.w_confidence * conf
         )
-    if on_topic:
-        parts.topic_boost = config.topic_boost
-        parts.score *= config.topic_boost
-    return parts
+    topic = np.where(on_topic, config.topic_boost, 1.0)
+    return {
+        "score": score * topic,
+        "category_boost": cat,
+        "recency": rec,
+        "frequency": freq,
+        "confidence": conf,
+        "topic_boost": topic,
+    }

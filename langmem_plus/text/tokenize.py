@@ -2,8 +2,12 @@
 
 Identifiers are indexed whole and by their parts (``processOrder`` -> ``processorder``,
 ``process``, ``order``; ``src/order.ts`` -> ``src/order.ts``, ``src``, ``order``, ``ts``), so a
-query for either finds them. English plurals are folded (``paintings`` -> ``painting``). Stop
-words of both languages are removed.
+query for either finds them. English plurals are folded (``paintings`` -> ``painting``), and
+regular ``-ed``/``-ing`` inflections meet at one stem (``painted``, ``paint`` -> ``paint``;
+``painting`` is kept and also emits ``paint``). Chinese runs are cut by jieba in search mode
+(long words also yield their sub-words: ``圣诞节晚会`` -> ``圣诞``, ``圣诞节``, ``晚会`` …). Latin
+words never swallow adjacent Chinese (``Bart在晚会`` -> ``bart``, ``晚会``). Stop words of both
+languages are removed. See docs/benchmarks.md for the measured effect of each rule.
 """
 
 from __future__ import annotations
@@ -46,7 +50,9 @@ def _jieba_cut(text: str) -> list[str]:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
                 _jieba_ready = True
-    return jieba.lcut(text, HMM=True)
+    # Search mode: a long word also yields its dictionary sub-words, so a memory about a
+    # "圣诞节晚会" is found by "晚会" (measured: MADial-Bench zh BM25 frac@10 0.566 -> 0.619).
+    return jieba.lcut_for_search(text, HMM=True)
 
 
 def is_stopword(token: str) -> bool:
@@ -79,14 +85,49 @@ def _identifier_parts(raw: str) -> list[str]:
     return parts
 
 
+_VOWEL_RE = re.compile(r"[aeiouy]")
+
+
+@lru_cache(maxsize=65536)
+def _fold(word: str) -> str:
+    """Regular -ed/-ing inflections and a final -e to one stem: making, make -> mak."""
+    if len(word) < 4 or not word.isalpha() or not word.isascii():
+        return word
+    base = None
+    if word.endswith("ing") and len(word) >= 6:
+        base = word[:-3]
+    elif word.endswith("ed") and len(word) >= 5:
+        base = word[:-2]
+    if base is not None and _VOWEL_RE.search(base):
+        if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+            base = base[:-1]  # running -> run
+        word = base
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def _emit_plain(low: str, out: list[str]) -> None:
+    """A plain English word: plural-folded, then inflection-folded (-ing forms kept too)."""
+    word = stem(low)
+    folded = _fold(word)
+    if folded != word and word.endswith("ing"):
+        out.append(word)
+    out.append(folded)
+
+
 def _emit_word(raw: str, out: list[str]) -> None:
     low = raw.lower()
+    if low.endswith("'s"):  # possessive: "John's" is "John"
+        raw, low = raw[:-2], low[:-2]
+    if low in STOPWORDS:  # also capitalised contractions ("I'm") before identifier splitting
+        return
     parts = _identifier_parts(raw) if (raw != low and not raw.isupper()) or "_" in raw else []
     if len(parts) > 1:
         out.append(low)
         out.extend(stem(p) for p in parts if p not in STOPWORDS)
-    elif low not in STOPWORDS:
-        out.append(stem(low))
+    elif low:
+        _emit_plain(low, out)
 
 
 def tokenize(text: str) -> list[str]:
