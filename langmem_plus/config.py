@@ -61,7 +61,7 @@ class MemoryConfig(BaseModel):
         20000, ge=100, description="Postings read per common term when nothing rarer matched."
     )
     w_fusion_keyword: float = Field(
-        0.5, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
+        0.55, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
     )
     ann_threshold: int = Field(
         200_000,

@@ -71,17 +71,13 @@ _PY_LITERALS = ((r"\bTrue\b", "true"), (r"\bFalse\b", "false"), (r"\bNone\b", "n
 
 
 def _balanced_object(text: str) -> str | None:
-    """The first balanced {...} (or [...]) block of `text`, respecting strings."""
-    start = -1
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            start = i
-            break
+    """The first balanced {...} (or [...]) block of `text`, respecting strings; a block cut
+    off mid-answer is closed."""
+    start = next((i for i, ch in enumerate(text) if ch in "{["), -1)
     if start < 0:
         return None
-    opener = text[start]
-    closer = "}" if opener == "{" else "]"
-    depth = 0
+    pairs = {"{": "}", "[": "]"}
+    stack: list[str] = []
     in_str: str | None = None
     escape = False
     for i in range(start, len(text)):
@@ -96,14 +92,14 @@ def _balanced_object(text: str) -> str | None:
             continue
         if ch in "\"'":
             in_str = ch
-        elif ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif stack and ch == stack[-1]:
+            stack.pop()
+            if not stack:
                 return text[start : i + 1]
-    # unbalanced: close what is open (models cut off mid-answer)
-    return text[start:] + closer * max(depth, 0)
+    tail = in_str or ""
+    return text[start:] + tail + "".join(reversed(stack))
 
 
 def _repairs(block: str) -> list[str]:
@@ -170,7 +166,7 @@ def parse_into(schema: type[T], data: Any) -> T | None:
         data = {list_fields[0]: data}
     if isinstance(data, dict) and len(data) == 1:
         # some models wrap the answer: {"Schema": {...}} or {"properties": {...}}
-        (key, inner), = data.items()
+        ((key, inner),) = data.items()
         if key not in schema.model_fields and isinstance(inner, dict):
             data = inner
     try:
@@ -189,6 +185,13 @@ def _from_raw(schema: type[T], raw: Any) -> T | None:
     return parse_into(schema, _message_text(raw))
 
 
+def _is_malformed(exc: BaseException) -> bool:
+    """The model answered, but the answer did not parse (some clients parse inside the call)."""
+    from langchain_core.exceptions import OutputParserException
+
+    return isinstance(exc, PydanticValidationError | json.JSONDecodeError | OutputParserException)
+
+
 def _is_permanent(exc: BaseException) -> bool:
     if isinstance(exc, NotImplementedError | TypeError | ValidationError):
         return True
@@ -197,6 +200,20 @@ def _is_permanent(exc: BaseException) -> bool:
         response = getattr(exc, "response", None)
         status = getattr(response, "status_code", None)
     return isinstance(status, int) and status in _PERMANENT_STATUS
+
+
+def _structured(model: Any, schema: type[BaseModel]) -> Any:
+    """`with_structured_output` preferring tool calling (non-strict function calling works on
+    most OpenAI-compatible servers; strict json_schema rejects optional fields), then the
+    model's own default; None when the model has no structured output."""
+    for kwargs in ({"method": "function_calling"}, {}):
+        try:
+            return model.with_structured_output(schema, include_raw=True, **kwargs)
+        except NotImplementedError:
+            return None
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return None
 
 
 class _Plan:
@@ -209,11 +226,8 @@ class _Plan:
         self.mode = "structured" if llm.use_structured else "plain"
         self.structured_runnable: Any = None
         if self.mode == "structured":
-            try:
-                self.structured_runnable = llm.model.with_structured_output(
-                    schema, include_raw=True
-                )
-            except (NotImplementedError, TypeError, ValueError, AttributeError):
+            self.structured_runnable = _structured(llm.model, schema)
+            if self.structured_runnable is None:
                 self.mode = "plain"
         self.structured_messages: list[BaseMessage] = [
             SystemMessage(content=system),
@@ -237,6 +251,11 @@ class _Plan:
 
     def on_error(self, exc: BaseException) -> float | None:
         """Seconds to wait before the next attempt, or None to give up."""
+        if _is_malformed(exc):
+            logger.warning(
+                "malformed %s answer (%s); falling back to rules", self.schema.__name__, exc
+            )
+            return None
         if self.mode == "structured" and _is_permanent(exc):
             logger.info("structured output rejected (%s); retrying as plain JSON", exc)
             self.mode = "plain"
@@ -301,7 +320,7 @@ class StructuredLLM:
         while True:
             try:
                 result = self._invoke_once(plan)
-            except Exception as exc:  # noqa: BLE001 - every failure must fall back
+            except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
                     return None
@@ -319,7 +338,7 @@ class StructuredLLM:
         while True:
             try:
                 result = await self._ainvoke_once(plan)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
                     return None

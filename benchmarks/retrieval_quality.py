@@ -1,0 +1,531 @@
+"""Evidence-recall benchmark: HybridStore against BM25, dense, InMemoryStore and RRF baselines.
+
+Data comes from the shared datasets folder (never copied into the repo):
+LoCoMo dev (one namespace per conversation, one item per turn, questions as queries, gold =
+evidence dialog ids) and MADial-Bench zh/en (query = dialogue before the first test turn,
+corpus = that user's memories, gold = relevant ids). Every system sees the same documents,
+the same tokenizer and the same cached USE embeddings; only the ranking differs.
+
+    python benchmarks/retrieval_quality.py [--data ../shared/datasets] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import faiss  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
+from langgraph.store.base import PutOp  # noqa: E402
+from langgraph.store.memory import InMemoryStore  # noqa: E402
+from rank_bm25 import BM25Okapi  # noqa: E402
+
+from langmem_plus.config import MemoryConfig  # noqa: E402
+from langmem_plus.embeddings import default_embeddings  # noqa: E402
+from langmem_plus.store.hybrid import HybridStore  # noqa: E402
+from langmem_plus.text.tokenize import tokenize  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "datasets"
+K_LIST = 10
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+SYSTEMS = ("hybrid", "bm25", "dense", "inmemory", "rrf")
+
+
+# ============================================================================ data
+@dataclass
+class Query:
+    """One question: its text, gold item keys and category label."""
+
+    text: str
+    gold: frozenset[str]
+    category: str
+
+
+@dataclass
+class Unit:
+    """One namespace: its documents (key, text) and the queries asked against it."""
+
+    name: str
+    docs: list[tuple[str, str]]
+    queries: list[Query] = field(default_factory=list)
+
+
+_DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+
+
+def normalise_evidence(raw: Sequence[str], valid: set[str]) -> list[str]:
+    """Fix LoCoMo label slips: several ids in one string, `D:11:26`, `D30:05`; drop unknown ids."""
+    out: list[str] = []
+    for s in raw:
+        for sess, turn in _DIA_RE.findall(str(s)):
+            dia = f"D{int(sess)}:{int(turn)}"
+            if dia in valid and dia not in out:
+                out.append(dia)
+    return out
+
+
+def load_locomo(data: Path, max_convs: int | None = None, max_q: int | None = None) -> list[Unit]:
+    """LoCoMo dev: one unit per conversation, one doc per turn (`speaker: text [caption]`)."""
+    samples = json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8"))
+    units: list[Unit] = []
+    for sample in samples[:max_convs]:
+        conv = sample["conversation"]
+        docs: list[tuple[str, str]] = []
+        sessions = sorted(
+            (k for k, v in conv.items() if re.fullmatch(r"session_\d+", k) and isinstance(v, list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        for skey in sessions:
+            for turn in conv[skey]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [{turn['blip_caption']}]"
+                docs.append((turn["dia_id"], text))
+        valid = {k for k, _ in docs}
+        unit = Unit(sample["sample_id"], docs)
+        for qa in sample["qa"]:
+            gold = normalise_evidence(qa.get("evidence", []), valid)
+            if not gold:
+                continue  # no valid evidence left: not scorable
+            cat = LOCOMO_CATEGORIES.get(int(qa["category"]), str(qa["category"]))
+            unit.queries.append(Query(str(qa["question"]), frozenset(gold), cat))
+        unit.queries = unit.queries[:max_q]
+        units.append(unit)
+    return units
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+_LINE_RE = re.compile(r'^<([^>]+)>:\s*"?(.*?)"?\s*$', re.S)
+
+
+def _dialogue_text(lines: Sequence[str]) -> str:
+    """`<Bart>:"…"` lines as `Bart: …`, markers dropped, joined by newlines."""
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line in ("<BOD>", "<EOD>") or not line:
+            continue
+        m = _LINE_RE.match(line)
+        out.append(f"{m.group(1)}: {m.group(2)}" if m else line)
+    return "\n".join(out)
+
+
+def load_madial(data: Path, lang: str, max_q: int | None = None) -> list[Unit]:
+    """MADial-Bench: one unit per user; the en memory file has no user-id, so each en memory
+    takes the user-id of the zh memory with the same id (checked against the name it mentions)."""
+    root = data / "madial_bench"
+    zh_mem = {}
+    for row in _read_jsonl(root / "zh" / "MADial-Bench-zh-memory.json"):
+        ((mid, mem),) = row.items()
+        zh_mem[str(mid)] = mem
+    mem_rows = _read_jsonl(root / lang / f"MADial-Bench-{lang}-memory.json")
+    dialogues = _read_jsonl(root / lang / f"MADial-Bench-{lang}-dialogue.json")
+    names: dict[int, str] = {}
+    for d in _read_jsonl(root / "zh" / "MADial-Bench-zh-dialogue.json"):
+        m = _LINE_RE.match(d["dialogue"][1].strip())
+        if m:
+            names[int(d["user-id"])] = m.group(1)
+    by_user: dict[int, list[tuple[str, str]]] = {}
+    for row in mem_rows:
+        ((mid, mem),) = row.items()
+        uid = mem.get("user-id", zh_mem[str(mid)]["user-id"])
+        uid = int(uid)
+        if lang == "en" and names.get(uid) and names[uid] not in mem["event"]:
+            raise ValueError(f"en memory {mid} does not mention user {names[uid]}")
+        by_user.setdefault(uid, []).append((str(mid), mem["event"]))
+    units = {uid: Unit(f"{lang}-user{uid}", docs) for uid, docs in sorted(by_user.items())}
+    for d in dialogues:
+        turn = int(d["test-turn"][0])
+        gold = frozenset(str(r) for r in d["relevant-id"])
+        n = len(gold)
+        cat = "gold=1" if n == 1 else "gold=2" if n == 2 else "gold>=3"
+        units[int(d["user-id"])].queries.append(Query(_dialogue_text(d["dialogue"][:turn]), gold, cat))
+    out = list(units.values())
+    if max_q is not None:
+        for u in out:
+            u.queries = u.queries[: max(1, max_q // len(out))]
+    return out
+
+
+# ============================================================================ embeddings
+class CachedEmbeddings(Embeddings):
+    """USE embeddings computed once per distinct text and shared by every system."""
+
+    model_name = "usem3-cached"
+    dims = 512
+
+    def __init__(self) -> None:
+        self.base = default_embeddings()
+        self.cache: dict[str, np.ndarray] = {}
+
+    def warm(self, texts: Sequence[str]) -> float:
+        """Embed the texts not yet cached in batches; returns seconds spent."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        t0 = time.perf_counter()
+        if todo:
+            for text, vec in zip(todo, self.base.embed_array(todo), strict=True):
+                self.cache[text] = vec
+        return time.perf_counter() - t0
+
+    def vec(self, text: str) -> np.ndarray:
+        if text not in self.cache:
+            self.warm([text])
+        return self.cache[text]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.warm(texts)
+        return [self.cache[t].tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vec(text).tolist()
+
+
+# ============================================================================ systems
+class System:
+    """A retrieval system over one unit: `build` once, then `search` returns ranked keys."""
+
+    name = "system"
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        raise NotImplementedError
+
+    def search(self, query: str, k: int) -> list[str]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release resources held for the unit."""
+
+
+class HybridSystem(System):
+    """langmem_plus HybridStore with the given (default: shipped) MemoryConfig."""
+
+    name = "hybrid"
+
+    def __init__(self, config: MemoryConfig | None = None) -> None:
+        self.config = config or MemoryConfig()
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        self.store = HybridStore(
+            index={"dims": 512, "embed": emb, "fields": ["text"]}, config=self.config
+        )
+        self.ns = ("bench", unit.name)
+        self.store.batch([PutOp(self.ns, key, {"text": text}) for key, text in unit.docs])
+
+    def search(self, query: str, k: int) -> list[str]:
+        return [h.key for h in self.store.search(self.ns, query=query, limit=k)]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class BM25System(System):
+    """rank-bm25 BM25Okapi over langmem_plus.text.tokenize tokens, with the store's k1 and b."""
+
+    name = "bm25"
+
+    def __init__(self, config: MemoryConfig | None = None) -> None:
+        self.config = config or MemoryConfig()
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        self.keys = [k for k, _ in unit.docs]
+        self.bm25 = BM25Okapi(
+            [tokenize(t) or ["\x00"] for _, t in unit.docs],
+            k1=self.config.bm25_k1,
+            b=self.config.bm25_b,
+            epsilon=self.config.bm25_epsilon,
+        )
+
+    def scores(self, query: str) -> np.ndarray:
+        toks = tokenize(query)
+        if not toks:
+            return np.zeros(len(self.keys))
+        return np.asarray(self.bm25.get_scores(toks))
+
+    def ranked(self, query: str, k: int) -> list[int]:
+        s = self.scores(query)
+        order = np.argsort(-s, kind="stable")
+        return [int(i) for i in order[:k] if s[i] > 0]
+
+    def search(self, query: str, k: int) -> list[str]:
+        return [self.keys[i] for i in self.ranked(query, k)]
+
+
+class DenseSystem(System):
+    """FAISS IndexFlatIP over USE vectors (exact cosine)."""
+
+    name = "dense"
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        self.emb = emb
+        self.keys = [k for k, _ in unit.docs]
+        mat = np.vstack([emb.vec(t) for _, t in unit.docs]).astype(np.float32)
+        faiss.normalize_L2(mat)
+        self.index = faiss.IndexFlatIP(mat.shape[1])
+        self.index.add(mat)
+
+    def ranked(self, query: str, k: int) -> list[int]:
+        q = np.asarray(self.emb.vec(query), np.float32)[None, :].copy()
+        faiss.normalize_L2(q)
+        _s, ids = self.index.search(q, min(k, len(self.keys)))
+        return [int(i) for i in ids[0] if i >= 0]
+
+    def search(self, query: str, k: int) -> list[str]:
+        return [self.keys[i] for i in self.ranked(query, k)]
+
+
+class InMemorySystem(System):
+    """LangGraph InMemoryStore with the same embeddings (its own cosine ranking)."""
+
+    name = "inmemory"
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        self.store = InMemoryStore(index={"dims": 512, "embed": emb, "fields": ["text"]})
+        self.ns = ("bench", unit.name)
+        # One put at a time: InMemoryStore.batch fails when two puts share a text (it embeds
+        # distinct texts but indexes every put; langgraph 1.x).
+        for key, text in unit.docs:
+            self.store.put(self.ns, key, {"text": text})
+
+    def search(self, query: str, k: int) -> list[str]:
+        return [h.key for h in self.store.search(self.ns, query=query, limit=k)]
+
+
+class RRFSystem(System):
+    """Weighted reciprocal-rank fusion (c=60, equal weights) of the BM25 and dense lists."""
+
+    name = "rrf"
+
+    def __init__(self, config: MemoryConfig | None = None, depth: int = 100, c: int = 60) -> None:
+        self.config = config
+        self.depth = depth
+        self.c = c
+
+    def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        self.bm25 = BM25System(self.config)
+        self.dense = DenseSystem()
+        self.bm25.build(unit, emb)
+        self.dense.build(unit, emb)
+        self.keys = self.bm25.keys
+
+    def search(self, query: str, k: int) -> list[str]:
+        fused: dict[int, float] = {}
+        for weight, ranked in (
+            (0.5, self.bm25.ranked(query, self.depth)),
+            (0.5, self.dense.ranked(query, self.depth)),
+        ):
+            for rank, i in enumerate(ranked, start=1):
+                fused[i] = fused.get(i, 0.0) + weight / (self.c + rank)
+        top = sorted(fused, key=lambda i: (-fused[i], i))[:k]
+        return [self.keys[i] for i in top]
+
+
+def make_system(name: str, config: MemoryConfig | None) -> System:
+    """A fresh system by name."""
+    factories: dict[str, Callable[[], System]] = {
+        "hybrid": lambda: HybridSystem(config),
+        "bm25": lambda: BM25System(config),
+        "dense": DenseSystem,
+        "inmemory": InMemorySystem,
+        "rrf": lambda: RRFSystem(config),
+    }
+    return factories[name]()
+
+
+# ============================================================================ metrics
+def question_metrics(ranked: Sequence[str], gold: frozenset[str]) -> dict[str, float]:
+    """any@5, all@5, frac@10 and reciprocal rank (within the top 10) of one question."""
+    top5 = set(ranked[:5])
+    top10 = set(ranked[:10])
+    rr = 0.0
+    for rank, key in enumerate(ranked[:10], start=1):
+        if key in gold:
+            rr = 1.0 / rank
+            break
+    return {
+        "any@5": float(bool(top5 & gold)),
+        "all@5": float(gold <= top5),
+        "frac@10": len(top10 & gold) / len(gold),
+        "mrr": rr,
+    }
+
+
+def _mean(rows: Sequence[dict[str, float]], key: str) -> float:
+    return float(statistics.fmean(r[key] for r in rows)) if rows else 0.0
+
+
+def summarise(rows: list[dict[str, Any]], lat_ms: list[float]) -> dict[str, Any]:
+    """Aggregate per-question rows overall and per category, plus latency percentiles."""
+    keys = ("any@5", "all@5", "frac@10", "mrr")
+    out: dict[str, Any] = {"n": len(rows), **{k: _mean(rows, k) for k in keys}}
+    cats: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        cats.setdefault(r["category"], []).append(r)
+    out["by_category"] = {
+        c: {"n": len(rs), **{k: _mean(rs, k) for k in keys}} for c, rs in sorted(cats.items())
+    }
+    lat = np.asarray(lat_ms) if lat_ms else np.zeros(1)
+    out["latency_ms"] = {"p50": float(np.percentile(lat, 50)), "p95": float(np.percentile(lat, 95))}
+    return out
+
+
+def evaluate(
+    units: list[Unit], systems: Sequence[str], emb: CachedEmbeddings, config: MemoryConfig | None
+) -> dict[str, Any]:
+    """Run every system over every unit; returns per-system summaries."""
+    out: dict[str, Any] = {}
+    for name in systems:
+        rows: list[dict[str, Any]] = []
+        lat: list[float] = []
+        for unit in units:
+            system = make_system(name, config)
+            system.build(unit, emb)
+            for q in unit.queries:
+                t0 = time.perf_counter()
+                ranked = system.search(q.text, K_LIST)
+                lat.append((time.perf_counter() - t0) * 1000)
+                rows.append({"category": q.category, **question_metrics(ranked, q.gold)})
+            system.close()
+        out[name] = summarise(rows, lat)
+    return out
+
+
+def query_embed_cost(emb: CachedEmbeddings, queries: Sequence[str], n: int = 40) -> dict[str, float]:
+    """Uncached USE cost of embedding one query (ms), measured on up to `n` queries."""
+    times = []
+    for q in list(queries)[:n]:
+        t0 = time.perf_counter()
+        emb.base.embed_query(q)
+        times.append((time.perf_counter() - t0) * 1000)
+    arr = np.asarray(times or [0.0])
+    return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95))}
+
+
+# ============================================================================ report
+def markdown(results: dict[str, Any]) -> str:
+    """Tables: one overview row per set and system, then per-category frac@10."""
+    lines = [
+        "| set | system | n | any@5 | all@5 | frac@10 | MRR@10 | p50 ms | p95 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for set_name, res in results["sets"].items():
+        for sys_name, r in res["systems"].items():
+            lat = r["latency_ms"]
+            lines.append(
+                f"| {set_name} | {sys_name} | {r['n']} | {r['any@5']:.3f} | {r['all@5']:.3f} | "
+                f"{r['frac@10']:.3f} | {r['mrr']:.3f} | {lat['p50']:.2f} | {lat['p95']:.2f} |"
+            )
+    for set_name, res in results["sets"].items():
+        sys_names = list(res["systems"])
+        cats = list(next(iter(res["systems"].values()))["by_category"])
+        lines += [
+            "",
+            f"frac@10 by category, {set_name}:",
+            "",
+            "| category | n | " + " | ".join(sys_names) + " |",
+            "|---|---|" + "---|" * len(sys_names),
+        ]
+        for c in cats:
+            n = res["systems"][sys_names[0]]["by_category"][c]["n"]
+            vals = " | ".join(
+                f"{res['systems'][s]['by_category'][c]['frac@10']:.3f}" for s in sys_names
+            )
+            lines.append(f"| {c} | {n} | {vals} |")
+    lines += ["", "USE query embedding cost (uncached, ms, not included above):", ""]
+    for set_name, res in results["sets"].items():
+        e = res["query_embedding_ms"]
+        lines.append(f"- {set_name}: p50 {e['p50']:.2f}, p95 {e['p95']:.2f}")
+    return "\n".join(lines)
+
+
+def parse_overrides(items: Sequence[str]) -> MemoryConfig | None:
+    """`field=value` pairs into a MemoryConfig (for experiments; defaults when none)."""
+    if not items:
+        return None
+    kwargs: dict[str, Any] = {}
+    for item in items:
+        key, _, raw = item.partition("=")
+        kwargs[key] = json.loads(raw)
+    return MemoryConfig(**kwargs)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Command-line entry: load data, run systems, print tables, write JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="datasets folder")
+    ap.add_argument("--smoke", action="store_true", help="one conversation, a few questions")
+    ap.add_argument("--sets", default="locomo,madial_zh,madial_en")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--set-config", nargs="*", default=[], metavar="FIELD=JSON")
+    ap.add_argument("--out", type=Path, default=None, help="JSON results path")
+    ap.add_argument("--md", type=Path, default=None, help="also write the tables here")
+    args = ap.parse_args(argv)
+    if not (args.data / "locomo").exists():
+        raise SystemExit(f"no datasets at {args.data} (pass --data)")
+    config = parse_overrides(args.set_config)
+    systems = [s for s in args.systems.split(",") if s]
+    loaders: dict[str, Callable[[], list[Unit]]] = {
+        "locomo": lambda: load_locomo(
+            args.data, max_convs=1 if args.smoke else None, max_q=40 if args.smoke else None
+        ),
+        "madial_zh": lambda: load_madial(args.data, "zh", max_q=20 if args.smoke else None),
+        "madial_en": lambda: load_madial(args.data, "en", max_q=20 if args.smoke else None),
+    }
+    emb = CachedEmbeddings()
+    results: dict[str, Any] = {
+        "machine": {
+            "nproc": __import__("os").cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "config": (config or MemoryConfig()).model_dump(),
+        "smoke": args.smoke,
+        "sets": {},
+    }
+    for set_name in args.sets.split(","):
+        units = loaders[set_name]()
+        texts = [t for u in units for _, t in u.docs] + [q.text for u in units for q in u.queries]
+        embed_s = emb.warm(texts)
+        res = evaluate(units, systems, emb, config)
+        results["sets"][set_name] = {
+            "units": len(units),
+            "docs": sum(len(u.docs) for u in units),
+            "queries": sum(len(u.queries) for u in units),
+            "embed_seconds": embed_s,
+            "query_embedding_ms": query_embed_cost(emb, [q.text for u in units for q in u.queries]),
+            "systems": res,
+        }
+    table = markdown(results)
+    print(table)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    if args.md:
+        args.md.write_text(table + "\n", encoding="utf-8")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,595 @@
+"""Speed and size of HybridStore from 1k to 1M items, against a naive rank-bm25 + FAISS baseline.
+
+Memories are synthetic but shaped like real ones: English, Chinese and code sentences built
+from templates with Zipf-distributed word choice (fixed seed). Bulk vectors come from a fast
+deterministic hash embedding (text -> random unit vector), because embedding 1M texts with USE
+would take ~10 minutes and measures the model, not the store; the real USE per-query cost is
+measured separately and added to give "with query embedding" latencies. Each size runs in its
+own process so peak RSS is per size.
+
+    python benchmarks/scale.py [--sizes 1k,10k,100k] [--smoke] [--out docs/results/scale.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.embeddings import Embeddings  # noqa: E402
+from langgraph.store.base import PutOp  # noqa: E402
+
+from langmem_plus.config import MemoryConfig  # noqa: E402
+from langmem_plus.store.hybrid import HybridStore  # noqa: E402
+from langmem_plus.text.tokenize import tokenize  # noqa: E402
+
+DIMS = 512
+SEED = 20261122
+DEFAULT_SIZES = "100,1k,10k,100k,ns1000x100"
+NAIVE_MAX = 10_000  # the naive baseline rebuilds BM25 per write: small sizes only
+
+# ============================================================================ corpus
+_EN_NAMES = ["Alice", "Bob", "Chen", "Dana", "Emil", "Farah", "Gus", "Hana", "Ivan", "Jun"]
+_EN_VERBS = [
+    "visited", "likes", "prefers", "bought", "fixed", "finished", "started", "cancelled",
+    "recommended", "booked", "cooked", "painted", "read", "wrote", "lost", "found", "sold",
+]
+_ZH_SUBJ = ["我", "用户", "妈妈", "小王", "同事", "老板", "女朋友", "室友", "孩子", "朋友"]
+_ZH_VERB = ["喜欢", "去了", "买了", "讨厌", "推荐", "预订了", "学习", "完成了", "修好了", "提到"]
+_CODE_ERR = ["TypeError", "KeyError", "ValueError", "TimeoutError", "NullPointerException"]
+_SYL = ["ka", "ri", "to", "mon", "sel", "va", "dor", "pin", "qu", "ex", "lo", "ran", "te", "bu"]
+_HANZI = "山水火木金土风云雨雪花草鱼鸟茶米面酒书画歌舞车船桥路城村店园馆院楼湖海河江"
+
+
+class Corpus:
+    """Seeded generator of en/zh/code memory sentences with Zipf-distributed vocabulary."""
+
+    def __init__(self, seed: int = SEED, vocab: int = 50_000) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.en_vocab = self._words(vocab, latin=True)
+        self.zh_vocab = self._words(vocab // 2, latin=False)
+        self.code_vocab = [w.capitalize() for w in self._words(5000, latin=True)]
+
+    def _words(self, n: int, latin: bool) -> list[str]:
+        out: set[str] = set()
+        while len(out) < n:
+            k = int(self.rng.integers(2, 5))
+            if latin:
+                out.add("".join(self.rng.choice(_SYL, size=k)))
+            else:
+                out.add("".join(self.rng.choice(list(_HANZI), size=k)))
+        return sorted(out)
+
+    def _zipf(self, vocab: Sequence[str], k: int) -> list[str]:
+        idx = np.minimum(self.rng.zipf(1.15, size=k) - 1, len(vocab) - 1)
+        return [vocab[i] for i in idx]
+
+    def sentence(self) -> str:
+        """One memory: 50% English, 35% Chinese, 15% code."""
+        r = self.rng.random()
+        if r < 0.5:
+            w = self._zipf(self.en_vocab, 6)
+            name = _EN_NAMES[int(self.rng.integers(len(_EN_NAMES)))]
+            verb = _EN_VERBS[int(self.rng.integers(len(_EN_VERBS)))]
+            return f"{name} {verb} the {w[0]} {w[1]} near {w[2]} because of {w[3]} and {w[4]} {w[5]}."
+        if r < 0.85:
+            w = self._zipf(self.zh_vocab, 5)
+            s = _ZH_SUBJ[int(self.rng.integers(len(_ZH_SUBJ)))]
+            v = _ZH_VERB[int(self.rng.integers(len(_ZH_VERB)))]
+            return f"{s}上周{v}{w[0]}的{w[1]}，觉得{w[2]}和{w[3]}都不错，还想去{w[4]}。"
+        w = self._zipf(self.code_vocab, 4)
+        err = _CODE_ERR[int(self.rng.integers(len(_CODE_ERR)))]
+        return (
+            f"Fixed {err} in {w[0]}Service.process{w[1]}() at src/{w[2].lower()}/"
+            f"{w[3].lower()}.ts by checking the {w[1].lower()} id."
+        )
+
+    def query(self, docs: Sequence[str]) -> str:
+        """A query of 2-3 words drawn from a random stored memory (rare and common mixed)."""
+        text = docs[int(self.rng.integers(len(docs)))]
+        toks = [t for t in tokenize(text) if "/" not in t]
+        k = min(len(toks), int(self.rng.integers(2, 4)))
+        picks = self.rng.choice(len(toks), size=k, replace=False) if toks else []
+        return " ".join(toks[i] for i in sorted(picks)) or text[:8]
+
+
+# ============================================================================ embeddings
+class HashEmbeddings(Embeddings):
+    """Deterministic text -> random unit vector (blake2b seed); a stand-in for bulk loading."""
+
+    model_name = "hash-unit-512"
+    dims = DIMS
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def _one(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        v = np.random.default_rng(seed).standard_normal(DIMS).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        t0 = time.perf_counter()
+        out = np.vstack([self._one(t) for t in texts]) if texts else np.zeros((0, DIMS), np.float32)
+        self.seconds += time.perf_counter() - t0
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_array([text])[0].tolist()
+
+
+# ============================================================================ helpers
+def parse_size(tok: str) -> tuple[int, int]:
+    """'10k' -> (1 namespace, 10,000 items); 'ns1000x100' -> (1000 namespaces, 100 each)."""
+    tok = tok.strip().lower()
+    if tok.startswith("ns"):
+        a, b = tok[2:].split("x")
+        return int(_num(a)), int(_num(b))
+    return 1, int(_num(tok))
+
+
+def _num(s: str) -> float:
+    mult = {"k": 1_000, "m": 1_000_000}.get(s[-1], 1)
+    return float(s[:-1] if mult > 1 else s) * mult
+
+
+def pct(values: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99 of millisecond timings."""
+    arr = np.asarray(values if len(values) else [0.0], dtype=np.float64)
+    return {f"p{p}": float(np.percentile(arr, p)) for p in (50, 95, 99)}
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process (MB; Linux reports KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def disk_breakdown(db_path: Path) -> dict[str, int]:
+    """Bytes per storage class from SQLite's dbstat table (pages actually used per table)."""
+    import sqlite3
+
+    conn = sqlite3.connect(db_path)
+    try:
+        rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
+    finally:
+        conn.close()
+    groups = {
+        "text_metadata": ("items", "namespaces", "sqlite_autoindex_items_1", "items_expires",
+                          "sqlite_autoindex_namespaces_1"),
+        "keyword_index": ("terms", "postings", "postings_item", "sqlite_autoindex_terms_1",
+                          "sqlite_autoindex_postings_1"),
+        "vectors": ("vectors", "vectors_item", "vec_log"),
+    }
+    out = {k: 0 for k in groups} | {"other": 0}
+    for name, size in rows:
+        for g, names in groups.items():
+            if name in names:
+                out[g] += int(size)
+                break
+        else:
+            out["other"] += int(size)
+    return out
+
+
+def use_query_costs(queries: Sequence[str]) -> list[float]:
+    """Measured USE cost (ms) of embedding each query once, uncached."""
+    from langmem_plus.embeddings import default_embeddings
+
+    emb = default_embeddings()
+    emb.embed_query("warm up")
+    out = []
+    for q in queries:
+        t0 = time.perf_counter()
+        emb.embed_query(q)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+# ============================================================================ naive baseline
+class Naive:
+    """rank-bm25 rebuilt on every write + exact FAISS (what a simple implementation does)."""
+
+    def __init__(self, docs: list[str], vecs: np.ndarray) -> None:
+        import faiss
+        from rank_bm25 import BM25Okapi
+
+        self._bm25 = BM25Okapi
+        self.tokens = [tokenize(d) or ["\x00"] for d in docs]
+        self.bm25 = BM25Okapi(self.tokens)
+        self.index = faiss.IndexFlatIP(DIMS)
+        self.index.add(vecs)
+
+    def put(self, text: str, vec: np.ndarray) -> None:
+        self.tokens.append(tokenize(text) or ["\x00"])
+        self.bm25 = self._bm25(self.tokens)
+        self.index.add(vec[None, :])
+
+    def search(self, query: str, qvec: np.ndarray, k: int = 10) -> list[int]:
+        s = np.asarray(self.bm25.get_scores(tokenize(query)))
+        top_b = np.argsort(-s)[:100]
+        sims, ids = self.index.search(qvec[None, :], 100)
+        cand = set(top_b.tolist()) | set(ids[0].tolist())
+        return sorted(cand, key=lambda i: -s[i])[:k]
+
+
+# ============================================================================ one size
+def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) -> dict[str, Any]:
+    """Build one store of n_ns x per_ns items and measure it (runs in its own process)."""
+    total = n_ns * per_ns
+    corpus = Corpus()
+    t0 = time.perf_counter()
+    docs = [corpus.sentence() for _ in range(total)]
+    gen_s = time.perf_counter() - t0
+    emb = HashEmbeddings()
+    db = workdir / "scale.db"
+    store = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    nss = [("bench", f"u{i}") for i in range(n_ns)]
+    # ---- bulk insert (batches of 1,000 puts)
+    t0 = time.perf_counter()
+    emb.seconds = 0.0
+    batch = 1000
+    for start in range(0, total, batch):
+        ops = [
+            PutOp(nss[i // per_ns], f"m{i}", {"text": docs[i]})
+            for i in range(start, min(total, start + batch))
+        ]
+        store.batch(ops)
+    wall = time.perf_counter() - t0
+    embed_s = emb.seconds
+    insert = {
+        "items": total,
+        "seconds_total": wall,
+        "seconds_embedding": embed_s,
+        "items_per_s_excl_embedding": total / max(wall - embed_s, 1e-9),
+    }
+    # ---- queries (in the first namespace; with many namespaces, spread over them)
+    qrng = np.random.default_rng(SEED + 1)
+    queries: list[tuple[tuple[str, str], str]] = []
+    for _ in range(n_queries):
+        ns_i = int(qrng.integers(n_ns))
+        lo = ns_i * per_ns
+        queries.append((nss[ns_i], corpus.query(docs[lo : lo + per_ns])))
+    for ns, q in queries[:5]:
+        store.search(ns, query=q, limit=10)  # warm caches
+    lat = []
+    for ns, q in queries:
+        t1 = time.perf_counter()
+        store.search(ns, query=q, limit=10)
+        lat.append((time.perf_counter() - t1) * 1000)
+    # ---- single puts (new keys, then an overwrite of an existing key)
+    put_lat = []
+    for j in range(n_puts):
+        text = corpus.sentence()
+        t1 = time.perf_counter()
+        store.put(nss[j % n_ns], f"new{j}", {"text": text})
+        put_lat.append((time.perf_counter() - t1) * 1000)
+    upd_lat = []
+    for j in range(min(n_puts, total)):
+        t1 = time.perf_counter()
+        store.put(nss[j // per_ns], f"m{j}", {"text": docs[j] + " updated"})
+        upd_lat.append((time.perf_counter() - t1) * 1000)
+    # ---- ANN recall against exact search (only where the store went approximate)
+    ann: dict[str, Any] = {"approximate": False}
+    vec = store._vec
+    if vec is not None and any(i.approximate for i in vec._ns.values()):
+        ann = ann_recall(store, emb, [q for _, q in queries[:100]])
+    store.close()
+    # ---- sizes on disk
+    sizes = disk_breakdown(db)
+    db_bytes = db.stat().st_size
+    wal = db.with_name(db.name + "-wal")
+    snap = db.with_name(db.name + ".faiss")
+    n_items = total + n_puts
+    disk = {
+        "db_bytes": db_bytes,
+        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+        "faiss_snapshot_bytes": snap.stat().st_size if snap.exists() else 0,
+        "by_table_bytes": sizes,
+        "per_item_bytes": {k: v / n_items for k, v in sizes.items()},
+        "per_item_excl_vectors": (sizes["text_metadata"] + sizes["keyword_index"]) / n_items,
+    }
+    # ---- open (snapshot) and rebuild (no snapshot) times
+    t1 = time.perf_counter()
+    s2 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    open_s = time.perf_counter() - t1
+    s2._db.close()
+    s2._closed = True  # keep the snapshot as is
+    snap.unlink(missing_ok=True)
+    t1 = time.perf_counter()
+    s3 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    rebuild_s = time.perf_counter() - t1
+    s3.close()
+    out: dict[str, Any] = {
+        "namespaces": n_ns,
+        "items_per_namespace": per_ns,
+        "corpus_generation_s": gen_s,
+        "insert": insert,
+        "search_ms_excl_query_embedding": pct(lat),
+        "search_ms_samples": lat,
+        "queries": [q for _, q in queries],
+        "single_put_ms": pct(put_lat),
+        "overwrite_put_ms": pct(upd_lat),
+        "open_s": open_s,
+        "rebuild_s": rebuild_s,
+        "disk": disk,
+        "ann": ann,
+    }
+    if total <= NAIVE_MAX and n_ns == 1:
+        out["naive"] = run_naive(docs, emb, [q for _, q in queries], n_puts, corpus)
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def ann_recall(store: HybridStore, emb: HashEmbeddings, queries: Sequence[str]) -> dict[str, Any]:
+    """recall@10 of the store's IVF search against exact inner product over the same vectors."""
+    import faiss
+
+    vec = store._vec
+    assert vec is not None
+    idx = next(i for i in vec._ns.values() if i.approximate)
+    ids = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
+    ivf = faiss.extract_index_ivf(idx.index)
+    # exact reference: the float16 truth in SQLite, decoded
+    with store._db.read() as conn:
+        rows = conn.execute("SELECT id, vec FROM vectors").fetchall()
+    ref_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    ref = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), DIMS)
+    ref = ref.astype(np.float32)
+    ref /= np.linalg.norm(ref, axis=1, keepdims=True)
+    flat = faiss.IndexFlatIP(DIMS)
+    flat.add(ref)
+    hits = []
+    for q in queries:
+        qv = np.asarray(emb.embed_query(q), np.float32)
+        got = {vid for vid, _ in vec.search(list(vec._ns), qv, 10)}
+        _s, ex = flat.search(qv[None, :], 10)
+        want = set(ref_ids[ex[0]].tolist())
+        hits.append(len(got & want) / 10)
+    return {
+        "approximate": True,
+        "nlist": int(ivf.nlist),
+        "nprobe": int(vec.nprobe),
+        "recall@10_vs_exact": float(np.mean(hits)),
+        "indexed": int(len(ids)),
+        "note": "hash (random) vectors: the worst case for IVF",
+    }
+
+
+def run_naive(
+    docs: list[str], emb: HashEmbeddings, queries: Sequence[str], n_puts: int, corpus: Corpus
+) -> dict[str, Any]:
+    """Naive baseline timings at the same size: build, search, single put (BM25 rebuilt)."""
+    vecs = emb.embed_array(docs)
+    t0 = time.perf_counter()
+    naive = Naive(list(docs), vecs)
+    build_s = time.perf_counter() - t0
+    lat = []
+    for q in queries:
+        qv = emb.embed_array([q])[0]
+        t1 = time.perf_counter()
+        naive.search(q, qv)
+        lat.append((time.perf_counter() - t1) * 1000)
+    put_lat = []
+    for _ in range(max(3, n_puts // 10)):
+        text = corpus.sentence()
+        v = emb.embed_array([text])[0]
+        t1 = time.perf_counter()
+        naive.put(text, v)
+        put_lat.append((time.perf_counter() - t1) * 1000)
+    return {"build_s": build_s, "search_ms": pct(lat), "single_put_ms": pct(put_lat)}
+
+
+# ============================================================================ driver
+def child(args: argparse.Namespace) -> None:
+    """Run one size and print its JSON (called in a subprocess by the driver)."""
+    n_ns, per_ns = parse_size(args.one)
+    with tempfile.TemporaryDirectory(prefix="lmp-scale-") as tmp:
+        res = run_one(n_ns, per_ns, Path(tmp), args.queries, args.puts)
+    print("RESULT " + json.dumps(res))
+
+
+def table(results: dict[str, Any]) -> str:
+    """Markdown tables of latency, throughput and size per store size."""
+    use = results["use_query_ms"]
+    lines = [
+        "| size | search p50 / p95 / p99 ms (no q-embed) | with USE q-embed p50 / p95 / p99 | "
+        "single put p50 / p95 ms | overwrite p95 ms | insert items/s (excl. embed) | "
+        "open s | rebuild s | peak RSS MB | B/item text+meta | B/item keyword | "
+        "B/item vectors | DB MB |",
+        "|---" * 13 + "|",
+    ]
+    for name, r in results["sizes"].items():
+        s = r["search_ms_excl_query_embedding"]
+        w = r["search_ms_with_query_embedding"]
+        p = r["single_put_ms"]
+        d = r["disk"]["per_item_bytes"]
+        lines.append(
+            f"| {name} | {s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f} | "
+            f"{w['p50']:.2f} / {w['p95']:.2f} / {w['p99']:.2f} | {p['p50']:.2f} / {p['p95']:.2f} | "
+            f"{r['overwrite_put_ms']['p95']:.2f} | {r['insert']['items_per_s_excl_embedding']:,.0f} | "
+            f"{r['open_s']:.2f} | {r['rebuild_s']:.2f} | {r['peak_rss_mb']:.0f} | "
+            f"{d['text_metadata']:.0f} | {d['keyword_index']:.0f} | {d['vectors']:.0f} | "
+            f"{r['disk']['db_bytes'] / 1e6:.1f} |"
+        )
+    lines += ["", f"USE query embedding (measured, ms): p50 {use['p50']:.2f}, p95 {use['p95']:.2f}",
+              ""]
+    naive_rows = [(n, r) for n, r in results["sizes"].items() if "naive" in r]
+    if naive_rows:
+        lines += [
+            "Naive baseline (rank-bm25 rebuilt per write + exact FAISS), same data:",
+            "",
+            "| size | naive search p50 / p95 ms | store / naive p95 | naive single put p50 ms | "
+            "store put / naive put (p50) |",
+            "|---|---|---|---|---|",
+        ]
+        for n, r in naive_rows:
+            nv = r["naive"]
+            s = r["search_ms_excl_query_embedding"]
+            lines.append(
+                f"| {n} | {nv['search_ms']['p50']:.2f} / {nv['search_ms']['p95']:.2f} | "
+                f"{s['p95'] / max(nv['search_ms']['p95'], 1e-9):.2f} | "
+                f"{nv['single_put_ms']['p50']:.2f} | "
+                f"{r['single_put_ms']['p50'] / max(nv['single_put_ms']['p50'], 1e-9):.3f} |"
+            )
+    ann_rows = [(n, r["ann"]) for n, r in results["sizes"].items() if r["ann"].get("approximate")]
+    for n, a in ann_rows:
+        lines.append(
+            f"\nANN at {n}: IVF nlist {a['nlist']}, nprobe {a['nprobe']}: recall@10 vs exact "
+            f"{a['recall@10_vs_exact']:.3f} ({a['note']})."
+        )
+    lines += ["", "Checks:", ""] + [f"- {c}" for c in results["checks"]]
+    return "\n".join(lines)
+
+
+def checks(results: dict[str, Any]) -> list[str]:
+    """Pass/fail lines for the issue's targets and the spec's seed floors."""
+    use_p50 = results["use_query_ms"]["p50"]
+    out: list[str] = []
+
+    def line(ok: bool, text: str) -> None:
+        out.append(f"{'PASS' if ok else 'FAIL'}: {text}")
+
+    sizes = results["sizes"]
+    for name, r in sizes.items():
+        items = r["namespaces"] * r["items_per_namespace"]
+        w95 = r["search_ms_with_query_embedding"]["p95"]
+        if items == 10_000 and r["namespaces"] == 1:
+            line(w95 <= 5, f"p95 search at 10k incl. query embedding {w95:.2f} ms <= 5 ms")
+        if items == 1_000_000 and r["namespaces"] == 1:
+            line(w95 <= 25, f"p95 search at 1M incl. query embedding {w95:.2f} ms <= 25 ms")
+        if items >= 1000:
+            ips = r["insert"]["items_per_s_excl_embedding"]
+            line(ips >= 2000, f"batch insert at {name}: {ips:,.0f} items/s >= 2,000")
+        put = r["single_put_ms"]["p95"] + use_p50
+        line(put < 20, f"single put at {name} (p95 + USE doc embed {use_p50:.1f} ms) {put:.2f} < 20 ms")
+        per = r["disk"]["per_item_excl_vectors"]
+        line(per <= 1024, f"bytes per item excl. vectors at {name}: {per:.0f} <= 1 KB")
+        if items == 100 and r["namespaces"] == 1:
+            line(w95 < 100, f"seed floor: recall at 100 turns p95 {w95:.2f} ms < 100 ms")
+        if items == 1000 and r["namespaces"] == 1:
+            line(w95 < 200, f"seed floor: recall at 1,000 turns p95 {w95:.2f} ms < 200 ms")
+            mb = (r["disk"]["db_bytes"] + r["disk"]["faiss_snapshot_bytes"]) / 1e6
+            line(mb < 2, f"seed floor: 1,000 turns on disk (db + snapshot) {mb:.2f} MB < 2 MB")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Driver: one subprocess per size, then tables, checks, JSON and the plot."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=DEFAULT_SIZES, help="e.g. 1k,10k,100k,1m,ns10000x100")
+    ap.add_argument("--smoke", action="store_true", help="200 items, few queries")
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--puts", type=int, default=100)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--md", type=Path, default=None)
+    ap.add_argument("--plot", type=Path, default=None)
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        child(args)
+        return {}
+    if args.smoke:
+        args.sizes, args.queries, args.puts = "200", 30, 10
+    results: dict[str, Any] = {
+        "machine": {
+            "nproc": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "config": MemoryConfig().model_dump(),
+        "sizes": {},
+    }
+    for tok in args.sizes.split(","):
+        cmd = [sys.executable, __file__, "--one", tok, "--queries", str(args.queries),
+               "--puts", str(args.puts)]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if proc.returncode != 0 or not lines:
+            raise SystemExit(f"size {tok} failed:\n{proc.stderr[-4000:]}")
+        res = json.loads(lines[-1][7:])
+        res["wall_s"] = time.perf_counter() - t0
+        results["sizes"][tok] = res
+        print(f"[scale] {tok}: done in {res['wall_s']:.0f} s", file=sys.stderr, flush=True)
+    all_q = [q for r in results["sizes"].values() for q in r["queries"]][:200]
+    use = use_query_costs(all_q)
+    results["use_query_ms"] = pct(use)
+    for r in results["sizes"].values():
+        lat = r["search_ms_samples"]
+        with_q = [x + use[i % len(use)] for i, x in enumerate(lat)]
+        r["search_ms_with_query_embedding"] = pct(with_q)
+        r["search_ms_with_query_embedding"]["method"] = "per-query sum with measured USE costs"
+    results["checks"] = checks(results)
+    text = table(results)
+    print(text)
+    for r in results["sizes"].values():
+        r.pop("search_ms_samples", None)
+        r.pop("queries", None)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    if args.md:
+        args.md.write_text(text + "\n", encoding="utf-8")
+    if args.plot:
+        plot(results, args.plot)
+    return results
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    """Search latency (p50/p95, with and without query embedding) against store size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(
+        (r["items_per_namespace"], r)
+        for r in results["sizes"].values()
+        if r["namespaces"] == 1
+    )
+    if not rows:
+        return
+    xs = [n for n, _ in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for key, label, style in (
+        ("search_ms_excl_query_embedding", "store only", "-"),
+        ("search_ms_with_query_embedding", "incl. USE query embedding", "--"),
+    ):
+        for p, marker in (("p50", "o"), ("p95", "s")):
+            ax.plot(xs, [r[key][p] for _, r in rows], style, marker=marker, label=f"{p}, {label}")
+    naive = [(n, r["naive"]["search_ms"]["p95"]) for n, r in rows if "naive" in r]
+    if naive:
+        ax.plot(*zip(*naive, strict=True), ":", marker="x", label="p95, naive rank-bm25 + flat FAISS")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("items in the namespace")
+    ax.set_ylabel("search latency (ms)")
+    ax.set_title("HybridStore search latency vs size (2 cores, no GPU)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,416 @@
+"""The memory loop shared by `MemoryMiddleware` and the graph nodes: one place for the logic.
+
+`MemoryEngine.prepare` runs before a model call (working memory, window, recall, context);
+`persist` writes new messages to the conversation table; `process` (from `PostTurnSteps`)
+runs the post-turn processors. `PostTurnWorker` runs `process` in a background thread,
+debounced per thread, so the reply is never delayed. Store work is synchronous (SQLite);
+async callers run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.store.base import BaseStore
+
+from langmem_plus._postturn import PostTurnJob, PostTurnSteps, _conversations, _Processors
+from langmem_plus._worker import PostTurnWorker
+from langmem_plus.config import MemoryConfig
+from langmem_plus.context import ContextLayers, build_context
+from langmem_plus.errors import ValidationError
+from langmem_plus.records import RollingSummary, SessionSummary
+from langmem_plus.working import WorkingMemory, message_text, trim_window
+
+__all__ = [
+    "MemoryEngine",
+    "PostTurnJob",
+    "PostTurnWorker",
+    "Prepared",
+    "namespace_for",
+    "resolve_user_id",
+    "thread_id_from_config",
+]
+
+logger = logging.getLogger("langmem_plus.engine")
+
+_QUERY_CHARS = 2000
+
+
+# ---------------------------------------------------------------------------- identity
+def _lookup(source: Any, key: str) -> Any:
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        return source.get(key)
+    return getattr(source, key, None)
+
+
+def resolve_user_id(context: Any, config: Mapping[str, Any] | None, default: str | None) -> str:
+    """The user id from the runtime context (`user_id`) or `configurable.user_id`, as str."""
+    value = _lookup(context, "user_id")
+    if value is None and config:
+        value = (config.get("configurable") or {}).get("user_id")
+    if value is None:
+        value = default
+    if value is None or str(value).strip() == "":
+        raise ValidationError(
+            "no user_id: pass context={'user_id': ...} to invoke (or "
+            "config={'configurable': {'user_id': ...}}), or set default_user_id"
+        )
+    return str(value)
+
+
+def thread_id_from_config(config: Mapping[str, Any] | None) -> str | None:
+    """The checkpointer thread id of the current run, when there is one."""
+    if not config:
+        return None
+    tid = (config.get("configurable") or {}).get("thread_id")
+    return None if tid is None else str(tid)
+
+
+def namespace_for(template: Sequence[str], user_id: str) -> tuple[str, ...]:
+    """Fill `{user_id}` in a namespace template; dots are replaced (LangGraph forbids them)."""
+    safe = user_id.replace(".", "_")
+    return tuple(str(p).replace("{user_id}", safe) for p in template)
+
+
+def _now(clock: Callable[[], datetime] | None) -> datetime:
+    now = clock() if clock is not None else datetime.now(timezone.utc)
+    return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+
+
+@dataclass
+class Prepared:
+    """Result of `MemoryEngine.prepare`: the state update and what was recalled."""
+
+    update: dict[str, Any]
+    working_memory: WorkingMemory | None
+    context: ContextLayers | None
+    new_turn: bool
+    archive_job: PostTurnJob | None = None
+
+
+def _role_and_text(msg: BaseMessage) -> tuple[str, str] | None:
+    if isinstance(msg, HumanMessage):
+        return "user", message_text(msg)
+    if isinstance(msg, AIMessage):
+        text = message_text(msg)
+        if msg.tool_calls:
+            calls = "; ".join(
+                f"{tc.get('name')}({json.dumps(tc.get('args', {}), ensure_ascii=False)[:300]})"
+                for tc in msg.tool_calls
+            )
+            if text.strip():
+                return "assistant", text
+            return "tool", f"[tool call] {calls}"
+        return ("assistant", text) if text.strip() else None
+    if isinstance(msg, ToolMessage):
+        name = msg.name or "tool"
+        return "tool", f"[tool result {name}] {message_text(msg)[:2000]}"
+    return None
+
+
+# ---------------------------------------------------------------------------- engine
+class MemoryEngine(PostTurnSteps):
+    """Recall before the model, persistence and post-turn processing after it."""
+
+    def __init__(
+        self,
+        *,
+        store: BaseStore | None = None,
+        model: Any = None,
+        config: MemoryConfig | None = None,
+        namespace: Sequence[str] = ("memories", "{user_id}"),
+        clock: Callable[[], datetime] | None = None,
+        summarize: bool = True,
+        store_episodes: bool = False,
+        reset_window_on_expiry: bool = True,
+        show_scores: bool = False,
+    ) -> None:
+        if config is not None and not isinstance(config, MemoryConfig):
+            raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
+        if store is not None and not isinstance(store, BaseStore):
+            raise ValidationError(f"store must be a LangGraph BaseStore, got {type(store)!r}")
+        ns = tuple(namespace)
+        if not ns or not all(isinstance(p, str) and p for p in ns):
+            raise ValidationError(f"namespace must be a non-empty tuple of strings, got {ns!r}")
+        self.store = store
+        self.config = config or MemoryConfig()
+        self.namespace_template = ns
+        self.clock = clock
+        self.summarize = summarize
+        self.store_episodes = store_episodes
+        self.reset_window_on_expiry = reset_window_on_expiry
+        self.show_scores = show_scores
+        self.processors = _Processors(model, self.config)
+        self.reports: deque[dict[str, Any]] = deque(maxlen=200)
+
+    # ------------------------------------------------------------------ helpers
+    def now(self) -> datetime:
+        """The engine's clock (injectable for tests)."""
+        return _now(self.clock)
+
+    def resolve_store(self, runtime_store: BaseStore | None) -> BaseStore:
+        """The configured store, else the one the graph was compiled with."""
+        store = self.store or runtime_store
+        if store is None:
+            raise ValidationError(
+                "no store: pass store= to the middleware/node, or compile the graph with "
+                "store=HybridStore(...) (create_agent(..., store=...))"
+            )
+        return store
+
+    def namespace(self, user_id: str) -> tuple[str, ...]:
+        """The memory namespace of a user."""
+        return namespace_for(self.namespace_template, user_id)
+
+    def analyze(self, text: str) -> tuple[str | None, dict[str, str], str | None]:
+        """Topic, context variables and emotion of a user turn (TurnAnalyzer; rules offline)."""
+        analyzer = self.processors.get("TurnAnalyzer")
+        if analyzer is None or not text.strip():
+            return None, {}, None
+        try:
+            out = analyzer.analyze(text)
+        except Exception as exc:  # analysis is a hint; never block the turn
+            logger.warning("turn analysis failed: %s", exc)
+            return None, {}, None
+        return (out.topic or None), dict(out.context_variables or {}), (out.emotion or None)
+
+    # ------------------------------------------------------------------ persistence
+    def persist(
+        self,
+        store: BaseStore,
+        user_id: str,
+        wm: WorkingMemory,
+        messages: Sequence[BaseMessage],
+        *,
+        upto: int | None = None,
+    ) -> tuple[WorkingMemory, int]:
+        """Write messages after `wm.persisted_id` (up to index `upto`) to the conversation
+        table; returns the working memory with the new marker and the number written."""
+        msgs = list(messages)
+        end = len(msgs) if upto is None else upto
+        start = 0
+        if wm.persisted_id is not None:
+            for i, m in enumerate(msgs):
+                if m.id == wm.persisted_id:
+                    start = i + 1
+                    break
+        conv = _conversations(store)
+        written = 0
+        last_id = wm.persisted_id
+        for m in msgs[start:end]:
+            if isinstance(m, SystemMessage):
+                continue
+            rt = _role_and_text(m)
+            if rt is not None and conv is not None:
+                conv.add_turn(user_id, wm.session_id, rt[0], rt[1], created_at=self.now())
+                written += 1
+            last_id = m.id
+        return wm.model_copy(update={"persisted_id": last_id}), written
+
+    # ------------------------------------------------------------------ before the model
+    def prepare(
+        self,
+        messages: Sequence[BaseMessage],
+        wm_value: Any,
+        *,
+        store: BaseStore,
+        user_id: str,
+    ) -> Prepared:
+        """Before a model call: update working memory on a new user turn (expiry first), trim
+        the window, recall and assemble the context layers, mark injected memories used."""
+        msgs = list(messages)
+        last_h = next(
+            (i for i in range(len(msgs) - 1, -1, -1) if isinstance(msgs[i], HumanMessage)), None
+        )
+        wm = WorkingMemory.from_state(wm_value)
+        if last_h is None or (wm is not None and msgs[last_h].id == wm.last_human_id):
+            return Prepared(update={}, working_memory=wm, context=None, new_turn=False)
+        now = self.now()
+        ns = self.namespace(user_id)
+        update: dict[str, Any] = {}
+        removals: list[BaseMessage] = []
+        archive_job: PostTurnJob | None = None
+        if wm is not None and wm.is_expired(now, self.config.working_memory_ttl_minutes):
+            # persist everything before the new turn, archive the old session, start afresh
+            first_new = self._first_new_human(msgs, wm)
+            wm, _ = self.persist(store, user_id, wm, msgs, upto=first_new)
+            archive_job = PostTurnJob(
+                store=store,
+                user_id=user_id,
+                namespace=ns,
+                session_id=wm.session_id,
+                turn_count=wm.turn_count,
+                archive=wm,
+            )
+            carry = wm.persisted_id
+            if self.reset_window_on_expiry:
+                removals = [m for m in msgs[:first_new] if not isinstance(m, SystemMessage)]
+                gone = {id(m) for m in removals}
+                msgs = [m for m in msgs if id(m) not in gone]
+                carry = None
+            wm = WorkingMemory.new(now).model_copy(update={"persisted_id": carry})
+            new_humans = 1
+        elif wm is None:
+            wm = WorkingMemory.new(now)
+            new_humans = 1
+        else:
+            new_humans = self._count_new_humans(msgs, wm)
+        last_human = next(m for m in reversed(msgs) if isinstance(m, HumanMessage))
+        text = message_text(last_human)
+        topic, variables, emotion = self.analyze(text)
+        for _ in range(max(0, new_humans - 1)):
+            wm = wm.record_turn(now)
+        wm = wm.record_turn(
+            now, topic=topic, context_variables=variables, emotion=emotion, human_id=last_human.id
+        )
+        # the window: summarised turns leave (keeping the last few verbatim), then the cap
+        conv = _conversations(store)
+        summarized = 0
+        rolling: list[RollingSummary] = []
+        if conv is not None:
+            rolling = conv.rolling_summaries(user_id, wm.session_id)
+            if self.summarize and rolling:
+                summarized = max(s.end_turn for s in rolling)
+        window = trim_window(
+            msgs,
+            max_messages=self.config.window_max_turns,
+            turn_count=wm.turn_count,
+            summarized_through=summarized,
+            keep_verbatim_turns=self.config.keep_verbatim_turns,
+        )
+        if window.dropped:
+            idx = {m.id for m in window.dropped}
+            cut = max(i for i, m in enumerate(msgs) if m.id in idx) + 1
+            marker_dropped = wm.persisted_id in idx or wm.persisted_id is None
+            wm, _ = self.persist(store, user_id, wm, msgs, upto=cut)
+            if marker_dropped or wm.persisted_id in idx:
+                wm = wm.model_copy(update={"persisted_id": None})
+            removals.extend(window.dropped)
+        if removals:
+            update["messages"] = [RemoveMessage(id=m.id) for m in removals if m.id]
+        layers = self.recall(store, user_id, ns, text, wm, rolling=rolling)
+        update["working_memory"] = wm.to_state()
+        update["memory_context"] = layers.as_dict()
+        return Prepared(update, wm, layers, True, archive_job)
+
+    @staticmethod
+    def _first_new_human(msgs: Sequence[BaseMessage], wm: WorkingMemory) -> int:
+        start = 0
+        if wm.last_human_id is not None:
+            for i, m in enumerate(msgs):
+                if m.id == wm.last_human_id:
+                    start = i + 1
+        for i in range(start, len(msgs)):
+            if isinstance(msgs[i], HumanMessage):
+                return i
+        return len(msgs)
+
+    @staticmethod
+    def _count_new_humans(msgs: Sequence[BaseMessage], wm: WorkingMemory) -> int:
+        idx = next((i for i, m in enumerate(msgs) if m.id == wm.last_human_id), None)
+        if idx is None:
+            return 1
+        return max(1, sum(isinstance(m, HumanMessage) for m in msgs[idx + 1 :]))
+
+    def recall(
+        self,
+        store: BaseStore,
+        user_id: str,
+        namespace: tuple[str, ...],
+        query: str,
+        wm: WorkingMemory,
+        *,
+        rolling: Sequence[RollingSummary] | None = None,
+        mark_used: bool = True,
+    ) -> ContextLayers:
+        """Search memories for `query` (boosting the current topic), load the other layers,
+        assemble them, and mark the injected memories as used."""
+        cfg = self.config
+        hits: list[Any] = []
+        if cfg.ctx_memories and query.strip():
+            q = query[:_QUERY_CHARS]
+            try:
+                hits = list(
+                    store.search(
+                        namespace,
+                        query=q,
+                        limit=cfg.retrieval_limit,
+                        current_topic=wm.current_topic,
+                    )  # type: ignore[call-arg]
+                    if _supports_topic(store)
+                    else store.search(namespace, query=q, limit=cfg.retrieval_limit)
+                )
+            except ValidationError:
+                raise
+            except Exception as exc:  # recall must never break the conversation
+                logger.warning("memory recall failed: %s", exc)
+        conv = _conversations(store)
+        profile = None
+        sessions: list[SessionSummary] = []
+        if conv is not None:
+            if cfg.ctx_profile:
+                profile = conv.get_profile(user_id)
+            if rolling is None and cfg.ctx_rolling_summary:
+                rolling = conv.rolling_summaries(user_id, wm.session_id)
+            if cfg.ctx_session_summaries and cfg.ctx_recent_sessions:
+                sessions = conv.session_summaries(
+                    user_id, limit=cfg.ctx_recent_sessions, exclude_session=wm.session_id
+                )
+        layers = build_context(
+            config=cfg,
+            profile=profile,
+            rolling_summaries=list(rolling or []) if self.summarize else [],
+            memories=hits,
+            sessions=sessions,
+            show_scores=self.show_scores,
+        )
+        if mark_used and layers.memories and hasattr(store, "mark_used"):
+            try:
+                store.mark_used(namespace, layers.memory_keys)
+            except Exception as exc:
+                logger.warning("mark_used failed: %s", exc)
+        return layers
+
+    # ------------------------------------------------------------------ after the turn
+    def job_for(
+        self, store: BaseStore, user_id: str, wm: WorkingMemory, memory_context: Any
+    ) -> PostTurnJob:
+        """The post-turn job of the current turn (recalled memories taken from the context)."""
+        recalled: dict[str, str] = {}
+        if isinstance(memory_context, Mapping):
+            for m in memory_context.get("memories") or []:
+                if isinstance(m, Mapping) and m.get("key"):
+                    recalled[str(m["key"])] = str(m.get("text", ""))
+        return PostTurnJob(
+            store=store,
+            user_id=user_id,
+            namespace=self.namespace(user_id),
+            session_id=wm.session_id,
+            turn_count=wm.turn_count,
+            recalled=recalled,
+        )
+
+
+def _supports_topic(store: BaseStore) -> bool:
+    import inspect
+
+    try:
+        return "current_topic" in inspect.signature(store.search).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,142 @@
+"""Input checks shared by the `Memory` facade and its shells (CLI, REST, MCP).
+
+Every public boundary validates with these and raises `ValidationError` with a clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic
+
+from langmem_plus.errors import ValidationError
+from langmem_plus.records import MemoryRecord
+
+__all__ = [
+    "SETTABLE",
+    "check_id",
+    "check_int",
+    "check_label",
+    "check_mapping",
+    "make_record",
+    "normalize_messages",
+    "record_of",
+    "with_metadata",
+]
+
+_MAX_LABEL = 256
+_ROLES = {"user", "assistant", "system", "tool"}
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "bot": "assistant"}
+# MemoryRecord fields a caller may set through `metadata` / `update(data=...)`.
+SETTABLE = frozenset(
+    {"kind", "category", "tier", "text", "key", "value", "tags", "symbols", "who", "chat_id",
+     "session_id", "confidence", "importance", "source", "verified", "metadata"}
+)  # fmt: skip
+
+
+def check_label(name: str, value: Any) -> str:
+    """A user id (or other namespace label): non-empty, ≤256 chars, no '.', no control chars."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
+    if len(value) > _MAX_LABEL:
+        raise ValidationError(f"{name} must be at most {_MAX_LABEL} characters")
+    if "." in value:
+        raise ValidationError(f"{name} must not contain '.' (LangGraph namespace labels cannot)")
+    if any(ord(c) < 32 for c in value):
+        raise ValidationError(f"{name} must not contain control characters")
+    return value
+
+
+def check_id(name: str, value: Any) -> str:
+    """A memory or session id: a non-empty string of at most 256 characters, no NUL."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
+    if len(value) > _MAX_LABEL or "\x00" in value:
+        raise ValidationError(f"{name} must be at most {_MAX_LABEL} characters, without NUL")
+    return value
+
+
+def check_int(name: str, value: Any, lo: int, hi: int) -> int:
+    """An int in [lo, hi] (bools rejected)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise ValidationError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
+    return value
+
+
+def normalize_messages(messages: Any) -> list[dict[str, str]]:
+    """Text, one message or a list of messages (dicts or LangChain messages) → role/text dicts."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    elif isinstance(messages, Mapping) or hasattr(messages, "type"):
+        messages = [messages]
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise ValidationError("messages must be a non-empty string or list of messages")
+    out: list[dict[str, str]] = []
+    for i, msg in enumerate(messages):
+        if isinstance(msg, Mapping):
+            role, content = msg.get("role", "user"), msg.get("content", msg.get("text"))
+        elif hasattr(msg, "type") and hasattr(msg, "content"):
+            role, content = msg.type, msg.content
+        else:
+            raise ValidationError(f"messages[{i}] must be a dict with role and content")
+        if isinstance(content, list):  # LangChain content blocks
+            content = " ".join(
+                str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content
+            )
+        role = _ROLE_ALIASES.get(str(role).lower(), str(role).lower())
+        if role not in _ROLES:
+            raise ValidationError(f"messages[{i}].role must be one of {sorted(_ROLES)}")
+        if not isinstance(content, str):
+            raise ValidationError(f"messages[{i}].content must be a string")
+        out.append({"role": role, "text": content})
+    if not any(m["text"].strip() for m in out):
+        raise ValidationError("messages hold no text")
+    return out
+
+
+def check_mapping(name: str, value: Any) -> dict[str, Any]:
+    """A dict (None → empty dict)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{name} must be a dict, got {type(value).__name__}")
+    return dict(value)
+
+
+def make_record(**fields: Any) -> MemoryRecord:
+    """A MemoryRecord, with pydantic's error turned into one clear `ValidationError`."""
+    try:
+        return MemoryRecord(**fields)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        raise ValidationError(f"invalid memory ({where}): {first.get('msg')}") from None
+
+
+def with_metadata(record: MemoryRecord, meta: Mapping[str, Any]) -> MemoryRecord:
+    """Known record fields in `meta` set the field; everything else joins `record.metadata`."""
+    if not meta:
+        return record
+    data = record.model_dump()
+    fields = {k: v for k, v in meta.items() if k in SETTABLE and k not in ("text", "metadata")}
+    extra = {k: v for k, v in meta.items() if k not in SETTABLE or k == "metadata"}
+    nested = extra.pop("metadata", None)
+    merged = {**data["metadata"], **(nested if isinstance(nested, Mapping) else {}), **extra}
+    return make_record(**{**data, **fields, "metadata": merged})
+
+
+def record_of(item: Any) -> MemoryRecord:
+    """A `MemoryRecord` from a store item; values that are not records are shown as JSON text."""
+    try:
+        return MemoryRecord.from_item(item)
+    except (pydantic.ValidationError, TypeError, ValueError):
+        text = item.value.get("text") if isinstance(item.value, Mapping) else None
+        return MemoryRecord(
+            id=item.key,
+            namespace=tuple(item.namespace),
+            text=text if isinstance(text, str) and text.strip() else str(item.value),
+            metadata={"raw_value": item.value},
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+        )

@@ -1,0 +1,346 @@
+"""Export and import for `Memory`: a lossless JSON / JSON Lines format, and plain chat logs.
+
+An export holds every store item (namespace, key, value, timestamps, access statistics) except
+the derived conversation index, plus turns, rolling and session summaries and profiles.
+Importing it into an empty database and exporting again gives the same document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import PutOp
+
+from langmem_plus import _memory_sql as sql
+from langmem_plus._memory_checks import check_label
+from langmem_plus._memory_turns import TURN_ROOT
+from langmem_plus.errors import ValidationError
+from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
+
+if TYPE_CHECKING:
+    from langmem_plus.memory import Memory
+
+__all__ = ["FORMAT", "VERSION", "export", "import_data", "import_logs"]
+
+FORMAT = "langmem_plus.export"
+VERSION = 1
+_KINDS = ("item", "turn", "rolling_summary", "session_summary", "profile")
+_SECTIONS = {
+    "items": "item",
+    "turns": "turn",
+    "rolling_summaries": "rolling_summary",
+    "session_summaries": "session_summary",
+    "profiles": "profile",
+}
+Progress = Callable[[int, int], None] | None
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return None if dt is None else dt.isoformat()
+
+
+def _dt(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+# ---------------------------------------------------------------------------- export
+def _records(mem: Memory, user_id: str | None) -> dict[str, list[dict[str, Any]]]:
+    store, conv = mem.store, mem.store.conversations
+    if user_id is None:
+        namespaces = [ns for ns in sql.namespaces_under(store, ()) if ns[0] != TURN_ROOT]
+        users = conv.users()
+    else:
+        namespaces = sql.namespaces_under(store, mem.namespace(user_id))
+        users = [user_id]
+    items = []
+    for ns in namespaces:
+        for it in store.search(ns, limit=10**9):
+            if tuple(it.namespace) != ns:
+                continue
+            items.append(
+                {
+                    "namespace": list(ns),
+                    "key": it.key,
+                    "value": it.value,
+                    "created_at": _iso(it.created_at),
+                    "updated_at": _iso(it.updated_at),
+                    "last_accessed": _iso(getattr(it, "last_accessed", None)),
+                    "access_count": int(getattr(it, "access_count", 0) or 0),
+                }
+            )
+    turns, rolling, sessions, profiles = [], [], [], []
+    for uid in users:
+        turns += [t.model_dump(mode="json") for t in conv.turns(uid)]
+        rolling += [s.model_dump(mode="json") for s in conv.rolling_summaries(uid)]
+        sessions += [s.model_dump(mode="json") for s in conv.session_summaries(uid, limit=10**9)]
+        prof = conv.get_profile(uid)
+        if prof is not None:
+            profiles.append(prof.model_dump(mode="json"))
+    sessions.sort(key=lambda s: (s["user_id"], s["created_at"], s["session_id"]))
+    return {
+        "items": items,
+        "turns": turns,
+        "rolling_summaries": rolling,
+        "session_summaries": sessions,
+        "profiles": profiles,
+    }
+
+
+def export(mem: Memory, user_id: str | None, format: str) -> str:
+    """Serialise everything (or one user's data) as JSON or JSON Lines."""
+    if format not in ("json", "jsonl"):
+        raise ValidationError(f"format must be 'json' or 'jsonl', got {format!r}")
+    uid = None if user_id is None else check_label("user_id", user_id)
+    data = _records(mem, uid)
+    header = {"format": FORMAT, "version": VERSION, "user_id": uid}
+    if format == "json":
+        return json.dumps({**header, **data}, ensure_ascii=False, indent=2)
+    lines = [json.dumps({"type": "header", **header}, ensure_ascii=False)]
+    for section, kind in _SECTIONS.items():
+        lines += [json.dumps({"type": kind, **r}, ensure_ascii=False) for r in data[section]]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- import
+def _parse(data: Any) -> dict[str, list[dict[str, Any]]]:
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    if isinstance(data, str):
+        text = data.strip()
+        if not text:
+            raise ValidationError("nothing to import: the input is empty")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            try:
+                data = [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"input is neither JSON nor JSON Lines: {exc}") from None
+    if isinstance(data, Mapping):
+        if data.get("format") != FORMAT:
+            raise ValidationError(f"not a langmem_plus export (format must be {FORMAT!r})")
+        _check_version(data)
+        out = {s: data.get(s) or [] for s in _SECTIONS}
+        if not all(isinstance(v, list) for v in out.values()):
+            raise ValidationError("export sections must be lists")
+        return out
+    if isinstance(data, Sequence) and not isinstance(data, str):
+        out = {s: [] for s in _SECTIONS}
+        by_kind = {k: s for s, k in _SECTIONS.items()}
+        for i, row in enumerate(data):
+            if not isinstance(row, Mapping) or "type" not in row:
+                raise ValidationError(f"line {i + 1}: each JSON Lines record needs a 'type'")
+            kind = row["type"]
+            if kind == "header":
+                if row.get("format") != FORMAT:
+                    raise ValidationError(f"not a langmem_plus export (format must be {FORMAT!r})")
+                _check_version(row)
+                continue
+            if kind not in by_kind:
+                raise ValidationError(f"line {i + 1}: unknown record type {kind!r}")
+            out[by_kind[kind]].append({k: v for k, v in row.items() if k != "type"})
+        return out
+    raise ValidationError("import data must be export text, bytes, a dict or a list of records")
+
+
+def _check_version(header: Mapping[str, Any]) -> None:
+    if header.get("version") != VERSION:
+        raise ValidationError(f"unsupported export version {header.get('version')!r}")
+
+
+def import_data(mem: Memory, data: Any, *, progress: Progress = None) -> dict[str, int]:
+    """Restore an export; items are upserted, turns and summaries already present are skipped."""
+    parsed = _parse(data)
+    total = sum(len(v) for v in parsed.values())
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    try:
+        counts = {
+            "items": _import_items(mem, parsed["items"], tick),
+            "turns": _import_turns(mem, parsed["turns"], tick),
+            "rolling_summaries": _import_rolling(mem, parsed["rolling_summaries"], tick),
+        }
+        conv = mem.store.conversations
+        for row in parsed["session_summaries"]:
+            conv.set_session_summary(SessionSummary.model_validate(row))
+        tick(len(parsed["session_summaries"]))
+        for row in parsed["profiles"]:
+            conv.put_profile(UserProfile.model_validate(row))
+        tick(len(parsed["profiles"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            raise
+        raise ValidationError(f"malformed export record: {exc}") from None
+    counts["session_summaries"] = len(parsed["session_summaries"])
+    counts["profiles"] = len(parsed["profiles"])
+    return counts
+
+
+def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
+    for i in range(0, len(rows), 500):
+        part = rows[i : i + 500]
+        ops, stats = [], []
+        for r in part:
+            ns = tuple(r["namespace"])
+            if not isinstance(r.get("value"), Mapping):
+                raise ValidationError(f"item {r.get('key')!r} has no value object")
+            ops.append(PutOp(ns, str(r["key"]), dict(r["value"])))
+            created = _dt(r.get("created_at"))
+            if created is not None:
+                updated = _dt(r.get("updated_at")) or created
+                stats.append(
+                    (ns, str(r["key"]), created, updated, _dt(r.get("last_accessed")),
+                     int(r.get("access_count") or 0))
+                )  # fmt: skip
+        mem.store.batch(ops)
+        sql.set_item_stats(mem.store, stats)
+        tick(len(part))
+    return len(rows)
+
+
+def _import_turns(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
+    conv = mem.store.conversations
+    seen: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
+    added = []
+    collected: list[int] = []
+    for r in sorted(rows, key=lambda r: r.get("id") or 0):
+        uid, sid = str(r["user_id"]), str(r["session_id"])
+        if (uid, sid) not in seen:
+            seen[(uid, sid)] = {
+                (t.role, t.content, t.created_at.isoformat()) for t in conv.turns(uid, sid)
+            }
+        created = _dt(r.get("created_at"))
+        sig = (str(r["role"]), str(r["content"]), created.isoformat() if created else "")
+        if sig in seen[(uid, sid)]:
+            continue
+        seen[(uid, sid)].add(sig)
+        turn = conv.add_turn(
+            uid, sid, r["role"], r["content"], created_at=created, symbols=r.get("symbols")
+        )
+        if r.get("is_collected") and turn.id is not None:
+            collected.append(turn.id)
+            turn = turn.model_copy(update={"is_collected": True})
+        added.append(turn)
+    conv.mark_collected(collected)
+    mem.turns.index_turns(added)
+    tick(len(rows))
+    return len(added)
+
+
+def _import_rolling(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
+    conv = mem.store.conversations
+    added = []
+    for r in rows:
+        s = RollingSummary.model_validate({**r, "id": None})
+        have = conv.rolling_summaries(s.user_id, s.session_id)
+        if any(
+            (h.start_turn, h.end_turn, h.summary) == (s.start_turn, s.end_turn, s.summary)
+            for h in have
+        ):
+            continue
+        added.append(conv.add_rolling_summary(s))
+    mem.turns.index_summaries(added)
+    tick(len(rows))
+    return len(added)
+
+
+# ---------------------------------------------------------------------------- plain logs
+_ROLE_WORDS = {
+    "user": "user", "human": "user", "me": "user", "q": "user", "用户": "user", "我": "user",
+    "assistant": "assistant", "ai": "assistant", "bot": "assistant", "a": "assistant",
+    "助手": "assistant", "系统": "system", "system": "system",
+}  # fmt: skip
+_LINE = re.compile(
+    r"^\s*(?:\[(?P<ts>[^\]]{6,40})\]\s*)?(?P<role>[A-Za-z]{1,9}|[\u4e00-\u9fff]{1,2})\s*[:：]\s*"
+    r"(?P<text>.*)$"
+)
+
+
+def _parse_log_text(text: str) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        role = _ROLE_WORDS.get(m.group("role").lower()) if m else None
+        if m and role:
+            created = None
+            if m.group("ts"):
+                try:
+                    created = _dt(m.group("ts").strip().replace(" ", "T"))
+                except ValueError:
+                    created = None
+            turns.append({"role": role, "content": m.group("text").strip(), "created_at": created})
+        elif line.strip():
+            if turns:
+                turns[-1]["content"] = (turns[-1]["content"] + "\n" + line.strip()).strip()
+            else:
+                turns.append({"role": "user", "content": line.strip(), "created_at": None})
+    return [t for t in turns if t["content"]]
+
+
+def _parse_log_json(rows: Any) -> list[dict[str, Any]]:
+    if isinstance(rows, Mapping):
+        rows = rows.get("messages") or rows.get("turns") or []
+    out = []
+    for r in rows if isinstance(rows, list) else []:
+        if not isinstance(r, Mapping):
+            continue
+        content = r.get("content", r.get("text"))
+        role = _ROLE_WORDS.get(str(r.get("role", "user")).lower(), "user")
+        if isinstance(content, str) and content.strip():
+            out.append({"role": role, "content": content, "created_at": _dt(r.get("created_at"))})
+    return out
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        if path.suffix == ".jsonl":
+            return _parse_log_json([json.loads(x) for x in text.splitlines() if x.strip()])
+        if path.suffix == ".json":
+            return _parse_log_json(json.loads(text))
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ValidationError(f"{path.name}: not valid JSON ({exc})") from None
+    return _parse_log_text(text)
+
+
+def import_logs(
+    mem: Memory, directory: str | Path, user_id: str, *, infer: bool, progress: Progress = None
+) -> dict[str, int]:
+    """Each log file (.txt/.md/.log/.json/.jsonl) becomes one session named after the file."""
+    uid = check_label("user_id", user_id)
+    root = Path(directory)
+    if not root.is_dir():
+        raise ValidationError(f"{str(root)!r} is not a directory")
+    files = sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and p.suffix in (".txt", ".md", ".log", ".json", ".jsonl")
+    )  # fmt: skip
+    counts = {"files": 0, "turns": 0, "sessions": 0, "memories": 0}
+    for i, path in enumerate(files, 1):
+        turns = _read_log(path)
+        counts["files"] += 1
+        if turns:
+            sid = path.relative_to(root).with_suffix("").as_posix().replace("/", "-")
+            for t in turns:
+                mem.turns.add_turn(uid, sid, t["role"], t["content"], created_at=t["created_at"])
+            counts["turns"] += len(turns)
+            counts["sessions"] += 1
+            if infer:
+                msgs = [{"role": t["role"], "content": t["content"]} for t in turns]
+                counts["memories"] += len(mem.add(msgs, uid, infer=True))
+        if progress:
+            progress(i, len(files))
+    return counts

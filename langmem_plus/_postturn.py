@@ -1,0 +1,368 @@
+"""Post-turn processing: write decision, knowledge monitor ops, profile, reconsolidation,
+rolling and session summaries, archiving. Mixed into `MemoryEngine`; sync (runs in the
+background worker or inside a graph node)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from langmem_plus.config import MemoryConfig
+from langmem_plus.records import MemoryRecord, RollingSummary, SessionSummary
+from langmem_plus.working import WorkingMemory, archive_record
+
+__all__ = ["PostTurnJob", "PostTurnSteps"]
+
+logger = logging.getLogger("langmem_plus.engine")
+
+_QUERY_CHARS = 2000
+
+
+def _conversations(store: BaseStore) -> Any:
+    """The store's conversation log (HybridStore), or None for other BaseStores."""
+    try:
+        return getattr(store, "conversations", None)
+    except Exception:
+        return None
+
+
+# ---------------------------------------------------------------------------- processors
+class _Processors:
+    """Lazily built processors (rule-based when model is None); missing ones are skipped."""
+
+    def __init__(self, model: Any, config: MemoryConfig) -> None:
+        self.model = model
+        self.config = config
+        self._cache: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Any:
+        with self._lock:
+            if name not in self._cache:
+                try:
+                    from langmem_plus import processors as mod
+
+                    cls = getattr(mod, name)
+                    try:
+                        self._cache[name] = cls(self.model, self.config)
+                    except TypeError:
+                        self._cache[name] = cls(model=self.model)
+                except (ImportError, AttributeError) as exc:
+                    logger.warning("processor %s unavailable (%s); step skipped", name, exc)
+                    self._cache[name] = None
+            return self._cache[name]
+
+    def apply_ops(self) -> Callable[..., Any] | None:
+        try:
+            from langmem_plus import processors as mod
+
+            return mod.apply_ops  # type: ignore[no-any-return]
+        except (ImportError, AttributeError):
+            return None
+
+
+# ---------------------------------------------------------------------------- jobs
+@dataclass
+class PostTurnJob:
+    """What the post-turn processors need for one (or several debounced) turns."""
+
+    store: BaseStore
+    user_id: str
+    namespace: tuple[str, ...]
+    session_id: str
+    turn_count: int
+    recalled: dict[str, str] = field(default_factory=dict)  # key -> text
+    archive: WorkingMemory | None = None
+
+    def merge(self, newer: PostTurnJob) -> PostTurnJob:
+        """Fold a newer job of the same thread into this one (debounce)."""
+        self.recalled.update(newer.recalled)
+        self.turn_count = max(self.turn_count, newer.turn_count)
+        self.archive = self.archive or newer.archive
+        return self
+
+
+def _exchanges(turns: Sequence[Any]) -> list[list[Any]]:
+    """Group conversation-table turns into exchanges, each starting at a user turn."""
+    out: list[list[Any]] = []
+    for t in turns:
+        if t.role == "user" or not out:
+            out.append([t])
+        else:
+            out[-1].append(t)
+    return out
+
+
+def _as_dialogue(turns: Sequence[Any]) -> list[dict[str, str]]:
+    return [{"role": t.role, "text": t.content} for t in turns if t.role in ("user", "assistant")]
+
+
+class PostTurnSteps:
+    """The post-turn processors over one session (mixin: needs config, processors, now())."""
+
+    config: MemoryConfig
+    processors: _Processors
+    summarize: bool
+    store_episodes: bool
+    reports: deque[dict[str, Any]]
+
+    ALL_STEPS = frozenset(
+        {"knowledge", "profile", "reconsolidate", "rolling", "session", "archive"}
+    )
+
+    def now(self) -> datetime:  # overridden by MemoryEngine
+        raise NotImplementedError
+
+    def process(self, job: PostTurnJob, steps: frozenset[str] | None = None) -> dict[str, Any]:
+        """Run the post-turn processors over the session's uncollected turns; returns a report.
+
+        `steps` selects processors (default: all); only the knowledge step marks turns
+        collected, so the steps can also run one by one (graph nodes)."""
+        steps = self.ALL_STEPS if steps is None else steps
+        t0 = time.perf_counter()
+        report: dict[str, Any] = {
+            "user_id": job.user_id,
+            "session_id": job.session_id,
+            "ops": [],
+            "applied": None,
+            "episode": None,
+            "rolling_summaries": [],
+            "session_summary": None,
+            "profile_updated": False,
+            "reconsolidated": [],
+            "archived": None,
+        }
+        store = job.store
+        conv = _conversations(store)
+        if conv is None:
+            report["note"] = "store has no conversation log; post-turn processing skipped"
+            self.reports.append(report)
+            return report
+        all_turns = conv.turns(job.user_id, job.session_id)
+        pending = [t for t in all_turns if not t.is_collected]
+        dialogue = _as_dialogue(pending)
+        if "knowledge" not in steps:  # run alone: work on the latest exchange
+            dialogue = _as_dialogue(_exchanges(all_turns)[-1]) if all_turns else []
+        if dialogue:
+            if "knowledge" in steps:
+                self._knowledge(job, dialogue, report)
+            if "profile" in steps:
+                self._profile(job, dialogue, report)
+            if "reconsolidate" in steps:
+                self._reconsolidate(job, dialogue, report)
+        if self.summarize and "rolling" in steps:
+            self._rolling(job, conv, all_turns, report)
+        if "session" in steps:
+            self._session_summary(job, conv, all_turns, report)
+        if job.archive is not None and "archive" in steps:
+            self._archive(job, all_turns, report)
+        if pending and "knowledge" in steps:
+            conv.mark_collected([t.id for t in pending if t.id is not None])
+        report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        self.reports.append(report)
+        return report
+
+    def _existing(self, job: PostTurnJob, dialogue: list[dict[str, str]]) -> list[dict[str, str]]:
+        existing = dict(job.recalled)
+        user_text = " ".join(d["text"] for d in dialogue if d["role"] == "user")[:_QUERY_CHARS]
+        if user_text.strip():
+            try:
+                for it in job.store.search(job.namespace, query=user_text, limit=8):
+                    text = it.value.get("text") if isinstance(it.value, dict) else None
+                    if isinstance(text, str):
+                        existing.setdefault(it.key, text)
+            except Exception as exc:
+                logger.warning("search for existing memories failed: %s", exc)
+        # drop ids that no longer exist (deleted by an earlier job)
+        alive: list[dict[str, str]] = []
+        for key, text in existing.items():
+            if job.store.get(job.namespace, key) is not None:
+                alive.append({"id": key, "text": text})
+        return alive
+
+    def _knowledge(
+        self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
+    ) -> None:
+        decider = self.processors.get("WriteDecider")
+        monitor = self.processors.get("KnowledgeMonitor")
+        apply = self.processors.apply_ops()
+        decision = None
+        if decider is not None:
+            try:
+                decision = decider.decide(dialogue)
+                report["write_decision"] = decision.model_dump()
+            except Exception as exc:
+                logger.warning("write decider failed: %s", exc)
+        if monitor is None or apply is None:
+            return
+        existing = self._existing(job, dialogue)
+        try:
+            ops = monitor.run(dialogue, existing)
+        except Exception as exc:
+            logger.warning("knowledge monitor failed: %s", exc)
+            return
+        if decision is not None and not decision.write_episodic:
+            # chitchat / questions: corrections and boosts still apply, nothing new is added
+            ops = [op for op in ops if op.op != "ADD"]
+        ops = [op for op in ops if op.op != "SKIP"]
+        report["ops"] = [op.model_dump(exclude_none=True) for op in ops]
+        if ops:
+            result = apply(job.store, job.namespace, ops, session_id=job.session_id, now=self.now())
+            report["applied"] = result.model_dump() if hasattr(result, "model_dump") else result
+        if self.store_episodes and decision is not None and decision.write_episodic:
+            now = self.now()
+            rec = MemoryRecord(
+                namespace=job.namespace,
+                kind="episodic",
+                category="episode",
+                text=(decision.thing or decision.context or dialogue[0]["text"])[:4000],
+                who=decision.who or "user",
+                session_id=job.session_id,
+                chat_id=job.session_id,
+                created_at=now,
+                updated_at=now,
+                metadata={
+                    "context": decision.context,
+                    "thing": decision.thing,
+                    "time": now.isoformat(),
+                    "updates": [],
+                    "source_chat_ids": [job.session_id],
+                },
+            )
+            job.store.put(job.namespace, rec.id, rec.to_value())
+            report["episode"] = {"id": rec.id, "text": rec.text}
+
+    def _profile(
+        self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
+    ) -> None:
+        writer = self.processors.get("ProfileWriter")
+        conv = _conversations(job.store)
+        if writer is None or conv is None:
+            return
+        try:
+            from langmem_plus.records import UserProfile
+
+            old = conv.get_profile(job.user_id) or UserProfile(user_id=job.user_id)
+            new = writer.update(old, dialogue)
+            if new is not None and new.model_dump(exclude={"updated_at"}) != old.model_dump(
+                exclude={"updated_at"}
+            ):
+                conv.put_profile(new)
+                report["profile_updated"] = True
+        except Exception as exc:
+            logger.warning("profile writer failed: %s", exc)
+
+    def _reconsolidate(
+        self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
+    ) -> None:
+        recon = self.processors.get("Reconsolidator")
+        if recon is None or not job.recalled:
+            return
+        for key in list(job.recalled)[:3]:
+            item = job.store.get(job.namespace, key)
+            if item is None or not isinstance(item.value, dict):
+                continue
+            if item.value.get("kind") != "episodic":
+                continue
+            try:
+                record = MemoryRecord.from_item(item)
+                context = "\n".join(f"{d['role']}: {d['text']}" for d in dialogue)[:4000]
+                new = recon.reconsolidate(record, context, now=self.now())
+                if isinstance(new, MemoryRecord):
+                    job.store.put(job.namespace, key, new.to_value())
+                    report["reconsolidated"].append(key)
+            except Exception as exc:
+                logger.warning("reconsolidation of %s failed: %s", key, exc)
+
+    def _rolling(
+        self, job: PostTurnJob, conv: Any, all_turns: Sequence[Any], report: dict[str, Any]
+    ) -> None:
+        summarizer = self.processors.get("Summarizer")
+        if summarizer is None:
+            return
+        cfg = self.config
+        exchanges = _exchanges(all_turns)
+        total = len(exchanges)
+        if total < cfg.summarize_after:
+            return
+        existing = conv.rolling_summaries(job.user_id, job.session_id)
+        done = max((s.end_turn for s in existing), default=0)
+        while done + cfg.summarize_every <= total - cfg.keep_verbatim_turns:
+            chunk = exchanges[done : done + cfg.summarize_every]
+            dialogue = _as_dialogue([t for ex in chunk for t in ex])
+            try:
+                out = summarizer.rolling(dialogue)
+            except Exception as exc:
+                logger.warning("rolling summary failed: %s", exc)
+                return
+            saved = conv.add_rolling_summary(
+                RollingSummary(
+                    user_id=job.user_id,
+                    session_id=job.session_id,
+                    start_turn=done + 1,
+                    end_turn=done + cfg.summarize_every,
+                    summary=out.summary,
+                    key_symbols=list(getattr(out, "key_symbols", []) or []),
+                    key_decisions=list(getattr(out, "key_decisions", []) or []),
+                    created_at=self.now(),
+                )
+            )
+            report["rolling_summaries"].append(
+                {"turns": [saved.start_turn, saved.end_turn], "summary": saved.summary}
+            )
+            done += cfg.summarize_every
+
+    def _session_summary(
+        self, job: PostTurnJob, conv: Any, all_turns: Sequence[Any], report: dict[str, Any]
+    ) -> None:
+        summarizer = self.processors.get("Summarizer")
+        if summarizer is None or not any(t.role == "assistant" for t in all_turns):
+            return
+        known = conv.session_summaries(job.user_id, limit=1000)
+        if any(s.session_id == job.session_id for s in known):
+            return
+        first = _exchanges(all_turns)[:1]
+        dialogue = _as_dialogue([t for ex in first for t in ex])
+        try:
+            out = summarizer.session_title(dialogue)
+        except Exception as exc:
+            logger.warning("session title failed: %s", exc)
+            return
+        title, snippet = (out.title, out.snippet) if hasattr(out, "title") else tuple(out)
+        created = all_turns[0].created_at if all_turns else self.now()
+        conv.set_session_summary(
+            SessionSummary(
+                user_id=job.user_id,
+                session_id=job.session_id,
+                title=title,
+                snippet=snippet,
+                created_at=created,
+            )
+        )
+        report["session_summary"] = {"title": title, "snippet": snippet}
+
+    def _archive(self, job: PostTurnJob, all_turns: Sequence[Any], report: dict[str, Any]) -> None:
+        wm = job.archive
+        if wm is None:
+            return
+        dialogue = _as_dialogue(all_turns)
+        summary = None
+        summarizer = self.processors.get("Summarizer")
+        if summarizer is not None and dialogue:
+            try:
+                out = summarizer.episode(dialogue, wm.created_at)
+                summary = out if isinstance(out, str) else getattr(out, "summary", None)
+            except Exception as exc:
+                logger.warning("episode summary failed: %s", exc)
+        rec = archive_record(wm, dialogue, summary=summary, now=self.now(), namespace=job.namespace)
+        if rec is not None:
+            job.store.put(job.namespace, rec.id, rec.to_value())
+            report["archived"] = {"id": rec.id, "text": rec.text}

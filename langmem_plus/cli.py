@@ -1,0 +1,533 @@
+"""`langmem-plus`: the command line (seed 002), a thin shell over `Memory`.
+
+Readable tables by default, ``--json`` for machines; progress bars go to stderr; exit codes:
+0 ok, 1 not found, 2 usage or validation error, 3 anything else (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from langmem_plus.errors import LangmemPlusError, MemoryNotFoundError, ValidationError
+
+__all__ = ["DEFAULT_DB", "build_parser", "main"]
+
+DEFAULT_DB = "./.langmem_plus/memory.db"
+EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+
+# ---------------------------------------------------------------------------- helpers
+class Progress:
+    """A tiny progress bar on stderr, drawn only when stderr is a terminal (or forced)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, force: bool | None = None):
+        self.label = label
+        self.stream = stream or sys.stderr
+        env = os.environ.get("LANGMEM_PLUS_PROGRESS")
+        self.enabled = force if force is not None else (
+            env == "1" or (env != "0" and self.stream.isatty())
+        )  # fmt: skip
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total}")
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def parse_span(text: str) -> timedelta:
+    """'30d', '12h', '90m', '2w' or a bare number of days → timedelta."""
+    m = _SPAN.match(text or "")
+    if not m:
+        raise ValidationError(f"cannot read {text!r} as a time span; use e.g. 30d, 12h, 2w")
+    return timedelta(**{_UNITS[m.group(2)]: float(m.group(1))})
+
+
+def _iso_arg(text: str | None, name: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(f"{name} must be an ISO date/time, got {text!r}") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int = 60) -> str:
+    """Plain aligned text table; long cells are shortened with an ellipsis."""
+    if not rows:
+        return "(none)"
+
+    def cell(v: Any) -> str:
+        s = (
+            ""
+            if v is None
+            else (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v))
+        )
+        s = s.replace("\n", " ")
+        return s if len(s) <= width else s[: width - 1] + "…"
+
+    body = [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body]
+    return "\n".join(lines)
+
+
+def _kv(data: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{k}: {json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v}"
+        for k, v in data.items()
+    )
+
+
+def _model(args: argparse.Namespace) -> Any:
+    """`--model` as an init_chat_model string, or an OpenAI-compatible model at `--base-url`."""
+    if not getattr(args, "model", None):
+        if getattr(args, "base_url", None):
+            raise ValidationError("--base-url needs --model (the model name at that endpoint)")
+        return None
+    if not getattr(args, "base_url", None):
+        return args.model
+    from langchain_openai import ChatOpenAI
+
+    name = args.model.split(":", 1)[1] if args.model.startswith("openai:") else args.model
+    return ChatOpenAI(
+        model=name, base_url=args.base_url, api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    )
+
+
+def _open(args: argparse.Namespace, *, profile: str = "default") -> Any:
+    from langmem_plus.config import MemoryConfig
+    from langmem_plus.memory import Memory
+
+    config = MemoryConfig(profile=args.profile or profile)  # type: ignore[arg-type]
+    if args.embeddings == "none":
+        return Memory(args.db, model=_model(args), config=config, embeddings=False)
+    return Memory(args.db, model=_model(args), config=config)
+
+
+def _user(args: argparse.Namespace) -> str:
+    return args.user or os.environ.get("LANGMEM_PLUS_USER") or "default"
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str] | None = None) -> None:
+    if args.json or human is None:
+        print(json.dumps(data, ensure_ascii=False, indent=None if args.json else 2, default=str))
+    else:
+        print(human())
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_init(args: argparse.Namespace) -> int:
+    from langmem_plus.store.sqlite import SCHEMA_VERSION
+
+    existed = Path(args.db).exists()
+    mem = _open(args)
+    mem.close()
+    data = {
+        "db": str(Path(args.db).resolve()),
+        "schema_version": SCHEMA_VERSION,
+        "created": not existed,
+    }
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    content = sys.stdin.read() if args.content in (None, "-") else args.content
+    conv = args.conversation or (f"conv-{datetime.now(timezone.utc):%Y%m%d}-{uuid.uuid4().hex[:6]}")
+    created = _iso_arg(args.created_at, "--created-at")
+    with _open(args) as mem:
+        turn = mem.add_turn(_user(args), conv, args.role, content, created_at=created)
+    data = {
+        "turn_id": turn.id,
+        "conversation_id": turn.session_id,
+        "symbols_extracted": turn.symbols,
+        "stored_at": turn.created_at.isoformat().replace("+00:00", "Z"),
+    }
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def _time_arg(args: argparse.Namespace) -> Any:
+    if args.time and (args.since or args.until):
+        raise ValidationError("use --time or --since/--until, not both")
+    if args.time:
+        return args.time
+    if args.since or args.until:
+        return (_iso_arg(args.since, "--since"), _iso_arg(args.until, "--until"))
+    return None
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from langmem_plus.text import tokenize
+
+    tokenize("warm up")  # load the jieba dictionary before the timed recall
+    with _open(args, profile="coding") as mem:
+        data = mem.recall(
+            args.query, _user(args), limit=args.limit, session_id=args.conversation,
+            time_range=_time_arg(args),
+        )  # fmt: skip
+
+    def human() -> str:
+        rows = [
+            {
+                **r,
+                "content": r.get("content") or r.get("summary"),
+                "kind": "summary" if r["is_summary"] else r.get("role"),
+            }
+            for r in data["results"]
+        ]
+        table = _table(
+            rows, ["relevance", "conversation_id", "turn_id", "kind", "created_at", "content"]
+        )
+        return (
+            f"{table}\n{len(rows)} of {data['total_searched']} searched in {data['latency_ms']} ms"
+        )
+
+    _emit(args, data, human)
+    return EXIT_OK
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        data = mem.summarize(_user(args), args.conversation, args.from_turn, args.to_turn)
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    chosen = [x for x in (args.older_than, args.conversation, args.all or None) if x is not None]
+    if len(chosen) != 1:
+        raise ValidationError("give exactly one of --older-than, --conversation or --all")
+    with _open(args) as mem:
+        data = mem.cleanup(
+            user_id=args.user,
+            older_than=parse_span(args.older_than) if args.older_than else None,
+            session_id=args.conversation,
+            everything=bool(args.all),
+        )
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        text = mem.export(args.user, args.format)
+    text = text if text.endswith("\n") else text + "\n"
+    if args.output and args.output != "-":
+        Path(args.output).write_text(text, encoding="utf-8")
+        if not args.json:
+            print(f"exported to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    if bool(args.file) == bool(args.from_logs):
+        raise ValidationError("give a FILE (or - for stdin) or --from-logs DIR, not both")
+    bar = Progress("importing")
+    try:
+        with _open(args) as mem:
+            if args.from_logs:
+                data = mem.import_logs(args.from_logs, _user(args), infer=args.infer, progress=bar)
+            else:
+                if args.file == "-":
+                    text = sys.stdin.read()
+                else:
+                    path = Path(args.file)
+                    if not path.is_file():
+                        raise ValidationError(f"no such file: {args.file}")
+                    text = path.read_text(encoding="utf-8")
+                data = mem.import_(text, progress=bar)
+    finally:
+        bar.close()
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    bar = Progress("reindexing")
+    bar(0, 1)
+    try:
+        with _open(args) as mem:
+            data = mem.store.reindex()
+        bar(1, 1)
+    finally:
+        bar.close()
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    bar = Progress("consolidating")
+    try:
+        with _open(args) as mem:
+            data = mem.consolidate(args.user, progress=bar)
+    finally:
+        bar.close()
+    _emit(
+        args,
+        data,
+        lambda: (
+            "\n".join(
+                f"{u}: {json.dumps(r, ensure_ascii=False, default=str)}" for u, r in data.items()
+            )
+            or "(no users)"
+        ),
+    )
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        data = mem.stats()
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    meta = {"category": args.category} if args.category else None
+    with _open(args) as mem:
+        ids = mem.add(
+            args.text,
+            _user(args),
+            session_id=args.conversation,
+            metadata=meta,
+            infer=not args.no_infer,
+        )
+        rows = [mem.get(i, _user(args)).model_dump(mode="json") for i in ids]
+    _emit(args, {"ids": ids, "memories": rows}, lambda: _table(rows, ["id", "category", "text"]))
+    return EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        hits = mem.search(args.query, _user(args), limit=args.limit, time_range=_time_arg(args))
+    data = {"results": [h.model_dump(mode="json", exclude={"memory"}) for h in hits]}
+    rows = [
+        {"score": round(h.score, 4), "id": h.id, "category": h.memory.category, "text": h.text}
+        for h in hits
+    ]
+    _emit(args, data, lambda: _table(rows, ["score", "id", "category", "text"]))
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        page = mem.get_all(_user(args), limit=args.limit, offset=args.offset)
+    data = page.model_dump(mode="json")
+    _emit(
+        args, data,
+        lambda: _table(data["items"], ["id", "category", "updated_at", "text"])
+        + f"\n{len(page.items)} of {page.total} (offset {page.offset})",
+    )  # fmt: skip
+    return EXIT_OK
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        data = mem.get(args.id, _user(args)).model_dump(mode="json")
+        if args.history:
+            data["history"] = mem.history(args.id, _user(args))
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        mem.delete(args.id, _user(args))
+    data = {"deleted": True, "id": args.id}
+    _emit(args, data, lambda: f"deleted {args.id}")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from langmem_plus.demo import run_demo
+
+    run_demo(db_path=args.db_given, model=args.model, base_url=args.base_url)
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        from langmem_plus.errors import MissingExtraError
+
+        raise MissingExtraError.for_extra("server", "uvicorn") from None
+    from langmem_plus.server import create_app
+
+    mem = _open(args)
+    try:
+        uvicorn.run(create_app(mem), host=args.host, port=args.port, log_level="info")
+    finally:
+        mem.close()
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- parser
+def _common(p: argparse.ArgumentParser, suppress: bool) -> None:
+    d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
+    p.add_argument(
+        "--db", default=d(None), help=f"database file (env LANGMEM_PLUS_DB, default {DEFAULT_DB})"
+    )
+    p.add_argument(
+        "--user", default=d(None), help="user id (env LANGMEM_PLUS_USER, default 'default')"
+    )
+    p.add_argument(
+        "--json", action="store_true", default=d(False), help="machine-readable JSON output"
+    )
+    p.add_argument(
+        "--embeddings", choices=["default", "none"], default=d(None),
+        help="'default' (offline USE model) or 'none' (keyword recall only); env LANGMEM_PLUS_EMBEDDINGS",
+    )  # fmt: skip
+    p.add_argument(
+        "--profile", choices=["default", "coding"], default=d(None),
+        help="score profile (recall uses seed 002's 'coding' profile unless told otherwise)",
+    )  # fmt: skip
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="chat model: init_chat_model string, e.g. openai:gpt-4o-mini")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --model")
+
+
+def _time_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time", help="time phrase: 昨天, last week, 2026-01-03, auto")
+    p.add_argument("--since", help="ISO start of the time range")
+    p.add_argument("--until", help="ISO end of the time range")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of `langmem-plus` (global options work before or after the command)."""
+    parser = argparse.ArgumentParser(
+        prog="langmem-plus", description="Long-term memory for LangGraph/LangChain agents."
+    )
+    _common(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _common(common, suppress=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(
+        name: str, fn: Callable[[argparse.Namespace], int], help: str
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help, description=help)
+        p.set_defaults(func=fn)
+        return p
+
+    add("init", cmd_init, "create the database (idempotent)")
+    p = add("store", cmd_store, "store one conversation turn")
+    p.add_argument("--conversation", help="conversation id (default: a new one)")
+    p.add_argument("--role", choices=["user", "assistant", "system", "tool"], default="user")
+    p.add_argument("--content", help="turn text ('-' or absent: read stdin)")
+    p.add_argument("--created-at", help="ISO time of the turn (default: now)")
+    p = add("recall", cmd_recall, "recall relevant past turns and summaries")
+    p.add_argument("--query", "-q", required=True)
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--conversation", help="only this conversation")
+    _time_args(p)
+    p = add("summarize", cmd_summarize, "summarise turns of a conversation")
+    p.add_argument("--conversation", required=True)
+    p.add_argument("--from-turn", type=int)
+    p.add_argument("--to-turn", type=int)
+    _model_args(p)
+    p = add("cleanup", cmd_cleanup, "delete old conversations, one conversation, or everything")
+    p.add_argument("--older-than", help="e.g. 30d, 12h, 2w")
+    p.add_argument("--conversation", help="conversation id")
+    p.add_argument("--all", action="store_true", help="delete everything (of --user, if given)")
+    p = add("export", cmd_export, "export memories and conversations")
+    p.add_argument("--format", choices=["json", "jsonl"], default="json")
+    p.add_argument("--output", "-o", help="file (default: stdout)")
+    p = add("import", cmd_import, "import an export, or plain conversation logs")
+    p.add_argument("file", nargs="?", help="export file, or - for stdin")
+    p.add_argument("--from-logs", metavar="DIR", help="directory of plain conversation logs")
+    p.add_argument("--infer", action="store_true", help="also extract memories from the logs")
+    _model_args(p)
+    add("reindex", cmd_reindex, "rebuild the keyword and vector indexes from SQLite")
+    p = add("consolidate", cmd_consolidate, "merge near-duplicate episodic memories")
+    add("stats", cmd_stats, "counts and sizes")
+    p = add("add", cmd_add, "add a long-term memory (runs the knowledge monitor)")
+    p.add_argument("text")
+    p.add_argument("--conversation")
+    p.add_argument("--category", choices=["preference", "fact", "pattern", "episode"])
+    p.add_argument("--no-infer", action="store_true", help="store the text as given")
+    _model_args(p)
+    p = add("search", cmd_search, "search long-term memories")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=5)
+    _time_args(p)
+    p = add("list", cmd_list, "list long-term memories")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0)
+    p = add("get", cmd_get, "show one memory")
+    p.add_argument("id")
+    p.add_argument("--history", action="store_true", help="include its change history")
+    p = add("delete", cmd_delete, "delete one memory")
+    p.add_argument("id")
+    p = add("demo", cmd_demo, "run the offline demo")
+    _model_args(p)
+    p = add("serve", cmd_serve, "serve the REST API (needs the [server] extra)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `langmem-plus`; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    args.db_given = args.db or os.environ.get("LANGMEM_PLUS_DB")
+    args.db = args.db or os.environ.get("LANGMEM_PLUS_DB") or DEFAULT_DB
+    args.embeddings = args.embeddings or os.environ.get("LANGMEM_PLUS_EMBEDDINGS") or "default"
+    if args.embeddings not in ("default", "none"):
+        print("error: LANGMEM_PLUS_EMBEDDINGS must be 'default' or 'none'", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except MemoryNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    except (ValidationError, ValueError) as exc:
+        print(
+            f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except (LangmemPlusError, Exception) as exc:  # one clear line, never a traceback
+        print(f"error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,641 @@
+"""Memory and AsyncMemory: the mem0-style facade over `HybridStore` (SPEC R-API).
+
+A user's memories live in the namespace ``("memories", user_id)``; conversation turns and
+rolling summaries are kept in the conversation table and indexed for recall under
+``("conversations", user_id)``. `AsyncMemory` runs the same methods in a worker thread, so
+the logic is written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import PutOp
+from pydantic import BaseModel, Field, computed_field
+
+from langmem_plus import _memory_sql as sql
+from langmem_plus._memory_checks import (
+    SETTABLE,
+    check_id,
+    check_int,
+    check_label,
+    check_mapping,
+    make_record,
+    normalize_messages,
+    record_of,
+    with_metadata,
+)
+from langmem_plus._memory_turns import ConversationIndex
+from langmem_plus.config import MemoryConfig
+from langmem_plus.errors import MemoryNotFoundError, ValidationError
+from langmem_plus.records import ConversationTurn, MemoryRecord, UserProfile, utcnow
+from langmem_plus.store import HybridStore
+
+__all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
+
+MEMORY_ROOT = "memories"
+MAX_LIMIT = 1000
+TimeRangeArg = (
+    str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
+)  # phrase, "auto", (start, end) or {"start": ..., "end": ...}
+
+
+class SearchHit(BaseModel):
+    """One search result: the memory, its final score and each component of that score."""
+
+    id: str
+    text: str
+    score: float
+    components: dict[str, Any] = Field(default_factory=dict)
+    memory: MemoryRecord
+
+
+class MemoryPage(BaseModel):
+    """One page of a user's memories, oldest first, with the total for paging."""
+
+    items: list[MemoryRecord]
+    total: int
+    limit: int
+    offset: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None on the last one."""
+        nxt = self.offset + len(self.items)
+        return nxt if nxt < self.total else None
+
+
+# ---------------------------------------------------------------------------- Memory
+class Memory:
+    """Long-term memory for one application, many users: add, search, manage, export.
+
+    `Memory("memory.db")` persists to SQLite; `Memory()` keeps everything in memory.
+    `model` (a LangChain chat model or `init_chat_model` string) drives the processors behind
+    `add(..., infer=True)` and `summarize`; without one they run their offline rules.
+    `embeddings=False` turns vectors off (keyword recall only).
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        store: HybridStore | None = None,
+        model: Any = None,
+        config: MemoryConfig | None = None,
+        embeddings: Embeddings | Literal[False] | None = None,
+    ) -> None:
+        if store is not None and path is not None:
+            raise ValidationError("give either path or store, not both")
+        if store is not None and embeddings is not None:
+            raise ValidationError("embeddings belong to the store: configure them on the store")
+        if store is not None and not isinstance(store, HybridStore):
+            raise ValidationError(f"store must be a HybridStore, got {type(store).__name__}")
+        if config is not None and not isinstance(config, MemoryConfig):
+            raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
+        self._owns_store = store is None
+        if store is None:
+            index: Any = (
+                False
+                if embeddings is False
+                else (None if embeddings is None else {"embed": embeddings})
+            )
+            store = HybridStore(path, index=index, config=config or MemoryConfig())
+        self.store: HybridStore = store
+        self.config: MemoryConfig = config or store.config
+        self.model = model
+        self.turns = ConversationIndex(self.store, self.config, model)
+        self._monitor: Any = None
+        sql.enable_secure_delete(self.store)
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Close the store if this Memory opened it (a passed-in store stays open)."""
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def namespace(user_id: str) -> tuple[str, str]:
+        """The namespace of a user's memories: ``("memories", user_id)``."""
+        return (MEMORY_ROOT, check_label("user_id", user_id))
+
+    # ------------------------------------------------------------------ add
+    def add(
+        self,
+        messages: Any,
+        user_id: str,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        infer: bool = True,
+    ) -> list[str]:
+        """Remember `messages` (text, a message or a list); returns the ids created or changed.
+
+        `infer=True` runs the knowledge monitor (the model, or rules without one) over the
+        exchange and the memories it recalls, then applies its ADD/UPDATE/DELETE/BOOST ops.
+        `infer=False` stores each user/assistant message as given. With `session_id` the
+        messages are also logged as conversation turns (recallable by `recall`). Record fields
+        in `metadata` (category, tags, who, confidence, …) set the field; the rest is kept in
+        `metadata`.
+        """
+        ns = self.namespace(user_id)
+        msgs = normalize_messages(messages)
+        meta = check_mapping("metadata", metadata)
+        with_metadata(MemoryRecord(text="probe"), meta)  # reject bad fields before writing
+        sid = None if session_id is None else check_id("session_id", session_id)
+        if not isinstance(infer, bool):
+            raise ValidationError("infer must be True or False")
+        if sid is not None:
+            for m in msgs:
+                if m["text"].strip():
+                    self.turns.add_turn(user_id, sid, m["role"], m["text"])
+        if not infer:
+            return self._add_raw(ns, msgs, sid, meta)
+        return self._add_inferred(ns, msgs, sid, meta)
+
+    def _add_raw(
+        self, ns: tuple[str, str], msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
+    ) -> list[str]:
+        from langmem_plus.text import extract_symbols
+
+        records = []
+        for m in msgs:
+            if m["role"] not in ("user", "assistant") or not m["text"].strip():
+                continue
+            rec = make_record(
+                namespace=ns,
+                text=m["text"],
+                who=m["role"],
+                session_id=sid,
+                symbols=extract_symbols(m["text"]),
+                source="user_stated" if m["role"] == "user" else "inferred",
+            )
+            records.append(with_metadata(rec, meta))
+        self.store.batch([PutOp(ns, r.id, r.to_value()) for r in records])
+        return [r.id for r in records]
+
+    def _add_inferred(
+        self, ns: tuple[str, str], msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
+    ) -> list[str]:
+        from langmem_plus.processors import KnowledgeMonitor, apply_ops
+
+        if self._monitor is None:
+            self._monitor = KnowledgeMonitor(self.model, self.config)
+        query = " ".join(m["text"] for m in msgs if m["role"] == "user") or msgs[-1]["text"]
+        existing = [h.memory for h in self.search(query[:2000], ns[1], limit=10)]
+        ops = self._monitor.run(msgs, existing)
+        result = apply_ops(self.store, ns, ops, session_id=sid, now=utcnow(), config=self.config)
+        ids = list(dict.fromkeys([*result.created_ids, *result.changed_ids]))
+        if meta:
+            changed = []
+            for i in ids:
+                item = self.store.get(ns, i)
+                if item is not None:
+                    rec = with_metadata(record_of(item), meta)
+                    changed.append(PutOp(ns, i, rec.to_value()))
+            self.store.batch(changed)
+        return ids
+
+    # ------------------------------------------------------------------ read
+    def search(
+        self,
+        query: str,
+        user_id: str,
+        limit: int = 5,
+        filters: Mapping[str, Any] | None = None,
+        time_range: TimeRangeArg = None,
+    ) -> list[SearchHit]:
+        """Memories of `user_id` most relevant to `query`, best first, each with its score parts.
+
+        `filters` matches record fields (``{"category": "preference"}``); `time_range` is a
+        ``(start, end)`` pair (datetimes, ISO strings or epoch seconds; None = open), a time
+        phrase (``"昨天"``, ``"last week"``) or ``"auto"`` to take the phrase from the query.
+        An empty result is an empty list.
+        """
+        ns = self.namespace(user_id)
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query must be a non-empty string")
+        check_int("limit", limit, 1, MAX_LIMIT)
+        flt = check_mapping("filters", filters) or None
+        query, tr = self.turns.time_range(time_range, query, user_id)
+        items = self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr)
+        hits = []
+        for it in items:
+            rec = record_of(it)
+            hits.append(
+                SearchHit(
+                    id=it.key,
+                    text=rec.text,
+                    score=float(it.score or 0.0),
+                    components=dict(getattr(it, "components", {}) or {}),
+                    memory=rec,
+                )
+            )
+        return hits
+
+    def get(self, id: str, user_id: str) -> MemoryRecord:
+        """The memory `id` of `user_id`; raises MemoryNotFoundError when absent."""
+        ns = self.namespace(user_id)
+        item = self.store.get(ns, check_id("id", id))
+        if item is None:
+            raise MemoryNotFoundError(f"no memory {id!r} for user {user_id!r}")
+        return record_of(item)
+
+    def get_all(self, user_id: str, limit: int = 100, offset: int = 0) -> MemoryPage:
+        """One page of the user's memories (oldest first) and the total count."""
+        ns = self.namespace(user_id)
+        check_int("limit", limit, 1, MAX_LIMIT)
+        check_int("offset", offset, 0, 10**12)
+        items = self.store.search(ns, limit=limit + 1, offset=offset)
+        own = [record_of(it) for it in items if tuple(it.namespace) == ns][:limit]
+        return MemoryPage(
+            items=own, total=sql.count_items(self.store, ns), limit=limit, offset=offset
+        )
+
+    def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
+        """How memory `id` came to be: its creation, then every recorded change, oldest first."""
+        rec = self.get(id, user_id)
+        updates = rec.metadata.get("updates")
+        entries = [u for u in updates if u is not None] if isinstance(updates, list) else []
+        first_text = rec.text
+        for u in entries:
+            if isinstance(u, Mapping) and isinstance(u.get("old_text"), str):
+                first_text = u["old_text"]
+                break
+        out: list[dict[str, Any]] = [
+            {"event": "ADD", "at": rec.created_at.isoformat(), "text": first_text}
+        ]
+        for u in entries:
+            if isinstance(u, Mapping):
+                out.append(
+                    {
+                        "event": str(u.get("event", "UPDATE")),
+                        "at": u.get("at") or u.get("time"),
+                        "old_text": u.get("old_text"),
+                        "text": u.get("new_text", u.get("text")),
+                        "detail": dict(u),
+                    }
+                )
+            else:
+                out.append({"event": "UPDATE", "at": None, "text": None, "detail": u})
+        return out
+
+    # ------------------------------------------------------------------ write
+    def update(
+        self,
+        id: str,
+        user_id: str,
+        text: str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Change a memory's text and/or fields; the change is logged in `metadata.updates`."""
+        rec = self.get(id, user_id)
+        fields = check_mapping("data", data)
+        if text is None and not fields:
+            raise ValidationError("give text or data to update")
+        if text is not None and (not isinstance(text, str) or not text.strip()):
+            raise ValidationError("text must be a non-empty string")
+        bad = sorted(set(fields) - SETTABLE)
+        if bad:
+            raise ValidationError(f"cannot update {bad}; settable: {sorted(SETTABLE)}")
+        if text is not None:
+            fields["text"] = text
+        now = utcnow()
+        meta = dict(rec.metadata)
+        if isinstance(fields.get("metadata"), Mapping):
+            meta.update(fields.pop("metadata"))
+        elif "metadata" in fields:
+            raise ValidationError("data.metadata must be a dict")
+        entry: dict[str, Any] = {"event": "UPDATE", "at": now.isoformat(), "source": "api"}
+        if "text" in fields and fields["text"] != rec.text:
+            from langmem_plus.text import extract_symbols
+
+            entry.update(old_text=rec.text, new_text=fields["text"])
+            fields.setdefault("symbols", extract_symbols(fields["text"]))
+        changed = sorted(k for k in fields if k not in ("text", "symbols"))
+        if changed:
+            entry["fields"] = changed
+        meta["updates"] = [*(meta.get("updates") or []), entry]
+        new = make_record(**{**rec.model_dump(), **fields, "metadata": meta, "updated_at": now})
+        self.store.put(rec.namespace, rec.id, new.to_value())
+        return self.get(id, user_id)
+
+    def delete(self, id: str, user_id: str) -> None:
+        """Delete memory `id` from SQLite, the keyword index and the vectors."""
+        rec = self.get(id, user_id)
+        self.store.delete(rec.namespace, rec.id)
+
+    def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
+        """Delete everything of a user: memories, and (unless kept) turns, summaries, profile."""
+        ns = self.namespace(user_id)
+        keys = sql.keys_under(self.store, ns)
+        self._delete_keys(keys)
+        counts = {"memories_deleted": len(keys)}
+        if not keep_conversations:
+            counts.update(self.turns.delete_user(user_id))
+        return counts
+
+    def _delete_keys(self, keys: Sequence[tuple[tuple[str, ...], str]]) -> None:
+        for i in range(0, len(keys), 500):
+            self.store.batch([PutOp(ns, key, None) for ns, key in keys[i : i + 500]])
+
+    def vacuum(self) -> int:
+        """Reclaim space and purge deleted text from the database file; returns bytes freed."""
+        return sql.vacuum(self.store)
+
+    # ------------------------------------------------------------------ lifecycle jobs
+    def users(self) -> list[str]:
+        """Every user with memories, turns or a profile."""
+        with_mem = [ns[1] for ns in sql.namespaces_under(self.store, (MEMORY_ROOT,)) if len(ns) > 1]
+        return sorted(set(with_mem) | set(self.store.conversations.users()))
+
+    def consolidate(
+        self, user_id: str | None = None, *, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
+        """Merge near-duplicate episodes and separate similar ones (SPEC R-LIFE), per user."""
+        from langmem_plus.lifecycle import consolidate
+
+        users = [check_label("user_id", user_id)] if user_id is not None else self.users()
+        out: dict[str, Any] = {}
+        for i, uid in enumerate(users, 1):
+            report = consolidate(
+                self.store, self.namespace(uid), embeddings=self.store.embeddings,
+                config=self.config,
+            )  # fmt: skip
+            out[uid] = _as_dict(report)
+            if progress:
+                progress(i, len(users))
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """Store counts and sizes plus users, sessions and turns."""
+        conv = self.store.conversations
+        sessions = conv.sessions()
+        return {
+            **self.store.stats(),
+            "users": len(self.users()),
+            "sessions": len(sessions),
+            "turns": sum(s["turn_count"] for s in sessions),
+        }
+
+    # ------------------------------------------------------------------ profile
+    def get_profile(self, user_id: str) -> UserProfile:
+        """The user's profile document (empty sections when none was written yet)."""
+        uid = check_label("user_id", user_id)
+        return self.store.conversations.get_profile(uid) or UserProfile(user_id=uid)
+
+    def put_profile(self, user_id: str, **sections: str | None) -> UserProfile:
+        """Edit profile sections by hand (reply_style, language_habits, background).
+
+        Sections given here are marked as edited by the user, so the profile writer never
+        silently overwrites them.
+        """
+        return self.turns.edit_profile(self.get_profile(user_id), sections)
+
+    # ------------------------------------------------------------------ conversations
+    def add_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        role: str,
+        content: str,
+        created_at: datetime | None = None,
+    ) -> ConversationTurn:
+        """Log one conversation turn and index it for `recall`."""
+        return self.turns.add_turn(user_id, session_id, role, content, created_at=created_at)
+
+    def recall(
+        self,
+        query: str,
+        user_id: str,
+        limit: int = 5,
+        session_id: str | None = None,
+        time_range: TimeRangeArg = None,
+    ) -> dict[str, Any]:
+        """Relevant past turns and summaries in seed 002's shape (results, total, latency)."""
+        return self.turns.recall(
+            query, user_id, limit=limit, session_id=session_id, time_range=time_range
+        )
+
+    def summarize(
+        self,
+        user_id: str,
+        session_id: str,
+        from_turn: int | None = None,
+        to_turn: int | None = None,
+    ) -> dict[str, Any]:
+        """Summarise turns `from_turn..to_turn` (1-based positions) of a conversation."""
+        return self.turns.summarize(user_id, session_id, from_turn, to_turn)
+
+    def cleanup(
+        self,
+        *,
+        user_id: str | None = None,
+        older_than: timedelta | float | None = None,
+        session_id: str | None = None,
+        everything: bool = False,
+    ) -> dict[str, Any]:
+        """Delete conversations older than a span (days), one conversation, or everything.
+
+        Counts what went and reports `space_freed_kb` after a VACUUM.
+        """
+        before = sql.db_bytes(self.store)
+        if everything and user_id is not None:
+            counts: dict[str, Any] = self.reset(user_id)
+        elif everything:
+            keys = sql.keys_under(self.store, ())
+            counts = {"memories_deleted": sum(1 for ns, _ in keys if ns[0] == MEMORY_ROOT)}
+            self._delete_keys(keys)
+            counts.update(self.turns.delete_all())
+        else:
+            counts = self.turns.cleanup(
+                user_id=user_id, older_than=older_than, session_id=session_id
+            )
+        sql.vacuum(self.store)
+        counts["space_freed_kb"] = max(0, before - sql.db_bytes(self.store)) // 1024
+        return counts
+
+    # ------------------------------------------------------------------ export / import
+    def export(self, user_id: str | None = None, format: Literal["json", "jsonl"] = "json") -> str:
+        """Everything (or one user's data) as JSON or JSON Lines; `import_` restores it exactly."""
+        from langmem_plus._memory_transfer import export
+
+        return export(self, user_id, format)
+
+    def import_(
+        self, data: str | bytes | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *, progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:  # fmt: skip
+        """Load an `export` (JSON text, JSON Lines text or the parsed dict); returns counts."""
+        from langmem_plus._memory_transfer import import_data
+
+        return import_data(self, data, progress=progress)
+
+    def import_logs(
+        self,
+        directory: str | Path,
+        user_id: str = "default",
+        *,
+        infer: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Import plain conversation logs (``role: text`` lines, JSON or JSONL), one session per
+        file; with `infer=True` memories are extracted from each session too."""
+        from langmem_plus._memory_transfer import import_logs
+
+        return import_logs(self, directory, user_id, infer=infer, progress=progress)
+
+
+def _as_dict(report: Any) -> Any:
+    if isinstance(report, BaseModel):
+        return report.model_dump(mode="json")
+    if hasattr(report, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(report)
+    if isinstance(report, Mapping):
+        return dict(report)
+    return report
+
+
+# ---------------------------------------------------------------------------- AsyncMemory
+class AsyncMemory:
+    """Async twin of `Memory`: the same methods, run in a worker thread (the loop never blocks)."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        store: HybridStore | None = None,
+        model: Any = None,
+        config: MemoryConfig | None = None,
+        embeddings: Embeddings | Literal[False] | None = None,
+        memory: Memory | None = None,
+    ) -> None:
+        self.sync = memory or Memory(
+            path, store=store, model=model, config=config, embeddings=embeddings
+        )
+
+    async def add(
+        self, messages: Any, user_id: str, session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None, infer: bool = True,
+    ) -> list[str]:  # fmt: skip
+        """See `Memory.add`."""
+        return await asyncio.to_thread(
+            self.sync.add, messages, user_id, session_id, metadata, infer
+        )
+
+    async def search(
+        self, query: str, user_id: str, limit: int = 5,
+        filters: Mapping[str, Any] | None = None, time_range: TimeRangeArg = None,
+    ) -> list[SearchHit]:  # fmt: skip
+        """See `Memory.search`."""
+        return await asyncio.to_thread(self.sync.search, query, user_id, limit, filters, time_range)
+
+    async def get(self, id: str, user_id: str) -> MemoryRecord:
+        """See `Memory.get`."""
+        return await asyncio.to_thread(self.sync.get, id, user_id)
+
+    async def get_all(self, user_id: str, limit: int = 100, offset: int = 0) -> MemoryPage:
+        """See `Memory.get_all`."""
+        return await asyncio.to_thread(self.sync.get_all, user_id, limit, offset)
+
+    async def update(
+        self, id: str, user_id: str, text: str | None = None, data: Mapping[str, Any] | None = None
+    ) -> MemoryRecord:
+        """See `Memory.update`."""
+        return await asyncio.to_thread(self.sync.update, id, user_id, text, data)
+
+    async def delete(self, id: str, user_id: str) -> None:
+        """See `Memory.delete`."""
+        await asyncio.to_thread(self.sync.delete, id, user_id)
+
+    async def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
+        """See `Memory.reset`."""
+        return await asyncio.to_thread(
+            self.sync.reset, user_id, keep_conversations=keep_conversations
+        )
+
+    async def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
+        """See `Memory.history`."""
+        return await asyncio.to_thread(self.sync.history, id, user_id)
+
+    async def consolidate(self, user_id: str | None = None) -> dict[str, Any]:
+        """See `Memory.consolidate`."""
+        return await asyncio.to_thread(self.sync.consolidate, user_id)
+
+    async def add_turn(
+        self, user_id: str, session_id: str, role: str, content: str,
+        created_at: datetime | None = None,
+    ) -> ConversationTurn:  # fmt: skip
+        """See `Memory.add_turn`."""
+        return await asyncio.to_thread(
+            self.sync.add_turn, user_id, session_id, role, content, created_at
+        )
+
+    async def recall(
+        self, query: str, user_id: str, limit: int = 5, session_id: str | None = None,
+        time_range: TimeRangeArg = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """See `Memory.recall`."""
+        return await asyncio.to_thread(
+            self.sync.recall, query, user_id, limit, session_id, time_range
+        )
+
+    async def summarize(
+        self,
+        user_id: str,
+        session_id: str,
+        from_turn: int | None = None,
+        to_turn: int | None = None,
+    ) -> dict[str, Any]:
+        """See `Memory.summarize`."""
+        return await asyncio.to_thread(self.sync.summarize, user_id, session_id, from_turn, to_turn)
+
+    async def cleanup(self, **kwargs: Any) -> dict[str, Any]:
+        """See `Memory.cleanup` (same keyword arguments)."""
+        return await asyncio.to_thread(lambda: self.sync.cleanup(**kwargs))
+
+    async def import_logs(
+        self, directory: str | Path, user_id: str = "default", *, infer: bool = False
+    ) -> dict[str, int]:
+        """See `Memory.import_logs`."""
+        return await asyncio.to_thread(
+            lambda: self.sync.import_logs(directory, user_id, infer=infer)
+        )
+
+    async def stats(self) -> dict[str, Any]:
+        """See `Memory.stats`."""
+        return await asyncio.to_thread(self.sync.stats)
+
+    async def get_profile(self, user_id: str) -> UserProfile:
+        """See `Memory.get_profile`."""
+        return await asyncio.to_thread(self.sync.get_profile, user_id)
+
+    async def put_profile(self, user_id: str, **sections: str | None) -> UserProfile:
+        """See `Memory.put_profile`."""
+        return await asyncio.to_thread(lambda: self.sync.put_profile(user_id, **sections))
+
+    async def export(
+        self, user_id: str | None = None, format: Literal["json", "jsonl"] = "json"
+    ) -> str:
+        """See `Memory.export`."""
+        return await asyncio.to_thread(self.sync.export, user_id, format)
+
+    async def import_(self, data: Any) -> dict[str, int]:
+        """See `Memory.import_`."""
+        return await asyncio.to_thread(self.sync.import_, data)
+
+    async def close(self) -> None:
+        """See `Memory.close`."""
+        await asyncio.to_thread(self.sync.close)

@@ -1,0 +1,269 @@
+"""Per-turn analysis: the working memory's topic / context variables / emotion (seed 000),
+code symbols for the symbol index (seed 002), and the editable user profile (seed 001)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langmem_plus.errors import ValidationError
+from langmem_plus.processors import prompts
+from langmem_plus.processors._base import BaseProcessor, normalize_turns
+from langmem_plus.processors._textutil import (
+    detect_lang,
+    split_clauses,
+    split_sentences,
+    to_third_person,
+)
+from langmem_plus.processors.rules import is_question, tech_terms, turn_signals
+from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
+from langmem_plus.processors.summarizer import keywords
+from langmem_plus.records import UserProfile, utcnow
+from langmem_plus.text import extract_symbols
+from langmem_plus.text.symbols import symbol_kind
+
+__all__ = ["ProfileWriter", "SymbolExtractor", "TurnAnalyzer"]
+
+_EMOTIONS: list[tuple[str, re.Pattern[str]]] = [
+    ("anxious", re.compile(r"紧张|焦虑|担心|害怕|不安|慌|压力|\bnervous\b|\banxious\b|\bworried\b|"
+                           r"\bstressed\b|\bscared\b|\bafraid\b|\bpanic", re.I)),
+    ("angry", re.compile(r"生气|气死|愤怒|火大|烦死|\bangry\b|\bfurious\b|\bpissed\b|\bannoyed\b", re.I)),
+    ("frustrated", re.compile(r"郁闷|崩溃|搞不定|受够|无语|\bfrustrat|\bstuck\b|\bugh\b|"
+                              r"\bdoesn't work\b|\bnot working\b", re.I)),
+    ("sad", re.compile(r"难过|伤心|哭|失落|沮丧|心情不好|抑郁|\bsad\b|\bdepressed\b|\bupset\b|"
+                       r"\bheartbroken\b|\bcry", re.I)),
+    ("tired", re.compile(r"累|疲惫|困|没精神|熬夜|\btired\b|\bexhausted\b|\bsleepy\b|\bburn(?:ed|t) out\b",
+                         re.I)),
+    ("excited", re.compile(r"兴奋|激动|期待|太棒|\bexcited\b|\bcan't wait\b|\bthrilled\b|!{2,}", re.I)),
+    ("grateful", re.compile(r"谢谢|感谢|多谢|\bthanks?\b|\bthank you\b|\bgrateful\b|\bappreciate", re.I)),
+    ("happy", re.compile(r"开心|高兴|快乐|哈哈|幸福|\bhappy\b|\bglad\b|\bgreat\b|\bawesome\b|\blove it\b|"
+                         r"😀|😄|😊", re.I)),
+    ("relaxed", re.compile(r"放松|轻松|悠闲|舒服|\brelaxed\b|\bcalm\b|\bchill\b", re.I)),
+]  # fmt: skip
+
+_ZH_TIME = re.compile(
+    r"(?:今天|明天|后天|昨天|前天|今晚|明晚|下周[一二三四五六日天末]?|上周[一二三四五六日天末]?|"
+    r"下个?月|周[一二三四五六日末]|星期[一二三四五六日天]|\d{1,2}月\d{1,2}[日号]|\d{1,2}点(?:\d{1,2}分|半)?)"
+)
+_EN_TIME = re.compile(
+    r"\b(?:today|tomorrow|tonight|yesterday|next (?:week|month|year|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)|last (?:week|month|night|year)|on (?:monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|at \d{1,2}(?::\d\d)?\s?(?:am|pm)?|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?)\b",
+    re.I,
+)
+_ZH_PLACE = re.compile(
+    r"(?:在|去|到|住在|来自)([\u4e00-\u9fff]{2,6}?)(?:的|工作|上班|出差|玩|旅游|开会|参加|见|吃|上学|读书|[，,。]|$)"
+)
+_EN_PLACE = re.compile(r"\b(?:in|to|at|from) ((?:[A-Z][a-z]+)(?: [A-Z][a-z]+)?)\b")
+
+
+def _rule_analysis(text: str) -> TurnAnalysis:
+    symbols = extract_symbols(text)
+    topics = symbols[:3] or keywords([text], limit=3)
+    lang = detect_lang(text)
+    topic = ("、" if lang == "zh" else ", ").join(topics)
+    variables: dict[str, str] = {}
+    times = (_ZH_TIME if lang == "zh" else _EN_TIME).findall(text)
+    if times:
+        variables["time"] = times[0]
+    place = (_ZH_PLACE if lang == "zh" else _EN_PLACE).search(text)
+    if place:
+        variables["place"] = place.group(1)
+    for sym in symbols:
+        key = {"path": "file", "error": "error"}.get(symbol_kind(sym), "symbol")
+        variables.setdefault(key, sym)
+    signals = turn_signals(text)
+    for st in signals.statements:
+        if st.slot and st.slot.endswith(":name") and st.who == "user":
+            m = re.search(r"(?:叫|name is|called)\s*([\w\u4e00-\u9fff]+)", st.text)
+            if m:
+                variables["user_name"] = m.group(1)
+    if is_question(text):
+        variables["intent"] = "question"
+    elif signals.remember:
+        variables["intent"] = "remember"
+    emotion = "neutral"
+    for label, pattern in _EMOTIONS:
+        if pattern.search(text):
+            emotion = label
+            break
+    return TurnAnalysis(topic=topic, context_variables=variables, emotion=emotion)
+
+
+class TurnAnalyzer(BaseProcessor):
+    """Reads one user turn into the working memory's topic, variables and emotion."""
+
+    def analyze(self, text: str) -> TurnAnalysis:
+        """`TurnAnalysis(topic, context_variables, emotion)` of one user message."""
+        if not isinstance(text, str):
+            raise ValidationError("text must be a string")
+        if self.llm is not None and text.strip():
+            out = self.llm.call(
+                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, f"<message>\n{text}\n</message>"
+            )
+            if out is not None:
+                return out
+        return _rule_analysis(text)
+
+    async def aanalyze(self, text: str) -> TurnAnalysis:
+        """Async twin of `analyze`."""
+        if not isinstance(text, str):
+            raise ValidationError("text must be a string")
+        if self.llm is not None and text.strip():
+            out = await self.llm.acall(
+                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, f"<message>\n{text}\n</message>"
+            )
+            if out is not None:
+                return out
+        return _rule_analysis(text)
+
+
+def _rule_symbols(text: str) -> list[SymbolInfo]:
+    out: list[SymbolInfo] = []
+    sentences = split_sentences(text) or [text]
+
+    def context_of(name: str) -> str:
+        for s in sentences:
+            if name in s:
+                return s.strip()[:200]
+        return ""
+
+    for sym in extract_symbols(text):
+        kind = symbol_kind(sym)
+        out.append(
+            SymbolInfo(
+                name=sym,
+                kind=kind if kind in ("function", "class", "path", "error") else "function",
+                context=context_of(sym),
+            )
+        )
+    names = {s.name for s in out}
+    for term in tech_terms(text):
+        if term not in names and not any(term in n for n in names):
+            out.append(SymbolInfo(name=term, kind="technology", context=context_of(term)))
+    return out
+
+
+class SymbolExtractor(BaseProcessor):
+    """Functions, classes, paths, error types and technologies for the symbol index."""
+
+    def extract(self, text: str) -> list[SymbolInfo]:
+        """Symbols of `text` with kind and context; the model only adds to what rules find."""
+        if not isinstance(text, str):
+            raise ValidationError("text must be a string")
+        found = _rule_symbols(text)
+        if self.llm is not None and text.strip():
+            out = self.llm.call(SymbolsOut, prompts.SYMBOL_PROMPT, f"<text>\n{text}\n</text>")
+            if out is not None:
+                names = {s.name for s in found}
+                found += [s for s in out.symbols if s.name not in names and s.name in text]
+        return found
+
+
+# ------------------------------------------------------------------------------ profile
+_STYLE_ZH = re.compile(
+    r"(?:回答|回复|说话|解释)[^。！？]{0,12}(?:简短|简洁|详细|具体|通俗|口语|正式|幽默)|"
+    r"(?:用|说)(?:中文|英文|英语)(?:回答|回复|交流)|(?:别|不要)用(?:表情|emoji|术语)|"
+    r"多举(?:点)?例子|(?:列表|要点)(?:形式)?(?:回答|列出)|少说废话|直接给(?:答案|代码)"
+)
+_STYLE_EN = re.compile(
+    r"\b(?:keep|make) (?:your |the )?(?:answers?|repl(?:y|ies)|responses?)\b.*|"
+    r"\b(?:reply|answer|respond|talk to me) in \w+|\bno emojis?\b|"
+    r"\b(?:don't|do not) use (?:emojis?|jargon)\b|\buse bullet points\b|"
+    r"\bbe (?:concise|brief|more detailed|direct)\b|\bmore examples\b|"
+    r"\bprefer (?:short|brief|detailed|concise) (?:answers|replies|responses)\b|"
+    r"\bjust (?:give|show) me the code\b",
+    re.I,
+)
+_BACKGROUND_FAMILIES = frozenset({"personal"})
+_SECTION_LIMIT = 300
+
+
+def _append(section: str, sentence: str, lang: str) -> str:
+    sentence = sentence.strip()
+    if not sentence or sentence in section:
+        return section
+    sep = "；" if lang == "zh" else "; "
+    parts = [p for p in re.split(r"[；;]\s*", section) if p.strip()] + [sentence]
+    text = sep.join(parts)
+    while len(text) > _SECTION_LIMIT and len(parts) > 1:
+        parts.pop(0)  # the oldest note leaves first
+        text = sep.join(parts)
+    return text[:_SECTION_LIMIT]
+
+
+def _language_note(texts: list[str]) -> str:
+    joined = " ".join(texts)
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", joined))
+    latin_words = len(re.findall(r"[A-Za-z]{2,}", joined))
+    if cjk == 0 and latin_words == 0:
+        return ""
+    if cjk and latin_words >= 3 and cjk < latin_words * 6:
+        return "中英文混用" if cjk >= latin_words else "Mixes English and Chinese"
+    return "主要使用中文" if cjk else "Writes in English"
+
+
+def _rule_profile(profile: UserProfile, turns: list[dict[str, str]]) -> ProfileUpdateOut:
+    users = [t["text"] for t in turns if t["role"] == "user"]
+    style, background = profile.reply_style, profile.background
+    for text in users:
+        for sentence in split_sentences(text) or [text]:
+            lang = detect_lang(sentence)
+            for clause in split_clauses(sentence) or [sentence]:
+                if (_STYLE_ZH if lang == "zh" else _STYLE_EN).search(clause):
+                    style = _append(style, to_third_person(clause, lang), lang)
+        for st in turn_signals(text).statements:
+            if st.family in _BACKGROUND_FAMILIES and st.who == "user":
+                background = _append(background, st.text, st.lang)
+    habits = profile.language_habits
+    note = _language_note(users)
+    if note and note not in habits:
+        habits = _append(
+            re.sub(
+                r"主要使用中文|Writes in English|中英文混用|Mixes English and Chinese", "", habits
+            ).strip("；; "),
+            note,
+            "zh" if re.search(r"[\u4e00-\u9fff]", note) else "en",
+        )
+    return ProfileUpdateOut(
+        reply_style=style if style != profile.reply_style else "",
+        language_habits=habits if habits != profile.language_habits else "",
+        background=background if background != profile.background else "",
+    )
+
+
+class ProfileWriter(BaseProcessor):
+    """Keeps the user-profile document current without overwriting hand-edited sections."""
+
+    SECTIONS = ("reply_style", "language_habits", "background")
+
+    def update(self, profile: UserProfile, turns: Any) -> UserProfile:
+        """A new profile with sections updated from `turns`; sections listed in
+        `profile.edited_by_user` are never changed."""
+        if not isinstance(profile, UserProfile):
+            raise ValidationError("profile must be a UserProfile")
+        t = normalize_turns(turns)
+        out = None
+        if self.llm is not None and t:
+            user = (
+                f"<profile>\n{profile.render() or '(empty)'}\n</profile>\n"
+                + prompts.render_turns(t)
+            )
+            out = self.llm.call(ProfileUpdateOut, prompts.PROFILE_PROMPT, user)
+        if out is None:
+            out = _rule_profile(profile, t)
+        return self._apply(profile, out)
+
+    def _apply(self, profile: UserProfile, out: ProfileUpdateOut) -> UserProfile:
+        changes: dict[str, str] = {}
+        for section in self.SECTIONS:
+            value = getattr(out, section).strip()[:_SECTION_LIMIT]
+            if not value or value == getattr(profile, section):
+                continue
+            if section in profile.edited_by_user:
+                continue  # hand-edited: never overwritten by the writer
+            changes[section] = value
+        if not changes:
+            return profile.model_copy(deep=True)
+        return profile.model_copy(update={**changes, "updated_at": utcnow()}, deep=True)

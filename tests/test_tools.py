@@ -1,0 +1,125 @@
+"""search_memory / manage_memory tools: keywords, natural time ranges, per-user namespaces."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from _agent_fakes import FakeClock, scripted, tool_call
+from langchain.agents import create_agent
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langmem_plus import HybridStore
+from langmem_plus.middleware import MemoryMiddleware
+from langmem_plus.records import MemoryRecord, SessionSummary
+from langmem_plus.tools import (
+    create_manage_memory_tool,
+    create_search_memory_tool,
+    resolve_time_range,
+)
+
+NOW = datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc)
+
+
+def _put(store: HybridStore, user: str, text: str, at: datetime) -> str:
+    rec = MemoryRecord(text=text, created_at=at, updated_at=at)
+    store.put(("memories", user), rec.id, rec.to_value())
+    return rec.id
+
+
+def _cfg(user: str) -> dict[str, Any]:
+    return {"configurable": {"user_id": user}}
+
+
+def _call(t: Any, args: dict[str, Any], user: str) -> ToolMessage:
+    msg = t.invoke(
+        {"type": "tool_call", "name": t.name, "args": args, "id": "x"}, config=_cfg(user)
+    )
+    assert isinstance(msg, ToolMessage)
+    return msg
+
+
+def test_time_phrases_in_query_and_argument() -> None:
+    store = HybridStore(index=False)
+    ids = {}
+    for day, text in [(14, "discussed the Rust borrow checker"), (3, "discussed Rust macros")]:
+        ids[day] = _put(store, "u", text, NOW)
+        with store.db.write() as conn:
+            ts = datetime(2026, 1, day, 15, 0, tzinfo=timezone.utc).timestamp()
+            conn.execute("UPDATE items SET created_at=? WHERE key=?", (ts, ids[day]))
+    search = create_search_memory_tool(store, clock=lambda: NOW)
+    out = _call(search, {"query": "昨天 Rust"}, "u")
+    keys = [m["id"] for m in out.artifact["memories"]]
+    assert keys == [ids[14]]
+    out = _call(search, {"query": "Rust", "time_range": "2026-01-03"}, "u")
+    assert [m["id"] for m in out.artifact["memories"]] == [ids[3]]
+    out = _call(search, {"query": "Rust", "time_range": "2026-01-01..2026-01-20"}, "u")
+    assert len(out.artifact["memories"]) == 2
+    assert out.artifact["memories"][0]["components"]  # score parts travel as artifact
+    out = _call(search, {"query": "Rust", "time_range": "last week"}, "u")
+    assert out.artifact["memories"] == [] and "No matching" in out.content
+    # another user sees nothing
+    assert _call(search, {"query": "Rust"}, "v").artifact["memories"] == []
+
+
+def test_last_time_means_previous_session() -> None:
+    store = HybridStore(index=False)
+    conv = store.conversations
+    t1 = NOW - timedelta(days=2)
+    conv.add_turn("u", "s1", "user", "hello", created_at=t1)
+    conv.add_turn("u", "s2", "user", "again", created_at=NOW - timedelta(minutes=1))
+    conv.set_session_summary(
+        SessionSummary(
+            user_id="u", session_id="s1", title="Rust talk", snippet="macros", created_at=t1
+        )
+    )
+    rng = resolve_time_range("上次", now=NOW, store=store, user_id="u", current_session="s2")
+    assert rng is not None and rng[0] == t1
+    search = create_search_memory_tool(store, clock=lambda: NOW)
+    out = _call(search, {"query": "what did we discuss last time"}, "u")
+    assert "Rust talk" in out.content
+    assert resolve_time_range("nothing here", now=NOW) is None
+
+
+def test_manage_tool_create_update_delete_scoped_per_user() -> None:
+    store = HybridStore(index=False)
+    manage = create_manage_memory_tool(store)
+    msg = _call(manage, {"action": "create", "content": "User owns a bike"}, "u")
+    mid = msg.content.split()[-1]
+    assert store.get(("memories", "u"), mid).value["text"] == "User owns a bike"
+    assert "no memory" in _call(manage, {"action": "delete", "id": mid}, "other").content
+    _call(manage, {"action": "update", "id": mid, "content": "User owns two bikes"}, "u")
+    item = store.get(("memories", "u"), mid)
+    assert item.value["text"] == "User owns two bikes"
+    assert item.value["metadata"]["updates"]
+    assert "needs content" in _call(manage, {"action": "create"}, "u").content
+    _call(manage, {"action": "delete", "id": mid}, "u")
+    assert store.get(("memories", "u"), mid) is None
+
+
+def test_tools_inside_an_agent_with_runtime_store_and_async() -> None:
+    store = HybridStore(index=False)
+    _put(store, "amy", "Amy's sister is called Lena", NOW)
+    clock = FakeClock(NOW)
+    mw = MemoryMiddleware(tools=True, background=False, clock=clock)
+    model = scripted(
+        [
+            tool_call("search_memory", {"query": "sister"}, "c1"),
+            tool_call("manage_memory", {"action": "create", "content": "Amy plays chess"}, "c2"),
+            "Your sister is Lena.",
+        ]
+    )
+    agent = create_agent(model, middleware=[mw], store=store, checkpointer=InMemorySaver())
+    out = asyncio.run(
+        agent.ainvoke(
+            {"messages": [{"role": "user", "content": "who is my sister? also I play chess"}]},
+            {"configurable": {"thread_id": "t", "user_id": "amy"}},
+        )
+    )
+    tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert "Lena" in tool_msgs[0].content
+    assert tool_msgs[1].content.startswith("created memory")
+    texts = [i.value["text"] for i in store.search(("memories", "amy"), limit=20)]
+    assert "Amy plays chess" in texts
