@@ -4,6 +4,9 @@ Hybrid BM25 (jieba) + FAISS recall over SQLite, under the spec's explainable wei
 fully offline by default.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import default_embeddings
 from langmem_plus.errors import (
@@ -23,22 +26,82 @@ from langmem_plus.records import (
 from langmem_plus.retriever import MemoryRetriever
 from langmem_plus.store import HybridStore, MemorySearchItem
 
+if TYPE_CHECKING:
+    from langmem_plus.memory import AsyncMemory, Memory
+    from langmem_plus.middleware import MemoryMiddleware
+    from langmem_plus.nodes import (
+        MemoryState,
+        create_extract_node,
+        create_recall_node,
+        create_reconsolidate_node,
+        create_summarize_node,
+    )
+    from langmem_plus.processors import KnowledgeMonitor, MemoryOp, apply_ops
+    from langmem_plus.tools import create_manage_memory_tool, create_search_memory_tool
+    from langmem_plus.working import WorkingMemory
+
 __version__ = "0.1.0"
 
+# Agent-side names load on first use: `import langmem_plus` stays light for store-only users.
+_LAZY = {
+    "AsyncMemory": "langmem_plus.memory",
+    "Memory": "langmem_plus.memory",
+    "MemoryMiddleware": "langmem_plus.middleware",
+    "MemoryState": "langmem_plus.nodes",
+    "create_extract_node": "langmem_plus.nodes",
+    "create_reconsolidate_node": "langmem_plus.nodes",
+    "create_recall_node": "langmem_plus.nodes",
+    "create_summarize_node": "langmem_plus.nodes",
+    "KnowledgeMonitor": "langmem_plus.processors",
+    "MemoryOp": "langmem_plus.processors",
+    "apply_ops": "langmem_plus.processors",
+    "create_manage_memory_tool": "langmem_plus.tools",
+    "create_search_memory_tool": "langmem_plus.tools",
+    "WorkingMemory": "langmem_plus.working",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langmem_plus' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "AsyncMemory",
     "ConversationTurn",
     "EmbeddingModelMismatchError",
     "HybridStore",
     "InvalidQueryError",
+    "KnowledgeMonitor",
     "LangmemPlusError",
+    "Memory",
     "MemoryConfig",
+    "MemoryMiddleware",
     "MemoryNotFoundError",
+    "MemoryOp",
     "MemoryRecord",
     "MemoryRetriever",
     "MemorySearchItem",
+    "MemoryState",
     "RollingSummary",
     "SessionSummary",
     "UserProfile",
     "ValidationError",
+    "WorkingMemory",
+    "apply_ops",
+    "create_extract_node",
+    "create_manage_memory_tool",
+    "create_recall_node",
+    "create_reconsolidate_node",
+    "create_search_memory_tool",
+    "create_summarize_node",
     "default_embeddings",
 ]

@@ -16,7 +16,9 @@ class MemoryConfig(BaseModel):
 
     Similarity thresholds (`merge_threshold`, `separate_threshold`) depend on the embedding
     model's similarity scale; the defaults are calibrated for the bundled USE-multilingual
-    model (see docs/concepts.md) and must be re-calibrated for another model.
+    model (see docs/calibration.md: duplicates score 0.83-0.96, confusable events 0.59-0.85,
+    unrelated 0.08-0.26) and must be re-calibrated for another model
+    (`benchmarks/calibrate_thresholds.py`).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
@@ -84,8 +86,18 @@ class MemoryConfig(BaseModel):
     keep_verbatim_turns: int = Field(5, ge=1, description="Recent turns kept verbatim.")
 
     # --- R-LIFE -----------------------------------------------------------------------
-    merge_threshold: float = Field(0.85, ge=-1, le=1, description="cosine >= this: merge.")
-    separate_threshold: float = Field(0.65, ge=-1, le=1, description="cosine >= this: separate.")
+    merge_threshold: float = Field(
+        0.81,
+        ge=-1,
+        le=1,
+        description="cosine >= this: merge (seed: 0.85 for its model; 0.81 calibrated for USE).",
+    )
+    separate_threshold: float = Field(
+        0.55,
+        ge=-1,
+        le=1,
+        description="cosine >= this: separate (seed: 0.65; 0.55 calibrated for USE).",
+    )
     merge_window_same_chat_s: int = Field(1800, ge=0, description="Same chat merge window.")
     merge_window_diff_chat_s: int = Field(604800, ge=0, description="Cross chat merge window.")
     episode_decay_after_days: float = Field(7, ge=0)
