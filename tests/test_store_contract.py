@@ -348,3 +348,12 @@ def test_default_embeddings_is_a_process_singleton():
     assert e is default_embeddings()
     vecs = e.embed_documents(["我喜欢猫", "I like cats", ""])
     assert len(vecs) == 3 and all(len(v) == 512 for v in vecs)
+
+
+def test_substring_fallback_when_no_term_matches():
+    s = HybridStore(index=False)
+    s.put(("m",), "a", {"text": "我喜欢喝咖啡"})
+    s.put(("m",), "b", {"text": "我喜欢喝茶"})
+    hits = s.search(("m",), query="咖啡")
+    assert hits and hits[0].key == "a"
+    s.close()

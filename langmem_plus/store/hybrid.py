@@ -65,6 +65,7 @@ logger = logging.getLogger(__name__)
 _SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
 _SCAN_CAP = 20_000
 _LOG_COMPACT_AT = 10_000
+_LIKE_MAX_DOCS = 50_000
 
 
 class MemorySearchItem(SearchItem):
@@ -271,7 +272,10 @@ class HybridStore(BaseStore):
             if self._vec is not None and self.path is not None:
                 with self._db.read() as conn:
                     self._vec.sync(conn)
-                self._vec.save()
+                try:
+                    self._vec.save()
+                except OSError as exc:  # only a cache: the next open rebuilds or replays
+                    logger.warning("could not write the vector snapshot: %s", exc)
                 with self._db.write() as conn:
                     n = conn.execute("SELECT COUNT(*) FROM vec_log").fetchone()[0]
                     if n > _LOG_COMPACT_AT:
@@ -504,21 +508,22 @@ class HybridStore(BaseStore):
                     conn.execute("DELETE FROM items WHERE id=?", (prev[0],))
                 continue
             tokens = tokenize(p.keyword_text) if op.index is not False else []
+            indexed = 0 if op.index is False else 1
             ttl = op.ttl
             expires = now + ttl * 60 if ttl is not None else None
             payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
             if prev is None:
                 rid = conn.execute(
                     "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
-                    "expires_at, doc_len) VALUES (?,?,?,?,?,?,?,?)",
-                    (ns_id, key, payload, now, now, ttl, expires, len(tokens)),
+                    "expires_at, doc_len, indexed) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (ns_id, key, payload, now, now, ttl, expires, len(tokens), indexed),
                 ).lastrowid
             else:
                 rid = prev[0]
                 conn.execute(
                     "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, "
-                    "doc_len=? WHERE id=?",
-                    (payload, now, ttl, expires, len(tokens), rid),
+                    "doc_len=?, indexed=? WHERE id=?",
+                    (payload, now, ttl, expires, len(tokens), indexed, rid),
                 )
             if tokens:
                 kw_docs.append((ns_id, rid, tokens))
@@ -665,8 +670,13 @@ class HybridStore(BaseStore):
         except Exception as exc:  # the keyword index cannot serve: substring fallback
             logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
             bm25 = self._like(conn, ns_ids, query, pool)
-        if not q and not bm25:
-            bm25 = self._like(conn, ns_ids, query, pool)
+        if not any(v > 0 for v in bm25.values()) and (
+            not q or self._kw.stats(conn, ns_ids).n_docs <= _LIKE_MAX_DOCS
+        ):
+            # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
+            # sub-word of a jieba token): substring matching, bounded to small namespaces.
+            like = self._like(conn, ns_ids, query, pool)
+            bm25 = {**bm25, **like}
         rows = self._rows(conn, set(bm25) | set(sims))
         keep = self._keep(rows, flt, time_range, now)
         if (flt or time_range) and len(keep) < want:
@@ -843,7 +853,8 @@ class HybridStore(BaseStore):
             for w in words:
                 pat = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
                 for (rid,) in conn.execute(
-                    f"SELECT id FROM items WHERE ns_id IN ({marks}) AND value LIKE ? ESCAPE '\\' "
+                    f"SELECT id FROM items WHERE ns_id IN ({marks}) AND indexed = 1 "
+                    f"AND value LIKE ? ESCAPE '\\' "
                     f"ORDER BY id DESC LIMIT ?",
                     (*part, pat, k),
                 ):

@@ -118,6 +118,10 @@ _MIGRATIONS: list[str] = [
     );
     CREATE INDEX IF NOT EXISTS symbol_user ON symbol_index(user_id, symbol);
     """,
+    # 003_items_indexed: items put with index=False stay out of every text match
+    """
+    ALTER TABLE items ADD COLUMN indexed INTEGER NOT NULL DEFAULT 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -122,7 +122,10 @@ class VectorIndex:
                     ns_id: faiss.serialize_index(idx.index) for ns_id, idx in self._ns.items()
                 },
             }
-        tmp = self.snapshot_path.with_suffix(".tmp")
+        # A unique temp name: several processes may snapshot the same store at once.
+        tmp = self.snapshot_path.with_name(
+            f"{self.snapshot_path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        )
         with open(tmp, "wb") as fh:
             pickle.dump(snap, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self.snapshot_path)
