@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import PutOp
 
-from langmem_plus import _memory_sql as sql
 from langmem_plus._memory_checks import check_label
 from langmem_plus._memory_turns import TURN_ROOT
 from langmem_plus.errors import ValidationError
@@ -54,10 +53,10 @@ def _dt(value: Any) -> datetime | None:
 def _records(mem: Memory, user_id: str | None) -> dict[str, list[dict[str, Any]]]:
     store, conv = mem.store, mem.store.conversations
     if user_id is None:
-        namespaces = [ns for ns in sql.namespaces_under(store, ()) if ns[0] != TURN_ROOT]
+        namespaces = [ns for ns in store.list_namespaces(limit=2**62) if ns[0] != TURN_ROOT]
         users = conv.users()
     else:
-        namespaces = sql.namespaces_under(store, mem.namespace(user_id))
+        namespaces = store.list_namespaces(prefix=mem.namespace(user_id), limit=2**62)
         users = [user_id]
     items = []
     for ns in namespaces:
@@ -206,7 +205,7 @@ def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int],
                      int(r.get("access_count") or 0))
                 )  # fmt: skip
         mem.store.batch(ops)
-        sql.set_item_stats(mem.store, stats)
+        mem.store.restore_item_stats(stats)
         tick(len(part))
     return len(rows)
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from langgraph.store.base import PutOp
 
-from langmem_plus import _memory_sql as sql
 from langmem_plus._memory_checks import check_id, check_int, check_label
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
@@ -135,8 +134,8 @@ class ConversationIndex:
             part = rows[i : i + 256]
             self.store.batch([PutOp((TURN_ROOT, u), key, value) for u, key, value, _ in part])
             if backdate:
-                sql.set_item_stats(
-                    self.store, [((TURN_ROOT, u), key, at, at, None, 0) for u, key, _, at in part]
+                self.store.restore_item_stats(
+                    [((TURN_ROOT, u), key, at, at, None, 0) for u, key, _, at in part]
                 )
 
     def edit_profile(self, prof: UserProfile, sections: Mapping[str, Any]) -> UserProfile:
@@ -253,7 +252,7 @@ class ConversationIndex:
                 )
         return {
             "results": results,
-            "total_searched": sql.count_items(self.store, ns),
+            "total_searched": self.store.count(ns),
             "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
         }
 
@@ -310,7 +309,7 @@ class ConversationIndex:
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Every turn, summary, index entry and the profile of one user."""
         before = self._sessions()
-        self._drop_items(sql.keys_under(self.store, (TURN_ROOT, user_id)))
+        self._drop_items(self.store.keys((TURN_ROOT, user_id)))
         counts = dict(self.log.delete(user_id=user_id))
         counts["conversations_deleted"] = len(before - self._sessions())
         return counts
@@ -318,7 +317,7 @@ class ConversationIndex:
     def delete_all(self) -> dict[str, int]:
         """Every turn, summary, profile and index entry of every user."""
         before = self._sessions()
-        self._drop_items(sql.keys_under(self.store, (TURN_ROOT,)))
+        self._drop_items(self.store.keys((TURN_ROOT,)))
         counts = dict(self.log.delete_all())
         counts["conversations_deleted"] = len(before)
         return counts

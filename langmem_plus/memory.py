@@ -18,7 +18,6 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 from pydantic import BaseModel, Field, computed_field
 
-from langmem_plus import _memory_sql as sql
 from langmem_plus._memory_checks import (
     SETTABLE,
     check_id,
@@ -111,7 +110,6 @@ class Memory:
         self.model = model
         self.turns = ConversationIndex(self.store, self.config, model)
         self._monitor: Any = None
-        sql.enable_secure_delete(self.store)
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -258,9 +256,7 @@ class Memory:
         check_int("offset", offset, 0, 10**12)
         items = self.store.search(ns, limit=limit + 1, offset=offset)
         own = [record_of(it) for it in items if tuple(it.namespace) == ns][:limit]
-        return MemoryPage(
-            items=own, total=sql.count_items(self.store, ns), limit=limit, offset=offset
-        )
+        return MemoryPage(items=own, total=self.store.count(ns), limit=limit, offset=offset)
 
     def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
         """How memory `id` came to be: its creation, then every recorded change, oldest first."""
@@ -338,7 +334,7 @@ class Memory:
     def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
         """Delete everything of a user: memories, and (unless kept) turns, summaries, profile."""
         ns = self.namespace(user_id)
-        keys = sql.keys_under(self.store, ns)
+        keys = self.store.keys(ns)
         self._delete_keys(keys)
         counts = {"memories_deleted": len(keys)}
         if not keep_conversations:
@@ -351,12 +347,16 @@ class Memory:
 
     def vacuum(self) -> int:
         """Reclaim space and purge deleted text from the database file; returns bytes freed."""
-        return sql.vacuum(self.store)
+        return self.store.vacuum()
 
     # ------------------------------------------------------------------ lifecycle jobs
     def users(self) -> list[str]:
         """Every user with memories, turns or a profile."""
-        with_mem = [ns[1] for ns in sql.namespaces_under(self.store, (MEMORY_ROOT,)) if len(ns) > 1]
+        with_mem = [
+            ns[1]
+            for ns in self.store.list_namespaces(prefix=(MEMORY_ROOT,), limit=2**62)
+            if len(ns) > 1
+        ]
         return sorted(set(with_mem) | set(self.store.conversations.users()))
 
     def consolidate(
@@ -449,11 +449,11 @@ class Memory:
 
         Counts what went and reports `space_freed_kb` after a VACUUM.
         """
-        before = sql.db_bytes(self.store)
+        before = self.store.db_bytes()
         if everything and user_id is not None:
             counts: dict[str, Any] = self.reset(user_id)
         elif everything:
-            keys = sql.keys_under(self.store, ())
+            keys = self.store.keys(())
             counts = {"memories_deleted": sum(1 for ns, _ in keys if ns[0] == MEMORY_ROOT)}
             self._delete_keys(keys)
             counts.update(self.turns.delete_all())
@@ -461,8 +461,8 @@ class Memory:
             counts = self.turns.cleanup(
                 user_id=user_id, older_than=older_than, session_id=session_id
             )
-        sql.vacuum(self.store)
-        counts["space_freed_kb"] = max(0, before - sql.db_bytes(self.store)) // 1024
+        self.store.vacuum()
+        counts["space_freed_kb"] = max(0, before - self.store.db_bytes()) // 1024
         return counts
 
     # ------------------------------------------------------------------ export / import

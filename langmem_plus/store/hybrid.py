@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,11 +26,9 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
     TTLConfig,
     ensure_embeddings,
@@ -48,84 +45,27 @@ from langmem_plus.errors import (
     StoreClosedError,
     ValidationError,
 )
+from langmem_plus.store import _maintenance, _ranking, _writes
+from langmem_plus.store._common import (
+    _ROW_COLS,
+    _SEP,
+    MemorySearchItem,
+    _as_epoch,
+    _ns_str,
+    _string_leaves,
+    _ts,
+)
 from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.filters import matches, validate_filter
 from langmem_plus.store.keyword import KeywordIndex
-from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
 from langmem_plus.store.sqlite import Database
-from langmem_plus.store.vector import VectorIndex, decode_vec, encode_vec
-from langmem_plus.text.intent import is_preference_query
-from langmem_plus.text.symbols import extract_symbols
-from langmem_plus.text.tokenize import query_terms, tokenize
+from langmem_plus.store.vector import VectorIndex
 
 __all__ = ["HybridStore", "MemorySearchItem"]
 
 logger = logging.getLogger(__name__)
 
-_SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
-_SCAN_CAP = 20_000
 _LOG_COMPACT_AT = 10_000
-_LIKE_MAX_DOCS = 50_000
-
-
-class MemorySearchItem(SearchItem):
-    """A search hit: `score` is the final score, `components` explains it part by part."""
-
-    __slots__ = ("_rowid", "access_count", "components", "last_accessed")
-
-    def __init__(
-        self,
-        *,
-        namespace: tuple[str, ...],
-        key: str,
-        value: dict[str, Any],
-        created_at: datetime,
-        updated_at: datetime,
-        score: float | None = None,
-        components: dict[str, Any] | None = None,
-        access_count: int = 0,
-        last_accessed: datetime | None = None,
-    ) -> None:
-        super().__init__(namespace, key, value, created_at, updated_at, score)
-        self.components = components or {}
-        self.access_count = access_count
-        self.last_accessed = last_accessed
-
-    def dict(self) -> dict:
-        out = super().dict()
-        out["components"] = self.components
-        return out
-
-
-def _ns_str(namespace: Sequence[str]) -> str:
-    return _SEP.join(namespace)
-
-
-def _ts(x: float | None) -> datetime | None:
-    return None if x is None else datetime.fromtimestamp(x, tz=timezone.utc)
-
-
-def _as_epoch(x: datetime | float | int | str | None) -> float | None:
-    if x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str):
-        x = datetime.fromisoformat(x.replace("Z", "+00:00"))
-    if x.tzinfo is None:
-        x = x.replace(tzinfo=timezone.utc)
-    return x.timestamp()
-
-
-def _string_leaves(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _string_leaves(v, out)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _string_leaves(v, out)
 
 
 @dataclass
@@ -140,12 +80,6 @@ class _Plan:
     ops: list[Op]
     puts: dict[tuple[tuple[str, ...], str], _PutPlan]
     queries: list[str]
-
-
-_ROW_COLS = (
-    "i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
-    "i.access_count, i.ttl_minutes, i.expires_at"
-)
 
 
 class HybridStore(BaseStore):
@@ -451,108 +385,19 @@ class HybridStore(BaseStore):
                             if op.refresh_ttl:
                                 refresh.extend(h._rowid for h in hits if h._rowid is not None)
                         elif isinstance(op, ListNamespacesOp):
-                            results[i] = self._list_namespaces(conn, op, now)
+                            results[i] = _ranking.list_namespaces(self, conn, op, now)
             if plan.puts or refresh:
                 with self._db.write() as conn:
                     if refresh:
                         self._refresh_ttl(conn, refresh, now)
                     if plan.puts:
-                        self._apply_puts(conn, plan, doc_vecs, now)
+                        _writes.apply_puts(self, conn, plan, doc_vecs, now)
                 if plan.puts and self._vec is not None:
                     with self._db.read() as conn:
                         self._vec.sync(conn)
         return results
 
     # ================================================================ writes
-    def _ns_ids_for_write(
-        self, conn: Any, namespaces: Iterable[tuple[str, ...]]
-    ) -> dict[tuple[str, ...], int]:
-        out: dict[tuple[str, ...], int] = {}
-        for ns in set(namespaces):
-            s = _ns_str(ns)
-            conn.execute("INSERT OR IGNORE INTO namespaces(ns) VALUES (?)", (s,))
-            out[ns] = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()[0]
-        return out
-
-    def _apply_puts(self, conn: Any, plan: _Plan, doc_vecs: np.ndarray | None, now: float) -> None:
-        ns_ids = self._ns_ids_for_write(conn, (k[0] for k in plan.puts))
-        # 1. unindex whatever the touched keys held before
-        old: list[tuple[int, int, int]] = []
-        keys_by_ns: dict[int, list[str]] = {}
-        for ns, key in plan.puts:
-            keys_by_ns.setdefault(ns_ids[ns], []).append(key)
-        existing: dict[tuple[int, str], tuple[int, float]] = {}
-        for ns_id, keys in keys_by_ns.items():
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                marks = ",".join("?" * len(part))
-                for rid, key, dl, created in conn.execute(
-                    f"SELECT id, key, doc_len, created_at FROM items WHERE ns_id=? AND key IN ({marks})",
-                    (ns_id, *part),
-                ):
-                    existing[(ns_id, key)] = (rid, created)
-                    old.append((ns_id, rid, dl))
-        if old:
-            self._kw.remove_many(conn, [o for o in old if o[2] > 0 or True])
-            self._drop_vectors(conn, [o[1] for o in old])
-        # 2. write the new state
-        kw_docs: list[tuple[int, int, list[str]]] = []
-        vec_rows: list[tuple[int, int, str, bytes]] = []
-        cursor = 0
-        for (ns, key), p in plan.puts.items():
-            ns_id = ns_ids[ns]
-            prev = existing.get((ns_id, key))
-            op = p.op
-            if op.value is None:
-                if prev is not None:
-                    conn.execute("DELETE FROM items WHERE id=?", (prev[0],))
-                continue
-            tokens = tokenize(p.keyword_text) if op.index is not False else []
-            indexed = 0 if op.index is False else 1
-            ttl = op.ttl
-            expires = now + ttl * 60 if ttl is not None else None
-            payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
-            if prev is None:
-                rid = conn.execute(
-                    "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
-                    "expires_at, doc_len, indexed) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (ns_id, key, payload, now, now, ttl, expires, len(tokens), indexed),
-                ).lastrowid
-            else:
-                rid = prev[0]
-                conn.execute(
-                    "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, "
-                    "doc_len=?, indexed=? WHERE id=?",
-                    (payload, now, ttl, expires, len(tokens), indexed, rid),
-                )
-            if tokens:
-                kw_docs.append((ns_id, rid, tokens))
-            for path, _text in p.texts:
-                assert doc_vecs is not None
-                vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor])))
-                cursor += 1
-        self._kw.add_many(conn, kw_docs)
-        for rid, ns_id, path, blob in vec_rows:
-            vid = conn.execute(
-                "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
-                (rid, ns_id, path, blob),
-            ).lastrowid
-            conn.execute("INSERT INTO vec_log(ns_id, vec_id, op) VALUES (?,?,1)", (ns_id, vid))
-
-    def _drop_vectors(self, conn: Any, item_ids: Sequence[int]) -> None:
-        for i in range(0, len(item_ids), 500):
-            part = list(item_ids[i : i + 500])
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                f"SELECT id, ns_id FROM vectors WHERE item_id IN ({marks})", part
-            ).fetchall()
-            if rows:
-                conn.executemany(
-                    "INSERT INTO vec_log(ns_id, vec_id, op) VALUES (?,?,0)",
-                    [(ns_id, vid) for vid, ns_id in rows],
-                )
-                conn.execute(f"DELETE FROM vectors WHERE item_id IN ({marks})", part)
-
     def _refresh_ttl(self, conn: Any, rowids: Sequence[int], now: float) -> None:
         conn.executemany(
             "UPDATE items SET expires_at = ? + ttl_minutes * 60 WHERE id=? AND ttl_minutes IS NOT NULL",
@@ -639,247 +484,9 @@ class HybridStore(BaseStore):
             return [
                 self._row_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]
             ]
-        return self._ranked(conn, ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now)
-
-    def _ranked(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        query: str,
-        qvec: np.ndarray | None,
-        flt: Mapping[str, Any] | None,
-        limit: int,
-        offset: int,
-        now: float,
-        *,
-        current_topic: str | None = None,
-        time_range: tuple[float | None, float | None] | None = None,
-    ) -> list[Any]:
-        query = query[: self.config.max_query_chars]
-        want = offset + limit
-        pool = max(self.config.keyword_candidates, want * 3)
-        vpool = max(self.config.vector_candidates, want * 3)
-        q = query_terms(query, self.config.max_query_chars)
-        sims: dict[int, float] = {}
-        if qvec is not None and self._vec is not None:
-            hits = self._vec.search(ns_ids, qvec, vpool)
-            sims = self._vec_to_items(conn, hits)
-        bm25: dict[int, float] = {}
-        try:
-            bm25 = self._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys())
-        except Exception as exc:  # the keyword index cannot serve: substring fallback
-            logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
-            bm25 = self._like(conn, ns_ids, query, pool)
-        if not any(v > 0 for v in bm25.values()) and (
-            not q or self._kw.stats(conn, ns_ids).n_docs <= _LIKE_MAX_DOCS
-        ):
-            # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
-            # sub-word of a jieba token): substring matching, bounded to small namespaces.
-            like = self._like(conn, ns_ids, query, pool)
-            bm25 = {**bm25, **like}
-        rows = self._rows(conn, set(bm25) | set(sims))
-        keep = self._keep(rows, flt, time_range, now)
-        if (flt or time_range) and len(keep) < want:
-            scanned = self._scan(conn, ns_ids, flt, now, _SCAN_CAP)
-            extra_ids = [r[0] for r in scanned if self._in_range(r, time_range)]
-            if extra_ids:
-                bm25.update(self._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids))
-                rows.update({r[0]: r for r in scanned})
-                keep = self._keep(rows, flt, time_range, now)
-        if not keep:
-            return []
-        missing = [i for i in keep if i not in sims]
-        if qvec is not None and missing:
-            sims.update(self._cosines(conn, missing, qvec))
-        sims_k = {i: sims[i] for i in keep if i in sims}
-        bm_k = {i: bm25.get(i, 0.0) for i in keep}
-        fused = fuse_relevance(bm_k, sims_k, self.config.w_fusion_keyword)
-        pref = is_preference_query(query)
-        topic_tokens = set(tokenize(current_topic)) if current_topic else set()
-        q_symbols = (
-            {s.lower() for s in extract_symbols(query)}
-            if self.config.profile == "coding"
-            else set()
+        return _ranking.ranked(
+            self, conn, ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now
         )
-        n = len(keep)
-        last = np.full(n, np.nan)
-        count = np.zeros(n)
-        conf = np.full(n, np.nan)
-        pref_item = np.zeros(n, dtype=bool)
-        on_topic = np.zeros(n, dtype=bool)
-        sym = np.zeros(n)
-        for j, rid in enumerate(keep):
-            row = rows[rid]
-            value = json.loads(row[3])
-            used = row[6] if row[6] is not None else row[5]
-            last[j] = used
-            count[j] = row[7]
-            c = value.get("confidence")
-            if isinstance(c, (int, float)) and not isinstance(c, bool):
-                conf[j] = c
-            pref_item[j] = value.get("category") == "preference"
-            if topic_tokens:
-                on_topic[j] = bool(topic_tokens & set(tokenize(self._keyword_text(value))))
-            if q_symbols:
-                item_syms = value.get("symbols")
-                if not isinstance(item_syms, list):
-                    item_syms = extract_symbols(self._keyword_text(value))
-                have = {str(x).lower() for x in item_syms}
-                sym[j] = len(q_symbols & have) / len(q_symbols)
-            elif self.config.profile == "coding":
-                sym[j] = fused[rid][1]
-        fused_arr = np.array([fused[rid][0] for rid in keep])
-        vnorm = np.array([fused[rid][2] for rid in keep])
-        parts = score_batch(
-            config=self.config,
-            now=now,
-            fused=fused_arr,
-            last_used=last,
-            access_count=count,
-            confidence=conf,
-            preference_item=pref_item,
-            preference_query=pref,
-            on_topic=on_topic,
-            symbol_match=sym,
-            vector_norm=vnorm,
-        )
-        ids = np.asarray(keep, dtype=np.int64)
-        order = np.lexsort((-ids, -parts["score"]))[offset:want]
-        out = []
-        for j in order.tolist():
-            rid = keep[j]
-            comp = ScoreParts(
-                score=float(parts["score"][j]),
-                keyword=float(fused_arr[j]),
-                bm25=float(bm_k[rid]),
-                bm25_norm=float(fused[rid][1]),
-                vector=float(sims_k.get(rid, 0.0)),
-                vector_norm=float(vnorm[j]),
-                category_boost=float(parts["category_boost"][j]),
-                recency=float(parts["recency"][j]),
-                frequency=float(parts["frequency"][j]),
-                confidence=float(parts["confidence"][j]),
-                topic_boost=float(parts["topic_boost"][j]),
-                symbol_match=float(sym[j]),
-                profile=self.config.profile,
-            )
-            out.append(
-                self._row_item(
-                    rows[rid], MemorySearchItem, score=comp.score, components=comp.as_dict()
-                )
-            )
-        return out
-
-    def _keyword_text(self, value: Mapping[str, Any]) -> str:
-        return "\n".join(t for _, t in self._texts(value, None))
-
-    @staticmethod
-    def _in_range(row: Sequence[Any], tr: tuple[float | None, float | None] | None) -> bool:
-        if not tr:
-            return True
-        lo, hi = tr
-        return (lo is None or row[4] >= lo) and (hi is None or row[4] <= hi)
-
-    def _keep(
-        self, rows: Mapping[int, Any], flt: Mapping[str, Any] | None, tr: Any, now: float
-    ) -> list[int]:
-        omit = self._omit_expired()
-        out = []
-        for rid, row in rows.items():
-            if omit and row[9] is not None and row[9] < now:
-                continue
-            if not self._in_range(row, tr):
-                continue
-            if flt and not matches(json.loads(row[3]), flt):
-                continue
-            out.append(rid)
-        return out
-
-    def _rows(self, conn: Any, ids: Iterable[int]) -> dict[int, Any]:
-        ids = list(ids)
-        out: dict[int, Any] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for row in conn.execute(
-                f"SELECT {_ROW_COLS} FROM items i JOIN namespaces n ON n.id=i.ns_id "
-                f"WHERE i.id IN ({marks})",
-                part,
-            ):
-                out[row[0]] = row
-        return out
-
-    def _vec_to_items(self, conn: Any, hits: Sequence[tuple[int, float]]) -> dict[int, float]:
-        if not hits:
-            return {}
-        best = dict(hits)
-        vids = list(best)
-        out: dict[int, float] = {}
-        for i in range(0, len(vids), 500):
-            part = vids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for vid, item_id in conn.execute(
-                f"SELECT id, item_id FROM vectors WHERE id IN ({marks})", part
-            ):
-                s = best[vid]
-                if s > out.get(item_id, -math.inf):
-                    out[item_id] = s
-        return out
-
-    def _cosines(self, conn: Any, item_ids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
-        q = qvec / (np.linalg.norm(qvec) or 1.0)
-        out: dict[int, float] = {}
-        for i in range(0, len(item_ids), 500):
-            part = list(item_ids[i : i + 500])
-            marks = ",".join("?" * len(part))
-            for item_id, blob in conn.execute(
-                f"SELECT item_id, vec FROM vectors WHERE item_id IN ({marks})", part
-            ):
-                v = decode_vec(blob)
-                s = float(v @ q / (np.linalg.norm(v) or 1.0))
-                if s > out.get(item_id, -math.inf):
-                    out[item_id] = s
-        return out
-
-    def _like(self, conn: Any, ns_ids: Sequence[int], query: str, k: int) -> dict[int, float]:
-        """Substring fallback: items whose value contains the query's words, as plain data."""
-        words = [w for w in query.split() if w][:8] or ([query.strip()] if query.strip() else [])
-        if not words:
-            return {}
-        scores: dict[int, float] = {}
-        for i in range(0, len(ns_ids), 500):
-            part = list(ns_ids[i : i + 500])
-            marks = ",".join("?" * len(part))
-            for w in words:
-                pat = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                for (rid,) in conn.execute(
-                    f"SELECT id FROM items WHERE ns_id IN ({marks}) AND indexed = 1 "
-                    f"AND value LIKE ? ESCAPE '\\' "
-                    f"ORDER BY id DESC LIMIT ?",
-                    (*part, pat, k),
-                ):
-                    scores[rid] = scores.get(rid, 0.0) + 1.0
-        return scores
-
-    def _list_namespaces(
-        self, conn: Any, op: ListNamespacesOp, now: float
-    ) -> list[tuple[str, ...]]:
-        sql = "SELECT n.ns FROM namespaces n WHERE EXISTS (SELECT 1 FROM items i WHERE i.ns_id=n.id"
-        if self._omit_expired():
-            sql += " AND (i.expires_at IS NULL OR i.expires_at >= ?))"
-            rows = conn.execute(sql, (now,)).fetchall()
-        else:
-            rows = conn.execute(sql + ")").fetchall()
-        namespaces = [tuple(r[0].split(_SEP)) for r in rows]
-        if op.match_conditions:
-            namespaces = [
-                ns for ns in namespaces if all(_ns_match(c, ns) for c in op.match_conditions)
-            ]
-        if op.max_depth is not None:
-            namespaces = sorted({ns[: op.max_depth] for ns in namespaces})
-        else:
-            namespaces = sorted(namespaces)
-        return namespaces[op.offset : op.offset + op.limit]
 
     # ================================================================ extras
     def search(  # type: ignore[override]
@@ -906,12 +513,12 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        op, tr = self._extra_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        op, tr = _ranking.extended_op(
+            self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
         plan = self._plan([op])
         _, q_vecs = self._embed_sync(plan)
-        return self._run_extra(op, q_vecs, current_topic, tr)
+        return _ranking.run_extended(self, op, q_vecs, current_topic, tr)
 
     async def asearch(  # type: ignore[override]
         self,
@@ -937,85 +544,12 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        op, tr = self._extra_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        op, tr = _ranking.extended_op(
+            self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
         plan = self._plan([op])
         _, q_vecs = await self._embed_async(plan)
-        return await asyncio.to_thread(self._run_extra, op, q_vecs, current_topic, tr)
-
-    def _extra_op(
-        self,
-        prefix: Any,
-        query: Any,
-        flt: Any,
-        limit: Any,
-        offset: Any,
-        refresh: Any,
-        time_range: Any,
-    ) -> tuple[SearchOp, tuple[float | None, float | None] | None]:
-        tr = None
-        if time_range is not None:
-            if not isinstance(time_range, (tuple, list)) or len(time_range) != 2:
-                raise InvalidQueryError(
-                    "time_range must be a (start, end) pair; use None for open ends"
-                )
-            try:
-                tr = (_as_epoch(time_range[0]), _as_epoch(time_range[1]))
-            except (TypeError, ValueError) as exc:
-                raise InvalidQueryError(
-                    f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}"
-                ) from None
-            if tr[0] is not None and tr[1] is not None and tr[0] > tr[1]:
-                raise InvalidQueryError("time_range start is after its end")
-        refresh_v = (
-            refresh
-            if refresh is not None
-            else bool((self.ttl_config or {}).get("refresh_on_read", True))
-        )
-        op = SearchOp(tuple(prefix), flt, limit, offset, query, refresh_v)
-        return op, tr
-
-    def _run_extra(
-        self, op: SearchOp, q_vecs: dict[str, np.ndarray], topic: str | None, tr: Any
-    ) -> list[Any]:
-        self._ensure_open()
-        now = time.time()
-        with self._db.lock:
-            with self._db.read() as conn:
-                if self._vec is not None:
-                    self._vec.sync(conn)
-                ns_ids = self._ns_ids(conn, op.namespace_prefix)
-                if not ns_ids or op.limit == 0:
-                    return []
-                if op.query:
-                    qv = q_vecs.get(op.query[: self.config.max_query_chars])
-                    hits = self._ranked(
-                        conn,
-                        ns_ids,
-                        op.query,
-                        qv,
-                        op.filter,
-                        op.limit,
-                        op.offset,
-                        now,
-                        current_topic=topic,
-                        time_range=tr,
-                    )
-                else:
-                    rows = [
-                        r
-                        for r in self._scan(conn, ns_ids, op.filter, now, None)
-                        if self._in_range(r, tr)
-                    ]
-                    hits = [
-                        self._row_item(r, MemorySearchItem)
-                        for r in rows[op.offset : op.offset + op.limit]
-                    ]
-            if op.refresh_ttl and any(h._rowid is not None for h in hits):
-                with self._db.write() as conn:
-                    self._refresh_ttl(conn, [h._rowid for h in hits if h._rowid is not None], now)
-        return hits
+        return await asyncio.to_thread(_ranking.run_extended, self, op, q_vecs, current_topic, tr)
 
     def mark_used(
         self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
@@ -1051,116 +585,58 @@ class HybridStore(BaseStore):
         """Async twin of `mark_used`."""
         return await asyncio.to_thread(self.mark_used, namespace, list(keys), now=now)
 
-    # ---------------------------------------------------------------- TTL
+    # ================================================================ maintenance
     def sweep_ttl(self) -> int:
         """Delete expired items from every index; returns how many were removed."""
-        self._ensure_open()
-        now = time.time()
-        with self._db.read() as conn:
-            rows = conn.execute(
-                "SELECT n.ns, i.key FROM items i JOIN namespaces n ON n.id=i.ns_id "
-                "WHERE i.expires_at IS NOT NULL AND i.expires_at < ?",
-                (now,),
-            ).fetchall()
-        if rows:
-            self.batch([PutOp(tuple(ns.split(_SEP)), key, None) for ns, key in rows])
-        return len(rows)
+        return _maintenance.sweep_ttl(self)
 
     async def asweep_ttl(self) -> int:
-        return await asyncio.to_thread(self.sweep_ttl)
+        """Async twin of `sweep_ttl`."""
+        return await asyncio.to_thread(_maintenance.sweep_ttl, self)
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
         """Start a daemon thread that sweeps expired items periodically."""
-        if self._sweeper is not None:
-            return
-        interval = (
-            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        )
-        self._sweeper_stop.clear()
-
-        def loop() -> None:
-            while not self._sweeper_stop.wait(float(interval) * 60):
-                try:
-                    self.sweep_ttl()
-                except Exception as exc:  # keep sweeping; report
-                    logger.warning("TTL sweep failed: %s", exc)
-
-        self._sweeper = threading.Thread(target=loop, name="langmem-ttl-sweeper", daemon=True)
-        self._sweeper.start()
+        _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        if self._sweeper is None:
-            return True
-        self._sweeper_stop.set()
-        self._sweeper.join(timeout)
-        alive = self._sweeper.is_alive()
-        self._sweeper = None
-        return not alive
+        """Stop the sweeper thread; True when it has stopped."""
+        return _maintenance.stop_ttl_sweeper(self, timeout)
 
-    # ---------------------------------------------------------------- maintenance
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
-        self._ensure_open()
-        with self._db.read() as conn:
-            rows = conn.execute("SELECT id, ns_id, value FROM items ORDER BY id").fetchall()
-        texts = {rid: self._texts(json.loads(v), None) for rid, _ns, v in rows}
-        vecs: dict[int, np.ndarray] = {}
-        if vectors and self.embeddings is not None:
-            flat = [(rid, path, t) for rid, ts in texts.items() for path, t in ts]
-            for i in range(0, len(flat), 256):
-                chunk = flat[i : i + 256]
-                arr = np.asarray(self.embeddings.embed_documents([c[2] for c in chunk]), np.float32)
-                for (rid, _path, _t), v in zip(chunk, arr, strict=True):
-                    vecs.setdefault(rid, np.empty((0, self.dims), np.float32))
-                    vecs[rid] = np.vstack([vecs[rid], v[None, :]])
-        with self._db.write() as conn:
-            conn.execute("DELETE FROM postings")
-            conn.execute("DELETE FROM terms")
-            conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
-            docs = []
-            for rid, ns_id, _v in rows:
-                toks = tokenize("\n".join(t for _, t in texts[rid]))
-                conn.execute("UPDATE items SET doc_len=? WHERE id=?", (len(toks), rid))
-                if toks:
-                    docs.append((ns_id, rid, toks))
-            self._kw.add_many(conn, docs)
-            if vectors and self.embeddings is not None:
-                conn.execute("DELETE FROM vectors")
-                conn.execute("DELETE FROM vec_log")
-                for rid, ns_id, _v in rows:
-                    for (path, _t), v in zip(texts[rid], vecs.get(rid, []), strict=False):
-                        conn.execute(
-                            "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
-                            (rid, ns_id, path, encode_vec(v)),
-                        )
-                self._db.set_meta(conn, "embedding_model", self.model_name)
-                self._db.set_meta(conn, "embedding_dims", str(self.dims))
-        if self._vec is not None:
-            with self._db.read() as conn:
-                self._vec.rebuild(conn)
-        return {"items": len(rows), "vectors": sum(len(v) for v in vecs.values())}
+        return _maintenance.reindex(self, vectors=vectors)
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
-        self._ensure_open()
-        with self._db.read() as conn:
-            items = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
-            nss = conn.execute(
-                "SELECT COUNT(*) FROM namespaces n WHERE EXISTS (SELECT 1 FROM items i WHERE i.ns_id=n.id)"
-            ).fetchone()[0]
-            vecs = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
-            posts = conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
-            pages = conn.execute("PRAGMA page_count").fetchone()[0]
-            psize = conn.execute("PRAGMA page_size").fetchone()[0]
-        return {
-            "items": items,
-            "namespaces": nss,
-            "vectors": vecs,
-            "postings": posts,
-            "db_bytes": pages * psize,
-            "embedding_model": self.model_name or None,
-            "faiss_vectors": self._vec.count() if self._vec else 0,
-        }
+        return _maintenance.stats(self)
+
+    def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
+        """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
+        return _maintenance.count(self, namespace_prefix, exact)
+
+    def keys(
+        self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
+    ) -> list[tuple[tuple[str, ...], str]]:
+        """(namespace, key) of every item in (or under) a namespace, in insertion order."""
+        return _maintenance.keys(self, namespace_prefix, exact)
+
+    def restore_item_stats(
+        self,
+        rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],
+    ) -> int:
+        """Restore (namespace, key, created_at, updated_at, last_accessed, access_count).
+
+        A put stamps items with the current time; a lossless import sets the originals.
+        """
+        return _maintenance.restore_item_stats(self, rows)
+
+    def db_bytes(self) -> int:
+        """Bytes the database occupies (file + WAL)."""
+        return _maintenance.db_bytes(self)
+
+    def vacuum(self) -> int:
+        """Reclaim space so deleted text leaves the file; returns bytes freed."""
+        return _maintenance.vacuum(self)
 
     @property
     def conversations(self) -> ConversationLog:
@@ -1174,17 +650,3 @@ class HybridStore(BaseStore):
     def db(self) -> Database:
         """The underlying SQLite database (shared by the conversation log)."""
         return self._db
-
-
-def _ns_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
-    path = cond.path
-    if len(ns) < len(path):
-        return False
-    pairs = (
-        zip(ns, path, strict=False)
-        if cond.match_type == "prefix"
-        else zip(reversed(ns), reversed(path), strict=False)
-    )
-    if cond.match_type not in ("prefix", "suffix"):
-        raise InvalidQueryError(f"unsupported match type: {cond.match_type}")
-    return all(p == "*" or k == p for k, p in pairs)

@@ -229,7 +229,9 @@ class KeywordIndex:
         if need_avg:
             # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
             # IDF is negative and rank-bm25 would rank a matching document below a blank one).
-            floor = max(self.epsilon * self._average_idf(conn, ns_ids, st.n_docs, st.avgdl), _MIN_IDF)
+            floor = max(
+                self.epsilon * self._average_idf(conn, ns_ids, st.n_docs, st.avgdl), _MIN_IDF
+            )
             idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
         budget = self.max_postings_scan

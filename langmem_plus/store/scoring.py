@@ -104,10 +104,8 @@ def fuse_relevance(
     vn = (c - lo) / spread if spread > 1e-9 else np.where([i in sims for i in ids], 1.0, 0.0)
     raw = wb * _zscores(b) + wv * _zscores(c)
     r_lo, r_hi = float(raw.min()), float(raw.max())
-    if r_hi - r_lo > 1e-12:
-        fused = (raw - r_lo) / (r_hi - r_lo)
-    else:  # no signal separates the candidates: fall back to the plain weighted inputs
-        fused = wb * bn + wv * vn
+    # When no signal separates the candidates, fall back to the plain weighted inputs.
+    fused = (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
     return {
         i: (float(f), float(x), float(y)) for i, f, x, y in zip(ids, fused, bn, vn, strict=True)
     }

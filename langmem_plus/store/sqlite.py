@@ -149,6 +149,8 @@ class Database:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self.conn.execute("PRAGMA temp_store=MEMORY")
+        # Deletion is real: freed pages are zeroed, so deleted text does not linger in the file.
+        self.conn.execute("PRAGMA secure_delete=ON")
         self.conn.execute("PRAGMA cache_size=-65536")
         self.migrate()
 

@@ -1,0 +1,79 @@
+"""Shared pieces of the HybridStore modules: row layout, time conversion, the search item."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from langgraph.store.base import SearchItem
+
+__all__ = ["MemorySearchItem"]
+
+_SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
+_SCAN_CAP = 20_000
+_LIKE_MAX_DOCS = 50_000
+_ROW_COLS = (
+    "i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
+    "i.access_count, i.ttl_minutes, i.expires_at"
+)
+
+
+class MemorySearchItem(SearchItem):
+    """A search hit: `score` is the final score, `components` explains it part by part."""
+
+    __slots__ = ("_rowid", "access_count", "components", "last_accessed")
+
+    def __init__(
+        self,
+        *,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float | None = None,
+        components: dict[str, Any] | None = None,
+        access_count: int = 0,
+        last_accessed: datetime | None = None,
+    ) -> None:
+        super().__init__(namespace, key, value, created_at, updated_at, score)
+        self.components = components or {}
+        self.access_count = access_count
+        self.last_accessed = last_accessed
+
+    def dict(self) -> dict:
+        out = super().dict()
+        out["components"] = self.components
+        return out
+
+
+def _ns_str(namespace: Sequence[str]) -> str:
+    return _SEP.join(namespace)
+
+
+def _ts(x: float | None) -> datetime | None:
+    return None if x is None else datetime.fromtimestamp(x, tz=timezone.utc)
+
+
+def _as_epoch(x: datetime | float | int | str | None) -> float | None:
+    if x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        x = datetime.fromisoformat(x.replace("Z", "+00:00"))
+    if x.tzinfo is None:
+        x = x.replace(tzinfo=timezone.utc)
+    return x.timestamp()
+
+
+def _string_leaves(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _string_leaves(v, out)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _string_leaves(v, out)

@@ -1,0 +1,386 @@
+"""Read paths of HybridStore: hybrid ranking (keyword + vector candidates, fusion, the spec
+score) and namespace listing."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchOp
+
+from langmem_plus.errors import InvalidQueryError
+from langmem_plus.store._common import (
+    _LIKE_MAX_DOCS,
+    _ROW_COLS,
+    _SCAN_CAP,
+    _SEP,
+    MemorySearchItem,
+    _as_epoch,
+)
+from langmem_plus.store.filters import matches
+from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
+from langmem_plus.store.vector import decode_vec
+from langmem_plus.text.intent import is_preference_query
+from langmem_plus.text.symbols import extract_symbols
+from langmem_plus.text.tokenize import query_terms, tokenize
+
+if TYPE_CHECKING:
+    from langmem_plus.store.hybrid import HybridStore
+
+logger = logging.getLogger("langmem_plus.store.hybrid")
+
+
+def ranked(
+    store: HybridStore,
+    conn: Any,
+    ns_ids: Sequence[int],
+    query: str,
+    qvec: np.ndarray | None,
+    flt: Mapping[str, Any] | None,
+    limit: int,
+    offset: int,
+    now: float,
+    *,
+    current_topic: str | None = None,
+    time_range: tuple[float | None, float | None] | None = None,
+) -> list[Any]:
+    query = query[: store.config.max_query_chars]
+    want = offset + limit
+    pool = max(store.config.keyword_candidates, want * 3)
+    vpool = max(store.config.vector_candidates, want * 3)
+    q = query_terms(query, store.config.max_query_chars)
+    sims: dict[int, float] = {}
+    if qvec is not None and store._vec is not None:
+        hits = store._vec.search(ns_ids, qvec, vpool)
+        sims = _vec_to_items(store, conn, hits)
+    bm25: dict[int, float] = {}
+    try:
+        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys())
+    except Exception as exc:  # the keyword index cannot serve: substring fallback
+        logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
+        bm25 = _like(store, conn, ns_ids, query, pool)
+    if not any(v > 0 for v in bm25.values()) and (
+        not q or store._kw.stats(conn, ns_ids).n_docs <= _LIKE_MAX_DOCS
+    ):
+        # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
+        # sub-word of a jieba token): substring matching, bounded to small namespaces.
+        like = _like(store, conn, ns_ids, query, pool)
+        bm25 = {**bm25, **like}
+    rows = _rows(store, conn, set(bm25) | set(sims))
+    keep = _keep(store, rows, flt, time_range, now)
+    if (flt or time_range) and len(keep) < want:
+        scanned = store._scan(conn, ns_ids, flt, now, _SCAN_CAP)
+        extra_ids = [r[0] for r in scanned if _in_range(r, time_range)]
+        if extra_ids:
+            bm25.update(store._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids))
+            rows.update({r[0]: r for r in scanned})
+            keep = _keep(store, rows, flt, time_range, now)
+    if not keep:
+        return []
+    missing = [i for i in keep if i not in sims]
+    if qvec is not None and missing:
+        sims.update(_cosines(store, conn, missing, qvec))
+    sims_k = {i: sims[i] for i in keep if i in sims}
+    bm_k = {i: bm25.get(i, 0.0) for i in keep}
+    fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
+    pref = is_preference_query(query)
+    topic_tokens = set(tokenize(current_topic)) if current_topic else set()
+    q_symbols = (
+        {s.lower() for s in extract_symbols(query)} if store.config.profile == "coding" else set()
+    )
+    n = len(keep)
+    last = np.full(n, np.nan)
+    count = np.zeros(n)
+    conf = np.full(n, np.nan)
+    pref_item = np.zeros(n, dtype=bool)
+    on_topic = np.zeros(n, dtype=bool)
+    sym = np.zeros(n)
+    for j, rid in enumerate(keep):
+        row = rows[rid]
+        value = json.loads(row[3])
+        used = row[6] if row[6] is not None else row[5]
+        last[j] = used
+        count[j] = row[7]
+        c = value.get("confidence")
+        if isinstance(c, (int, float)) and not isinstance(c, bool):
+            conf[j] = c
+        pref_item[j] = value.get("category") == "preference"
+        if topic_tokens:
+            on_topic[j] = bool(topic_tokens & set(tokenize(_keyword_text(store, value))))
+        if q_symbols:
+            item_syms = value.get("symbols")
+            if not isinstance(item_syms, list):
+                item_syms = extract_symbols(_keyword_text(store, value))
+            have = {str(x).lower() for x in item_syms}
+            sym[j] = len(q_symbols & have) / len(q_symbols)
+        elif store.config.profile == "coding":
+            sym[j] = fused[rid][1]
+    fused_arr = np.array([fused[rid][0] for rid in keep])
+    vnorm = np.array([fused[rid][2] for rid in keep])
+    parts = score_batch(
+        config=store.config,
+        now=now,
+        fused=fused_arr,
+        last_used=last,
+        access_count=count,
+        confidence=conf,
+        preference_item=pref_item,
+        preference_query=pref,
+        on_topic=on_topic,
+        symbol_match=sym,
+        vector_norm=vnorm,
+    )
+    ids = np.asarray(keep, dtype=np.int64)
+    order = np.lexsort((-ids, -parts["score"]))[offset:want]
+    out = []
+    for j in order.tolist():
+        rid = keep[j]
+        comp = ScoreParts(
+            score=float(parts["score"][j]),
+            keyword=float(fused_arr[j]),
+            bm25=float(bm_k[rid]),
+            bm25_norm=float(fused[rid][1]),
+            vector=float(sims_k.get(rid, 0.0)),
+            vector_norm=float(vnorm[j]),
+            category_boost=float(parts["category_boost"][j]),
+            recency=float(parts["recency"][j]),
+            frequency=float(parts["frequency"][j]),
+            confidence=float(parts["confidence"][j]),
+            topic_boost=float(parts["topic_boost"][j]),
+            symbol_match=float(sym[j]),
+            profile=store.config.profile,
+        )
+        out.append(
+            store._row_item(
+                rows[rid], MemorySearchItem, score=comp.score, components=comp.as_dict()
+            )
+        )
+    return out
+
+
+def _keyword_text(store: HybridStore, value: Mapping[str, Any]) -> str:
+    return "\n".join(t for _, t in store._texts(value, None))
+
+
+def _in_range(row: Sequence[Any], tr: tuple[float | None, float | None] | None) -> bool:
+    if not tr:
+        return True
+    lo, hi = tr
+    return (lo is None or row[4] >= lo) and (hi is None or row[4] <= hi)
+
+
+def _keep(
+    store: HybridStore,
+    rows: Mapping[int, Any],
+    flt: Mapping[str, Any] | None,
+    tr: Any,
+    now: float,
+) -> list[int]:
+    omit = store._omit_expired()
+    out = []
+    for rid, row in rows.items():
+        if omit and row[9] is not None and row[9] < now:
+            continue
+        if not _in_range(row, tr):
+            continue
+        if flt and not matches(json.loads(row[3]), flt):
+            continue
+        out.append(rid)
+    return out
+
+
+def _rows(store: HybridStore, conn: Any, ids: Iterable[int]) -> dict[int, Any]:
+    ids = list(ids)
+    out: dict[int, Any] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(
+            f"SELECT {_ROW_COLS} FROM items i JOIN namespaces n ON n.id=i.ns_id "
+            f"WHERE i.id IN ({marks})",
+            part,
+        ):
+            out[row[0]] = row
+    return out
+
+
+def _vec_to_items(
+    store: HybridStore, conn: Any, hits: Sequence[tuple[int, float]]
+) -> dict[int, float]:
+    if not hits:
+        return {}
+    best = dict(hits)
+    vids = list(best)
+    out: dict[int, float] = {}
+    for i in range(0, len(vids), 500):
+        part = vids[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for vid, item_id in conn.execute(
+            f"SELECT id, item_id FROM vectors WHERE id IN ({marks})", part
+        ):
+            s = best[vid]
+            if s > out.get(item_id, -math.inf):
+                out[item_id] = s
+    return out
+
+
+def _cosines(
+    store: HybridStore, conn: Any, item_ids: Sequence[int], qvec: np.ndarray
+) -> dict[int, float]:
+    q = qvec / (np.linalg.norm(qvec) or 1.0)
+    out: dict[int, float] = {}
+    for i in range(0, len(item_ids), 500):
+        part = list(item_ids[i : i + 500])
+        marks = ",".join("?" * len(part))
+        for item_id, blob in conn.execute(
+            f"SELECT item_id, vec FROM vectors WHERE item_id IN ({marks})", part
+        ):
+            v = decode_vec(blob)
+            s = float(v @ q / (np.linalg.norm(v) or 1.0))
+            if s > out.get(item_id, -math.inf):
+                out[item_id] = s
+    return out
+
+
+def _like(
+    store: HybridStore, conn: Any, ns_ids: Sequence[int], query: str, k: int
+) -> dict[int, float]:
+    """Substring fallback: items whose indexed text contains the query's words (plain data).
+
+    SQLite's LIKE pre-selects on the stored JSON; the match is then confirmed on the item's
+    indexed text (so keys and metadata never match).
+    """
+    words = [w for w in query.split() if w][:8] or ([query.strip()] if query.strip() else [])
+    if not words:
+        return {}
+    scores: dict[int, float] = {}
+    texts: dict[int, str] = {}
+    for i in range(0, len(ns_ids), 500):
+        part = list(ns_ids[i : i + 500])
+        marks = ",".join("?" * len(part))
+        for w in words:
+            pat = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            for rid, value in conn.execute(
+                f"SELECT id, value FROM items WHERE ns_id IN ({marks}) AND indexed = 1 "
+                f"AND value LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT ?",
+                (*part, pat, k),
+            ):
+                if rid not in texts:
+                    texts[rid] = _keyword_text(store, json.loads(value)).lower()
+                if w.lower() in texts[rid]:
+                    scores[rid] = scores.get(rid, 0.0) + 1.0
+    return scores
+
+
+def list_namespaces(
+    store: HybridStore, conn: Any, op: ListNamespacesOp, now: float
+) -> list[tuple[str, ...]]:
+    sql = "SELECT n.ns FROM namespaces n WHERE EXISTS (SELECT 1 FROM items i WHERE i.ns_id=n.id"
+    if store._omit_expired():
+        sql += " AND (i.expires_at IS NULL OR i.expires_at >= ?))"
+        rows = conn.execute(sql, (now,)).fetchall()
+    else:
+        rows = conn.execute(sql + ")").fetchall()
+    namespaces = [tuple(r[0].split(_SEP)) for r in rows]
+    if op.match_conditions:
+        namespaces = [ns for ns in namespaces if all(_ns_match(c, ns) for c in op.match_conditions)]
+    if op.max_depth is not None:
+        namespaces = sorted({ns[: op.max_depth] for ns in namespaces})
+    else:
+        namespaces = sorted(namespaces)
+    return namespaces[op.offset : op.offset + op.limit]
+
+
+def _ns_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
+    path = cond.path
+    if len(ns) < len(path):
+        return False
+    pairs = (
+        zip(ns, path, strict=False)
+        if cond.match_type == "prefix"
+        else zip(reversed(ns), reversed(path), strict=False)
+    )
+    if cond.match_type not in ("prefix", "suffix"):
+        raise InvalidQueryError(f"unsupported match type: {cond.match_type}")
+    return all(p == "*" or k == p for k, p in pairs)
+
+
+def extended_op(
+    store: HybridStore,
+    prefix: Any,
+    query: Any,
+    flt: Any,
+    limit: Any,
+    offset: Any,
+    refresh: Any,
+    time_range: Any,
+) -> tuple[SearchOp, tuple[float | None, float | None] | None]:
+    """Validate the extras of `search` (time range) and build the equivalent SearchOp."""
+    tr = None
+    if time_range is not None:
+        if not isinstance(time_range, (tuple, list)) or len(time_range) != 2:
+            raise InvalidQueryError(
+                "time_range must be a (start, end) pair; use None for open ends"
+            )
+        try:
+            tr = (_as_epoch(time_range[0]), _as_epoch(time_range[1]))
+        except (TypeError, ValueError) as exc:
+            raise InvalidQueryError(
+                f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}"
+            ) from None
+        if tr[0] is not None and tr[1] is not None and tr[0] > tr[1]:
+            raise InvalidQueryError("time_range start is after its end")
+    refresh_v = (
+        refresh
+        if refresh is not None
+        else bool((store.ttl_config or {}).get("refresh_on_read", True))
+    )
+    op = SearchOp(tuple(prefix), flt, limit, offset, query, refresh_v)
+    return op, tr
+
+
+def run_extended(
+    store: HybridStore, op: SearchOp, q_vecs: dict[str, np.ndarray], topic: str | None, tr: Any
+) -> list[Any]:
+    store._ensure_open()
+    now = time.time()
+    hits: list[Any]
+    with store._db.lock:
+        with store._db.read() as conn:
+            if store._vec is not None:
+                store._vec.sync(conn)
+            ns_ids = store._ns_ids(conn, op.namespace_prefix)
+            if not ns_ids or op.limit == 0:
+                return []
+            if op.query:
+                qv = q_vecs.get(op.query[: store.config.max_query_chars])
+                hits = ranked(
+                    store,
+                    conn,
+                    ns_ids,
+                    op.query,
+                    qv,
+                    op.filter,
+                    op.limit,
+                    op.offset,
+                    now,
+                    current_topic=topic,
+                    time_range=tr,
+                )
+            else:
+                rows = [
+                    r for r in store._scan(conn, ns_ids, op.filter, now, None) if _in_range(r, tr)
+                ]
+                hits = [
+                    store._row_item(r, MemorySearchItem)
+                    for r in rows[op.offset : op.offset + op.limit]
+                ]
+        if op.refresh_ttl and any(h._rowid is not None for h in hits):
+            with store._db.write() as conn:
+                store._refresh_ttl(conn, [h._rowid for h in hits if h._rowid is not None], now)
+    return hits
