@@ -205,7 +205,7 @@ class PostTurnSteps:
             return
         existing = self._existing(job, dialogue)
         try:
-            ops = monitor.run(dialogue, existing)
+            ops = monitor.run(dialogue, existing, now=self.now())
         except Exception as exc:
             logger.warning("knowledge monitor failed: %s", exc)
             return

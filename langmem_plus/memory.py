@@ -191,8 +191,9 @@ class Memory:
             self._monitor = KnowledgeMonitor(self.model, self.config)
         query = " ".join(m["text"] for m in msgs if m["role"] == "user") or msgs[-1]["text"]
         existing = [h.memory for h in self.search(query[:2000], ns[1], limit=10)]
-        ops = self._monitor.run(msgs, existing)
-        result = apply_ops(self.store, ns, ops, session_id=sid, now=utcnow(), config=self.config)
+        now = utcnow()
+        ops = self._monitor.run(msgs, existing, now=now)
+        result = apply_ops(self.store, ns, ops, session_id=sid, now=now, config=self.config)
         ids = list(dict.fromkeys([*result.created_ids, *result.changed_ids]))
         if meta:
             changed = []

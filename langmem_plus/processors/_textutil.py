@@ -11,6 +11,7 @@ from langmem_plus.text import tokenize
 
 __all__ = [
     "CJK",
+    "align_value",
     "clean_clause",
     "content_tokens",
     "coverage",
@@ -19,6 +20,8 @@ __all__ = [
     "salient_tokens",
     "split_clauses",
     "split_sentences",
+    "strip_present",
+    "substitute_value",
     "to_third_person",
 ]
 
@@ -27,12 +30,21 @@ _CJK_RE = re.compile(f"[{CJK}]")
 _LATIN_RE = re.compile(r"[A-Za-z]")
 
 
+# identifiers, paths and versions ("processOrder", "src/order.ts", "k8s", "v1.2") say nothing
+# about the language a sentence is written in
+_CODE_TOKEN_RE = re.compile(
+    r"[A-Za-z_][\w-]*(?:[./][\w-]+)+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*_\w+|"
+    r"[A-Za-z]+\d[\w.]*|[A-Z]{2,}\b"
+)
+
+
 def detect_lang(text: str) -> str:
-    """'zh' when the text holds a meaningful share of CJK characters, else 'en'."""
+    """'zh' when the text holds a meaningful share of CJK characters, else 'en'. Code
+    identifiers, paths and acronyms in a Chinese sentence do not make it English."""
     cjk = len(_CJK_RE.findall(text))
-    latin = len(_LATIN_RE.findall(text))
     if cjk == 0:
         return "en"
+    latin = len(_LATIN_RE.findall(_CODE_TOKEN_RE.sub(" ", text)))
     return "zh" if cjk * 3 >= latin else "en"
 
 
@@ -111,8 +123,15 @@ _ZH_RELATIONS = (
 )
 
 
+_CODE_HEAD_RE = re.compile(
+    r"^(?:[A-Za-z_][\w-]*(?:[./][\w-]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|"
+    r"[a-z]+_[a-z0-9_]+)(?![A-Za-z0-9])"
+)
+
+
 def _zh_third_person(text: str) -> str:
     text = re.sub(r"我们的?(?=项目|团队|公司|代码|仓库|系统|服务|产品)", "用户的", text)
+    text = text.replace("我们的", "用户的")
     text = text.replace("我们", "用户他们")
     text = re.sub(rf"我(?=(?:{_ZH_RELATIONS}))", "用户的", text)
     text = text.replace("我的", "用户的").replace("我", "用户")
@@ -121,13 +140,16 @@ def _zh_third_person(text: str) -> str:
     subject_first = text.startswith("用户") or (
         len(lead) <= 8
         and re.fullmatch(
-            r"[\d一二三四五六七八九十两今明后昨前下上这本每周星期礼拜月日号年天晚早午点半个末底初的时候，,\s]+",
+            r"[\d一二三四五六七八九十两今明后昨前下上这本每周星期礼拜月日号年天晚早午点半个末底初的时候"
+            r"目现如最近平大，,\s]+",
             lead,
         )
     )
     if not subject_first:
         if re.match(r"^(?:项目|代码|仓库|后端|前端|服务|系统|数据库|团队|公司)", text):
             return text
+        if _CODE_HEAD_RE.match(text):
+            return text  # "processOrder 在 src/order.ts 里": the code symbol is the subject
         text = "用户" + text
     return text
 
@@ -168,6 +190,15 @@ def _third_singular(verb: str) -> str:
     return verb + "s"
 
 
+# "next Friday the user will ...": a leading time phrase, then the subject
+_EN_TIME_LEAD_RE = re.compile(
+    r"^(?:(?:next|this|last|on|every) \w+|tomorrow|tonight|today|yesterday|the day after "
+    r"tomorrow|in (?:\d+|an?|a few|two|three) \w+|(?:these|those) days|nowadays|now|"
+    r"later today|soon)[,\s]+(?:the user|User)\b",
+    re.IGNORECASE,
+)
+
+
 def _en_third_person(text: str) -> str:
     for pattern, repl in _EN_I_SPECIAL:
         text = re.sub(pattern, repl, text)
@@ -188,8 +219,15 @@ def _en_third_person(text: str) -> str:
     text = re.sub(r"^(?:the user)", "User", text)
     if text.startswith("to "):
         text = "User needs " + text
-    if not re.match(r"^(?:User|The |the |User's)", text) and re.match(r"^[a-z]", text):
+    if (
+        not re.match(r"^(?:User|The |the |User's)", text)
+        and re.match(r"^[a-z]", text)
+        and not _CODE_HEAD_RE.match(text)
+        and not _EN_TIME_LEAD_RE.match(text)
+    ):
         text = "User " + text
+    if _CODE_HEAD_RE.match(text):
+        return text
     return text[:1].upper() + text[1:]
 
 
@@ -243,3 +281,107 @@ def coverage(part: Iterable[str], whole: Iterable[str]) -> float:
     if not sw:
         return 0.0
     return len(sw & set(part)) / len(sw)
+
+
+# ------------------------------------------------------------------ corrections
+_ZH_PRESENT_RE = re.compile(
+    r"(?:现如今|如今|现在|目前|眼下|这些天|这几天|这阵子)(?:已经|都)?(?=[\u4e00-\u9fff])"
+)
+_EN_PRESENT_RE = re.compile(
+    r"\s*\b(?:these days|nowadays|currently|at the moment|right now|at present|now)\b",
+    re.IGNORECASE,
+)
+
+
+def strip_present(text: str, lang: str | None = None) -> str:
+    """Drop present-time adverbs (now / these days / 现在 / 目前) from a corrected clause:
+    "I live in Shanghai now" -> "I live in Shanghai"."""
+    lang = lang or detect_lang(text)
+    if lang == "zh":
+        return _ZH_PRESENT_RE.sub("", text)
+    out = _EN_PRESENT_RE.sub("", text)
+    out = re.sub(r"([,:])(?:\s*[,:])+", r"\1", out)
+    out = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s{2,}", " ", out))
+    return out.strip(" ,")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'./:-]+", text)
+
+
+def _norm(word: str) -> str:
+    return word.lower().strip("'.:")
+
+
+def align_value(memory: str, old: str, source: str) -> str | None:
+    """What `source` says where `memory` says `old`: the words after the longest tail of the
+    memory's text before `old` that `source` repeats, cut before the memory's text after it.
+    ("用户住在北京", "北京", "我住在上海") -> "上海"; ("User works at Google", "Google",
+    "I work at Microsoft") -> "Microsoft". None when the two texts share no context."""
+    low = memory.lower()
+    pos = low.find(old.lower())
+    if pos < 0 or not source.strip():
+        return None
+    left, right = memory[:pos], memory[pos + len(old) :]
+    if _CJK_RE.search(old) or _CJK_RE.search(left[-1:] or "x"):
+        value = None
+        for k in range(min(len(left), 6), 0, -1):
+            ctx = left[-k:]
+            if ctx in ("用户", "户", "的") or not ctx.strip():
+                continue
+            at = source.rfind(ctx)
+            if at >= 0:
+                value = source[at + k :]
+                break
+        if value is None:
+            return None
+        for k in range(min(len(right), 6), 0, -1):
+            j = value.find(right[:k])
+            if j > 0:
+                value = value[:j]
+                break
+        value = value.strip(" ，,。.！!？?")
+        if not value or re.search(r"我|用户", value) or len(value) > 2 * len(old) + 6:
+            return None
+        return value
+    lw = [_norm(w) for w in _words(left)]
+    sw = _words(source)
+    sl = [_norm(w) for w in sw]
+    value_words: list[str] | None = None
+    for k in range(min(len(lw), 4), 0, -1):
+        wctx = lw[-k:]
+        if wctx[0] in ("user", "user's") and k == 1:
+            continue
+        for i in range(len(sl) - k, -1, -1):
+            if sl[i : i + k] == wctx:
+                value_words = sw[i + k :]
+                break
+        if value_words is not None:
+            break
+    if not value_words:
+        return None
+    rw = [_norm(w) for w in _words(right)]
+    for k in range(min(len(rw), 3), 0, -1):
+        for j in range(1, len(value_words)):
+            if [_norm(w) for w in value_words[j : j + k]] == rw[:k]:
+                value_words = value_words[:j]
+                break
+        else:
+            continue
+        break
+    value = " ".join(value_words).strip(" ,.!?")
+    if not value or len(value_words) > len(_words(old)) + 4:
+        return None
+    return value
+
+
+def substitute_value(memory: str, old: str, new: str) -> str | None:
+    """`memory` with its first `old` (case-insensitive, whole words for Latin) set to `new`."""
+    if not old:
+        return None
+    if re.search(r"[A-Za-z0-9]", old):
+        pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])", re.IGNORECASE)
+        if pattern.search(memory):
+            return pattern.sub(lambda _: new, memory, count=1)
+        return None
+    return memory.replace(old, new, 1) if old in memory else None

@@ -10,12 +10,25 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
 from langmem_plus.processors._base import BaseProcessor, normalize_turns
 from langmem_plus.processors._textutil import (
+    content_tokens,
+    coverage,
     detect_lang,
+    salient_tokens,
     split_clauses,
     split_sentences,
+    substitute_value,
     to_third_person,
 )
-from langmem_plus.processors.rules import is_question, tech_terms, turn_signals
+from langmem_plus.processors.monitor import DELETE_MIN_COVERAGE, corrected_text, value_spans
+from langmem_plus.processors.rules import (
+    Correction,
+    Deletion,
+    Statement,
+    is_question,
+    slot_of,
+    tech_terms,
+    turn_signals,
+)
 from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
 from langmem_plus.processors.summarizer import keywords
 from langmem_plus.records import UserProfile, utcnow
@@ -193,6 +206,84 @@ def _append(section: str, sentence: str, lang: str) -> str:
     return text[:_SECTION_LIMIT]
 
 
+def _parts(section: str) -> list[str]:
+    return [p.strip() for p in re.split(r"[；;]\s*", section) if p.strip()]
+
+
+def _join(parts: list[str], lang: str) -> str:
+    sep = "；" if lang == "zh" else "; "
+    parts = [p for p in dict.fromkeys(parts) if p]
+    text = sep.join(parts)
+    while len(text) > _SECTION_LIMIT and len(parts) > 1:
+        parts.pop(0)  # the oldest note leaves first
+        text = sep.join(parts)
+    return text[:_SECTION_LIMIT]
+
+
+def _set_fact(section: str, st: Statement) -> str:
+    """Add a background statement; one that sets a single-valued fact (home, job, name…)
+    replaces the clause holding the old value instead of standing beside it."""
+    parts = _parts(section)
+    if st.text in parts:
+        return section
+    if st.slot:
+        for i, part in enumerate(parts):
+            if slot_of(part, st.who) == st.slot:
+                parts[i] = st.text
+                return _join(parts, st.lang)
+    return _append(section, st.text, st.lang)
+
+
+def _correct_facts(section: str, corr: Correction) -> str:
+    """Apply a correction to the background: the clause holding the old value (or the same
+    single-valued fact) is rewritten; a corrected personal fact not yet there is added."""
+    parts = _parts(section)
+    lang = detect_lang(corr.clause)
+    if corr.bare:
+        value = corr.new_value or ""
+        hits = [
+            (i, spans[0])
+            for i, part in enumerate(parts)
+            if len(spans := [s for s in value_spans(part, value, lang) if s != value]) == 1
+        ]
+        if len(hits) == 1:
+            i, old = hits[0]
+            parts[i] = substitute_value(parts[i], old, value) or parts[i]
+            return _join(parts, lang)
+        return section
+    st = corr.statement
+    for i, part in enumerate(parts):
+        new = None
+        if corr.old_value and corr.old_value.lower() in part.lower():
+            new = corrected_text(part, corr)
+        if new is None and st is not None and st.slot and slot_of(part, st.who) == st.slot:
+            new = st.text
+        if new is not None and new != part:
+            parts[i] = new
+            return _join(parts, lang)
+    if st is not None and st.family in _BACKGROUND_FAMILIES and st.who == "user":
+        return _set_fact(section, st)
+    return section
+
+
+def _drop_facts(section: str, d: Deletion) -> str:
+    """Drop the clause a deletion names ("I no longer work at Google", "忘掉我住在北京")."""
+    tokens = content_tokens(d.content)
+    if not tokens:
+        return section
+    parts = _parts(section)
+    keep = [
+        p
+        for p in parts
+        if not (
+            tokens & (salient_tokens(p) or content_tokens(p))
+            and (coverage(tokens, content_tokens(p)) + coverage(content_tokens(p), tokens)) / 2
+            >= DELETE_MIN_COVERAGE
+        )
+    ]
+    return section if len(keep) == len(parts) else _join(keep, d.lang)
+
+
 def _language_note(texts: list[str]) -> str:
     joined = " ".join(texts)
     cjk = len(re.findall(r"[\u4e00-\u9fff]", joined))
@@ -213,9 +304,14 @@ def _rule_profile(profile: UserProfile, turns: list[dict[str, str]]) -> ProfileU
             for clause in split_clauses(sentence) or [sentence]:
                 if (_STYLE_ZH if lang == "zh" else _STYLE_EN).search(clause):
                     style = _append(style, to_third_person(clause, lang), lang)
-        for st in turn_signals(text).statements:
+        signals = turn_signals(text)
+        for d in signals.deletions:
+            background = _drop_facts(background, d)
+        for corr in signals.corrections:
+            background = _correct_facts(background, corr)
+        for st in signals.statements:
             if st.family in _BACKGROUND_FAMILIES and st.who == "user":
-                background = _append(background, st.text, st.lang)
+                background = _set_fact(background, st)
     habits = profile.language_habits
     note = _language_note(users)
     if note and note not in habits:
@@ -230,6 +326,11 @@ def _rule_profile(profile: UserProfile, turns: list[dict[str, str]]) -> ProfileU
         reply_style=style if style != profile.reply_style else "",
         language_habits=habits if habits != profile.language_habits else "",
         background=background if background != profile.background else "",
+        clear=[
+            name
+            for name, old, new in (("background", profile.background, background),)
+            if old and not new
+        ],
     )
 
 
@@ -259,10 +360,13 @@ class ProfileWriter(BaseProcessor):
         changes: dict[str, str] = {}
         for section in self.SECTIONS:
             value = getattr(out, section).strip()[:_SECTION_LIMIT]
-            if not value or value == getattr(profile, section):
-                continue
             if section in profile.edited_by_user:
                 continue  # hand-edited: never overwritten by the writer
+            if not value and section in out.clear and getattr(profile, section):
+                changes[section] = ""
+                continue
+            if not value or value == getattr(profile, section):
+                continue
             changes[section] = value
         if not changes:
             return profile.model_copy(deep=True)

@@ -24,6 +24,8 @@ __all__ = ["ApplyResult", "aapply_ops", "apply_ops", "plan_ops"]
 
 logger = logging.getLogger("langmem_plus.processors")
 
+_DATE_KEYS = ("time_phrase", "resolved_date", "resolved_start", "resolved_end")
+
 
 class ApplyResult(BaseModel):
     """What `apply_ops` did: counts and the ids it created, changed or deleted."""
@@ -72,13 +74,14 @@ def _new_record(
             "updates": [],
             "source_chat_ids": [session_id] if session_id else [],
         }
+    metadata.update(op.metadata)
     return MemoryRecord(
         namespace=namespace,
         kind=kind,
         category=op.category,
         text=text,
         who=op.who,
-        symbols=extract_symbols(text),
+        symbols=_symbols(text, op),
         session_id=session_id,
         chat_id=session_id,
         confidence=op.confidence,
@@ -87,6 +90,11 @@ def _new_record(
         updated_at=now,
         metadata=metadata,
     )
+
+
+def _symbols(text: str, op: MemoryOp) -> list[str]:
+    """Symbols found in the text plus those the processor read from the turn."""
+    return list(dict.fromkeys([*extract_symbols(text), *op.symbols]))
 
 
 def plan_ops(
@@ -147,8 +155,11 @@ def plan_ops(
                 rec.metadata["fact"] = op.text
             else:
                 rec.metadata["thing"] = op.text
+            for key in _DATE_KEYS:  # the old text's date does not describe the new text
+                rec.metadata.pop(key, None)
+            rec.metadata.update(op.metadata)
             rec.text = op.text or rec.text
-            rec.symbols = extract_symbols(rec.text)
+            rec.symbols = _symbols(rec.text, op)
             rec.confidence = max(rec.confidence, op.confidence)
             rec.updated_at = now
             result.updated += 1

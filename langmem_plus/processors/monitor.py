@@ -12,17 +12,21 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
 from langmem_plus.processors._base import BaseProcessor, normalize_turns
+from langmem_plus.processors._dates import date_metadata
 from langmem_plus.processors._textutil import (
+    align_value,
     content_tokens,
     coverage,
     detect_lang,
     jaccard,
     salient_tokens,
+    substitute_value,
     to_third_person,
 )
 from langmem_plus.processors.rules import (
@@ -103,15 +107,55 @@ def _strip_common(old: str, new: str) -> tuple[str, str]:
 
 def _replace_value(text: str, old: str, new: str) -> str | None:
     for o, n in ((old, new), _strip_common(old, new)):
-        if not o:
-            continue
-        if re.search(r"[A-Za-z0-9]", o):
-            pattern = re.compile(rf"(?<![\w]){re.escape(o)}(?![\w])", re.IGNORECASE)
-            if pattern.search(text):
-                return pattern.sub(n, text, count=1)
-        elif o in text:
-            return text.replace(o, n, 1)
+        out = substitute_value(text, o, n)
+        if out is not None:
+            return out
     return None
+
+
+def _is_value(text: str) -> bool:
+    """A bare value ("Shanghai", "5月13号"), not a clause with its own subject."""
+    return not re.search(r"我|用户|\b(?:I|I'm|my|User|User's)\b", text)
+
+
+def corrected_text(memory: str, corr: Correction) -> str | None:
+    """`memory` with the corrected value in place of the old one, or None when the
+    correction does not name a value the memory holds."""
+    old, new = corr.old_value, corr.new_value
+    if not old or not new:
+        return None
+    if old.lower() in memory.lower():
+        sources = [corr.new_clause or ""]
+        if corr.statement:
+            sources.append(corr.statement.text)
+        for source in sources:
+            value = align_value(memory, old, source) if source else None
+            if value and value.lower() != old.lower():
+                out = substitute_value(memory, old, value)
+                if out:
+                    return out
+    if _is_value(new):
+        return _replace_value(memory, old, new)
+    return None
+
+
+def value_spans(text: str, value: str, lang: str) -> list[str]:
+    """Spans of `text` shaped like `value`: capitalised names or numbers in English, words of
+    the same part of speech (place, person, number, time) in Chinese."""
+    if lang == "zh":
+        import jieba.posseg as pseg
+
+        flags = {p.flag for p in pseg.cut(value, HMM=False)}
+        kinds = {f[:2] for f in flags if f[:2] in ("ns", "nr", "nt", "nz", "m", "t")}
+        if not kinds:
+            return []
+        return [p.word for p in pseg.cut(text, HMM=False) if p.flag[:2] in kinds]
+    if re.search(r"\d", value):
+        return re.findall(r"\d[\w:./-]*", text)
+    if value[:1].isupper():
+        spans = re.findall(r"(?<!^)(?<![.!?] )\b[A-Z][\w'-]*(?: [A-Z][\w'-]*)*", text)
+        return [sp for sp in spans if not sp.startswith("User")]
+    return []
 
 
 class _RuleMonitor:
@@ -141,6 +185,30 @@ class _RuleMonitor:
                 best, score = k, s
         return best if score >= RESTATE_JACCARD else None
 
+    def bare(self, corr: Correction) -> None:
+        """A bare value ("I meant Shanghai", "我是说上海") updates the one memory holding a
+        value of that shape; with none or several candidates nothing is written."""
+        value = corr.new_value or ""
+        lang = detect_lang(value + corr.clause)
+        targets = []
+        for k in self.known:
+            if k.id in self.touched:
+                continue
+            spans = [sp for sp in value_spans(k.text, value, lang) if sp.lower() != value.lower()]
+            if len(spans) == 1:
+                targets.append((k, spans[0]))
+        if len(targets) != 1:
+            return  # no target, or a guess between several: better nothing than a wrong write
+        k, old = targets[0]
+        new_text = substitute_value(k.text, old, value)
+        if new_text and new_text != k.text:
+            self._op(
+                MemoryOp(
+                    op="UPDATE", id=k.id, text=new_text, who=k.who, confidence=0.8,
+                    reason="correction",
+                )
+            )  # fmt: skip
+
     def statement(self, st: Statement) -> None:
         same = self._restated(st)
         if same is not None:
@@ -159,6 +227,7 @@ class _RuleMonitor:
                             who=st.who,
                             confidence=st.confidence,
                             reason="slot changed",
+                            symbols=st.symbols,
                         )
                     )
                     return
@@ -170,10 +239,14 @@ class _RuleMonitor:
                 who=st.who,
                 confidence=st.confidence,
                 reason=st.family,
+                symbols=st.symbols,
             )
         )
 
     def correction(self, corr: Correction) -> None:
+        if corr.bare:
+            self.bare(corr)
+            return
         clause_tokens = content_tokens(corr.clause)
         old_tokens = content_tokens(corr.old_value or "")
         best, best_score = None, 0.0
@@ -190,9 +263,7 @@ class _RuleMonitor:
             if score > best_score:
                 best, best_score = k, score
         if best is not None and best_score >= CORRECTION_MIN_SCORE:
-            new_text = None
-            if corr.old_value and corr.new_value:
-                new_text = _replace_value(best.text, corr.old_value, corr.new_value)
+            new_text = corrected_text(best.text, corr)
             if new_text is None and corr.statement:
                 new_text = corr.statement.text
             if new_text and new_text != best.text:
@@ -206,6 +277,7 @@ class _RuleMonitor:
                         who=best.who,
                         confidence=0.9,
                         reason="correction",
+                        symbols=st.symbols if st else [],
                     )
                 )
                 return
@@ -251,7 +323,23 @@ class _RuleMonitor:
                 self._op(MemoryOp(op="BOOST", id=k.id, reason="used in the reply"))
 
 
-def rule_ops(turns: list[dict[str, str]], existing: list[dict[str, str]]) -> list[MemoryOp]:
+def annotate_ops(ops: list[MemoryOp], now: datetime | None = None) -> list[MemoryOp]:
+    """Add the absolute date of a relative time phrase ("下周三", "next Friday") to the
+    metadata of ADD / UPDATE facts; the text keeps the user's own words."""
+    for op in ops:
+        if op.op not in ("ADD", "UPDATE") or not op.text or op.category not in ("fact", "episode"):
+            continue
+        if slot_of(op.text, op.who):
+            continue  # a birthday or an age is not an appointment
+        dated = date_metadata(op.text, now)
+        if dated:
+            op.metadata = {**op.metadata, **dated}
+    return ops
+
+
+def rule_ops(
+    turns: list[dict[str, str]], existing: list[dict[str, str]], now: datetime | None = None
+) -> list[MemoryOp]:
     """The rule-based knowledge monitor over validated turns and memories."""
     monitor = _RuleMonitor(existing)
     for turn in turns:
@@ -267,7 +355,7 @@ def rule_ops(turns: list[dict[str, str]], existing: list[dict[str, str]]) -> lis
     for turn in turns:
         if turn["role"] == "assistant":
             monitor.reply(turn["text"])
-    return monitor.ops or [MemoryOp(op="SKIP", reason="nothing to remember")]
+    return annotate_ops(monitor.ops, now) or [MemoryOp(op="SKIP", reason="nothing to remember")]
 
 
 def _sanitize(ops: list[MemoryOp], known_ids: set[str]) -> list[MemoryOp]:
@@ -297,16 +385,21 @@ class KnowledgeMonitor(BaseProcessor):
     def _user_message(self, turns: list[dict[str, str]], existing: list[dict[str, str]]) -> str:
         return prompts.render_turns(turns) + "\n\n" + prompts.render_memories(existing)
 
-    def run(self, turns: Any, existing: Any = None) -> list[MemoryOp]:
-        """Operations for `turns` (`[{"role", "text"}]`) given recalled `existing` memories."""
+    def run(
+        self, turns: Any, existing: Any = None, *, now: datetime | None = None
+    ) -> list[MemoryOp]:
+        """Operations for `turns` (`[{"role", "text"}]`) given recalled `existing` memories.
+        `now` (default: the current time) resolves relative dates into op metadata."""
         t, e = self._inputs(turns, existing)
         if self.llm is not None and t:
             out = self.llm.call(OpsOut, prompts.KNOWLEDGE_MONITOR_PROMPT, self._user_message(t, e))
             if out is not None:
-                return _sanitize(out.ops, {m["id"] for m in e})
-        return rule_ops(t, e)
+                return annotate_ops(_sanitize(out.ops, {m["id"] for m in e}), now)
+        return rule_ops(t, e, now)
 
-    async def arun(self, turns: Any, existing: Any = None) -> list[MemoryOp]:
+    async def arun(
+        self, turns: Any, existing: Any = None, *, now: datetime | None = None
+    ) -> list[MemoryOp]:
         """Async twin of `run`."""
         t, e = self._inputs(turns, existing)
         if self.llm is not None and t:
@@ -314,8 +407,8 @@ class KnowledgeMonitor(BaseProcessor):
                 OpsOut, prompts.KNOWLEDGE_MONITOR_PROMPT, self._user_message(t, e)
             )
             if out is not None:
-                return _sanitize(out.ops, {m["id"] for m in e})
-        return rule_ops(t, e)
+                return annotate_ops(_sanitize(out.ops, {m["id"] for m in e}), now)
+        return rule_ops(t, e, now)
 
 
 def rule_decision(turns: list[dict[str, str]]) -> WriteDecision:

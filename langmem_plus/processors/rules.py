@@ -13,12 +13,69 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from langmem_plus.processors._patterns import (
+    _CHITCHAT_EN,
+    _CHITCHAT_ZH,
+    _EN_BARE_FAN,
+    _EN_BARE_PREF,
+    _EN_CODE,
+    _EN_CORR_MARK,
+    _EN_CORR_PAIR,
+    _EN_CORR_STRIP,
+    _EN_DELETE,
+    _EN_EVENT,
+    _EN_FORGET,
+    _EN_FUTURE,
+    _EN_HABIT,
+    _EN_ME_FIRST,
+    _EN_OBSOLETE,
+    _EN_OTHER,
+    _EN_OVER,
+    _EN_PERSONAL,
+    _EN_PLAN_VERB,
+    _EN_PREF,
+    _EN_REL_WHO,
+    _EN_REMEMBER,
+    _EN_STATE,
+    _EN_SYMBOL_WHERE,
+    _EN_TIME_PREFIX,
+    _QUESTION_EN,
+    _QUESTION_ZH,
+    _REQUEST_EN,
+    _REQUEST_ZH,
+    _SLOT_RULES,
+    _TECH_LEXICON,
+    _ZH_CODE,
+    _ZH_CODE_CONT,
+    _ZH_CORR_MARK,
+    _ZH_CORR_PAIR,
+    _ZH_CORR_PAIR_REV,
+    _ZH_CORR_STRIP,
+    _ZH_DELETE,
+    _ZH_EVENT,
+    _ZH_FUTURE,
+    _ZH_HABIT,
+    _ZH_OBSOLETE,
+    _ZH_OTHER,
+    _ZH_PERSONAL,
+    _ZH_PLAN_VERB,
+    _ZH_PREF,
+    _ZH_PROJECT_CODE,
+    _ZH_REL_RE,
+    _ZH_REL_WHO,
+    _ZH_REMEMBER,
+    _ZH_STATE,
+    _ZH_STYLE,
+    _ZH_SYMBOL_WHERE,
+    _ZH_TOPIC_FIRST,
+)
 from langmem_plus.processors._textutil import (
     clean_clause,
     content_tokens,
     detect_lang,
     split_clauses,
     split_sentences,
+    strip_present,
     to_third_person,
 )
 from langmem_plus.text import extract_symbols
@@ -35,181 +92,6 @@ __all__ = [
     "tech_terms",
     "turn_signals",
 ]
-
-# ---------------------------------------------------------------------------- lexicons
-_ZH_REL_WHO = {
-    "好朋友": "friend", "朋友": "friend", "同事": "colleague", "老板": "boss", "领导": "boss",
-    "室友": "roommate", "同学": "classmate", "邻居": "neighbor", "妈妈": "mother",
-    "母亲": "mother", "妈": "mother", "爸爸": "father", "父亲": "father", "爸": "father",
-    "老婆": "wife", "妻子": "wife", "媳妇": "wife", "老公": "husband", "丈夫": "husband",
-    "爱人": "partner", "对象": "partner", "女儿": "daughter", "儿子": "son", "孩子": "child",
-    "哥哥": "brother", "弟弟": "brother", "姐姐": "sister", "妹妹": "sister",
-    "爷爷": "grandfather", "外公": "grandfather", "姥爷": "grandfather",
-    "奶奶": "grandmother", "外婆": "grandmother", "姥姥": "grandmother",
-    "男朋友": "boyfriend", "女朋友": "girlfriend", "未婚妻": "fiancee", "未婚夫": "fiance",
-    "猫": "cat", "狗": "dog", "宠物": "pet", "表哥": "cousin", "表姐": "cousin",
-    "表弟": "cousin", "表妹": "cousin", "堂哥": "cousin", "堂姐": "cousin", "叔叔": "uncle",
-    "舅舅": "uncle", "阿姨": "aunt", "姑姑": "aunt", "父母": "parents", "爸妈": "parents",
-    "导师": "advisor", "老师": "teacher",
-}  # fmt: skip
-_EN_REL_WHO = {
-    "best friend": "friend", "friend": "friend", "sister": "sister", "brother": "brother",
-    "mom": "mother", "mum": "mother", "mother": "mother", "dad": "father", "father": "father",
-    "wife": "wife", "husband": "husband", "partner": "partner", "son": "son",
-    "daughter": "daughter", "kid": "child", "kids": "children", "children": "children",
-    "boyfriend": "boyfriend", "girlfriend": "girlfriend", "fiance": "fiance",
-    "fiancee": "fiancee", "colleague": "colleague", "coworker": "colleague",
-    "co-worker": "colleague", "boss": "boss", "manager": "boss", "roommate": "roommate",
-    "neighbor": "neighbor", "neighbour": "neighbor", "grandma": "grandmother",
-    "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
-    "aunt": "aunt", "uncle": "uncle", "cousin": "cousin", "cat": "cat", "dog": "dog",
-    "parents": "parents", "advisor": "advisor", "teacher": "teacher",
-}  # fmt: skip
-_ZH_REL_RE = "|".join(sorted(_ZH_REL_WHO, key=len, reverse=True))
-_EN_REL_RE = "|".join(sorted(_EN_REL_WHO, key=len, reverse=True))
-
-_JOBS_EN = (
-    "engineer|developer|programmer|teacher|doctor|nurse|student|designer|manager|lawyer|"
-    "accountant|chef|cook|writer|artist|scientist|researcher|professor|analyst|architect|"
-    "consultant|pharmacist|dentist|pilot|driver|musician|photographer|journalist|editor|"
-    "translator|entrepreneur|founder|intern|salesperson|marketer|freelancer|nurse|surgeon|"
-    "therapist|firefighter|officer|cashier|barista|waiter|waitress|librarian|mechanic|"
-    "electrician|plumber|farmer|vet|veterinarian|economist|banker|trader|tutor|coach|"
-    "[a-z]+ist|[a-z]+ian|PhD student|postdoc|undergrad|graduate student|data scientist|"
-    "product manager|CTO|CEO|PM|SRE|DevOps engineer"
-)
-_JOBS_ZH = (
-    "工程师|老师|教师|医生|护士|律师|设计师|程序员|学生|研究生|博士生|博士|本科生|大学生|高中生|"
-    "经理|会计|厨师|司机|记者|作家|销售|产品经理|架构师|分析师|科学家|研究员|教授|主管|老板|"
-    "创业者|公务员|运营|编辑|摄影师|翻译|实习生|开发|前端|后端|测试|码农|咨询师|警察|演员|"
-    "主播|画家|音乐人|外卖员|快递员|导游|药剂师|牙医|兽医|心理咨询师|自由职业者"
-)
-_TECH_LEXICON = frozenset(
-    [
-        "python",
-        "java",
-        "javascript",
-        "typescript",
-        "go",
-        "golang",
-        "rust",
-        "ruby",
-        "php",
-        "kotlin",
-        "swift",
-        "scala",
-        "c++",
-        "c#",
-        "node",
-        "nodejs",
-        "deno",
-        "bun",
-        "react",
-        "vue",
-        "angular",
-        "svelte",
-        "nextjs",
-        "nuxt",
-        "django",
-        "flask",
-        "fastapi",
-        "spring",
-        "rails",
-        "laravel",
-        "express",
-        "nestjs",
-        "postgres",
-        "postgresql",
-        "mysql",
-        "sqlite",
-        "mongodb",
-        "redis",
-        "kafka",
-        "rabbitmq",
-        "elasticsearch",
-        "docker",
-        "kubernetes",
-        "k8s",
-        "helm",
-        "terraform",
-        "aws",
-        "gcp",
-        "azure",
-        "nginx",
-        "graphql",
-        "grpc",
-        "rest",
-        "tailwind",
-        "webpack",
-        "vite",
-        "jest",
-        "pytest",
-        "npm",
-        "pnpm",
-        "yarn",
-        "pip",
-        "poetry",
-        "uv",
-        "git",
-        "github",
-        "gitlab",
-        "jenkins",
-        "langchain",
-        "langgraph",
-        "pytorch",
-        "tensorflow",
-        "numpy",
-        "pandas",
-        "celery",
-        "airflow",
-        "spark",
-        "hadoop",
-        "linux",
-        "ubuntu",
-        "windows",
-        "macos",
-        "android",
-        "ios",
-        "flutter",
-        "electron",
-        "prisma",
-        "sqlalchemy",
-        "jquery",
-        "bootstrap",
-        "milvus",
-        "faiss",
-        "clickhouse",
-        "oracle",
-        "mariadb",
-        "cassandra",
-        "dynamodb",
-        "supabase",
-        "firebase",
-        "vercel",
-    ]
-)
-
-# ------------------------------------------------------------------------ time / plan
-_ZH_FUTURE = (
-    r"明天|后天|大后天|今晚|明晚|明早|明天早上|下周[一二三四五六日天末]?|下个?星期[一二三四五六日天]?|"
-    r"下个?礼拜[一二三四五六日天]?|下个?月|下半年|明年|这周[一二三四五六日天末]|这个?星期[一二三四五六日天]|"
-    r"周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|\d{1,2}月\d{1,2}[日号]|"
-    r"\d{1,2}[日号]|月底|月初|年底|过几天|过两天|今天(?:晚上|下午|上午)?|待会|等会|周末"
-)
-_ZH_PLAN_VERB = r"要|会|打算|准备|计划|得|需要|约了|想去|将|必须|安排|预约|有(?:个|一个|场)"
-_EN_FUTURE = (
-    r"tomorrow|tonight|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|spring|summer|fall|autumn|winter)|this (?:weekend|evening|"
-    r"afternoon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|coming \w+)|"
-    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in (?:\d+|a few|two|"
-    r"three) (?:days|weeks|months)|later today|the day after tomorrow|on (?:jan|feb|mar|apr|"
-    r"may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}|at \d{1,2}(?::\d\d)?\s?(?:am|pm)"
-)
-_EN_PLAN_VERB = (
-    r"\bwill\b|'ll\b|going to|gonna|plan(?:ning)? to|have to|need to|intend to|"
-    r"scheduled|'m (?:\w+ing)\b|am (?:\w+ing)\b|have (?:an?|my) (?:appointment|meeting|"
-    r"interview|exam|flight|test|date|call|presentation|deadline|surgery)|is due"
-)
 
 
 # ------------------------------------------------------------------------ result types
@@ -230,12 +112,18 @@ class Statement:
 
 @dataclass
 class Correction:
-    """A correction: the new statement, plus the replaced value when the turn names it."""
+    """A correction: the new statement, plus the replaced value when the turn names it.
+
+    `new_clause` is the corrected clause without markers and present-time adverbs ("I live in
+    Shanghai"); the monitor reads the new value out of it where the stored memory held the
+    old one. `bare` marks "I meant Shanghai" / "我是说上海": a value without a predicate."""
 
     statement: Statement | None
     old_value: str | None
     new_value: str | None
     clause: str
+    new_clause: str | None = None
+    bare: bool = False
 
 
 @dataclass
@@ -260,45 +148,6 @@ class TurnSignals:
 
 
 # ------------------------------------------------------------------------ classifiers
-_CHITCHAT_ZH = re.compile(
-    r"^(?:你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|感谢|谢啦|好的|好|嗯+|"
-    r"哦+|哈+|呵呵|对|是的|没错|行|可以|OK|ok|再见|拜拜|回头见|明白了?|知道了|收到|不客气|没事|"
-    r"没关系|辛苦了|厉害|太棒了|真棒|不错|哇|我很好|我挺好的?|还行|一般般|我也是|在吗|在不在|"
-    r"你是谁|你好呀|哈哈哈+|好的呢|好滴|嗯嗯|了解|懂了|我明白了|我知道了|好吧|算了|继续|接着说)"
-    r"[啊呀哦呢吧啦嘛哈~～!！。.，,\s]*$"
-)
-_CHITCHAT_EN = re.compile(
-    r"^(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night)|thanks?(?: a lot| so much)?|"
-    r"thank you(?: so much| very much)?|ok(?:ay)?|cool|nice|great|awesome|sure|yes|yeah|yep|no|"
-    r"nope|bye|goodbye|see you|see ya|lol|haha+|got it|i see|makes sense|sounds good|"
-    r"you're welcome|no problem|i'm (?:fine|good|ok|okay|great|doing well)|not bad|me too|"
-    r"how are you|what's up|sup|good job|well done|perfect|alright|right|hmm+|wow|interesting|"
-    r"that's (?:great|cool|nice|interesting|funny)|continue|go on|tell me more)"
-    r"(?:[,!.?\s]+(?:thanks|thank you|bro|man|mate|buddy|again|very much))*[!.?\s]*$",
-    re.IGNORECASE,
-)
-_QUESTION_ZH = re.compile(
-    r"(?:吗|呢|么|嘛)[？?]?$|[？?]$|^(?:什么|为什么|为啥|怎么|怎样|如何|哪|谁|多少|几|是不是|能不能|"
-    r"可不可以|有没有|请问|你知道|你觉得|你会|你能|你可以|帮我|给我|告诉我|解释|介绍一下|翻译)"
-)
-_QUESTION_EN = re.compile(
-    r"\?\s*$|^(?:what|why|how|who|whom|whose|when|where|which|is|are|was|were|do|does|did|"
-    r"can|could|would|will|should|shall|may|might|explain|tell me|describe|define|give me|"
-    r"show me|write|translate|summarize|help me|please (?:explain|tell|write|help|give|show))\b",
-    re.IGNORECASE,
-)
-_REQUEST_EN = re.compile(
-    r"^(?:I (?:want|need|would like|'d like) (?:to (?:know|ask|learn|understand|see)|help|you)|"
-    r"I(?:'m| am) (?:wondering|curious|asking|trying to (?:understand|figure))|I wonder|"
-    r"I was wondering|I have a question|I think|I guess|I suppose|I believe|I know|I see|"
-    r"I understand|I agree|I mean|I'm not sure|I am not sure|I don't know|I forgot|let me|"
-    r"let's|I'll try|I will try|I'd like to ask)\b",
-    re.IGNORECASE,
-)
-_REQUEST_ZH = re.compile(
-    r"^(?:我想(?:问|知道|了解|请教|让你|要你)|我要问|请问|我需要你|我想请|我觉得|我认为|我猜|我感觉|"
-    r"我看看|我试试|我来|我知道|我明白|我不知道|我不确定|我忘了问|麻烦你|请你|帮我)"
-)
 
 
 def is_chitchat(clause: str) -> bool:
@@ -338,18 +187,6 @@ def tech_terms(text: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- slots
-_SLOT_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("name", re.compile(r"(?:名字|姓名)(?:是|叫)|^(?:用户|我)(?:的)?(?:叫|姓)|(?:\bname is\b|\bname's\b|"
-                        r"\bcalled\b|\bcall (?:me|them)\b)", re.I)),
-    ("birthday", re.compile(r"生日|出生于|\d+月\d+[日号]出生|\bbirthday\b|\bborn on\b", re.I)),
-    ("age", re.compile(r"(?:今年|已经)?\d{1,3}岁|\b\d{1,3} years old\b|\bis \d{1,3}\b", re.I)),
-    ("home", re.compile(r"住在|家在|住址|定居|搬到|搬去|\blives? in\b|\bliving in\b|\bmoved to\b|"
-                        r"\bbased in\b|\bhome is in\b|\baddress is\b|\breside", re.I)),
-    ("hometown", re.compile(r"老家|来自|\bfrom\b|\bgrew up in\b|\bhometown\b", re.I)),
-    ("work", re.compile(r"工作|上班|职业|(?:是|做)(?:一名|一个|个|名)?\S{0,6}(?:"
-                        + _JOBS_ZH + r")|\bworks? (?:as|at|for|in)\b|\bjob\b|\bprofession\b|"
-                        r"\bis an? (?:[\w-]+ ){0,2}(?:" + _JOBS_EN + r")\b", re.I)),
-]  # fmt: skip
 
 
 def slot_of(text: str, who: str = "user") -> str | None:
@@ -360,187 +197,7 @@ def slot_of(text: str, who: str = "user") -> str | None:
     return None
 
 
-# ------------------------------------------------------------------------ family rules
-_ZH_TIME_PREFIX = (
-    r"(?:今天|昨天|前天|最近|这几天|这段时间|这阵子|现在|目前|上周|上个月|去年|今年|刚才|刚刚|这周|周末|"
-    r"平时|如今|以前|之前|后来)"
-)
-_ZH_SUBJ = r"^" + _ZH_TIME_PREFIX + r"?(?:我|用户)?(?:的)?"
-_ZH_ADV = r"(?:很|特别|非常|最|超|超级|真的|比较|更|挺|蛮|一直|还|也|都|从小就?|向来|本来就?)*"
-_ZH_PREF = re.compile(
-    _ZH_SUBJ
-    + _ZH_ADV
-    + r"(?:(?:不太|不大|不)?喜欢|爱吃|爱喝|爱看|爱玩|爱听|热爱|偏爱|偏好|钟爱|迷上|喜爱|"
-    r"讨厌|厌恶|受不了|不吃|不喝|不爱|不碰|忌口|吃不了|吃不惯|不能吃|怕辣|怕冷|怕热|倾向于|习惯用|"
-    r"(?<!可)爱(?!人|情|心)|是(?:个)?(?:素食者|素食主义者|吃货|猫奴|狗派|猫派)|对.{1,8}过敏|"
-    r"最喜欢的.{1,8}是|不喜欢)"
-)
-_ZH_STYLE = re.compile(
-    r"(?:希望|请|以后|麻烦)?(?:你|助手)?(?:的)?(?:回答|回复|说话)(?:要|能|请|尽量)?"
-)
-_ZH_PERSONAL = re.compile(
-    _ZH_SUBJ + r"(?:现在|目前|已经)?(?:(?:名字|姓名)(?:是|叫)|叫|姓|今年\d+岁|\d+岁|生日|出生|住在|"
-    r"家在|住址|定居|搬到|搬去|来自|老家|是.{0,6}人$|在.{1,14}(?:工作|上班|实习|上学|读书|读研|读博|念书)|"
-    r"在.{1,12}(?:做|当|担任).{1,10}|"
-    r"(?:工作|职业)是|做.{1,10}(?:工作|的)|是(?:一名|一个|个|名)?.{0,8}(?:" + _JOBS_ZH + r")|"
-    r"学的是|专业是|有(?:一|两|三|四|五|\d)?(?:个|只|条|辆|套|位)|养了|结婚|单身|离婚|怀孕|血型|"
-    r"属|星座|身高|体重|会说|母语)"
-)
-_ZH_HABIT = re.compile(
-    _ZH_SUBJ
-    + r"(?:平时|通常|一般|经常|常常|每天|每周|每晚|每个?月|每年|总是|习惯|一向|从来不|基本上)"
-)
-_ZH_STATE = re.compile(
-    _ZH_SUBJ
-    + r"(?:最近|现在|这几天|今天|这段时间|一直|这阵子|这周|昨天|前几天|上周)?(?:有点儿?|很|特别|"
-    r"非常|好|挺|比较|超级|真的|太|压力|终于|已经|又|开始|感觉|觉得)*(?:好多了|好些了|轻松多了|紧张|焦虑|压力(?:很|好|特别|非常)?大|累|疲惫|开心|高兴|难过|伤心|"
-    r"放松|轻松|郁闷|烦|生气|兴奋|失眠|生病|感冒|发烧|不舒服|孤独|无聊|抑郁|崩溃|沮丧|心情不好|心情很好)"
-)
-_ZH_CODE = re.compile(
-    r"^(?:我们|用户|我)?(?:的)?(?:(?:这个)?(?:项目|仓库|代码库|代码|后端|前端|服务|系统|数据库|团队|公司|"
-    r"技术栈|框架)){0,3}(?:现在|目前)?.{0,4}?(?:用的是|使用的?是?|采用了?|基于|用了|依赖|跑在|部署在|是用|写的是|"
-    r"用的|数据库是|框架是|语言是|版本是|用)\s*[A-Za-z]"
-)
-_ZH_EVENT = re.compile(
-    _ZH_SUBJ + r"(?:今天|昨天|前天|上周|上个月|刚才|刚刚|最近|去年|前几天|这周|周末)?.{0,4}?"
-    r"(?:去了|去|参加了?|买了|看了|完成了|结束了|开始|换了|搬|考|拿到|收到|生了|辞职|离职|入职|毕业|"
-    r"分手|结婚|领养|养|学|报名|旅游|旅行|出差|回|见了|遇到|做了|写完|通过|升职|加薪)"
-)
-_ZH_OTHER = re.compile(r"^(?:我|用户)(?:的)?(" + _ZH_REL_RE + r")")
-
-_EN_SUBJ = r"^(?:I|User|the user)\s+"
-_EN_ADV = (
-    r"(?:(?:really|absolutely|also|totally|kind of|sort of|do|still|much|just|actually|"
-    r"definitely|genuinely|truly|secretly|especially|generally|strongly|honestly|now)\s+)*"
-)
-_EN_PREF = re.compile(
-    r"(?:^(?:I|User|the user)\s+" + _EN_ADV + r"(?:likes?|loves?|enjoys?|prefers?|adores?|hates?|"
-    r"dislikes?|detests?|can't stand|cannot stand|don't like|doesn't like|do not like|"
-    r"don't eat|doesn't eat|do not eat|never eats?|don't drink|doesn't drink|avoids?|can't eat|"
-    r"(?:am|is|'m) (?:allergic|into|obsessed with|a (?:huge |big )?fan of|vegetarian|vegan|"
-    r"lactose intolerant|a (?:cat|dog) person|not a fan of))\b"
-    r"|^(?:I'm|I am)\s+" + _EN_ADV + r"(?:allergic|into|obsessed with|a (?:huge |big )?fan of|"
-    r"vegetarian|vegan|lactose intolerant|a (?:cat|dog) person|not a fan of)\b"
-    r"|^(?:my|User's|the user's) (?:favou?rite|go-to|preferred) \w+(?: \w+)? (?:is|are)\b"
-    r"|^(?:please )?(?:keep|make) (?:your )?(?:answers|replies|responses|explanations)\b"
-    r"|^(?:please )?(?:reply|answer|respond|talk to me) in\b|^(?:please )?(?:don't|do not|never) "
-    r"use (?:emojis|emoji|jargon)\b)",
-    re.IGNORECASE,
-)
-_EN_PERSONAL = re.compile(
-    r"^(?:my|User's|the user's) (?:name|full name|birthday|address|home ?town|job|profession|"
-    r"occupation|major|blood type|height|native language|first language|email|phone)\b"
-    r"|^(?:I|User|the user)\s+" + _EN_ADV + r"(?:was born|lives?|moved|grew up|work(?:s|ed)? "
-    r"(?:as|at|for|in)|study|studies|major(?:s)? in|teach(?:es)?|(?:have|has|'ve) (?:got )?(?:an?|two|"
-    r"three|\d+) (?!question|problem|idea|doubt|suggestion|minute|moment|look|bug|error|issue|"
-    r"feeling|meeting|appointment|interview|exam|flight|test)\w+|speak|speaks|got married|"
-    r"am married|'m married|am single|'m single|got divorced|come from|comes from)\b"
-    r"|^(?:I'm|I am|User is|the user is)\s+(?:a |an )?(?:\d{1,3}(?: years old)?\b|from\b|"
-    r"(?:currently |now )?(?:living|based|working|studying|married|single|pregnant)\b|"
-    r"(?:[\w-]+ ){0,2}(?:" + _JOBS_EN + r")\b)"
-    r"|^(?:I'm|I am) [A-Z][a-z]+$|^(?:call me|you can call me) \w+",
-    re.IGNORECASE,
-)
-_EN_HABIT = re.compile(
-    _EN_SUBJ + r"(?:usually|always|often|normally|typically|generally|regularly|never|"
-    r"tend to|every (?:day|morning|night|evening|week|weekend)|mostly|rarely)\b",
-    re.IGNORECASE,
-)
-_EN_STATE = re.compile(
-    r"^(?:I|User|the user)(?:'m|'ve been| am| was| feel| felt| have been| is| has been| "
-    r"feels| been|'m feeling| am feeling| is feeling|'ve been feeling| have been feeling)\s+(?:so |very |really |a bit |a little |kind of |pretty |quite |super |"
-    r"extremely |totally |incredibly |much more |more |finally |now |really really )*"
-    r"(?:stressed|anxious|nervous|worried|tired|exhausted|happy|sad|depressed|relaxed|excited|"
-    r"lonely|bored|sick|ill|overwhelmed|burned out|burnt out|frustrated|angry|upset|calm|"
-    r"homesick|heartbroken|scared|afraid|stressed out|under (?:a lot of )?pressure|"
-    r"down|miserable|thrilled|proud|grateful|confused|sleepless)\b",
-    re.IGNORECASE,
-)
-_EN_CODE = re.compile(
-    r"^(?:the|this|our|my|User's|the user's)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|"
-    r"app|application|service|backend|frontend|api|site|website|server|database|db|stack|team|"
-    r"pipeline|ci|cluster)\s+(?:uses|is using|runs on|is built (?:on|with)|is written in|"
-    r"depends on|targets|requires|is deployed (?:on|to)|deploys to|stores|is on|is|relies on)\b"
-    r"|^we(?:'re| are)?\s+(?:use|using|run|running|deploy|deploying|build|building|write|writing|"
-    r"migrated|switched|moved|rely|relying)\b",
-    re.IGNORECASE,
-)
-_EN_EVENT = re.compile(
-    r"^(?:I've|I have|User has) (?:been \w+ing|started|begun|joined|adopted|moved|finished|"
-    r"decided|signed up)\b|"
-    + _EN_SUBJ
-    + r"(?:just |recently |finally |already )*(?:went|visited|bought|finished|started|"
-    r"got|adopted|moved|joined|quit|left|graduated|passed|failed|won|lost|met|saw|watched|"
-    r"read|traveled|travelled|returned|came back|signed up|broke up|had|took|ran|completed|"
-    r"launched|published|learned|learnt|tried|cooked|built|fixed|painted|wrote|celebrated)\b",
-    re.IGNORECASE,
-)
-_EN_OTHER = re.compile(
-    r"^(?:my|User's|the user's) (" + _EN_REL_RE + r")\b(?!\s+and (?:I|me)\b)", re.IGNORECASE
-)
-_EN_ME_FIRST = re.compile(r"^(?:I|I'm|I've|I'll|I'd|I was|my|me)\b", re.IGNORECASE)
-
-# ------------------------------------------------------------------ remember / delete
-_ZH_REMEMBER = re.compile(
-    r"(?:请|帮我|你要|你得|一定要|务必)?(?:记住|记下来?|记一下|记好|记着|别忘了|不要忘了|不要忘记|别忘记|"
-    r"帮我记)(?:了)?[：:，,\s]*|^记得(?!吗)"
-)
-_EN_REMEMBER = re.compile(
-    r"(?:^|\b(?:please|can you|could you|will you|would you|you should|you need to|"
-    r"make sure (?:you|to))\s+)(?:please\s+)?(?:remember|memorize|note down|keep in mind|"
-    r"make a note|take note)(?:\s+(?:of\s+)?(?:that|this))?[:,\s]*"
-    r"|\b(?:don't|do not|never) forget(?: that)?[:,\s]*|^(?:note|fyi)(?: that)?[:,]\s*",
-    re.IGNORECASE,
-)
-_ZH_DELETE = re.compile(
-    r"(?:请|帮我|你)?(?:把)?(?:忘掉|忘记掉?|忘了吧|删掉|删除|清除|抹掉|别再记|不要再记|别记)(?:吧|掉)?"
-)
-_ZH_OBSOLETE = re.compile(
-    r"(?:已经|早就|早已)不再?|不再|再也不|(?:现在|如今|目前)不|已经没(?:有)?|不.{1,8}了$"
-)
-_EN_DELETE = re.compile(
-    r"\b(?:forget|delete|remove|erase|drop|clear)\b(?:\s+(?:about|that|the fact that|the memory|"
-    r"the note|what I said about|my))*\s*",
-    re.IGNORECASE,
-)
-_EN_FORGET = re.compile(r"\b(?:forget|delete|remove|erase)\b(?! to\b)", re.IGNORECASE)
-_EN_OBSOLETE = re.compile(
-    r"\bno longer\b|\banymore\b|\bany more\b|\bnot \w+ anymore\b|\b(?:I've|I have|I) "
-    r"(?:stopped|quit)\b|\bnot anymore\b",
-    re.IGNORECASE,
-)
-
 # ------------------------------------------------------------------------ corrections
-_ZH_CORR_PAIR = re.compile(
-    r"不是(?P<old>[^，,。！？!?]{1,20})[，,]?\s*(?:而|其实|应该)?是(?P<new>[^，,。！？!?]{1,30})"
-)
-_ZH_CORR_PAIR_REV = re.compile(
-    r"(?P<new>[^，,。！？!?]{1,30})[，,]\s*(?:而)?不是(?P<old>[^，,。！？!?]{1,20})$"
-)
-_ZH_CORR_MARK = re.compile(
-    r"其实|说错了|我说错|记错了|搞错了|弄错了|纠正一下|更正一下|更正|应该是|准确地说|准确来说|不对|口误"
-)
-_EN_CORR_PAIR = re.compile(
-    r"\bnot (?P<old>[\w .'-]{1,40}?),? but (?P<new>[\w .'-]{1,40})$"
-    r"|(?P<new2>[\w .'-]{1,40}?),? not (?P<old2>[\w .'-]{1,40})$",
-    re.IGNORECASE,
-)
-_EN_CORR_MARK = re.compile(
-    r"\bactually\b|\bI meant\b|\bI mean\b|\bcorrection\b|\bto correct\b|\bI misspoke\b|"
-    r"\bthat's (?:wrong|not right|incorrect)\b|\bthat is (?:wrong|not right|incorrect)\b|"
-    r"\bwrong\b|\bI said .* but\b|\bsorry, it's\b|\bmy mistake\b|\bscratch that\b",
-    re.IGNORECASE,
-)
-_EN_CORR_STRIP = re.compile(
-    r"^(?:sorry|no|oh|wait|oops)[,!\s]+|\b(?:actually|correction|to correct|I meant|I mean|"
-    r"I misspoke|my mistake|scratch that|that's (?:wrong|not right|incorrect)|that is "
-    r"(?:wrong|not right|incorrect))\b[:,!\s]*",
-    re.IGNORECASE,
-)
-_ZH_CORR_STRIP = re.compile(
-    r"^(?:不对|不是的|错了|哦|啊|抱歉|不好意思)[，,！!\s]*|其实|我说错了|说错了|我记错了|记错了|搞错了|弄错了|"
-    r"纠正一下|更正一下|更正|准确地说|准确来说|口误[，,]?"
-)
 
 
 def _statement_from_clause(clause: str, *, remember: bool = False) -> Statement | None:
@@ -563,8 +220,11 @@ def _make(
     who: str = "user",
     confidence: float = 0.85,
     source: str = "",
+    rendered: str | None = None,
 ) -> Statement:
-    memory = to_third_person(text, lang)
+    if rendered is None and family == "code" and lang == "zh" and not re.search(r"我|咱", text):
+        rendered = clean_clause(text)  # "支付回调在 handlers/pay.go 里": the code is the subject
+    memory = rendered or to_third_person(text, lang)
     symbols = extract_symbols(text)
     if family == "code":
         for term in tech_terms(text):
@@ -582,8 +242,16 @@ def _zh_statement(text: str, remember: bool) -> Statement | None:
             who = _ZH_REL_WHO[m.group(1)]
             cat = "preference" if re.search(r"喜欢|爱吃|爱喝|讨厌|不吃|不喝|过敏", rest) else "fact"
             return _make(text, "other_person", cat, "zh", who=who, source=text)
-    if _ZH_CODE.search(text):
+    if _ZH_CODE.search(text) or _ZH_PROJECT_CODE.search(text) or _ZH_SYMBOL_WHERE.search(text):
         return _make(text, "code", "fact", "zh", source=text)
+    topic = _ZH_TOPIC_FIRST.match(text)
+    if topic and not re.match(
+        r"^(?:我|用户|这|那|它|他|她|什么|啥|哪|" + _ZH_FUTURE + r")", topic.group("topic")
+    ):
+        rest = topic.group("rest")
+        if _ZH_PREF.search(rest):
+            memory = _zh_topic_memory(topic.group("topic"), rest)
+            return _make(text, "preference", "preference", "zh", source=text, rendered=memory)
     if _ZH_PREF.search(text) or (
         _ZH_STYLE.match(text)
         and re.search(
@@ -609,21 +277,61 @@ def _zh_statement(text: str, remember: bool) -> Statement | None:
         return _make(text, "remember", "fact", "zh", confidence=0.7) if remember else None
     if starts_me and _ZH_EVENT.search(text) and len(content_tokens(text)) >= 2:
         return _make(text, "event", "fact", "zh", confidence=0.65, source=text)
+    if remember and _has_code(text) and not re.match(r"^(?:我|用户)(?!们)", text):
+        return _make(text, "code", "fact", "zh", source=text)
     if remember and len(content_tokens(text)) >= 1:
         return _make(text, "remember", "fact", "zh", confidence=0.8, source=text)
     return None
 
 
-_EN_TIME_PREFIX = re.compile(
-    r"^(?:these days|nowadays|lately|recently|currently|right now|today|tonight|this (?:week|"
-    r"month|year|morning)|now|yesterday|last (?:week|month|night|year)|so far)[,\s]+",
-    re.IGNORECASE,
-)
+def _zh_topic_memory(topic: str, rest: str) -> str:
+    """A preference said topic first, as a memory: "甜食" + "我一般不太碰" -> "用户一般不太碰甜食";
+    "咖啡" + "我只喝美式" -> "用户喝咖啡只喝美式"; otherwise "关于电影，用户最喜欢科幻片"."""
+    topic = topic.strip()
+    if re.search(r"(?:碰|吃|喝|看|听|玩|用|穿|买|喜欢|爱|讨厌|受不了|感冒|来电)$", rest):
+        return to_third_person(rest + topic, "zh")
+    only = re.search(r"只(喝|吃|用|看|听|穿|买|玩|坐|选)", rest)
+    if only:
+        return to_third_person("我" + only.group(1) + topic + rest[1:], "zh")
+    return f"关于{topic}，" + to_third_person(rest, "zh")
+
+
+def _has_code(text: str) -> bool:
+    """Code symbols or technology names: project content worth remembering as such."""
+    return bool(extract_symbols(text) or tech_terms(text))
+
+
+def _en_subjectless(text: str) -> str | None:
+    """A subject-less preference as a first-person clause: "Tea over coffee for me, always"
+    -> "I always prefer tea over coffee";
+    "Love spicy food" -> "I love spicy food"; "Big fan of jazz" -> "I'm a big fan of jazz"."""
+    m = _EN_OVER.match(text)
+    if m and not re.match(r"^(?:I|I'm|my|we|it|this|that|the|a|an)\b", text, re.I):
+        a, b = m.group("a").strip(), m.group("b").strip()
+        if len(a.split()) <= 4 and len(b.split()) <= 4:
+            if a[:1].isupper() and a[1:2].islower() and a.lower() not in _TECH_LEXICON:
+                a = a[0].lower() + a[1:]
+            always = "always " if m.group("always") else ""
+            return f"I {always}prefer {a} over {b}"
+    if _EN_BARE_PREF.match(text):
+        return "I " + text[0].lower() + text[1:]
+    if _EN_BARE_FAN.match(text):
+        low = text[0].lower() + text[1:]
+        return "I'm " + re.sub(
+            r"^((?:\w+ )*?)(not )?(?:a )?((?:huge |big )?fan of)", r"\1\2a \3", low, flags=re.I
+        )
+    return None
 
 
 def _en_statement(text: str, remember: bool) -> Statement | None:
     probe = _EN_TIME_PREFIX.sub("", text)
     st = _en_statement_probe(probe, text, remember)
+    if st is None:
+        rewritten = _en_subjectless(text)
+        if rewritten:
+            st = _en_statement_probe(rewritten, rewritten, remember)
+            if st is not None:
+                st.source_clause = text
     return st
 
 
@@ -644,7 +352,7 @@ def _en_statement_probe(probe: str, text: str, remember: bool) -> Statement | No
                 else "fact"
             )
             return _make(text, "other_person", cat, "en", who=who, source=text)
-    if _EN_CODE.search(probe) and (tech_terms(probe) or extract_symbols(probe)):
+    if (_EN_CODE.search(probe) and _has_code(probe)) or _EN_SYMBOL_WHERE.search(probe):
         return _make(_en_code_subject(text), "code", "fact", "en", source=text)
     if _EN_PREF.search(probe) and not re.search(
         r"\b(?:like|love|hate|enjoy)s? (?:it|that|this|them|you|your|to (?:know|ask))\b", text, re.I
@@ -666,6 +374,8 @@ def _en_statement_probe(probe: str, text: str, remember: bool) -> Statement | No
         return _make(text, "remember", "fact", "en", confidence=0.7) if remember else None
     if _EN_ME_FIRST.match(probe) and _EN_EVENT.search(probe) and len(content_tokens(text)) >= 2:
         return _make(text, "event", "fact", "en", confidence=0.65, source=text)
+    if remember and _has_code(text) and not _EN_ME_FIRST.match(probe):
+        return _make(_en_code_subject(text), "code", "fact", "en", source=text)
     if remember and len(content_tokens(text)) >= 1:
         return _make(text, "remember", "fact", "en", confidence=0.8, source=text)
     return None
@@ -678,59 +388,92 @@ def _en_code_subject(text: str) -> str:
         r"^we(?:'re| are)?\s+(?:deploying|deploy)\b", "The project deploys", text, flags=re.I
     )
     text = re.sub(r"^we\s+(migrated|switched|moved)\b", r"The project \1", text, flags=re.I)
+    text = re.sub(
+        r"^our\s+(project|repo|repository|codebase|app|application|service|backend|frontend|"
+        r"api|site|website|server|database|db|stack|pipeline|ci|cluster)\b",
+        r"The \1",
+        text,
+        flags=re.I,
+    )
     text = re.sub(r"^our\b", "The project's", text, flags=re.I)
     return text
 
 
 # --------------------------------------------------------------------------- signals
+def _first_statement(text: str) -> Statement | None:
+    for clause in split_clauses(text) or [text]:
+        statement = _statement_from_clause(clause, remember=True)
+        if statement:
+            return statement
+    return None
+
+
+def _bare_value(cleaned: str, statement: Statement | None, lang: str) -> str | None:
+    """The corrected value of a predicate-less correction ("上海" out of "我是说上海",
+    "Shanghai" out of "I meant Shanghai"); None when the clause says more than a value."""
+    value = clean_clause(cleaned)
+    if not value or (statement is not None and statement.family != "remember"):
+        return None
+    if lang == "zh":
+        ok = len(value) <= 12 and not re.search(r"我|用户|你", value)
+    else:
+        ok = len(value.split()) <= 4 and not re.search(
+            r"\b(?:I|I'm|my|me|we|our|you|your)\b", value, re.I
+        )
+    return value if ok else None
+
+
 def _zh_correction(sentence: str) -> Correction | None:
+    sentence = sentence.strip().rstrip("。！!.…~～ ")
     pair = _ZH_CORR_PAIR.search(sentence) or _ZH_CORR_PAIR_REV.search(sentence)
     if not pair and not _ZH_CORR_MARK.search(sentence):
         return None
     old = pair.group("old").strip() if pair else None
     new = pair.group("new").strip() if pair else None
-    cleaned = _ZH_CORR_STRIP.sub("", sentence)
+    # "现在 / 目前" in a correction says the fact is current, it is not part of the fact
+    cleaned = strip_present(_ZH_CORR_STRIP.sub("", sentence), "zh")
     if pair:
         # keep the subject before "不是" and the new value: "我不是住上海，是住杭州" -> "我住杭州"
         head = cleaned[: cleaned.find("不是")] if "不是" in cleaned else ""
         if _ZH_CORR_PAIR_REV.search(sentence) and not _ZH_CORR_PAIR.search(sentence):
             cleaned = re.sub(r"[，,]\s*(?:而)?不是.*$", "", cleaned)
+            new = clean_clause(cleaned) or new  # "其实我现在住在上海" -> "我住在上海"
         else:
             cleaned = head + (new or "")
-    statement = None
-    for clause in split_clauses(cleaned) or [cleaned]:
-        statement = _statement_from_clause(clause, remember=True)
-        if statement:
-            break
-    return Correction(statement, old, new, sentence)
+    statement = _first_statement(cleaned)
+    bare = _bare_value(cleaned, statement, "zh") if not pair else None
+    if bare:
+        return Correction(None, None, bare, sentence, new_clause=bare, bare=True)
+    return Correction(statement, old, new, sentence, new_clause=clean_clause(cleaned) or None)
 
 
 def _en_correction(sentence: str) -> Correction | None:
-    body = sentence.rstrip(".!")
+    body = strip_present(sentence.rstrip(".!"), "en")
     pair = _EN_CORR_PAIR.search(body)
     if not _EN_CORR_MARK.search(sentence) and not (
         pair and re.search(r"\b(?:I|my|I'm)\b", sentence)
     ):
         return None
     old = new = None
-    cleaned = _EN_CORR_STRIP.sub("", sentence).strip(" ,")
+    cleaned = _EN_CORR_STRIP.sub("", body).strip(" ,")
     if pair:
         old = (pair.group("old") or pair.group("old2") or "").strip() or None
         new = (pair.group("new") or pair.group("new2") or "").strip() or None
         cleaned = re.sub(r",?\s+not [\w .'-]{1,40}$", "", cleaned.rstrip(".!"))
         cleaned = re.sub(r"\bnot ([\w .'-]{1,40}?),? but\s+", "", cleaned)
-    statement = None
-    for clause in split_clauses(cleaned) or [cleaned]:
-        statement = _statement_from_clause(clause, remember=True)
-        if statement:
-            break
+    statement = _first_statement(cleaned)
+    if not pair:
+        bare = _bare_value(cleaned, statement, "en")
+        if bare:
+            return Correction(None, None, bare, sentence, new_clause=bare, bare=True)
     if new and old:
         # "my birthday is May 13, not May 3": the new value is the tail as long as the old one
+        # (the monitor first reads it out of `new_clause` where the memory holds the old one)
         words = new.split()
         width = len(old.split())
         if len(words) > width:
             new = " ".join(words[-width:])
-    return Correction(statement, old, new, sentence)
+    return Correction(statement, old, new, sentence, new_clause=cleaned.strip(" ,.!") or None)
 
 
 def _deletion(clause: str) -> Deletion | None:
@@ -791,8 +534,10 @@ def turn_signals(text: str) -> TurnSignals:
         return signals
     for sentence in split_sentences(text):
         lang = detect_lang(sentence)
-        remember_re = _ZH_REMEMBER if lang == "zh" else _EN_REMEMBER
-        rem = remember_re.search(sentence)
+        # "记住 processOrder 在 src/order.ts 里": a Chinese request around English code
+        rem = (_ZH_REMEMBER if lang == "zh" else _EN_REMEMBER).search(sentence) or (
+            _ZH_REMEMBER if lang != "zh" else _EN_REMEMBER
+        ).search(sentence)
         remember = bool(rem) and not re.search(
             r"(?:你还?记得|还记得|记得吗|do you remember|you remember|I remember|"
             r"remember when|remember me\?)",
@@ -807,7 +552,7 @@ def turn_signals(text: str) -> TurnSignals:
         forget_request = bool((_ZH_DELETE if lang == "zh" else _EN_FORGET).search(body))
         if not forget_request:
             corr = correct(body)
-            if corr and (corr.statement or corr.old_value):
+            if corr and (corr.statement or corr.old_value or corr.bare):
                 signals.corrections.append(corr)
                 continue
         for clause in split_clauses(body):
@@ -829,6 +574,19 @@ def turn_signals(text: str) -> TurnSignals:
             if is_question(clause) and not remember:
                 signals.skipped.append((clause, "question"))
                 continue
+            last = signals.statements[-1] if signals.statements else None
+            if (
+                last is not None
+                and last.family == "code"
+                and last.lang == "zh"
+                and _ZH_CODE_CONT.match(cleaned)
+                and last.source_clause
+            ):
+                # "我们的项目用 PostgreSQL 15，部署在 k8s 上": one subject, one memory
+                merged = _statement_from_clause(last.source_clause + "，" + cleaned)
+                if merged is not None and merged.family == "code":
+                    signals.statements[-1] = merged
+                    continue
             statement = _statement_from_clause(cleaned, remember=remember)
             if statement:
                 signals.statements.append(statement)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "EpisodeOut",
@@ -50,6 +51,11 @@ class MemoryOp(BaseModel):
     who: str = Field("user", description="whose memory: user, friend, sister, ...")
     confidence: float = Field(0.8, ge=0.0, le=1.0)
     reason: str = Field("", description="why, in a few words")
+    # filled by the processors, not asked of the model (kept out of its JSON schema):
+    # code symbols / technologies the memory names, and extra record metadata such as the
+    # absolute date of a relative time phrase ({"time_phrase": "下周三", "resolved_date": ...})
+    symbols: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    metadata: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -231,6 +237,8 @@ class ProfileUpdateOut(BaseModel):
     reply_style: str = ""
     language_habits: str = ""
     background: str = ""
+    # sections to empty (the rules' deletions); kept out of the model's JSON schema
+    clear: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
 
 class SymbolInfo(BaseModel):
