@@ -24,6 +24,7 @@ __all__ = [
     "Source",
     "Tier",
     "UserProfile",
+    "as_aware",
     "new_id",
     "utcnow",
 ]
@@ -47,7 +48,8 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def _aware(value: Any) -> Any:
+def as_aware(value: Any) -> Any:
+    """A timezone-aware datetime from a datetime or ISO string (naive values are UTC)."""
     if isinstance(value, str):
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if isinstance(value, datetime) and value.tzinfo is None:
@@ -90,7 +92,7 @@ class MemoryRecord(BaseModel):
     @field_validator("created_at", "updated_at", "last_accessed", mode="before")
     @classmethod
     def _tz(cls, v: Any) -> Any:
-        return _aware(v)
+        return as_aware(v)
 
     @field_validator("text")
     @classmethod
@@ -165,7 +167,7 @@ class ConversationTurn(BaseModel):
     @field_validator("created_at", mode="before")
     @classmethod
     def _tz(cls, v: Any) -> Any:
-        return _aware(v)
+        return as_aware(v)
 
 
 class RollingSummary(BaseModel):

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.records import MemoryRecord
+from langmem_plus.records import MemoryRecord, as_aware
 
 __all__ = [
     "WindowResult",
@@ -31,14 +31,6 @@ __all__ = [
 ]
 
 _MAX_CONTEXT_VARS = 32
-
-
-def _aware(value: Any) -> Any:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if isinstance(value, datetime) and value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value
 
 
 class WorkingMemory(BaseModel):
@@ -63,12 +55,12 @@ class WorkingMemory(BaseModel):
     @field_validator("created_at", "updated_at", mode="before")
     @classmethod
     def _tz(cls, v: Any) -> Any:
-        return _aware(v)
+        return as_aware(v)
 
     @classmethod
     def new(cls, now: datetime, session_id: str | None = None) -> WorkingMemory:
         """A fresh working memory for a new session (turn_count 0 until the first message)."""
-        now = _aware(now)
+        now = as_aware(now)
         kwargs: dict[str, Any] = {"created_at": now, "updated_at": now}
         if session_id:
             kwargs["session_id"] = session_id
@@ -94,7 +86,7 @@ class WorkingMemory(BaseModel):
 
     def is_expired(self, now: datetime, ttl_minutes: float) -> bool:
         """True when the session has been idle for longer than `ttl_minutes`."""
-        return _aware(now) - self.updated_at > timedelta(minutes=ttl_minutes)
+        return as_aware(now) - self.updated_at > timedelta(minutes=ttl_minutes)
 
     def record_turn(
         self,
@@ -116,7 +108,7 @@ class WorkingMemory(BaseModel):
         return self.model_copy(
             update={
                 "turn_count": self.turn_count + 1,
-                "updated_at": max(_aware(now), self.updated_at),
+                "updated_at": max(as_aware(now), self.updated_at),
                 "current_topic": (topic or "").strip() or self.current_topic,
                 "context_variables": merged,
                 "last_emotion": (emotion or "").strip() or self.last_emotion,
@@ -256,7 +248,7 @@ def archive_record(
     if not text:
         topic = wm.current_topic or "; ".join(s[:60] for s in user_text[:3])
         text = f"[{at:%Y-%m-%d %H:%M}] {topic}".strip()
-    stamp = _aware(now) if now is not None else datetime.now(timezone.utc)
+    stamp = as_aware(now) if now is not None else datetime.now(timezone.utc)
     return MemoryRecord(
         namespace=namespace,
         kind="episodic",
