@@ -162,7 +162,9 @@ def load_madial(data: Path, lang: str, max_q: int | None = None) -> list[Unit]:
         gold = frozenset(str(r) for r in d["relevant-id"])
         n = len(gold)
         cat = "gold=1" if n == 1 else "gold=2" if n == 2 else "gold>=3"
-        units[int(d["user-id"])].queries.append(Query(_dialogue_text(d["dialogue"][:turn]), gold, cat))
+        units[int(d["user-id"])].queries.append(
+            Query(_dialogue_text(d["dialogue"][:turn]), gold, cat)
+        )
     out = list(units.values())
     if max_q is not None:
         for u in out:
@@ -412,7 +414,9 @@ def evaluate(
     return out
 
 
-def query_embed_cost(emb: CachedEmbeddings, queries: Sequence[str], n: int = 40) -> dict[str, float]:
+def query_embed_cost(
+    emb: CachedEmbeddings, queries: Sequence[str], n: int = 40
+) -> dict[str, float]:
     """Uncached USE cost of embedding one query (ms), measured on up to `n` queries."""
     times = []
     for q in list(queries)[:n]:

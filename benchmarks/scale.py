@@ -46,13 +46,57 @@ NAIVE_MAX = 10_000  # the naive baseline rebuilds BM25 per write: small sizes on
 # ============================================================================ corpus
 _EN_NAMES = ["Alice", "Bob", "Chen", "Dana", "Emil", "Farah", "Gus", "Hana", "Ivan", "Jun"]
 _EN_VERBS = [
-    "visited", "likes", "prefers", "bought", "fixed", "finished", "started", "cancelled",
-    "recommended", "booked", "cooked", "painted", "read", "wrote", "lost", "found", "sold",
+    "visited",
+    "likes",
+    "prefers",
+    "bought",
+    "fixed",
+    "finished",
+    "started",
+    "cancelled",
+    "recommended",
+    "booked",
+    "cooked",
+    "painted",
+    "read",
+    "wrote",
+    "lost",
+    "found",
+    "sold",
 ]
 _ZH_SUBJ = ["我", "用户", "妈妈", "小王", "同事", "老板", "女朋友", "室友", "孩子", "朋友"]
 _ZH_VERB = ["喜欢", "去了", "买了", "讨厌", "推荐", "预订了", "学习", "完成了", "修好了", "提到"]
 _CODE_ERR = ["TypeError", "KeyError", "ValueError", "TimeoutError", "NullPointerException"]
-_SYL = ["ka", "ri", "to", "mon", "sel", "va", "dor", "pin", "qu", "ex", "lo", "ran", "te", "bu"]
+_SYL = [
+    "ka",
+    "ri",
+    "to",
+    "mon",
+    "sel",
+    "va",
+    "dor",
+    "pin",
+    "qu",
+    "ex",
+    "lo",
+    "ran",
+    "te",
+    "bu",
+    "ma",
+    "si",
+    "no",
+    "pel",
+    "gar",
+    "fi",
+    "tu",
+    "len",
+    "zo",
+    "har",
+    "mi",
+    "cas",
+    "do",
+    "wel",
+]
 _HANZI = "山水火木金土风云雨雪花草鱼鸟茶米面酒书画歌舞车船桥路城村店园馆院楼湖海河江"
 
 
@@ -66,14 +110,16 @@ class Corpus:
         self.code_vocab = [w.capitalize() for w in self._words(5000, latin=True)]
 
     def _words(self, n: int, latin: bool) -> list[str]:
-        out: set[str] = set()
-        while len(out) < n:
-            k = int(self.rng.integers(2, 5))
-            if latin:
-                out.add("".join(self.rng.choice(_SYL, size=k)))
-            else:
-                out.add("".join(self.rng.choice(list(_HANZI), size=k)))
-        return sorted(out)
+        alphabet = np.asarray(_SYL if latin else list(_HANZI))
+        out: dict[str, None] = {}
+        while len(out) < n:  # the alphabets allow far more than n distinct words
+            lens = self.rng.integers(2, 5, size=n)
+            picks = self.rng.integers(len(alphabet), size=(n, 4))
+            for k, row in zip(lens, picks, strict=True):
+                out.setdefault("".join(alphabet[row[:k]]), None)
+        words = list(out)[:n]
+        self.rng.shuffle(words)
+        return words
 
     def _zipf(self, vocab: Sequence[str], k: int) -> list[str]:
         idx = np.minimum(self.rng.zipf(1.15, size=k) - 1, len(vocab) - 1)
@@ -86,7 +132,9 @@ class Corpus:
             w = self._zipf(self.en_vocab, 6)
             name = _EN_NAMES[int(self.rng.integers(len(_EN_NAMES)))]
             verb = _EN_VERBS[int(self.rng.integers(len(_EN_VERBS)))]
-            return f"{name} {verb} the {w[0]} {w[1]} near {w[2]} because of {w[3]} and {w[4]} {w[5]}."
+            return (
+                f"{name} {verb} the {w[0]} {w[1]} near {w[2]} because of {w[3]} and {w[4]} {w[5]}."
+            )
         if r < 0.85:
             w = self._zipf(self.zh_vocab, 5)
             s = _ZH_SUBJ[int(self.rng.integers(len(_ZH_SUBJ)))]
@@ -172,10 +220,20 @@ def disk_breakdown(db_path: Path) -> dict[str, int]:
     finally:
         conn.close()
     groups = {
-        "text_metadata": ("items", "namespaces", "sqlite_autoindex_items_1", "items_expires",
-                          "sqlite_autoindex_namespaces_1"),
-        "keyword_index": ("terms", "postings", "postings_item", "sqlite_autoindex_terms_1",
-                          "sqlite_autoindex_postings_1"),
+        "text_metadata": (
+            "items",
+            "namespaces",
+            "sqlite_autoindex_items_1",
+            "items_expires",
+            "sqlite_autoindex_namespaces_1",
+        ),
+        "keyword_index": (
+            "terms",
+            "postings",
+            "postings_item",
+            "sqlite_autoindex_terms_1",
+            "sqlite_autoindex_postings_1",
+        ),
         "vectors": ("vectors", "vectors_item", "vec_log"),
     }
     out = {k: 0 for k in groups} | {"other": 0}
@@ -225,7 +283,7 @@ class Naive:
     def search(self, query: str, qvec: np.ndarray, k: int = 10) -> list[int]:
         s = np.asarray(self.bm25.get_scores(tokenize(query)))
         top_b = np.argsort(-s)[:100]
-        sims, ids = self.index.search(qvec[None, :], 100)
+        _sims, ids = self.index.search(qvec[None, :], 100)
         cand = set(top_b.tolist()) | set(ids[0].tolist())
         return sorted(cand, key=lambda i: -s[i])[:k]
 
@@ -234,6 +292,7 @@ class Naive:
 def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) -> dict[str, Any]:
     """Build one store of n_ns x per_ns items and measure it (runs in its own process)."""
     total = n_ns * per_ns
+    tokenize("预热 jieba warm-up")  # load jieba's dictionary outside the timed sections
     corpus = Corpus()
     t0 = time.perf_counter()
     docs = [corpus.sentence() for _ in range(total)]
@@ -360,7 +419,7 @@ def ann_recall(store: HybridStore, emb: HashEmbeddings, queries: Sequence[str]) 
     for q in queries:
         qv = np.asarray(emb.embed_query(q), np.float32)
         got = {vid for vid, _ in vec.search(list(vec._ns), qv, 10)}
-        _s, ex = flat.search(qv[None, :], 10)
+        _scores, ex = flat.search(qv[None, :], 10)
         want = set(ref_ids[ex[0]].tolist())
         hits.append(len(got & want) / 10)
     return {
@@ -368,7 +427,7 @@ def ann_recall(store: HybridStore, emb: HashEmbeddings, queries: Sequence[str]) 
         "nlist": int(ivf.nlist),
         "nprobe": int(vec.nprobe),
         "recall@10_vs_exact": float(np.mean(hits)),
-        "indexed": int(len(ids)),
+        "indexed": len(ids),
         "note": "hash (random) vectors: the worst case for IVF",
     }
 
@@ -429,8 +488,11 @@ def table(results: dict[str, Any]) -> str:
             f"{d['text_metadata']:.0f} | {d['keyword_index']:.0f} | {d['vectors']:.0f} | "
             f"{r['disk']['db_bytes'] / 1e6:.1f} |"
         )
-    lines += ["", f"USE query embedding (measured, ms): p50 {use['p50']:.2f}, p95 {use['p95']:.2f}",
-              ""]
+    lines += [
+        "",
+        f"USE query embedding (measured, ms): p50 {use['p50']:.2f}, p95 {use['p95']:.2f}",
+        "",
+    ]
     naive_rows = [(n, r) for n, r in results["sizes"].items() if "naive" in r]
     if naive_rows:
         lines += [
@@ -479,7 +541,10 @@ def checks(results: dict[str, Any]) -> list[str]:
             ips = r["insert"]["items_per_s_excl_embedding"]
             line(ips >= 2000, f"batch insert at {name}: {ips:,.0f} items/s >= 2,000")
         put = r["single_put_ms"]["p95"] + use_p50
-        line(put < 20, f"single put at {name} (p95 + USE doc embed {use_p50:.1f} ms) {put:.2f} < 20 ms")
+        line(
+            put < 20,
+            f"single put at {name} (p95 + USE doc embed {use_p50:.1f} ms) {put:.2f} < 20 ms",
+        )
         per = r["disk"]["per_item_excl_vectors"]
         line(per <= 1024, f"bytes per item excl. vectors at {name}: {per:.0f} <= 1 KB")
         if items == 100 and r["namespaces"] == 1:
@@ -518,8 +583,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "sizes": {},
     }
     for tok in args.sizes.split(","):
-        cmd = [sys.executable, __file__, "--one", tok, "--queries", str(args.queries),
-               "--puts", str(args.puts)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            tok,
+            "--queries",
+            str(args.queries),
+            "--puts",
+            str(args.puts),
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -561,9 +634,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = sorted(
-        (r["items_per_namespace"], r)
-        for r in results["sizes"].values()
-        if r["namespaces"] == 1
+        (r["items_per_namespace"], r) for r in results["sizes"].values() if r["namespaces"] == 1
     )
     if not rows:
         return
@@ -577,7 +648,9 @@ def plot(results: dict[str, Any], path: Path) -> None:
             ax.plot(xs, [r[key][p] for _, r in rows], style, marker=marker, label=f"{p}, {label}")
     naive = [(n, r["naive"]["search_ms"]["p95"]) for n, r in rows if "naive" in r]
     if naive:
-        ax.plot(*zip(*naive, strict=True), ":", marker="x", label="p95, naive rank-bm25 + flat FAISS")
+        ax.plot(
+            *zip(*naive, strict=True), ":", marker="x", label="p95, naive rank-bm25 + flat FAISS"
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("items in the namespace")

@@ -1,0 +1,68 @@
+"""Smoke runs of the benchmark scripts at tiny sizes (the full runs are not unit tests)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str) -> ModuleType:
+    """Import a benchmarks/ script as a module (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _datasets() -> Path | None:
+    """The shared datasets folder beside the clone, or /work/shared; None when absent."""
+    for cand in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")):
+        if (cand / "locomo" / "locomo_dev.json").exists():
+            return cand
+    return None
+
+
+def test_retrieval_quality_smoke(tmp_path: Path) -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    rq = _load("retrieval_quality")
+    out = tmp_path / "q.json"
+    res = rq.main(["--data", str(data), "--smoke", "--out", str(out)])
+    assert out.exists()
+    for set_name in ("locomo", "madial_zh", "madial_en"):
+        systems = res["sets"][set_name]["systems"]
+        assert set(systems) == set(rq.SYSTEMS)
+        for r in systems.values():
+            assert r["n"] > 0 and 0.0 <= r["frac@10"] <= 1.0
+
+
+def test_locomo_evidence_normalisation() -> None:
+    rq = _load("retrieval_quality")
+    valid = {"D8:6", "D9:17", "D9:1", "D4:4", "D4:6", "D11:26", "D30:5"}
+    assert rq.normalise_evidence(["D8:6; D9:17"], valid) == ["D8:6", "D9:17"]
+    assert rq.normalise_evidence(["D9:1 D4:4 D4:6"], valid) == ["D9:1", "D4:4", "D4:6"]
+    assert rq.normalise_evidence(["D:11:26", "D30:05"], valid) == ["D11:26", "D30:5"]
+    assert rq.normalise_evidence(["D", "D10:19"], valid) == []
+
+
+def test_scale_smoke(tmp_path: Path) -> None:
+    sc = _load("scale")
+    out = tmp_path / "s.json"
+    res = sc.main(["--smoke", "--out", str(out), "--plot", str(tmp_path / "p.png")])
+    assert out.exists() and (tmp_path / "p.png").exists()
+    r = res["sizes"]["200"]
+    assert r["insert"]["items"] == 200
+    assert r["search_ms_excl_query_embedding"]["p50"] > 0
+    assert "naive" in r and r["disk"]["per_item_excl_vectors"] > 0
+    assert any(line.startswith(("PASS", "FAIL")) for line in res["checks"])
