@@ -60,7 +60,11 @@ class MemoryConfig(BaseModel):
         "found by rarer terms (keeps queries fast at 1M items).",
     )
     max_postings_scan: int = Field(
-        20000, ge=100, description="Postings read per common term when nothing rarer matched."
+        2000,
+        ge=100,
+        description="Postings budget per query: terms are read rarest first; a term past the "
+        "budget only re-scores the candidates already found (or, if nothing rarer matched, "
+        "contributes its most recent postings). Bounds keyword latency at any store size.",
     )
     w_fusion_keyword: float = Field(
         0.55, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."

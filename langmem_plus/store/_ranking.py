@@ -24,7 +24,6 @@ from langmem_plus.store._common import (
 )
 from langmem_plus.store.filters import matches
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
-from langmem_plus.store.vector import decode_vec
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
@@ -78,7 +77,7 @@ def ranked(
         extra_ids = [r[0] for r in scanned if _in_range(r, time_range)]
         if extra_ids:
             bm25.update(store._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids))
-            rows.update({r[0]: r for r in scanned})
+            rows.update(_rows(store, conn, [i for i in extra_ids if i not in rows]))
             keep = _keep(store, rows, flt, time_range, now)
     if not keep:
         return []
@@ -100,16 +99,18 @@ def ranked(
     pref_item = np.zeros(n, dtype=bool)
     on_topic = np.zeros(n, dtype=bool)
     sym = np.zeros(n)
+    need_value = bool(topic_tokens or q_symbols)
     for j, rid in enumerate(keep):
         row = rows[rid]
-        value = json.loads(row[3])
         used = row[6] if row[6] is not None else row[5]
         last[j] = used
         count[j] = row[7]
-        c = value.get("confidence")
-        if isinstance(c, (int, float)) and not isinstance(c, bool):
-            conf[j] = c
-        pref_item[j] = value.get("category") == "preference"
+        if row[10] is not None:  # confidence, extracted by SQLite when numeric
+            conf[j] = row[10]
+        pref_item[j] = row[11] == "preference"
+        if not need_value:
+            continue
+        value = json.loads(row[3])
         if topic_tokens:
             on_topic[j] = bool(topic_tokens & set(tokenize(_keyword_text(store, value))))
         if q_symbols:
@@ -195,14 +196,18 @@ def _keep(
 
 
 def _rows(store: HybridStore, conn: Any, ids: Iterable[int]) -> dict[int, Any]:
+    """Candidate rows: the item columns plus confidence and category extracted in SQLite."""
     ids = list(ids)
     out: dict[int, Any] = {}
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         marks = ",".join("?" * len(part))
         for row in conn.execute(
-            f"SELECT {_ROW_COLS} FROM items i JOIN namespaces n ON n.id=i.ns_id "
-            f"WHERE i.id IN ({marks})",
+            f"SELECT {_ROW_COLS}, "
+            "CASE WHEN json_type(i.value, '$.confidence') IN ('integer', 'real') "
+            "THEN json_extract(i.value, '$.confidence') END, "
+            "json_extract(i.value, '$.category') "
+            f"FROM items i JOIN namespaces n ON n.id=i.ns_id WHERE i.id IN ({marks})",
             part,
         ):
             out[row[0]] = row
@@ -232,18 +237,25 @@ def _vec_to_items(
 def _cosines(
     store: HybridStore, conn: Any, item_ids: Sequence[int], qvec: np.ndarray
 ) -> dict[int, float]:
+    """Exact cosine of the query with the stored vectors of items (max over an item's paths)."""
     q = qvec / (np.linalg.norm(qvec) or 1.0)
     out: dict[int, float] = {}
     for i in range(0, len(item_ids), 500):
         part = list(item_ids[i : i + 500])
         marks = ",".join("?" * len(part))
-        for item_id, blob in conn.execute(
+        rows = conn.execute(
             f"SELECT item_id, vec FROM vectors WHERE item_id IN ({marks})", part
-        ):
-            v = decode_vec(blob)
-            s = float(v @ q / (np.linalg.norm(v) or 1.0))
-            if s > out.get(item_id, -math.inf):
-                out[item_id] = s
+        ).fetchall()
+        if not rows:
+            continue
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
+        mat = mat.astype(np.float32)
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        sims = (mat @ q) / norms
+        for (item_id, _blob), sim in zip(rows, sims.tolist(), strict=True):
+            if sim > out.get(item_id, -math.inf):
+                out[item_id] = sim
     return out
 
 

@@ -409,7 +409,7 @@ class HybridStore(BaseStore):
         return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
 
     def _row_item(self, row: Sequence[Any], cls: type = MemorySearchItem, **extra: Any) -> Any:
-        rid, ns, key, value, created, updated, last, count, _ttl, _exp = row
+        rid, ns, key, value, created, updated, last, count, _ttl, _exp = row[:10]
         kwargs: dict[str, Any] = dict(
             namespace=tuple(ns.split(_SEP)),
             key=key,
