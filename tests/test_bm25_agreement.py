@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from langmem_plus import HybridStore, MemoryConfig
-
-CFG = MemoryConfig()
 from langmem_plus.text import tokenize
 from langmem_plus.text.tokenize import QueryTerms
+
+CFG = MemoryConfig()
 
 CORPUS = [
     "the cat sat on the mat with another cat",
