@@ -68,6 +68,8 @@ class Unit:
     name: str
     docs: list[tuple[str, str]]
     queries: list[Query] = field(default_factory=list)
+    # extra fields stored with a document (LoCoMo: the session a turn belongs to)
+    meta: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 _DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -91,6 +93,7 @@ def load_locomo(data: Path, max_convs: int | None = None, max_q: int | None = No
     for sample in samples[:max_convs]:
         conv = sample["conversation"]
         docs: list[tuple[str, str]] = []
+        session_of: dict[str, dict[str, str]] = {}
         sessions = sorted(
             (k for k, v in conv.items() if re.fullmatch(r"session_\d+", k) and isinstance(v, list)),
             key=lambda k: int(k.split("_")[1]),
@@ -101,8 +104,9 @@ def load_locomo(data: Path, max_convs: int | None = None, max_q: int | None = No
                 if turn.get("blip_caption"):
                     text += f" [{turn['blip_caption']}]"
                 docs.append((turn["dia_id"], text))
+                session_of[turn["dia_id"]] = {"session_id": skey}
         valid = {k for k, _ in docs}
-        unit = Unit(sample["sample_id"], docs)
+        unit = Unit(sample["sample_id"], docs, meta=session_of)
         for qa in sample["qa"]:
             gold = normalise_evidence(qa.get("evidence", []), valid)
             if not gold:
@@ -234,7 +238,12 @@ class HybridSystem(System):
             index={"dims": 512, "embed": emb, "fields": ["text"]}, config=self.config
         )
         self.ns = ("bench", unit.name)
-        self.store.batch([PutOp(self.ns, key, {"text": text}) for key, text in unit.docs])
+        self.store.batch(
+            [
+                PutOp(self.ns, key, {"text": text, **unit.meta.get(key, {})})
+                for key, text in unit.docs
+            ]
+        )
 
     def search(self, query: str, k: int) -> list[str]:
         return [h.key for h in self.store.search(self.ns, query=query, limit=k)]

@@ -48,8 +48,42 @@ class MemoryConfig(BaseModel):
 
     # --- R-RET 1: hybrid recall -------------------------------------------------------
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
-    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation.")
+    bm25_b: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="BM25 length normalisation (0.3, not 0.75: short memories and turns; "
+        "a long one carries more, not noise. docs/benchmarks.md).",
+    )
     bm25_epsilon: float = Field(0.25, ge=0, description="Floor for negative IDF (x mean IDF).")
+    bm25_k3: float = Field(
+        1.0,
+        ge=0,
+        description="Query term frequency saturation: a term repeated n times in the query "
+        "weighs (k3+1)·n/(k3+n); 0 counts each distinct term once.",
+    )
+    prf_terms: int = Field(
+        10,
+        ge=0,
+        description="Pseudo-relevance feedback: add this many expansion terms taken from the "
+        "top `prf_docs` keyword hits (0: off).",
+    )
+    prf_docs: int = Field(3, ge=1, description="Feedback documents read for expansion terms.")
+    prf_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Query weight of the best expansion term (others proportionally less; "
+        "original terms weigh 1).",
+    )
+    neighbour_weight: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Share of fused relevance an item inherits from its insertion-order "
+        "neighbours of the same session (items naming the same session_id / chat_id / "
+        "conversation_id; conversation context; 0: off).",
+    )
     keyword_candidates: int = Field(100, ge=1, description="Keyword candidates per query.")
     vector_candidates: int = Field(100, ge=1, description="Vector neighbours per query.")
     common_term_ratio: float = Field(

@@ -22,7 +22,9 @@ from langmem_plus.store._common import (
     MemorySearchItem,
     _as_epoch,
 )
+from langmem_plus.store.expansion import feedback
 from langmem_plus.store.filters import matches
+from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
@@ -53,13 +55,18 @@ def ranked(
     pool = max(store.config.keyword_candidates, want * 3)
     vpool = max(store.config.vector_candidates, want * 3)
     q = query_terms(query, store.config.max_query_chars)
+    qw = q.qtf_weights(store.config.bm25_k3)  # repeated query terms weigh more (bm25_k3)
     sims: dict[int, float] = {}
     if qvec is not None and store._vec is not None:
         hits = store._vec.search(ns_ids, qvec, vpool)
         sims = _vec_to_items(store, conn, hits)
     bm25: dict[int, float] = {}
     try:
-        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys())
+        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys(), weights=qw)
+        # Pseudo-relevance feedback (config.prf_terms > 0, store/expansion.py): terms of the
+        # best keyword hits, scored at a lower weight and added to the keyword scores.
+        if store.config.prf_terms and bm25:
+            q, qw, bm25 = feedback(store, conn, ns_ids, q, qw, bm25, pool)
     except Exception as exc:  # the keyword index cannot serve: substring fallback
         logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
         bm25 = _like(store, conn, ns_ids, query, pool)
@@ -76,7 +83,9 @@ def ranked(
         scanned = store._scan(conn, ns_ids, flt, now, _SCAN_CAP)
         extra_ids = [r[0] for r in scanned if _in_range(r, time_range)]
         if extra_ids:
-            bm25.update(store._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids))
+            bm25.update(
+                store._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids, weights=qw)
+            )
             rows.update(_rows(store, conn, [i for i in extra_ids if i not in rows]))
             keep = _keep(store, rows, flt, time_range, now)
     if not keep:
@@ -87,6 +96,9 @@ def ranked(
     sims_k = {i: sims[i] for i in keep if i in sims}
     bm_k = {i: bm25.get(i, 0.0) for i in keep}
     fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
+    if store.config.neighbour_weight > 0:  # conversation context (store/neighbours.py)
+        keep, fused = with_neighbours(store, conn, keep, rows, fused, flt, time_range, now, want)
+        bm_k = {i: bm25.get(i, 0.0) for i in keep}
     pref = is_preference_query(query)
     topic_tokens = set(tokenize(current_topic)) if current_topic else set()
     q_symbols = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,8 +210,12 @@ class KeywordIndex:
         q: QueryTerms,
         k: int,
         extra_candidates: Iterable[int] = (),
+        weights: Mapping[str, float] | None = None,
     ) -> dict[int, float]:
-        """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`."""
+        """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
+
+        `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
+        """
         extra = set(extra_candidates)
         if not ns_ids or not q:
             return {}
@@ -233,6 +237,8 @@ class KeywordIndex:
                 self.epsilon * self._average_idf(conn, ns_ids, st.n_docs, st.avgdl), _MIN_IDF
             )
             idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
+        if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
+            idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
         budget = self.max_postings_scan
         scored_ids: list[np.ndarray] = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -153,18 +154,37 @@ def tokenize(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class QueryTerms:
-    """A query as the keyword index sees it: exact terms plus prefix terms (``Pyth*``)."""
+    """A query as the keyword index sees it: exact terms plus prefix terms (``Pyth*``).
+
+    `counts[i]` is how often `terms[i]` occurs in the query (its query term frequency; empty
+    when unknown, meaning 1 each): a dialogue that names a person three times.
+    """
 
     terms: tuple[str, ...]
     prefixes: tuple[str, ...]
+    counts: tuple[int, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.terms or self.prefixes)
+
+    def qtf_weights(self, k3: float) -> dict[str, float]:
+        """BM25's query-term-frequency factor (k3 + 1)·qtf / (k3 + qtf) for repeated terms.
+
+        k3 = 0 counts every term once; a large k3 counts repeats linearly (as rank-bm25 does
+        with a token list). Only terms occurring more than once are returned (others: 1.0).
+        """
+        if k3 <= 0 or not self.counts:
+            return {}
+        return {
+            t: (k3 + 1.0) * n / (k3 + n)
+            for t, n in zip(self.terms, self.counts, strict=True)
+            if n > 1
+        }
 
 
 def query_terms(query: str, max_chars: int = 10_000) -> QueryTerms:
     """Parse a user query into distinct terms and prefixes; any string is valid data."""
     query = query[:max_chars]
     prefixes = tuple(dict.fromkeys(p.lower() for p in _PREFIX_RE.findall(query) if len(p) >= 2))
-    terms = tuple(dict.fromkeys(tokenize(_PREFIX_RE.sub(" ", query) if prefixes else query)))
-    return QueryTerms(terms=terms, prefixes=prefixes)
+    tf = Counter(tokenize(_PREFIX_RE.sub(" ", query) if prefixes else query))
+    return QueryTerms(terms=tuple(tf), prefixes=prefixes, counts=tuple(tf.values()))

@@ -1,0 +1,121 @@
+"""Pseudo-relevance feedback (RM3-style) for the keyword side of hybrid search.
+
+The top keyword hits of a query are assumed relevant; the terms that carry most of their
+weight, and that the query does not already contain, are added to the query with a lower
+weight. Terms come from the keyword index's own postings (no re-tokenising); only the expansion
+terms are searched a second time and their scores added to the first search's (BM25 is a sum
+over terms, so this equals searching the expanded query, up to which candidates each pass
+keeps). Cost: one indexed read of a few documents' postings plus a keyword search for
+expansion terms, which are chosen informative (rare), so their postings are short. Measured in docs/benchmarks.md ("what we tried").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langmem_plus.text.tokenize import QueryTerms
+
+__all__ = ["expand_query", "expansion_terms", "feedback"]
+
+
+def expansion_terms(
+    conn: Any,
+    scores: Mapping[int, float],
+    query: QueryTerms,
+    n_docs: int,
+    *,
+    feedback_docs: int,
+    n_terms: int,
+    weight: float,
+    max_df: int | None = None,
+) -> dict[str, float]:
+    """Expansion term -> query weight, from the `feedback_docs` best-scoring items.
+
+    A term's relevance-model weight is sum over feedback docs of P(d|q) * tf/dl (P(d|q) is the
+    doc's share of the feedback docs' BM25), times its IDF so that words frequent everywhere do
+    not win. Terms of the query itself and terms found in a single document (they could only
+    re-find the feedback document) are skipped, and so are terms in more than `max_df` documents
+    (weak evidence, and long postings to read). The best term gets `weight`, the others
+    proportionally less.
+    """
+    if n_terms <= 0 or weight <= 0 or n_docs <= 1:
+        return {}
+    top = sorted(((s, i) for i, s in scores.items() if s > 0), reverse=True)[:feedback_docs]
+    if not top:
+        return {}
+    total = sum(s for s, _ in top)
+    p_doc = {i: s / total for s, i in top}
+    marks = ",".join("?" * len(p_doc))
+    rel: dict[str, float] = {}
+    df_of: dict[str, int] = {}
+    seen: set[tuple[str, int]] = set()
+    for term, item_id, tf, dl, tid, df in conn.execute(
+        "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
+        f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({marks})",
+        tuple(p_doc),
+    ):
+        rel[term] = rel.get(term, 0.0) + p_doc[item_id] * tf / max(dl, 1)
+        if (term, tid) not in seen:  # a term of several namespaces: sum its df over them
+            seen.add((term, tid))
+            df_of[term] = df_of.get(term, 0) + df
+    skip = set(query.terms)
+    cand = []
+    for term, r in rel.items():
+        df = df_of[term]
+        if term in skip or df < 2 or df >= n_docs or (max_df is not None and df > max_df):
+            continue
+        idf = math.log((n_docs - df + 0.5) / (df + 0.5))
+        if idf <= 0:
+            continue
+        cand.append((r * idf, term))
+    cand.sort(reverse=True)
+    chosen = cand[:n_terms]
+    if not chosen:
+        return {}
+    best = chosen[0][0]
+    return {t: weight * w / best for w, t in chosen}
+
+
+def expand_query(
+    query: QueryTerms, weights: Mapping[str, float], extra: Mapping[str, float]
+) -> tuple[QueryTerms, dict[str, float]]:
+    """The query with `extra` terms appended, and the merged per-term weights."""
+    terms: Sequence[str] = (*query.terms, *(t for t in extra if t not in query.terms))
+    counts = (*query.counts, *([1] * (len(terms) - len(query.terms)))) if query.counts else ()
+    return QueryTerms(tuple(terms), query.prefixes, tuple(counts)), {**weights, **extra}
+
+
+def feedback(
+    store: Any,
+    conn: Any,
+    ns_ids: Sequence[int],
+    q: QueryTerms,
+    qw: Mapping[str, float],
+    bm25: Mapping[int, float],
+    k: int,
+) -> tuple[QueryTerms, dict[str, float], dict[int, float]]:
+    """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores."""
+    cfg = store.config
+    n_docs = store._kw.stats(conn, ns_ids).n_docs
+    extra = expansion_terms(
+        conn,
+        bm25,
+        q,
+        n_docs,
+        feedback_docs=cfg.prf_docs,
+        n_terms=cfg.prf_terms,
+        weight=cfg.prf_weight,
+        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
+    )
+    if not extra:
+        return q, dict(qw), dict(bm25)
+    more = store._kw.search(
+        conn, ns_ids, QueryTerms(tuple(extra), ()), k, extra_candidates=bm25.keys(), weights=extra
+    )
+    scores = dict(bm25)
+    for i, v in more.items():
+        scores[i] = scores.get(i, 0.0) + v
+    q2, w2 = expand_query(q, qw, extra)
+    return q2, w2, scores

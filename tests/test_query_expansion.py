@@ -1,0 +1,110 @@
+"""Query-side ranking knobs: query term frequency, pseudo-relevance feedback, neighbours."""
+
+from __future__ import annotations
+
+import pytest
+
+from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store.neighbours import inherit
+from langmem_plus.text.tokenize import QueryTerms, query_terms
+
+
+def test_query_terms_count_repeats():
+    q = query_terms("Bart said Bart likes dogs; Bart and dogs")
+    assert dict(zip(q.terms, q.counts, strict=True))["bart"] == 3
+    assert q.qtf_weights(0) == {}
+    w = q.qtf_weights(1.0)
+    assert w["bart"] == pytest.approx(2 * 3 / 4) and w["dog"] == pytest.approx(2 * 2 / 3)
+    assert "said" not in w  # single occurrences keep weight 1
+    assert QueryTerms(("a",), ()).qtf_weights(1.0) == {}  # counts unknown: no weights
+
+
+def _kw_scores(store: HybridStore, q: QueryTerms, weights=None) -> dict[str, float]:
+    with store._db.read() as conn:
+        ns_ids = store._ns_ids(conn, ("c",))
+        raw = store._kw.search(conn, ns_ids, q, k=100, weights=weights)
+        keys = dict(conn.execute("SELECT id, key FROM items").fetchall())
+    return {keys[i]: v for i, v in raw.items()}
+
+
+def test_keyword_weights_multiply_a_terms_contribution():
+    store = HybridStore(index=False)
+    for i, doc in enumerate(["red apple", "green apple", "red car", "blue sky", "grey sea"]):
+        store.put(("c",), f"d{i}", {"text": doc})
+    q = query_terms("red apple")
+    base = _kw_scores(store, q)
+    only_red = _kw_scores(store, query_terms("red"))
+    doubled = _kw_scores(store, q, weights={"red": 2.0})
+    assert doubled["d0"] == pytest.approx(base["d0"] + only_red["d0"])
+    assert doubled["d1"] == pytest.approx(base["d1"])
+    store.close()
+
+
+def _keys(store: HybridStore, query: str) -> list[str]:
+    return [h.key for h in store.search(("c",), query=query, limit=10)]
+
+
+def test_pseudo_relevance_feedback_finds_related_items():
+    docs = {
+        "a": "Caroline went to the pottery workshop and made a clay bowl",
+        "b": "Caroline loves pottery, the clay bowl workshop was great",
+        "c": "the clay bowl from the workshop cracked in the kiln",
+        "d": "Melanie went camping with her kids",
+        "e": "Melanie painted a sunset over the lake",
+        "f": "the weather was nice all week",
+    }
+    docs.update({f"z{i}": f"note {i} about gardening and tomatoes" for i in range(60)})
+    off = HybridStore(index=False, config=MemoryConfig(prf_terms=0))
+    on = HybridStore(index=False, config=MemoryConfig(prf_terms=5, prf_docs=2))
+    for store in (off, on):
+        for k, v in docs.items():
+            store.put(("c",), k, {"text": v})
+    assert "c" not in _keys(off, "Caroline pottery")
+    assert _keys(on, "Caroline pottery")[2] == "c"  # via clay / bowl / workshop
+    assert set(_keys(on, "Caroline pottery")[:2]) == {"a", "b"}
+    off.close()
+    on.close()
+
+
+def test_inherit_smooths_towards_best_neighbour():
+    out = inherit({1: 1.0, 2: 0.0, 3: 0.5}, {1: [2], 3: [2, 4]}, alpha=0.5)
+    assert out[1] == pytest.approx(1.0 / 1.5)
+    assert out[2] == pytest.approx(0.5 / 1.5)  # the best neighbour counts
+    assert out[4] == pytest.approx(0.25 / 1.5)  # a newcomer inherits from its neighbour
+
+
+def test_neighbour_weight_brings_in_the_adjacent_turn():
+    turns = [
+        "Alice: what did you do at the weekend?",
+        "Bob: I finally went to the aquarium downtown",
+        "Bob: we saw octopus and jellyfish there",
+        "Alice: nice, I stayed home",
+    ] + [f"Carol: unrelated note number {i} about gardening" for i in range(30)]
+    on = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
+    off = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.0))
+    other = ("other",)
+    for store in (on, off):
+        store.put(other, "x", {"text": "aquarium tickets"})  # another namespace, written first
+        for i, t in enumerate(turns):
+            store.put(("c",), f"t{i}", {"text": t, "session_id": "s1" if i < 4 else "s2"})
+    assert "t2" not in [h.key for h in off.search(("c",), query="aquarium", limit=1)]
+    got = [h.key for h in on.search(("c",), query="aquarium", limit=3)]
+    assert got[0] == "t1" and {"t0", "t2"} <= set(got)
+    assert all(h.namespace == ("c",) for h in on.search(("c",), query="aquarium", limit=5))
+    on.close()
+    off.close()
+
+
+def test_neighbour_smoothing_needs_a_shared_session():
+    """Independent memories (no session) and turns of other sessions pass nothing on."""
+    s = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
+    s.put(("m",), "a", {"text": "went to the aquarium downtown"})
+    s.put(("m",), "b", {"text": "octopus and jellyfish were there"})
+    s.put(("m",), "c", {"text": "the aquarium was crowded", "session_id": "s1"})
+    s.put(("m",), "d", {"text": "we left early", "session_id": "s2"})
+    keys = [h.key for h in s.search(("m",), query="aquarium", limit=4)]
+    assert keys[:2] in (["a", "c"], ["c", "a"])
+    hits = {h.key: h for h in s.search(("m",), query="aquarium", limit=4)}
+    assert hits.get("b") is None or hits["b"].components["keyword"] == 0
+    assert hits.get("d") is None or hits["d"].components["keyword"] == 0
+    s.close()
