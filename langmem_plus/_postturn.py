@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,7 +106,7 @@ def _as_dialogue(turns: Sequence[Any]) -> list[dict[str, str]]:
     return [{"role": t.role, "text": t.content} for t in turns if t.role in ("user", "assistant")]
 
 
-class PostTurnSteps:
+class PostTurnSteps(ABC):
     """The post-turn processors over one session (mixin: needs config, processors, now())."""
 
     config: MemoryConfig
@@ -118,8 +119,9 @@ class PostTurnSteps:
         {"knowledge", "profile", "reconsolidate", "rolling", "session", "archive"}
     )
 
-    def now(self) -> datetime:  # overridden by MemoryEngine
-        raise NotImplementedError
+    @abstractmethod
+    def now(self) -> datetime:
+        """The engine's clock (MemoryEngine supplies it; tests inject one)."""
 
     def process(self, job: PostTurnJob, steps: frozenset[str] | None = None) -> dict[str, Any]:
         """Run the post-turn processors over the session's uncollected turns; returns a report.

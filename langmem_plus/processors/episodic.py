@@ -34,6 +34,11 @@ __all__ = [
 ]
 
 
+def _pair_prompt(a: MemoryRecord, b: MemoryRecord) -> str:
+    """The user message that shows a model two records side by side."""
+    return prompts.render_record(a, "memory_a") + "\n" + prompts.render_record(b, "memory_b")
+
+
 def _check_record(record: Any, name: str = "memory") -> MemoryRecord:
     if not isinstance(record, MemoryRecord):
         raise ValidationError(f"{name} must be a MemoryRecord, got {type(record).__name__}")
@@ -255,9 +260,7 @@ class EpisodeMerger(BaseProcessor):
         _check_record(b, "b")
         out = None
         if self.llm is not None:
-            user = (
-                prompts.render_record(a, "memory_a") + "\n" + prompts.render_record(b, "memory_b")
-            )
+            user = _pair_prompt(a, b)
             out = self.llm.call(MergeOut, prompts.MERGER_PROMPT, user)
         return self._finish(a, b, out, now)
 
@@ -269,9 +272,7 @@ class EpisodeMerger(BaseProcessor):
         _check_record(b, "b")
         out = None
         if self.llm is not None:
-            user = (
-                prompts.render_record(a, "memory_a") + "\n" + prompts.render_record(b, "memory_b")
-            )
+            user = _pair_prompt(a, b)
             out = await self.llm.acall(MergeOut, prompts.MERGER_PROMPT, user)
         return self._finish(a, b, out, now)
 
@@ -342,9 +343,7 @@ class EpisodeSeparator(BaseProcessor):
         _check_record(b, "b")
         out = None
         if self.llm is not None:
-            user = (
-                prompts.render_record(a, "memory_a") + "\n" + prompts.render_record(b, "memory_b")
-            )
+            user = _pair_prompt(a, b)
             out = self.llm.call(SeparateOut, prompts.SEPARATOR_PROMPT, user)
         return self._finish(a, b, out, now)
 
@@ -356,9 +355,7 @@ class EpisodeSeparator(BaseProcessor):
         _check_record(b, "b")
         out = None
         if self.llm is not None:
-            user = (
-                prompts.render_record(a, "memory_a") + "\n" + prompts.render_record(b, "memory_b")
-            )
+            user = _pair_prompt(a, b)
             out = await self.llm.acall(SeparateOut, prompts.SEPARATOR_PROMPT, user)
         return self._finish(a, b, out, now)
 
