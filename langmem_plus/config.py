@@ -100,6 +100,19 @@ class MemoryConfig(BaseModel):
         "budget only re-scores the candidates already found (or, if nothing rarer matched, "
         "contributes its most recent postings). Bounds keyword latency at any store size.",
     )
+    keyword_cache_postings: int = Field(
+        20_000_000,
+        ge=0,
+        description="In-memory postings cache (store/kwcache.py) cap, in postings (~8 bytes "
+        "each); 0 reads every query's postings from SQLite. The cache is exact: it replays "
+        "every process's writes from the kw_log table before each search.",
+    )
+    cached_postings_scan: int = Field(
+        50_000,
+        ge=100,
+        description="Postings budget per query when served from memory (same rule as "
+        "max_postings_scan; in memory a posting costs ~10 ns instead of ~1 us).",
+    )
     w_fusion_keyword: float = Field(
         0.55, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
     )
@@ -109,6 +122,24 @@ class MemoryConfig(BaseModel):
         description="Namespaces larger than this use an approximate (IVF) vector index.",
     )
     ivf_nprobe: int = Field(32, ge=1, description="IVF lists probed per query.")
+    vector_storage: Literal["int8", "float16"] = Field(
+        "int8",
+        description="On-disk form of new vectors in SQLite. 'int8': per-vector symmetric int8 "
+        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16), at a "
+        "cosine error of ~1e-3 and near-identical recall@10 on USE vectors "
+        "(docs/results/vector_recall.md); it is what brings 1,000 turns under 2 MB. "
+        "'float16': 2 bytes per dimension. Both are always read, so a store may mix them.",
+    )
+    snapshot_min_vectors: int = Field(
+        200_000,
+        ge=0,
+        description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 2.7x the "
+        "int8 database) on close only at or above this many vectors, or whenever a namespace "
+        "uses IVF (rebuilding IVF needs k-means training); below it no snapshot is written, a "
+        "stale one is removed, and open rebuilds the flat indexes from SQLite, which measured "
+        "no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, 200k: "
+        "2.4 s vs 2.8 s; docs/benchmarks.md). 0: always write it.",
+    )
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
     )

@@ -66,3 +66,26 @@ def test_scale_smoke(tmp_path: Path) -> None:
     assert r["search_ms_excl_query_embedding"]["p50"] > 0
     assert "naive" in r and r["disk"]["per_item_excl_vectors"] > 0
     assert any(line.startswith(("PASS", "FAIL")) for line in res["checks"])
+    t = res["turns"]  # seed 002's floors on real turns (Memory.add_turn, USE embeddings)
+    assert t["turns"] == 110 and t["store_ms"]["p95"] > 0 and "100" in t["recall_ms"]
+    assert t["disk"]["per_turn_bytes"] > t["disk"]["per_turn_bytes_excl_vectors"] > 0
+    assert any("seed floor: recall at 100 turns" in line for line in res["checks"])
+
+
+def test_vector_recall_smoke(tmp_path: Path) -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    vr = _load("vector_recall")
+    out, md = tmp_path / "v.json", tmp_path / "v.md"
+    res = vr.main(["--data", str(data), "--smoke", "--out", str(out), "--md", str(md)])
+    assert out.exists() and md.exists()
+    assert res["storage"]["all"]["docs"] > 0
+    for fmt in ("int8", "float16"):
+        r = res["storage"]["all"][fmt]
+        assert 0.9 <= r["recall@10"] <= 1.0 and r["cos_abs_err_mean"] < 1e-2
+    assert res["storage"]["all"]["int8"]["bytes_per_vector"] == 516
+    (ivf,) = res["ivf"]["sizes"].values()
+    rows = next(iter(ivf["queries"].values()))["nprobe"]
+    assert set(rows) == {"8", "16", "32", "64"}
+    assert all(0.0 <= v["recall@10_vs_float32"] <= 1.0 for v in rows.values())

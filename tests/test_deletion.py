@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from langmem_plus.config import MemoryConfig
 from langmem_plus.memory import Memory
 from langmem_plus.records import utcnow
 
@@ -140,10 +141,12 @@ def test_cleanup_by_age_conversation_and_all(mem):
 
 def test_faiss_snapshot_does_not_resurrect_deleted_vectors(tmp_path, hash_embeddings):
     path = tmp_path / "snap.db"
-    with Memory(path, embeddings=hash_embeddings) as m:
+    cfg = MemoryConfig(snapshot_min_vectors=0)  # write the snapshot even for one vector
+    with Memory(path, embeddings=hash_embeddings, config=cfg) as m:
         (mid,) = m.add(f"{SECRET} snapshot", "alice", infer=False)
         m.delete(mid, "alice")
-    with Memory(path, embeddings=hash_embeddings) as m:
+    assert (tmp_path / "snap.db.faiss").exists()
+    with Memory(path, embeddings=hash_embeddings, config=cfg) as m:
         stats = m.store.stats()
         assert stats["vectors"] == 0 and stats["faiss_vectors"] == 0
         assert all(SECRET not in h.text for h in m.search(SECRET, "alice"))

@@ -108,3 +108,25 @@ def test_neighbour_smoothing_needs_a_shared_session():
     assert hits.get("b") is None or hits["b"].components["keyword"] == 0
     assert hits.get("d") is None or hits["d"].components["keyword"] == 0
     s.close()
+
+
+@pytest.mark.parametrize(
+    ("session_a", "session_b", "smoothed"),
+    [
+        ({"session_id": "s1"}, {"session_id": "s1"}, True),
+        ({"session_id": 7}, {"session_id": "7"}, True),  # compared as text
+        ({"chat_id": "c"}, {"chat_id": "c"}, True),  # the next key when session_id is absent
+        ({"session_id": True}, {"session_id": True}, False),  # booleans name no session
+        ({"session_id": ""}, {"session_id": ""}, False),  # nor empty strings
+        ({"session_id": "s1"}, {"session_id": "s2"}, False),
+    ],
+)
+def test_session_keys_decide_smoothing(session_a, session_b, smoothed):
+    s = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
+    s.put(("m",), "a", {"text": "went to the aquarium downtown", **session_a})
+    s.put(("m",), "b", {"text": "octopus and jellyfish were there", **session_b})
+    for i in range(5):
+        s.put(("m",), f"z{i}", {"text": f"unrelated gardening note {i}"})
+    hits = {h.key: h for h in s.search(("m",), query="aquarium", limit=3)}
+    assert ("b" in hits) is smoothed
+    s.close()

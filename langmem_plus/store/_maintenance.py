@@ -89,6 +89,7 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
     with store._db.write() as conn:
         conn.execute("DELETE FROM postings")
         conn.execute("DELETE FROM terms")
+        store._kw.rebuilt(conn)
         conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
         docs = []
         for rid, ns_id, _v in rows:
@@ -104,7 +105,7 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
                 for (path, _t), v in zip(texts[rid], vecs.get(rid, []), strict=False):
                     conn.execute(
                         "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
-                        (rid, ns_id, path, encode_vec(v)),
+                        (rid, ns_id, path, encode_vec(v, store.config.vector_storage)),
                     )
             store._db.set_meta(conn, "embedding_model", store.model_name)
             store._db.set_meta(conn, "embedding_dims", str(store.dims))

@@ -26,6 +26,7 @@ from langmem_plus.store.expansion import feedback
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
+from langmem_plus.store.vector import decode_vecs
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
@@ -77,7 +78,13 @@ def ranked(
         # sub-word of a jieba token): substring matching, bounded to small namespaces.
         like = _like(store, conn, ns_ids, query, pool)
         bm25 = {**bm25, **like}
-    rows = _rows(store, conn, set(bm25) | set(sims))
+    pref = is_preference_query(query)
+    topic_tokens = set(tokenize(current_topic)) if current_topic else set()
+    q_symbols = (
+        {s.lower() for s in extract_symbols(query)} if store.config.profile == "coding" else set()
+    )
+    need_value = bool(topic_tokens or q_symbols or flt)  # else values are read for the winners
+    rows = _rows(store, conn, set(bm25) | set(sims), full=need_value)
     keep = _keep(store, rows, flt, time_range, now)
     if (flt or time_range) and len(keep) < want:
         scanned = store._scan(conn, ns_ids, flt, now, _SCAN_CAP)
@@ -86,7 +93,7 @@ def ranked(
             bm25.update(
                 store._kw.search(conn, ns_ids, q, pool, extra_candidates=extra_ids, weights=qw)
             )
-            rows.update(_rows(store, conn, [i for i in extra_ids if i not in rows]))
+            rows.update(_rows(store, conn, [i for i in extra_ids if i not in rows], full=True))
             keep = _keep(store, rows, flt, time_range, now)
     if not keep:
         return []
@@ -97,13 +104,10 @@ def ranked(
     bm_k = {i: bm25.get(i, 0.0) for i in keep}
     fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
     if store.config.neighbour_weight > 0:  # conversation context (store/neighbours.py)
-        keep, fused = with_neighbours(store, conn, keep, rows, fused, flt, time_range, now, want)
+        keep, fused = with_neighbours(
+            store, conn, keep, rows, fused, flt, time_range, now, want, need_value
+        )
         bm_k = {i: bm25.get(i, 0.0) for i in keep}
-    pref = is_preference_query(query)
-    topic_tokens = set(tokenize(current_topic)) if current_topic else set()
-    q_symbols = (
-        {s.lower() for s in extract_symbols(query)} if store.config.profile == "coding" else set()
-    )
     n = len(keep)
     last = np.full(n, np.nan)
     count = np.zeros(n)
@@ -111,7 +115,6 @@ def ranked(
     pref_item = np.zeros(n, dtype=bool)
     on_topic = np.zeros(n, dtype=bool)
     sym = np.zeros(n)
-    need_value = bool(topic_tokens or q_symbols)
     for j, rid in enumerate(keep):
         row = rows[rid]
         used = row[6] if row[6] is not None else row[5]
@@ -120,7 +123,7 @@ def ranked(
         if row[10] is not None:  # confidence, extracted by SQLite when numeric
             conf[j] = row[10]
         pref_item[j] = row[11] == "preference"
-        if not need_value:
+        if not (topic_tokens or q_symbols):
             continue
         value = json.loads(row[3])
         if topic_tokens:
@@ -150,6 +153,8 @@ def ranked(
     )
     ids = np.asarray(keep, dtype=np.int64)
     order = np.lexsort((-ids, -parts["score"]))[offset:want]
+    if not need_value:  # candidates were ranked on light rows: read the winners in full
+        rows.update(_rows(store, conn, [keep[j] for j in order.tolist()], full=True))
     out = []
     for j in order.tolist():
         rid = keep[j]
@@ -207,19 +212,25 @@ def _keep(
     return out
 
 
-def _rows(store: HybridStore, conn: Any, ids: Iterable[int]) -> dict[int, Any]:
-    """Candidate rows: the item columns plus confidence and category extracted in SQLite."""
+_LIGHT_COLS = (
+    "i.id, NULL, NULL, NULL, i.created_at, i.updated_at, i.last_accessed, "
+    "i.access_count, i.ttl_minutes, i.expires_at"
+)
+
+
+def _rows(store: HybridStore, conn: Any, ids: Iterable[int], full: bool = True) -> dict[int, Any]:
+    """Candidate rows: the item columns plus confidence, category and session (columns the
+    write path fills from the value). `full=False` leaves out namespace, key and value."""
     ids = list(ids)
     out: dict[int, Any] = {}
+    cols = _ROW_COLS if full else _LIGHT_COLS
+    join = "JOIN namespaces n ON n.id=i.ns_id " if full else ""
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         marks = ",".join("?" * len(part))
         for row in conn.execute(
-            f"SELECT {_ROW_COLS}, "
-            "CASE WHEN json_type(i.value, '$.confidence') IN ('integer', 'real') "
-            "THEN json_extract(i.value, '$.confidence') END, "
-            "json_extract(i.value, '$.category') "
-            f"FROM items i JOIN namespaces n ON n.id=i.ns_id WHERE i.id IN ({marks})",
+            f"SELECT {cols}, i.confidence, i.category, i.session "
+            f"FROM items i {join}WHERE i.id IN ({marks})",
             part,
         ):
             out[row[0]] = row
@@ -249,25 +260,43 @@ def _vec_to_items(
 def _cosines(
     store: HybridStore, conn: Any, item_ids: Sequence[int], qvec: np.ndarray
 ) -> dict[int, float]:
-    """Exact cosine of the query with the stored vectors of items (max over an item's paths)."""
+    """Exact cosine of the query with the stored vectors of items (max over an item's paths).
+
+    Vectors of exact (flat) namespaces come from the in-memory index; the rest from SQLite.
+    """
     q = qvec / (np.linalg.norm(qvec) or 1.0)
     out: dict[int, float] = {}
+    pairs: list[tuple[int, int]] = []
     for i in range(0, len(item_ids), 500):
         part = list(item_ids[i : i + 500])
         marks = ",".join("?" * len(part))
-        rows = conn.execute(
-            f"SELECT item_id, vec FROM vectors WHERE item_id IN ({marks})", part
-        ).fetchall()
-        if not rows:
-            continue
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
-        mat = mat.astype(np.float32)
+        pairs.extend(
+            conn.execute(f"SELECT id, item_id FROM vectors WHERE item_id IN ({marks})", part)
+        )
+    if not pairs:
+        return out
+    held = store._vec.reconstruct([p[0] for p in pairs]) if store._vec is not None else {}
+    rest = [p[0] for p in pairs if p[0] not in held]
+    blobs: dict[int, bytes] = {}
+    for i in range(0, len(rest), 500):
+        part = rest[i : i + 500]
+        marks = ",".join("?" * len(part))
+        blobs.update(conn.execute(f"SELECT id, vec FROM vectors WHERE id IN ({marks})", part))
+    sims: dict[int, float] = {}
+    if held:
+        vids = list(held)
+        mat = np.stack([held[v] for v in vids])
+        sims.update(zip(vids, (mat @ q).tolist(), strict=True))
+    if blobs:
+        vids = list(blobs)
+        mat = decode_vecs([blobs[v] for v in vids], store.dims)
         norms = np.linalg.norm(mat, axis=1)
         norms[norms == 0] = 1.0
-        sims = (mat @ q) / norms
-        for (item_id, _blob), sim in zip(rows, sims.tolist(), strict=True):
-            if sim > out.get(item_id, -math.inf):
-                out[item_id] = sim
+        sims.update(zip(vids, ((mat @ q) / norms).tolist(), strict=True))
+    for vid, item_id in pairs:
+        sim = sims.get(vid)
+        if sim is not None and sim > out.get(item_id, -math.inf):
+            out[item_id] = sim
     return out
 
 

@@ -54,6 +54,7 @@ def apply_puts(
     kw_docs: list[tuple[int, int, list[str]]] = []
     vec_rows: list[tuple[int, int, str, bytes]] = []
     cursor = 0
+    storage = store.config.vector_storage
     for (ns, key), p in plan.puts.items():
         ns_id = ns_ids[ns]
         prev = existing.get((ns_id, key))
@@ -67,24 +68,26 @@ def apply_puts(
         ttl = op.ttl
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
+        fields = rank_fields(op.value)
         if prev is None:
             rid = conn.execute(
                 "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
-                "expires_at, doc_len, indexed) VALUES (?,?,?,?,?,?,?,?,?)",
-                (ns_id, key, payload, now, now, ttl, expires, len(tokens), indexed),
+                "expires_at, doc_len, indexed, confidence, category, session) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (ns_id, key, payload, now, now, ttl, expires, len(tokens), indexed, *fields),
             ).lastrowid
         else:
             rid = prev[0]
             conn.execute(
                 "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, "
-                "doc_len=?, indexed=? WHERE id=?",
-                (payload, now, ttl, expires, len(tokens), indexed, rid),
+                "doc_len=?, indexed=?, confidence=?, category=?, session=? WHERE id=?",
+                (payload, now, ttl, expires, len(tokens), indexed, *fields, rid),
             )
         if tokens:
             kw_docs.append((ns_id, rid, tokens))
         for path, _text in p.texts:
             assert doc_vecs is not None
-            vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor])))
+            vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor], storage)))
             cursor += 1
     store._kw.add_many(conn, kw_docs)
     for rid, ns_id, path, blob in vec_rows:
@@ -93,6 +96,33 @@ def apply_puts(
             (rid, ns_id, path, blob),
         ).lastrowid
         conn.execute("INSERT INTO vec_log(ns_id, vec_id, op) VALUES (?,?,1)", (ns_id, vid))
+
+
+_SESSION_KEYS = ("session_id", "chat_id", "conversation_id")
+
+
+def rank_fields(value: Any) -> tuple[float | None, str | None, str | None]:
+    """(confidence, category, session) of an item value, as ranking reads them.
+
+    Confidence: a number (not a boolean). Category: a string. Session: the first of
+    session_id / chat_id / conversation_id holding a non-empty string or an integer, as text
+    (turns that name the same session are context for each other, store/neighbours.py).
+    """
+    if not isinstance(value, dict):
+        return None, None, None
+    conf = value.get("confidence")
+    confidence = (
+        float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None
+    )
+    cat = value.get("category")
+    session = None
+    for k in _SESSION_KEYS:
+        v = value.get(k)
+        if isinstance(v, bool) or not isinstance(v, (str, int)) or v == "":
+            continue
+        session = str(v)
+        break
+    return confidence, cat if isinstance(cat, str) else None, session
 
 
 def drop_vectors(store: HybridStore, conn: Any, item_ids: Sequence[int]) -> None:

@@ -1,6 +1,6 @@
 """HybridStore: a LangGraph `BaseStore` over SQLite with BM25 (jieba) + FAISS hybrid search.
 
-SQLite is the truth (items, keyword postings, float16 vectors); the FAISS indexes are derived
+SQLite is the truth (items, keyword postings, int8 vectors); the FAISS indexes are derived
 and rebuilt or synced from it. `batch` plans the ops once (pure), embeds, then does the I/O;
 `abatch` differs only in awaiting the embeddings and running the I/O in a worker thread.
 """
@@ -86,10 +86,10 @@ class HybridStore(BaseStore):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
-    `HybridStore("memories.db")` persists to SQLite (the FAISS snapshot sits beside it as
-    `memories.db.faiss`). `index=` takes LangGraph's `IndexConfig` (`dims`, `embed`, `fields`;
-    default fields: `["text"]`, falling back to every string in the value); `index=False`
-    turns vectors off (keyword search only).
+    `HybridStore("memories.db")` persists to SQLite (a large store's FAISS snapshot sits
+    beside it as `memories.db.faiss`). `index=` takes LangGraph's `IndexConfig` (`dims`,
+    `embed`, `fields`; default fields: `["text"]`, falling back to every string in the value);
+    `index=False` turns vectors off (keyword search only).
     """
 
     supports_ttl: bool = True
@@ -112,6 +112,8 @@ class HybridStore(BaseStore):
             b=self.config.bm25_b,
             epsilon=self.config.bm25_epsilon,
             max_postings_scan=self.config.max_postings_scan,
+            cache_postings=self.config.keyword_cache_postings,
+            cached_postings_scan=self.config.cached_postings_scan,
         )
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
@@ -145,6 +147,7 @@ class HybridStore(BaseStore):
                 snapshot_path=snap,
                 ann_threshold=self.config.ann_threshold,
                 nprobe=self.config.ivf_nprobe,
+                snapshot_min_vectors=self.config.snapshot_min_vectors,
             )
             self._vec.model_name = self.model_name
             with self._db.read() as conn:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from langmem_plus.store.kwcache import PostingsCache
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["KeywordIndex", "KeywordStats"]
@@ -46,11 +47,20 @@ class KeywordIndex:
         b: float = 0.75,
         epsilon: float = 0.25,
         max_postings_scan: int = 20000,
+        *,
+        cache_postings: int = 20_000_000,
+        cached_postings_scan: int = 200_000,
+        cache_max_namespaces: int = 64,
     ) -> None:
         self.k1 = k1
         self.b = b
         self.epsilon = epsilon
         self.max_postings_scan = max_postings_scan
+        # In-memory postings (kwcache.py) for searches over at most `cache_max_namespaces`
+        # namespaces; 0 disables it and every read goes to SQLite.
+        self.cache = PostingsCache(cache_postings) if cache_postings > 0 else None
+        self.cached_postings_scan = cached_postings_scan
+        self.cache_max_namespaces = cache_max_namespaces
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
 
@@ -100,6 +110,7 @@ class KeywordIndex:
             "UPDATE namespaces SET n_docs = n_docs + ?, total_len = total_len + ? WHERE id = ?",
             [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
         )
+        self._log(conn, [(ns_id, item_id, 1) for ns_id, item_id, _t in docs])
 
     def remove_many(self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, int]]) -> None:
         """Unindex documents given as (ns_id, item_id, doc_len)."""
@@ -128,6 +139,18 @@ class KeywordIndex:
             "UPDATE namespaces SET n_docs = n_docs - ?, total_len = total_len - ? WHERE id = ?",
             [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
         )
+        self._log(conn, [(ns_id, item_id, 0) for ns_id, item_id, _dl in docs])
+
+    def _log(self, conn: sqlite3.Connection, entries: list[tuple[int, int, int]]) -> None:
+        """Every keyword change goes to `kw_log` (all processes' caches replay it)."""
+        PostingsCache.log(conn, entries)
+        if self._writes % 256 == 0:
+            PostingsCache.compact(conn)
+
+    def rebuilt(self, conn: sqlite3.Connection) -> None:
+        """Mark the whole index as rebuilt (reindex): every process's cache drops it."""
+        self._writes += 1
+        PostingsCache.log_reset(conn)
 
     # ------------------------------------------------------------------ reads
     def stats(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> KeywordStats:
@@ -176,32 +199,37 @@ class KeywordIndex:
 
     def _term_rows(
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms
-    ) -> dict[str, tuple[list[int], int]]:
-        """term -> (term ids across the namespaces, summed df), for exact and prefix terms."""
+    ) -> tuple[dict[str, tuple[list[int], int]], dict[int, int]]:
+        """term -> (term ids across the namespaces, summed df), for exact and prefix terms;
+        and term id -> namespace id."""
         found: dict[str, tuple[list[int], int]] = {}
+        tid_ns: dict[int, int] = {}
         marks_ns = ",".join("?" * len(ns_ids))
+
+        def add(tid: int, ns_id: int, term: str, df: int) -> None:
+            ids, total = found.get(term, ([], 0))
+            ids.append(tid)
+            found[term] = (ids, total + df)
+            tid_ns[tid] = ns_id
+
         if q.terms:
             for part in _chunks(list(q.terms), 200):
                 marks = ",".join("?" * len(part))
-                for tid, term, df in conn.execute(
-                    f"SELECT id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
+                for row in conn.execute(
+                    f"SELECT id, ns_id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
                     f"AND term IN ({marks})",
                     (*ns_ids, *part),
                 ):
-                    ids, total = found.get(term, ([], 0))
-                    ids.append(tid)
-                    found[term] = (ids, total + df)
+                    add(*row)
         for prefix in q.prefixes:
             upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            for tid, term, df in conn.execute(
-                f"SELECT id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
+            for row in conn.execute(
+                f"SELECT id, ns_id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
                 f"AND term >= ? AND term < ? ORDER BY df DESC LIMIT 32",
                 (*ns_ids, prefix, upper),
             ):
-                ids, total = found.get(term, ([], 0))
-                ids.append(tid)
-                found[term] = (ids, total + df)
-        return found
+                add(*row)
+        return found, tid_ns
 
     def search(
         self,
@@ -215,6 +243,8 @@ class KeywordIndex:
         """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
 
         `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
+        Terms are scored rarest first within a postings budget; a term past it only re-scores
+        the best candidates found so far (exact whenever every term fits the budget).
         """
         extra = set(extra_candidates)
         if not ns_ids or not q:
@@ -222,7 +252,7 @@ class KeywordIndex:
         st = self.stats(conn, ns_ids)
         if st.n_docs == 0:
             return {}
-        found = self._term_rows(conn, ns_ids, q)
+        found, tid_ns = self._term_rows(conn, ns_ids, q)
         if not found:
             return {}
         idf: dict[str, float] = {}
@@ -240,6 +270,108 @@ class KeywordIndex:
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
+        if self.cache is not None and len(ns_ids) <= self.cache_max_namespaces:
+            self.cache.sync(conn)
+            scores = self._score_cached(conn, order, found, tid_ns, idf, st.avgdl, k, extra)
+        else:
+            scores = self._score_sqlite(conn, order, found, idf, st.avgdl, k, extra)
+        top = self._top(scores, k) | (extra & scores.keys())
+        return {i: scores[i] for i in top}
+
+    def _score_cached(
+        self,
+        conn: sqlite3.Connection,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        tid_ns: Mapping[int, int],
+        idf: Mapping[str, float],
+        avgdl: float,
+        k: int,
+        extra: set[int],
+    ) -> dict[int, float]:
+        """Scores from the in-memory postings (kwcache.py): the best max(5k, 200) items and
+        `extra`. Per namespace, term scores add up in a dense array over local numbers."""
+        cache = self.cache
+        assert cache is not None
+        budget = self.cached_postings_scan
+        acc: dict[int, np.ndarray] = {}
+        deferred: list[str] = []
+        for term in order:
+            ids, df = found[term]
+            if df > budget and acc:
+                deferred.append(term)
+                continue
+            for tid in ids:
+                ns_id = tid_ns[tid]
+                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
+                budget -= len(local)
+                if not len(local):
+                    continue
+                a = acc.get(ns_id)
+                size = cache.size(ns_id)
+                if a is None or len(a) < size:
+                    grown = np.zeros(size, dtype=np.float64)
+                    if a is not None:
+                        grown[: len(a)] = a
+                    a = acc[ns_id] = grown
+                a[local] += self._bm25(tf.astype(np.float64), dl, avgdl) * idf[term]
+        ids_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        for ns_id, a in acc.items():
+            nz = np.flatnonzero(a)
+            ids_parts.append(cache.items_of(ns_id, nz))
+            val_parts.append(a[nz])
+        if not ids_parts:
+            return dict.fromkeys(extra, 0.0)
+        all_ids = np.concatenate(ids_parts)
+        all_vals = np.concatenate(val_parts)
+        keep = max(k * 5, 200) if deferred else k
+        if len(all_ids) > keep:
+            part = np.argpartition(-all_vals, keep - 1)[:keep]
+            scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
+        else:
+            scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
+        missing = [i for i in extra if i not in scores]
+        if missing:
+            for ns_id, a in acc.items():
+                locs, items = cache.locate(ns_id, missing)
+                if locs:
+                    la = np.asarray(locs, dtype=np.int64)
+                    ok = la < len(a)
+                    got = np.asarray(items, dtype=np.int64)[ok]
+                    scores.update(zip(got.tolist(), a[la[ok]].tolist(), strict=True))
+            for item_id in missing:
+                scores.setdefault(item_id, 0.0)
+        if deferred:
+            pool = sorted(scores)
+            for term in deferred:
+                for tid in found[term][0]:
+                    if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
+                        self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
+                        continue
+                    local, tf, t_items, dl = cache.term(conn, tid_ns[tid], term, (tid,))
+                    want = cache.local_ids(tid_ns[tid], pool)
+                    if not len(want) or not len(local):
+                        continue
+                    pos = np.searchsorted(local, want)
+                    pos = pos[pos < len(local)]
+                    pos = pos[np.isin(local[pos], want)]
+                    vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf[term]
+                    for item_id, v in zip(t_items[pos].tolist(), vals.tolist(), strict=True):
+                        scores[item_id] += v
+        return scores
+
+    def _score_sqlite(
+        self,
+        conn: sqlite3.Connection,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        idf: Mapping[str, float],
+        avgdl: float,
+        k: int,
+        extra: set[int],
+    ) -> dict[int, float]:
+        """Scores read straight from SQLite's postings (many namespaces, or no cache)."""
         budget = self.max_postings_scan
         scored_ids: list[np.ndarray] = []
         scored_vals: list[np.ndarray] = []
@@ -270,14 +402,8 @@ class KeywordIndex:
             if rows:
                 arr = np.asarray(rows, dtype=np.float64)
                 scored_ids.append(arr[:, 0].astype(np.int64))
-                scored_vals.append(self._bm25(arr[:, 1], arr[:, 2], st.avgdl) * idf[term])
-        scores: dict[int, float] = {}
-        if scored_ids:
-            all_ids = np.concatenate(scored_ids)
-            all_vals = np.concatenate(scored_vals)
-            uniq, inv = np.unique(all_ids, return_inverse=True)
-            sums = np.bincount(inv, weights=all_vals)
-            scores = dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+                scored_vals.append(self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf[term])
+        scores = _sum_by_id(scored_ids, scored_vals)
         for item_id in extra:
             scores.setdefault(item_id, 0.0)
         if deferred and scores:
@@ -285,24 +411,32 @@ class KeywordIndex:
             pool_ids = sorted(pool)
             for term in deferred:
                 for tid in found[term][0]:
-                    for part in _chunks(pool_ids):
-                        marks = ",".join("?" * len(part))
-                        rows = conn.execute(
-                            f"SELECT item_id, tf, dl FROM postings WHERE term_id=? "
-                            f"AND item_id IN ({marks})",
-                            (tid, *part),
-                        ).fetchall()
-                        if not rows:
-                            continue
-                        arr = np.asarray(rows, dtype=np.float64)
-                        vals = self._bm25(arr[:, 1], arr[:, 2], st.avgdl) * idf[term]
-                        for item_id, v in zip(
-                            arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True
-                        ):
-                            if item_id in scores:
-                                scores[item_id] += v
-        top = self._top(scores, k) | (extra & scores.keys())
-        return {i: scores[i] for i in top}
+                    self._rescore_sqlite(conn, tid, pool_ids, idf[term], avgdl, scores)
+        return scores
+
+    def _rescore_sqlite(
+        self,
+        conn: sqlite3.Connection,
+        term_id: int,
+        pool: Sequence[int],
+        idf: float,
+        avgdl: float,
+        scores: dict[int, float],
+    ) -> None:
+        """Add one term's BM25 to the scores of the pool items that contain it (SQLite)."""
+        for part in _chunks(pool):
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT item_id, tf, dl FROM postings WHERE term_id=? AND item_id IN ({marks})",
+                (term_id, *part),
+            ).fetchall()
+            if not rows:
+                continue
+            arr = np.asarray(rows, dtype=np.float64)
+            vals = self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf
+            for item_id, v in zip(arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True):
+                if item_id in scores:
+                    scores[item_id] += v
 
     def _bm25(self, tf: np.ndarray, dl: np.ndarray, avgdl: float) -> np.ndarray:
         denom = tf + self.k1 * (1 - self.b + self.b * dl / (avgdl or 1.0))
@@ -316,3 +450,14 @@ class KeywordIndex:
         vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
         part = np.argpartition(-vals, k - 1)[:k]
         return set(ids[part].tolist())
+
+
+def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float]:
+    """Per-item sums of per-term scores."""
+    if not ids:
+        return {}
+    all_ids = np.concatenate(ids)
+    all_vals = np.concatenate(vals).astype(np.float64)
+    uniq, inv = np.unique(all_ids, return_inverse=True)
+    sums = np.bincount(inv, weights=all_vals)
+    return dict(zip(uniq.tolist(), sums.tolist(), strict=True))

@@ -14,7 +14,6 @@ Measured in docs/benchmarks.md ("what we tried").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -75,22 +74,9 @@ def inherit(
     return {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
 
 
-_SESSION_KEYS = ("session_id", "chat_id", "conversation_id")
-
-
 def _session(row: Any) -> str | None:
-    """The session an item row declares in its value, if any."""
-    try:
-        value = json.loads(row[3])
-    except (TypeError, ValueError):
-        return None
-    if not isinstance(value, dict):
-        return None
-    for k in _SESSION_KEYS:
-        v = value.get(k)
-        if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v):
-            return str(v)
-    return None
+    """The session an item row declares in its value, if any (extracted by `_rows`)."""
+    return None if row[12] is None else str(row[12])
 
 
 def with_neighbours(
@@ -103,21 +89,25 @@ def with_neighbours(
     time_range: Any,
     now: float,
     want: int,
+    full_rows: bool = True,
 ) -> tuple[list[int], dict[int, tuple[float, float, float]]]:
     """`ranked()`'s hook: smooth the fused relevance over insertion-order neighbours.
 
     The best max(2 * want, 20) candidates pass relevance on; neighbours that were not
-    candidates are loaded (and filtered) like any candidate. Returns the new candidate list
+    candidates are loaded (and filtered) like any candidate, with values when `full_rows`.
+    Returns the new candidate list
     and fused tuples (relevance replaced, the explanation parts kept; 0 for newcomers).
     """
     from langmem_plus.store._ranking import _keep, _rows
 
     alpha = store.config.neighbour_weight
     top = sorted(keep, key=lambda i: -fused[i][0])[: max(2 * want, 20)]
+    if not any(_session(rows[i]) is not None for i in top if i in rows):
+        return keep, fused  # no session among the best: nothing can be smoothed, no reads
     nbrs = adjacent(conn, top)
     new = {j for js in nbrs.values() for j in js} - set(rows)
     if new:
-        rows.update(_rows(store, conn, new))
+        rows.update(_rows(store, conn, new, full=full_rows))
     # Only turns of one session are context for each other: both items must name the same
     # session (session_id / chat_id / conversation_id in their value). Independent memories
     # (no session) never pass relevance around.

@@ -90,11 +90,11 @@ def fuse_relevance(
     ids = sorted(set(bm25) | set(sims))
     if not ids:
         return {}
-    b = np.fromiter((max(0.0, bm25.get(i, 0.0)) for i in ids), dtype=np.float64, count=len(ids))
+    b = np.maximum(np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float64), 0.0)
     has_v = bool(sims)
     lo = min(sims.values()) if has_v else 0.0
     hi = max(sims.values()) if has_v else 0.0
-    c = np.fromiter((sims.get(i, lo) for i in ids), dtype=np.float64, count=len(ids))
+    c = np.array([sims.get(i, lo) for i in ids], dtype=np.float64)
     top_b = float(b.max())
     has_b = top_b > 0
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
@@ -106,9 +106,7 @@ def fuse_relevance(
     r_lo, r_hi = float(raw.min()), float(raw.max())
     # When no signal separates the candidates, fall back to the plain weighted inputs.
     fused = (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
-    return {
-        i: (float(f), float(x), float(y)) for i, f, x, y in zip(ids, fused, bn, vn, strict=True)
-    }
+    return dict(zip(ids, zip(fused.tolist(), bn.tolist(), vn.tolist(), strict=True), strict=True))
 
 
 def score_batch(

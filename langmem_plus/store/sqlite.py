@@ -122,6 +122,38 @@ _MIGRATIONS: list[str] = [
     """
     ALTER TABLE items ADD COLUMN indexed INTEGER NOT NULL DEFAULT 1;
     """,
+    # 004_kw_log: keyword-index change log; in-memory postings caches replay it (keyword.py)
+    """
+    CREATE TABLE IF NOT EXISTS kw_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ns_id INTEGER NOT NULL,
+        item_id INTEGER NOT NULL,
+        op INTEGER NOT NULL
+    );
+    """,
+    # 005_item_rank_fields: what ranking reads from an item's value, as plain columns (read
+    # for every candidate of every search; JSON extraction there cost ~0.3 ms per query)
+    """
+    ALTER TABLE items ADD COLUMN confidence REAL;
+    ALTER TABLE items ADD COLUMN category TEXT;
+    ALTER TABLE items ADD COLUMN session TEXT;
+    UPDATE items SET
+        confidence = CASE WHEN json_valid(value)
+            AND json_type(value, '$.confidence') IN ('integer', 'real')
+            THEN json_extract(value, '$.confidence') END,
+        category = CASE WHEN json_valid(value) AND json_type(value, '$.category') = 'text'
+            THEN json_extract(value, '$.category') END,
+        session = CASE WHEN json_valid(value) THEN COALESCE(
+            CASE WHEN json_type(value, '$.session_id') IN ('text', 'integer')
+                AND json_extract(value, '$.session_id') != ''
+                THEN CAST(json_extract(value, '$.session_id') AS TEXT) END,
+            CASE WHEN json_type(value, '$.chat_id') IN ('text', 'integer')
+                AND json_extract(value, '$.chat_id') != ''
+                THEN CAST(json_extract(value, '$.chat_id') AS TEXT) END,
+            CASE WHEN json_type(value, '$.conversation_id') IN ('text', 'integer')
+                AND json_extract(value, '$.conversation_id') != ''
+                THEN CAST(json_extract(value, '$.conversation_id') AS TEXT) END) END;
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -152,7 +184,7 @@ class Database:
         self.conn.execute("PRAGMA temp_store=MEMORY")
         # Deletion is real: freed pages are zeroed, so deleted text does not linger in the file.
         self.conn.execute("PRAGMA secure_delete=ON")
-        self.conn.execute("PRAGMA cache_size=-65536")
+        self.conn.execute("PRAGMA cache_size=-262144")
         # Memory-mapped reads: postings and rows of large stores are read through the OS page
         # cache without a syscall per page (measured at 300k items: search p50 19 -> 12 ms).
         self.conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")

@@ -1,9 +1,12 @@
 """FAISS vector index per namespace, derived from the `vectors` table and kept in sync.
 
-Vectors are stored in SQLite as float16 (1 KB at 512-d): the truth. Every vector write also
-appends to `vec_log`; an index applies log entries past its watermark before each use, so a
-second process writing the same file, or a crash between SQLite and FAISS, never serves a stale
-answer. A snapshot file speeds up open; a missing or out-of-date one is rebuilt from SQLite.
+Vectors are stored in SQLite as the truth, compactly: per-vector symmetric int8 with a float32
+scale (516 bytes at 512-d; `MemoryConfig.vector_storage="float16"` writes the older 2-bytes-per-
+dimension form, which is still read). Every vector write also appends to `vec_log`; an index
+applies log entries past its watermark before each use, so a second process writing the same
+file, or a crash between SQLite and FAISS, never serves a stale answer. A snapshot file (float32
+FAISS indexes) speeds up opening a large store; small stores rebuild from SQLite instead (see
+`VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt from SQLite.
 """
 
 from __future__ import annotations
@@ -15,25 +18,76 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import faiss
 import numpy as np
 
-__all__ = ["VectorIndex", "decode_vec", "encode_vec"]
+__all__ = ["VectorIndex", "VectorStorage", "decode_vec", "decode_vecs", "encode_vec"]
 
 logger = logging.getLogger(__name__)
 
 _SNAPSHOT_FORMAT = 1
 
+VectorStorage = Literal["int8", "float16"]
 
-def encode_vec(vec: np.ndarray) -> bytes:
-    """Compact on-disk form of a vector: float16 bytes."""
-    return np.asarray(vec, dtype=np.float16).tobytes()
+# Below this many dimensions the two blob lengths (2*dims for float16, dims+4 for int8) collide
+# (dims == 4) or int8 saves nothing, so such vectors are always written as float16.
+_INT8_MIN_DIMS = 5
 
 
-def decode_vec(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+def encode_vec(vec: np.ndarray, storage: VectorStorage = "int8") -> bytes:
+    """Compact on-disk form of one vector.
+
+    "int8": a little-endian float32 scale (max|x| / 127) then `dims` int8 codes, round(x / scale)
+    (dims + 4 bytes; the cosine error on 512-d USE vectors is ~1e-4, docs/results/
+    vector_recall.md). "float16": 2 * dims bytes. The decoder tells them apart by length.
+    """
+    v = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if storage == "float16" or v.size < _INT8_MIN_DIMS:
+        return v.astype("<f2").tobytes()
+    peak = float(np.max(np.abs(v)))
+    if not np.isfinite(peak):  # not representable as int8 codes: keep float16
+        return v.astype("<f2").tobytes()
+    scale = peak / 127.0 if peak > 0 else 1.0
+    codes = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)
+    return np.asarray([scale], dtype="<f4").tobytes() + codes.tobytes()
+
+
+def _decode_same_length(buf: bytes, n: int, dims: int, length: int) -> np.ndarray:
+    """`n` blobs of one `length`, concatenated in `buf`, as an (n, dims) float32 matrix."""
+    if length == 2 * dims:
+        return np.frombuffer(buf, dtype="<f2").reshape(n, dims).astype(np.float32)
+    if length == dims + 4 and dims >= _INT8_MIN_DIMS:
+        raw = np.frombuffer(buf, dtype=np.uint8).reshape(n, dims + 4)
+        scales = raw[:, :4].copy().view("<f4").astype(np.float32)  # (n, 1)
+        return raw[:, 4:].view(np.int8).astype(np.float32) * scales
+    raise ValueError(
+        f"a stored vector has {length} bytes, which is neither float16 ({2 * dims}) nor "
+        f"int8 ({dims + 4}) at {dims} dimensions"
+    )
+
+
+def decode_vecs(blobs: Sequence[bytes], dims: int) -> np.ndarray:
+    """Stored vector blobs (float16 or int8, mixed allowed) as an (n, dims) float32 matrix."""
+    n = len(blobs)
+    if n == 0:
+        return np.zeros((0, dims), dtype=np.float32)
+    length = len(blobs[0])
+    if all(len(b) == length for b in blobs):
+        return _decode_same_length(b"".join(blobs), n, dims, length)
+    out = np.empty((n, dims), dtype=np.float32)
+    by_len: dict[int, list[int]] = {}
+    for i, b in enumerate(blobs):
+        by_len.setdefault(len(b), []).append(i)
+    for ln, rows in by_len.items():
+        out[rows] = _decode_same_length(b"".join(blobs[i] for i in rows), len(rows), dims, ln)
+    return out
+
+
+def decode_vec(blob: bytes, dims: int) -> np.ndarray:
+    """One stored vector blob (float16 or int8) as a float32 vector of `dims`."""
+    return decode_vecs([blob], dims)[0]
 
 
 def _normalise(mat: np.ndarray) -> np.ndarray:
@@ -85,9 +139,11 @@ class VectorIndex:
         snapshot_path: Path | None = None,
         ann_threshold: int = 200_000,
         nprobe: int = 32,
+        snapshot_min_vectors: int = 0,
     ) -> None:
         self.dims = dims
         self.snapshot_path = snapshot_path
+        self.snapshot_min_vectors = snapshot_min_vectors
         self.ann_threshold = ann_threshold
         self.nprobe = nprobe
         self._ns: dict[int, _NsIndex] = {}
@@ -128,10 +184,30 @@ class VectorIndex:
                 logger.warning("vector snapshot unreadable (%s); rebuilding", exc)
         self.rebuild(conn)
 
-    def save(self) -> None:
-        """Write the snapshot atomically (temp file + rename)."""
+    def wants_snapshot(self) -> bool:
+        """Whether a snapshot pays: at least `snapshot_min_vectors` vectors, or an IVF index.
+
+        A flat index rebuilds from SQLite about as fast as a float32 snapshot loads (both
+        linear in the vectors), and the snapshot file costs 4 bytes per dimension on disk,
+        several times the int8 vectors themselves; an IVF index needs k-means training to
+        rebuild, so its snapshot always pays.
+        """
+        with self._lock:
+            return self.count() >= self.snapshot_min_vectors or any(
+                i.approximate for i in self._ns.values()
+            )
+
+    def save(self) -> bool:
+        """Write the snapshot atomically (temp file + rename) if it pays; True when written.
+
+        Below `snapshot_min_vectors` (and with no IVF index) no snapshot is written and a
+        stale one is removed: the next open rebuilds from SQLite.
+        """
         if self.snapshot_path is None:
-            return
+            return False
+        if not self.wants_snapshot():
+            self.snapshot_path.unlink(missing_ok=True)
+            return False
         with self._lock:
             snap = {
                 "format": _SNAPSHOT_FORMAT,
@@ -150,6 +226,7 @@ class VectorIndex:
         with open(tmp, "wb") as fh:
             pickle.dump(snap, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self.snapshot_path)
+        return True
 
     model_name: str = ""
 
@@ -169,8 +246,7 @@ class VectorIndex:
                     by_ns.setdefault(ns_id, []).append((vid, blob))
                 for ns_id, pairs in by_ns.items():
                     ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-                    mat = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.float16)
-                    self._add(ns_id, ids, mat.reshape(len(pairs), self.dims).astype(np.float32))
+                    self._add(ns_id, ids, decode_vecs([p[1] for p in pairs], self.dims))
             self.watermark = int(wm)
             self.rebuilt = True
 
@@ -193,7 +269,7 @@ class VectorIndex:
             for _seq, ns_id, vid, op, blob in rows:
                 self._remove([vid])
                 if op == 1 and blob is not None:
-                    self._add(ns_id, np.asarray([vid], np.int64), decode_vec(blob)[None, :])
+                    self._add(ns_id, np.asarray([vid], np.int64), decode_vecs([blob], self.dims))
             self.watermark = int(head)
 
     def compact_log(self, conn: sqlite3.Connection) -> None:
@@ -224,15 +300,20 @@ class VectorIndex:
                 if idx.size == 0:
                     del self._ns[ns_id]
 
-    def _to_ivf(self, idx: _NsIndex) -> None:
-        """Move a large namespace to IVF (approximate, fp16 codes), re-adding the flat vectors."""
+    def _to_ivf(self, idx: _NsIndex, nlist: int | None = None) -> None:
+        """Move a large namespace to IVF (approximate, fp16 codes), re-adding the flat vectors.
+
+        `nlist` defaults to max(256, min(16384, 4 sqrt(n))); benchmarks/vector_recall.py passes
+        the nlist of a larger store to measure its recall on fewer vectors.
+        """
         n = idx.size
         ids = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
         flat: Any = faiss.downcast_index(idx.index.index)
         mat = faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims).copy()
-        nlist = int(max(256, min(16384, 4 * np.sqrt(n))))
+        if nlist is None:
+            nlist = int(max(256, min(16384, 4 * np.sqrt(n))))
         quant = faiss.IndexFlatIP(self.dims)
-        # fp16 codes: half the memory of IVFFlat, and no loss versus the fp16 vectors in SQLite.
+        # fp16 codes: half the memory of IVFFlat, and finer than the int8 vectors in SQLite.
         ivf = faiss.IndexIVFScalarQuantizer(
             quant, self.dims, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
         )
@@ -271,3 +352,24 @@ class VectorIndex:
                 return sum(i.size for i in self._ns.values())
             idx = self._ns.get(ns_id)
             return 0 if idx is None else idx.size
+
+    def reconstruct(self, vec_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Unit vectors of the given ids held by exact (flat) indexes, read from memory.
+
+        Ids in approximate (IVF) namespaces or unknown here are left out: the caller reads
+        those from SQLite.
+        """
+        out: dict[int, np.ndarray] = {}
+        with self._lock:
+            by_ns: dict[int, list[int]] = {}
+            for vid in vec_ids:
+                ns_id = self._vec_ns.get(vid)
+                if ns_id is not None:
+                    by_ns.setdefault(ns_id, []).append(vid)
+            for ns_id, vids in by_ns.items():
+                idx = self._ns.get(ns_id)
+                if idx is None or idx.approximate:
+                    continue
+                mat = idx.index.reconstruct_batch(np.asarray(vids, dtype=np.int64))
+                out.update(zip(vids, mat, strict=True))
+        return out
