@@ -7,7 +7,13 @@ would take ~10 minutes and measures the model, not the store; the real USE per-q
 measured separately and added to give "with query embedding" latencies. Each size runs in its
 own process so peak RSS is per size.
 
-    python benchmarks/scale.py [--sizes 1k,10k,100k] [--smoke] [--out docs/results/scale.json]
+The `turns` section measures seed 002's floors on what the seed means: conversation turns
+(`Memory.add_turn`, seeded en/zh/code sessions, the default USE embeddings and config), with
+store and `Memory.recall` latency (USE embedding included) at 100 and 1,000 turns and the
+bytes on disk after close (database + WAL + any FAISS snapshot).
+
+    python benchmarks/scale.py [--sizes 1k,10k,100k] [--turns 1000] [--smoke]
+        [--out docs/results/scale.json]
 """
 
 from __future__ import annotations
@@ -211,8 +217,8 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def disk_breakdown(db_path: Path) -> dict[str, int]:
-    """Bytes per storage class from SQLite's dbstat table (pages actually used per table)."""
+def dbstat_by_name(db_path: Path) -> dict[str, int]:
+    """Bytes of pages per table or index, from SQLite's dbstat table."""
     import sqlite3
 
     conn = sqlite3.connect(db_path)
@@ -220,6 +226,12 @@ def disk_breakdown(db_path: Path) -> dict[str, int]:
         rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
     finally:
         conn.close()
+    return {str(name): int(size) for name, size in rows}
+
+
+def disk_breakdown(db_path: Path) -> dict[str, int]:
+    """Bytes per storage class from SQLite's dbstat table (pages actually used per table)."""
+    rows = list(dbstat_by_name(db_path).items())
     groups = {
         "text_metadata": (
             "items",
@@ -645,6 +657,7 @@ def run_turns(n_turns: int, workdir: Path, n_queries: int) -> dict[str, Any]:
             "faiss_snapshot_bytes": snap_b,
             "total_bytes": total,
             "by_table_bytes": sizes,
+            "by_name_bytes": dbstat_by_name(db),
             "vector_bytes": vec_b,
             "per_turn_bytes": total / n_turns,
             "per_turn_bytes_excl_vectors": (total - vec_b - snap_b) / n_turns,

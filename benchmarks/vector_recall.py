@@ -292,7 +292,8 @@ def run_ivf(
 
 # ============================================================================ report
 def markdown(results: dict[str, Any]) -> str:
-    lines = ["### Storage formats against exact float32 (USE vectors, pooled corpora)", ""]
+    lines = [f"Command: `{results.get('command', '')}`", ""]
+    lines += ["### Storage formats against exact float32 (USE vectors, pooled corpora)", ""]
     lines += [
         f"| set | docs | queries | format | bytes/vector | recall@{K} | top-1 same | "
         f"mean abs cos err | p99 | max | mean on exact top-{K} |",
@@ -314,7 +315,11 @@ def markdown(results: dict[str, Any]) -> str:
             "### IVF (the store's `_to_ivf`) on int8-stored USE vectors of synthetic memories",
             "",
             f"USE embedding: {ivf['embed_s']:.0f} s. recall@{K} against exact float32 search "
-            f"over the same documents; 'vs flat int8' isolates the IVF approximation.",
+            f"over the same documents; 'vs flat int8' isolates the IVF approximation. Rows "
+            f"'nlist of N' build the IVF with the nlist the store uses at N vectors: an estimate "
+            f"of recall at N at the same share of lists probed (k-means gets fewer points per "
+            f"list). Latency: `VectorIndex.search`, one query at a time, "
+            f"{next(iter(ivf['sizes'].values()))['threads']} threads.",
             "",
             f"| n | nlist | IVF build s | queries | flat int8 recall@{K} | nprobe | "
             f"recall@{K} vs float32 | vs flat int8 | latency p50 / p95 ms |",
@@ -365,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "faiss": faiss.__version__,
         },
         "model": emb.model.model_name,
+        "command": "python benchmarks/vector_recall.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
         "smoke": args.smoke,
         "k": K,
     }

@@ -55,7 +55,13 @@ class MemoryConfig(BaseModel):
         description="BM25 length normalisation (0.3, not 0.75: short memories and turns; "
         "a long one carries more, not noise. docs/benchmarks.md).",
     )
-    bm25_epsilon: float = Field(0.25, ge=0, description="Floor for negative IDF (x mean IDF).")
+    bm25_epsilon: float = Field(
+        0.0,
+        ge=0,
+        description="Floor for negative IDF (x mean IDF; the store never goes below 0.01). 0: a "
+        "term in half or more of the namespace (a user's or speaker's name in every memory) "
+        "carries almost nothing, instead of favouring items that repeat it.",
+    )
     bm25_k3: float = Field(
         1.0,
         ge=0,
@@ -75,6 +81,22 @@ class MemoryConfig(BaseModel):
         le=1,
         description="Query weight of the best expansion term (others proportionally less; "
         "original terms weigh 1).",
+    )
+    prf_fused_docs: int = Field(
+        3,
+        ge=0,
+        description="Second feedback round: up to prf_terms expansion terms from this many best "
+        "*fused* (keyword + vector) candidates, added like the first round (0: off).",
+    )
+    prf_fused_weight: float = Field(
+        0.5, ge=0, le=1, description="Query weight of the best fused-feedback term."
+    )
+    cjk_single_char_weight: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="Query weight of one-character Chinese terms (polysemous; in jieba search "
+        "mode mostly fragments or light verbs: 吃, 好, 多). 1: no change.",
     )
     neighbour_weight: float = Field(
         0.35,
@@ -125,20 +147,21 @@ class MemoryConfig(BaseModel):
     vector_storage: Literal["int8", "float16"] = Field(
         "int8",
         description="On-disk form of new vectors in SQLite. 'int8': per-vector symmetric int8 "
-        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16), at a "
-        "cosine error of ~1e-3 and near-identical recall@10 on USE vectors "
-        "(docs/results/vector_recall.md); it is what brings 1,000 turns under 2 MB. "
+        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16); on USE "
+        "vectors the cosine error is 1.7e-4 on average (max 1.3e-3) and recall@10 against "
+        "float32 0.998 (docs/results/vector_recall.md); it is what brings 1,000 turns under "
+        "2 MB. "
         "'float16': 2 bytes per dimension. Both are always read, so a store may mix them.",
     )
     snapshot_min_vectors: int = Field(
         200_000,
         ge=0,
-        description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 2.7x the "
-        "int8 database) on close only at or above this many vectors, or whenever a namespace "
-        "uses IVF (rebuilding IVF needs k-means training); below it no snapshot is written, a "
-        "stale one is removed, and open rebuilds the flat indexes from SQLite, which measured "
-        "no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, 200k: "
-        "2.4 s vs 2.8 s; docs/benchmarks.md). 0: always write it.",
+        description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 4x the int8 "
+        "vectors in SQLite) on close only at or above this many vectors, or whenever a "
+        "namespace uses IVF (rebuilding IVF needs k-means training); below it no snapshot is "
+        "written, a stale one is removed, and open rebuilds the flat indexes from SQLite, which "
+        "measured no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, "
+        "200k: 2.4 s vs 2.8 s on 2 cores). 0: always write it.",
     )
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."

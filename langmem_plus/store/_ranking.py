@@ -22,7 +22,7 @@ from langmem_plus.store._common import (
     MemorySearchItem,
     _as_epoch,
 )
-from langmem_plus.store.expansion import feedback
+from langmem_plus.store.expansion import feedback, fused_feedback
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
@@ -57,6 +57,7 @@ def ranked(
     vpool = max(store.config.vector_candidates, want * 3)
     q = query_terms(query, store.config.max_query_chars)
     qw = q.qtf_weights(store.config.bm25_k3)  # repeated query terms weigh more (bm25_k3)
+    qw = q.single_cjk_weights(store.config.cjk_single_char_weight, qw)
     sims: dict[int, float] = {}
     if qvec is not None and store._vec is not None:
         hits = store._vec.search(ns_ids, qvec, vpool)
@@ -103,6 +104,16 @@ def ranked(
     sims_k = {i: sims[i] for i in keep if i in sims}
     bm_k = {i: bm25.get(i, 0.0) for i in keep}
     fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
+    if store.config.prf_terms and store.config.prf_fused_docs and qvec is not None and q:
+        # Second feedback round from the best fused candidates (store/expansion.py).
+        # It only re-scores the candidates already held (measured: new candidates it would
+        # bring add ~0.003 LoCoMo frac@10 for ~0.35 ms more per query).
+        more = fused_feedback(store, conn, ns_ids, q, {i: f[0] for i, f in fused.items()})
+        if more:
+            for i, v in more.items():
+                bm25[i] = bm25.get(i, 0.0) + v
+            bm_k = {i: bm25.get(i, 0.0) for i in keep}
+            fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
     if store.config.neighbour_weight > 0:  # conversation context (store/neighbours.py)
         keep, fused = with_neighbours(
             store, conn, keep, rows, fused, flt, time_range, now, want, need_value

@@ -17,7 +17,7 @@ from typing import Any
 
 from langmem_plus.text.tokenize import QueryTerms
 
-__all__ = ["expand_query", "expansion_terms", "feedback"]
+__all__ = ["expand_query", "expansion_terms", "feedback", "fused_feedback"]
 
 
 def expansion_terms(
@@ -119,3 +119,36 @@ def feedback(
         scores[i] = scores.get(i, 0.0) + v
     q2, w2 = expand_query(q, qw, extra)
     return q2, w2, scores
+
+
+def fused_feedback(
+    store: Any,
+    conn: Any,
+    ns_ids: Sequence[int],
+    q: QueryTerms,
+    fused: Mapping[int, float],
+) -> dict[int, float]:
+    """Second feedback round (`ranked()`'s hook after fusion): expansion terms from the
+    `prf_fused_docs` best *fused* candidates, where keyword and vector evidence agree (better
+    feedback than the keyword hits alone), skipping terms `q` already holds (the first round's
+    included). Returns those terms' BM25 (best term weighted `prf_fused_weight`) for the fused
+    candidates only; the caller adds it to their keyword scores and re-fuses.
+    """
+    cfg = store.config
+    n_docs = store._kw.stats(conn, ns_ids).n_docs
+    extra = expansion_terms(
+        conn,
+        fused,
+        q,
+        n_docs,
+        feedback_docs=cfg.prf_fused_docs,
+        n_terms=cfg.prf_terms,
+        weight=cfg.prf_fused_weight,
+        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
+    )
+    if not extra:
+        return {}
+    found = store._kw.search(
+        conn, ns_ids, QueryTerms(tuple(extra), ()), 1, extra_candidates=fused.keys(), weights=extra
+    )
+    return {i: v for i, v in found.items() if i in fused}

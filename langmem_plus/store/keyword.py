@@ -263,9 +263,10 @@ class KeywordIndex:
         if need_avg:
             # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
             # IDF is negative and rank-bm25 would rank a matching document below a blank one).
-            floor = max(
-                self.epsilon * self._average_idf(conn, ns_ids, st.n_docs, st.avgdl), _MIN_IDF
-            )
+            floor = _MIN_IDF
+            if self.epsilon > 0:  # the mean IDF reads the whole vocabulary: only when used
+                mean_idf = self._average_idf(conn, ns_ids, st.n_docs, st.avgdl)
+                floor = max(self.epsilon * mean_idf, _MIN_IDF)
             idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
@@ -294,6 +295,19 @@ class KeywordIndex:
         cache = self.cache
         assert cache is not None
         budget = self.cached_postings_scan
+        # Cold terms that will be scored in full are read from SQLite in one statement.
+        cold: dict[int, dict[str, list[int]]] = {}
+        left = budget
+        for term in order:
+            ids, df = found[term]
+            if df > left and left < budget:
+                break
+            left -= df
+            for tid in ids:
+                if not cache.has(tid_ns[tid], term):
+                    cold.setdefault(tid_ns[tid], {}).setdefault(term, []).append(tid)
+        for ns_id, wanted in cold.items():
+            cache.prefetch(conn, ns_id, wanted)
         acc: dict[int, np.ndarray] = {}
         deferred: list[str] = []
         for term in order:

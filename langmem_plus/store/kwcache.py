@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,31 +90,50 @@ class _Namespace:
 
     def load_term(self, conn: sqlite3.Connection, term: str, term_ids: Sequence[int]) -> _Term:
         """Read a term's postings from SQLite (all its ids in this namespace) into memory."""
-        rows: list[tuple[int, int, int]] = []
-        for tid in term_ids:
+        self.load_terms(conn, {term: list(term_ids)})
+        return self.terms[term]
+
+    def load_terms(self, conn: sqlite3.Connection, wanted: Mapping[str, Sequence[int]]) -> None:
+        """Read several terms' postings in one statement (cold terms of one query)."""
+        tid_term = {tid: term for term, tids in wanted.items() for tid in tids}
+        rows: list[tuple[int, int, int, int]] = []
+        tids = list(tid_term)
+        for i in range(0, len(tids), 500):
+            part = tids[i : i + 500]
+            marks = ",".join("?" * len(part))
             rows.extend(
                 conn.execute(
-                    "SELECT item_id, tf, dl FROM postings WHERE term_id=?", (tid,)
+                    f"SELECT term_id, item_id, tf, dl FROM postings WHERE term_id IN ({marks})",
+                    part,
                 ).fetchall()
             )
-        t = _Term()
-        if rows:
-            arr = np.asarray(rows, dtype=np.int64)
-            items = arr[:, 0].tolist()
-            get = self.item_local.get
-            locs = [get(i, -1) for i in items]
-            missing = [j for j, loc in enumerate(locs) if loc < 0]
-            if missing:
-                fresh = self._new_locals([items[j] for j in missing], arr[missing, 2].tolist())
-                for j, loc in zip(missing, fresh, strict=True):
-                    locs[j] = loc
-            local = np.asarray(locs, dtype=np.int32)
-            order = np.argsort(local, kind="stable")
-            t.local.extend(local[order])
-            t.tf.extend(arr[order, 1].astype(np.float32))
-            self.postings += len(rows)
-        self.terms[term] = t
-        return t
+        for term in wanted:
+            self.terms[term] = _Term()
+        if not rows:
+            return
+        arr = np.asarray(rows, dtype=np.int64)
+        items = arr[:, 1].tolist()
+        get = self.item_local.get
+        locs = [get(i, -1) for i in items]
+        fresh: dict[int, int] = {}
+        for j, loc in enumerate(locs):
+            if loc < 0 and items[j] not in fresh:
+                fresh[items[j]] = j
+        if fresh:
+            new_items = list(fresh)
+            assigned = self._new_locals(new_items, arr[list(fresh.values()), 3].tolist())
+            got = dict(zip(new_items, assigned, strict=True))
+            locs = [loc if loc >= 0 else got[items[j]] for j, loc in enumerate(locs)]
+        local = np.asarray(locs, dtype=np.int32)
+        # group by term: sort by (term id, local number)
+        order = np.lexsort((local, arr[:, 0]))
+        tid_sorted = arr[order, 0]
+        bounds = np.flatnonzero(np.diff(tid_sorted)) + 1
+        for chunk in np.split(order, bounds):
+            t = self.terms[tid_term[int(arr[chunk[0], 0])]]
+            t.local.extend(local[chunk])
+            t.tf.extend(arr[chunk, 2].astype(np.float32))
+        self.postings += len(rows)
 
     def add_items(self, docs: dict[int, list[tuple[str, int, int]]]) -> None:
         """Append current postings of (re)written items to the cached terms they contain."""
@@ -238,6 +257,20 @@ class PostingsCache:
                     local = local[live]
                     tf = tf[live]
             return local, tf, cache.local_item.buf[local], cache.local_dl.buf[local]
+
+    def prefetch(
+        self, conn: sqlite3.Connection, ns_id: int, wanted: Mapping[str, Sequence[int]]
+    ) -> None:
+        """Load the terms of `wanted` that are not in memory yet, in one read."""
+        with self._lock:
+            cache = self._ns.get(ns_id)
+            if cache is None:
+                cache = self._ns[ns_id] = _Namespace()
+            cold = {t: tids for t, tids in wanted.items() if t not in cache.terms}
+            if cold:
+                before = cache.postings
+                cache.load_terms(conn, cold)
+                self._total += cache.postings - before
 
     def has(self, ns_id: int, term: str) -> bool:
         """Whether a term's postings are in memory for a namespace."""

@@ -40,8 +40,9 @@ def encode_vec(vec: np.ndarray, storage: VectorStorage = "int8") -> bytes:
     """Compact on-disk form of one vector.
 
     "int8": a little-endian float32 scale (max|x| / 127) then `dims` int8 codes, round(x / scale)
-    (dims + 4 bytes; the cosine error on 512-d USE vectors is ~1e-4, docs/results/
-    vector_recall.md). "float16": 2 * dims bytes. The decoder tells them apart by length.
+    (dims + 4 bytes; on 512-d USE vectors the cosine error is 1.7e-4 on average, recall@10
+    against float32 0.998: docs/results/vector_recall.md). "float16": 2 * dims bytes. The
+    decoder tells them apart by length.
     """
     v = np.asarray(vec, dtype=np.float32).reshape(-1)
     if storage == "float16" or v.size < _INT8_MIN_DIMS:

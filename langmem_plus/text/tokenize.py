@@ -33,6 +33,7 @@ _TOKEN_RE = re.compile(
     rf"|(?P<word>[^\W_{_CJK}]+(?:_+[^\W_{_CJK}]+)*(?:'[a-z]+)?)",
     re.UNICODE,
 )
+_CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
 _PREFIX_RE = re.compile(rf"([A-Za-z0-9_{_CJK}]+)\*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SPLIT_RE = re.compile(r"[._/\-:>$]+")
@@ -166,6 +167,16 @@ class QueryTerms:
 
     def __bool__(self) -> bool:
         return bool(self.terms or self.prefixes)
+
+    def single_cjk_weights(self, weight: float, base: dict[str, float]) -> dict[str, float]:
+        """`base` (term -> query weight) with every one-character Chinese term times `weight`."""
+        if weight == 1.0:
+            return base
+        out = dict(base)
+        for t in self.terms:
+            if len(t) == 1 and _CJK_CHAR_RE.match(t):
+                out[t] = out.get(t, 1.0) * weight
+        return out
 
     def qtf_weights(self, k3: float) -> dict[str, float]:
         """BM25's query-term-frequency factor (k3 + 1)·qtf / (k3 + qtf) for repeated terms.
