@@ -346,6 +346,13 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
         t1 = time.perf_counter()
         store.search(ns, query=q, limit=10)
         lat.append((time.perf_counter() - t1) * 1000)
+    # The same queries again: the in-memory postings cache now holds their terms (steady state
+    # of a long-running process); the first pass above read each new term from SQLite once.
+    lat_warm = []
+    for ns, q in queries:
+        t1 = time.perf_counter()
+        store.search(ns, query=q, limit=10)
+        lat_warm.append((time.perf_counter() - t1) * 1000)
     # ---- single puts (new keys, then an overwrite of an existing key)
     put_lat = []
     for j in range(n_puts):
@@ -396,6 +403,8 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
         "insert": insert,
         "search_ms_excl_query_embedding": pct(lat),
         "search_ms_samples": lat,
+        "search_ms_warm_excl_query_embedding": pct(lat_warm),
+        "search_ms_warm_samples": lat_warm,
         "queries": [q for _, q in queries],
         "single_put_ms": pct(put_lat),
         "overwrite_put_ms": pct(upd_lat),
@@ -699,19 +708,22 @@ def table(results: dict[str, Any]) -> str:
     use = results["use_query_ms"]
     lines = [
         "| size | search p50 / p95 / p99 ms (no q-embed) | with USE q-embed p50 / p95 / p99 | "
+        "warm pass with USE p50 / p95 | "
         "single put p50 / p95 ms | overwrite p95 ms | insert items/s (excl. embed) | "
         "open s | rebuild s | peak RSS MB | B/item text+meta | B/item keyword | "
         "B/item vectors | DB MB |",
-        "|---" * 13 + "|",
+        "|---" * 14 + "|",
     ]
     for name, r in results["sizes"].items():
         s = r["search_ms_excl_query_embedding"]
         w = r["search_ms_with_query_embedding"]
+        ww = r["search_ms_warm_with_query_embedding"]
         p = r["single_put_ms"]
         d = r["disk"]["per_item_bytes"]
         lines.append(
             f"| {name} | {s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f} | "
-            f"{w['p50']:.2f} / {w['p95']:.2f} / {w['p99']:.2f} | {p['p50']:.2f} / {p['p95']:.2f} | "
+            f"{w['p50']:.2f} / {w['p95']:.2f} / {w['p99']:.2f} | {ww['p50']:.2f} / {ww['p95']:.2f} | "
+            f"{p['p50']:.2f} / {p['p95']:.2f} | "
             f"{r['overwrite_put_ms']['p95']:.2f} | {r['insert']['items_per_s_excl_embedding']:,.0f} | "
             f"{r['open_s']:.2f} | {r['rebuild_s']:.2f} | {r['peak_rss_mb']:.0f} | "
             f"{d['text_metadata']:.0f} | {d['keyword_index']:.0f} | {d['vectors']:.0f} | "
@@ -782,10 +794,12 @@ def checks(results: dict[str, Any]) -> list[str]:
     for name, r in sizes.items():
         items = r["namespaces"] * r["items_per_namespace"]
         w95 = r["search_ms_with_query_embedding"]["p95"]
+        warm95 = r["search_ms_warm_with_query_embedding"]["p95"]
+        tail = f"(first pass; warm pass {warm95:.2f} ms)"
         if items == 10_000 and r["namespaces"] == 1:
-            line(w95 <= 5, f"p95 search at 10k incl. query embedding {w95:.2f} ms <= 5 ms")
+            line(w95 <= 5, f"p95 search at 10k incl. query embedding {w95:.2f} ms <= 5 ms {tail}")
         if items == 1_000_000 and r["namespaces"] == 1:
-            line(w95 <= 25, f"p95 search at 1M incl. query embedding {w95:.2f} ms <= 25 ms")
+            line(w95 <= 25, f"p95 search at 1M incl. query embedding {w95:.2f} ms <= 25 ms {tail}")
         if items >= 1000:
             ips = r["insert"]["items_per_s_excl_embedding"]
             line(ips >= 2000, f"batch insert at {name}: {ips:,.0f} items/s >= 2,000")
@@ -888,11 +902,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         with_q = [x + use[i % len(use)] for i, x in enumerate(lat)]
         r["search_ms_with_query_embedding"] = pct(with_q)
         r["search_ms_with_query_embedding"]["method"] = "per-query sum with measured USE costs"
+        warm = r["search_ms_warm_samples"]
+        r["search_ms_warm_with_query_embedding"] = pct(
+            [x + use[i % len(use)] for i, x in enumerate(warm)]
+        )
     results["checks"] = checks(results)
     text = table(results)
     print(text)
     for r in results["sizes"].values():
         r.pop("search_ms_samples", None)
+        r.pop("search_ms_warm_samples", None)
         r.pop("queries", None)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
