@@ -30,14 +30,25 @@ def _reference(store: HybridStore, conn, ns_ids, terms):
     return ref.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
 
 
-def _check(store: HybridStore, prefix, terms) -> None:
+def _check(store: HybridStore, prefix, terms, tiny_budget: bool = False) -> None:
+    store._kw.cached_postings_scan = 1 if tiny_budget else 50_000
     with store._db.read() as conn:
         ns_ids = store._ns_ids(conn, prefix)
         got = store._kw.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
         exp = _reference(store, conn, ns_ids, terms)
-    assert set(got) == set(exp)
-    for i, v in exp.items():
-        assert got[i] == pytest.approx(v, rel=1e-9, abs=1e-12)
+        some = [*sorted(exp)[::2], 10**9]  # every other hit and an id that matches nothing
+        only = store._kw.score_items(conn, ns_ids, QueryTerms(tuple(terms), ()), some)
+    if tiny_budget:  # past the first term everything is deferred: the hits are exact
+        assert bool(got) == bool(exp) and set(got) <= set(exp)
+        for i, v in got.items():
+            assert v == pytest.approx(exp[i], rel=1e-9, abs=1e-12)
+    else:
+        assert set(got) == set(exp)
+        for i, v in exp.items():
+            assert got[i] == pytest.approx(v, rel=1e-9, abs=1e-12)
+    assert set(only) == {i for i in some if exp.get(i, 0) > 0}
+    for i, v in only.items():
+        assert v == pytest.approx(exp[i], rel=1e-9, abs=1e-12)
 
 
 doc = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
@@ -48,6 +59,7 @@ op = st.one_of(
         st.just("search"),
         st.sampled_from([("u",), ("u", "a"), ("u", "b")]),
         st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True),
+        st.booleans(),
     ),
     st.tuples(st.just("compact")),
     st.tuples(st.just("reindex")),
@@ -71,7 +83,7 @@ def test_cache_matches_sqlite_under_interleaved_writes(ops):
                     _, h, ns, key = o
                     handles[h].delete(NS[ns], f"k{key}")
                 elif o[0] == "search":
-                    _check(reader, o[1], o[2])
+                    _check(reader, o[1], o[2], o[3])
                 elif o[0] == "compact":
                     with other._db.write() as conn:
                         PostingsCache.compact(conn, keep=1)

@@ -148,7 +148,6 @@ def fused_feedback(
     )
     if not extra:
         return {}
-    found = store._kw.search(
-        conn, ns_ids, QueryTerms(tuple(extra), ()), 1, extra_candidates=fused.keys(), weights=extra
+    return store._kw.score_items(
+        conn, ns_ids, QueryTerms(tuple(extra), ()), fused.keys(), weights=extra
     )
-    return {i: v for i, v in found.items() if i in fused}

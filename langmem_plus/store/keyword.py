@@ -31,6 +31,16 @@ def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
 
 
 @dataclass(frozen=True)
+class _Prepared:
+    avgdl: float
+    found: dict[str, tuple[list[int], int]]
+    tid_ns: dict[int, int]
+    idf: dict[str, float]
+    order: list[str]
+    cached: bool
+
+
+@dataclass(frozen=True)
 class KeywordStats:
     """Corpus statistics of the namespaces one query runs over."""
 
@@ -231,30 +241,22 @@ class KeywordIndex:
                 add(*row)
         return found, tid_ns
 
-    def search(
+    def _prepare(
         self,
         conn: sqlite3.Connection,
         ns_ids: Sequence[int],
         q: QueryTerms,
-        k: int,
-        extra_candidates: Iterable[int] = (),
-        weights: Mapping[str, float] | None = None,
-    ) -> dict[int, float]:
-        """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
-
-        `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
-        Terms are scored rarest first within a postings budget; a term past it only re-scores
-        the best candidates found so far (exact whenever every term fits the budget).
-        """
-        extra = set(extra_candidates)
+        weights: Mapping[str, float] | None,
+    ) -> _Prepared | None:
+        """Corpus statistics, the query's terms (rarest first) and their weighted IDF."""
         if not ns_ids or not q:
-            return {}
+            return None
         st = self.stats(conn, ns_ids)
         if st.n_docs == 0:
-            return {}
+            return None
         found, tid_ns = self._term_rows(conn, ns_ids, q)
         if not found:
-            return {}
+            return None
         idf: dict[str, float] = {}
         need_avg = False
         for term, (_ids, df) in found.items():
@@ -271,13 +273,70 @@ class KeywordIndex:
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
-        if self.cache is not None and len(ns_ids) <= self.cache_max_namespaces:
+        cached = self.cache is not None and len(ns_ids) <= self.cache_max_namespaces
+        if cached and self.cache is not None:
             self.cache.sync(conn)
-            scores = self._score_cached(conn, order, found, tid_ns, idf, st.avgdl, k, extra)
+        return _Prepared(st.avgdl, found, tid_ns, idf, order, cached)
+
+    def search(
+        self,
+        conn: sqlite3.Connection,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        k: int,
+        extra_candidates: Iterable[int] = (),
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[int, float]:
+        """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
+
+        `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
+        Terms are scored rarest first within a postings budget; a term past it only re-scores
+        the best candidates found so far (exact whenever every term fits the budget).
+        """
+        extra = set(extra_candidates)
+        p = self._prepare(conn, ns_ids, q, weights)
+        if p is None:
+            return {}
+        if p.cached:
+            scores = self._score_cached(conn, p.order, p.found, p.tid_ns, p.idf, p.avgdl, k, extra)
         else:
-            scores = self._score_sqlite(conn, order, found, idf, st.avgdl, k, extra)
+            scores = self._score_sqlite(conn, p.order, p.found, p.idf, p.avgdl, k, extra)
         top = self._top(scores, k) | (extra & scores.keys())
         return {i: scores[i] for i in top}
+
+    def score_items(
+        self,
+        conn: sqlite3.Connection,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        items: Iterable[int],
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[int, float]:
+        """BM25 of query `q` for the given items only (those with a match), nothing else.
+
+        Cheaper than `search` when only known candidates need scores (a feedback round that
+        re-scores the candidates): each term looks the items up in its postings.
+        """
+        pool = sorted(set(items))
+        p = self._prepare(conn, ns_ids, q, weights)
+        if p is None or not pool:
+            return {}
+        scores = dict.fromkeys(pool, 0.0)
+        for term in p.order:
+            for tid in p.found[term][0]:
+                ns_id = p.tid_ns[tid]
+                if p.cached and self.cache is not None:
+                    local, tf, t_items, dl = self.cache.term(conn, ns_id, term, (tid,))
+                    want = self.cache.local_ids(ns_id, pool)
+                    if not len(want) or not len(local):
+                        continue
+                    pos = _positions(local, want)
+                    vals = self._bm25(tf[pos].astype(np.float64), dl[pos], p.avgdl) * p.idf[term]
+                    for item_id, v in zip(t_items[pos].tolist(), vals.tolist(), strict=True):
+                        scores[item_id] += v
+                else:
+                    self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
+        return {i: v for i, v in scores.items() if v > 0}
 
     def _score_cached(
         self,
@@ -367,9 +426,7 @@ class KeywordIndex:
                     want = cache.local_ids(tid_ns[tid], pool)
                     if not len(want) or not len(local):
                         continue
-                    pos = np.searchsorted(local, want)
-                    pos = pos[pos < len(local)]
-                    pos = pos[np.isin(local[pos], want)]
+                    pos = _positions(local, want)
                     vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf[term]
                     for item_id, v in zip(t_items[pos].tolist(), vals.tolist(), strict=True):
                         scores[item_id] += v
@@ -475,3 +532,11 @@ def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float
     uniq, inv = np.unique(all_ids, return_inverse=True)
     sums = np.bincount(inv, weights=all_vals)
     return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+
+
+def _positions(local: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Positions in sorted `local` of the values of `want` that it holds (each at most once)."""
+    pos = np.searchsorted(local, want)
+    ok = pos < len(local)
+    pos = pos[ok]
+    return pos[local[pos] == want[ok]]
