@@ -312,7 +312,7 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
     gen_s = time.perf_counter() - t0
     emb = HashEmbeddings()
     db = workdir / "scale.db"
-    store = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    store = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
     nss = [("bench", f"u{i}") for i in range(n_ns)]
     # ---- bulk insert (batches of 1,000 puts)
     t0 = time.perf_counter()
@@ -387,13 +387,13 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
     }
     # ---- open (snapshot) and rebuild (no snapshot) times
     t1 = time.perf_counter()
-    s2 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    s2 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
     open_s = time.perf_counter() - t1
     s2._db.close()
     s2._closed = True  # keep the snapshot as is
     snap.unlink(missing_ok=True)
     t1 = time.perf_counter()
-    s3 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]})
+    s3 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
     rebuild_s = time.perf_counter() - t1
     s3.close()
     out: dict[str, Any] = {
@@ -689,6 +689,14 @@ def child(args: argparse.Namespace) -> None:
     print("RESULT " + json.dumps(res))
 
 
+_CONFIG_ENV = "LANGMEM_PLUS_BENCH_CONFIG"
+
+
+def _cfg() -> MemoryConfig:
+    """The store config of this run: defaults, or `--set-config` overrides (via the env)."""
+    return MemoryConfig(**json.loads(os.environ.get(_CONFIG_ENV) or "{}"))
+
+
 def run_child(argv: Sequence[str]) -> dict[str, Any]:
     """This script in a fresh process with `argv`; returns the JSON it prints."""
     t0 = time.perf_counter()
@@ -867,11 +875,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--md", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
+    ap.add_argument(
+        "--set-config",
+        nargs="*",
+        default=[],
+        metavar="FIELD=JSON",
+        help="MemoryConfig overrides for the item sizes, e.g. prf_terms=0",
+    )
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         child(args)
         return {}
+    if args.set_config:
+        overrides = {k: json.loads(v) for k, _, v in (i.partition("=") for i in args.set_config)}
+        MemoryConfig(**overrides)  # validate here, before any child runs
+        os.environ[_CONFIG_ENV] = json.dumps(overrides)
     if args.smoke:
         args.sizes, args.queries, args.puts = "200", 30, 10
         args.turns, args.turn_queries = min(args.turns, 110), 20
@@ -881,7 +900,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        "config": MemoryConfig().model_dump(),
+        "config": _cfg().model_dump(),
         "sizes": {},
     }
     for tok in [t for t in args.sizes.split(",") if t.strip()]:

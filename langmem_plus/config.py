@@ -129,6 +129,13 @@ class MemoryConfig(BaseModel):
         "each); 0 reads every query's postings from SQLite. The cache is exact: it replays "
         "every process's writes from the kw_log table before each search.",
     )
+    keyword_cache_max_docs: int = Field(
+        150_000,
+        ge=0,
+        description="Searches over more documents than this read postings from SQLite "
+        "(bounded by max_postings_scan) instead of the in-memory cache: at 1M items a common "
+        "term's postings are too long to score in full per query.",
+    )
     cached_postings_scan: int = Field(
         50_000,
         ge=100,

@@ -156,3 +156,13 @@ def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path
         for i in best:
             assert got[i] == pytest.approx(exp[i], rel=1e-9)
     s.close()
+
+
+def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
+    cfg = MemoryConfig(keyword_cache_max_docs=5)
+    s = HybridStore(tmp_path / "l.db", index=False, config=cfg)
+    for i in range(10):
+        s.put(("u",), f"k{i}", {"text": f"redis note {i}"})
+    assert len(s.search(("u",), query="redis", limit=20)) == 10
+    assert s._kw.cache is not None and s._kw.cache.postings == 0
+    s.close()
