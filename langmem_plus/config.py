@@ -86,7 +86,8 @@ class MemoryConfig(BaseModel):
         3,
         ge=0,
         description="Second feedback round: up to prf_terms expansion terms from this many best "
-        "*fused* (keyword + vector) candidates, added like the first round (0: off).",
+        "*fused* (keyword + vector) candidates re-score the candidates, then fusion runs again "
+        "(0: off; needs prf_terms > 0).",
     )
     prf_fused_weight: float = Field(
         0.5, ge=0, le=1, description="Query weight of the best fused-feedback term."

@@ -87,6 +87,30 @@ def expand_query(
     return QueryTerms(tuple(terms), query.prefixes, tuple(counts)), {**weights, **extra}
 
 
+def _terms_for(
+    store: Any,
+    conn: Any,
+    ns_ids: Sequence[int],
+    q: QueryTerms,
+    scores: Mapping[int, float],
+    docs: int,
+    weight: float,
+) -> dict[str, float]:
+    """Expansion terms of the best `docs` items of `scores`, with the store's settings."""
+    cfg = store.config
+    n_docs = store._kw.stats(conn, ns_ids).n_docs
+    return expansion_terms(
+        conn,
+        scores,
+        q,
+        n_docs,
+        feedback_docs=docs,
+        n_terms=cfg.prf_terms,
+        weight=weight,
+        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
+    )
+
+
 def feedback(
     store: Any,
     conn: Any,
@@ -98,17 +122,7 @@ def feedback(
 ) -> tuple[QueryTerms, dict[str, float], dict[int, float]]:
     """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores."""
     cfg = store.config
-    n_docs = store._kw.stats(conn, ns_ids).n_docs
-    extra = expansion_terms(
-        conn,
-        bm25,
-        q,
-        n_docs,
-        feedback_docs=cfg.prf_docs,
-        n_terms=cfg.prf_terms,
-        weight=cfg.prf_weight,
-        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
-    )
+    extra = _terms_for(store, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
     if not extra:
         return q, dict(qw), dict(bm25)
     more = store._kw.search(
@@ -135,17 +149,7 @@ def fused_feedback(
     candidates only; the caller adds it to their keyword scores and re-fuses.
     """
     cfg = store.config
-    n_docs = store._kw.stats(conn, ns_ids).n_docs
-    extra = expansion_terms(
-        conn,
-        fused,
-        q,
-        n_docs,
-        feedback_docs=cfg.prf_fused_docs,
-        n_terms=cfg.prf_terms,
-        weight=cfg.prf_fused_weight,
-        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
-    )
+    extra = _terms_for(store, conn, ns_ids, q, fused, cfg.prf_fused_docs, cfg.prf_fused_weight)
     if not extra:
         return {}
     return store._kw.score_items(

@@ -334,15 +334,8 @@ class KeywordIndex:
         for term in p.order:
             for tid in p.found[term][0]:
                 ns_id = p.tid_ns[tid]
-                if p.cached and self.cache is not None:
-                    local, tf, t_items, dl = self.cache.term(conn, ns_id, term, (tid,))
-                    want = self.cache.local_ids(ns_id, pool)
-                    if not len(want) or not len(local):
-                        continue
-                    pos = _positions(local, want)
-                    vals = self._bm25(tf[pos].astype(np.float64), dl[pos], p.avgdl) * p.idf[term]
-                    for item_id, v in zip(t_items[pos].tolist(), vals.tolist(), strict=True):
-                        scores[item_id] += v
+                if p.cached:
+                    self._rescore_cached(conn, ns_id, term, tid, pool, p.idf[term], p.avgdl, scores)
                 else:
                     self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
         return {i: v for i, v in scores.items() if v > 0}
@@ -431,14 +424,9 @@ class KeywordIndex:
                     if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
                         self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
                         continue
-                    local, tf, t_items, dl = cache.term(conn, tid_ns[tid], term, (tid,))
-                    want = cache.local_ids(tid_ns[tid], pool)
-                    if not len(want) or not len(local):
-                        continue
-                    pos = _positions(local, want)
-                    vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf[term]
-                    for item_id, v in zip(t_items[pos].tolist(), vals.tolist(), strict=True):
-                        scores[item_id] += v
+                    self._rescore_cached(
+                        conn, tid_ns[tid], term, tid, pool, idf[term], avgdl, scores
+                    )
         return scores
 
     def _score_sqlite(
@@ -493,6 +481,29 @@ class KeywordIndex:
                 for tid in found[term][0]:
                     self._rescore_sqlite(conn, tid, pool_ids, idf[term], avgdl, scores)
         return scores
+
+    def _rescore_cached(
+        self,
+        conn: sqlite3.Connection,
+        ns_id: int,
+        term: str,
+        term_id: int,
+        pool: Sequence[int],
+        idf: float,
+        avgdl: float,
+        scores: dict[int, float],
+    ) -> None:
+        """Add one term's BM25 to the scores of the pool items that contain it (memory)."""
+        assert self.cache is not None
+        local, tf, items, dl = self.cache.term(conn, ns_id, term, (term_id,))
+        want = self.cache.local_ids(ns_id, pool)
+        if not len(want) or not len(local):
+            return
+        pos = _positions(local, want)
+        vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf
+        for item_id, v in zip(items[pos].tolist(), vals.tolist(), strict=True):
+            if item_id in scores:
+                scores[item_id] += v
 
     def _rescore_sqlite(
         self,
