@@ -26,7 +26,7 @@ from langmem_plus.store.expansion import feedback, fused_feedback
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
-from langmem_plus.store.vector import decode_vecs
+from langmem_plus.store.vector import ExactCosines, decode_vecs
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
@@ -59,9 +59,9 @@ def ranked(
     qw = q.qtf_weights(store.config.bm25_k3)  # repeated query terms weigh more (bm25_k3)
     qw = q.single_cjk_weights(store.config.cjk_single_char_weight, qw)
     sims: dict[int, float] = {}
+    exact: ExactCosines | None = None
     if qvec is not None and store._vec is not None:
-        hits = store._vec.search(ns_ids, qvec, vpool)
-        sims = _vec_to_items(store, conn, hits)
+        sims, exact = store._vec.search_items(conn, ns_ids, qvec, vpool)
     bm25: dict[int, float] = {}
     try:
         bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys(), weights=qw)
@@ -100,7 +100,11 @@ def ranked(
         return []
     missing = [i for i in keep if i not in sims]
     if qvec is not None and missing:
-        sims.update(_cosines(store, conn, missing, qvec))
+        got = exact.lookup(missing) if exact is not None else {}
+        sims.update(got)
+        rest = [i for i in missing if i not in got]
+        if rest and not (exact is not None and exact.complete):
+            sims.update(_cosines(store, conn, rest, qvec))  # IVF namespaces: from SQLite
     sims_k = {i: sims[i] for i in keep if i in sims}
     bm_k = {i: bm25.get(i, 0.0) for i in keep}
     fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
@@ -245,26 +249,6 @@ def _rows(store: HybridStore, conn: Any, ids: Iterable[int], full: bool = True) 
             part,
         ):
             out[row[0]] = row
-    return out
-
-
-def _vec_to_items(
-    store: HybridStore, conn: Any, hits: Sequence[tuple[int, float]]
-) -> dict[int, float]:
-    if not hits:
-        return {}
-    best = dict(hits)
-    vids = list(best)
-    out: dict[int, float] = {}
-    for i in range(0, len(vids), 500):
-        part = vids[i : i + 500]
-        marks = ",".join("?" * len(part))
-        for vid, item_id in conn.execute(
-            f"SELECT id, item_id FROM vectors WHERE id IN ({marks})", part
-        ):
-            s = best[vid]
-            if s > out.get(item_id, -math.inf):
-                out[item_id] = s
     return out
 
 

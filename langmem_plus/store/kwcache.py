@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PostingsCache"]
+__all__ = ["GrowBuffer", "PostingsCache"]
 
 _OP_REMOVE, _OP_ADD, _OP_RESET = 0, 1, 2
 
 
-class _Grow:
+class GrowBuffer:
     """A 1-d numpy buffer with amortised appends; `view()` is valid until the next append."""
 
     __slots__ = ("buf", "n")
@@ -56,8 +56,8 @@ class _Term:
     __slots__ = ("local", "tf")
 
     def __init__(self) -> None:
-        self.local = _Grow(np.int32)
-        self.tf = _Grow(np.float32)
+        self.local = GrowBuffer(np.int32)
+        self.tf = GrowBuffer(np.float32)
 
 
 class _Namespace:
@@ -65,9 +65,9 @@ class _Namespace:
 
     def __init__(self) -> None:
         self.item_local: dict[int, int] = {}
-        self.local_item = _Grow(np.int64)
-        self.local_dl = _Grow(np.float64)
-        self.alive = _Grow(np.bool_)
+        self.local_item = GrowBuffer(np.int64)
+        self.local_dl = GrowBuffer(np.float64)
+        self.alive = GrowBuffer(np.bool_)
         self.terms: dict[str, _Term] = {}
         self.dead = 0
         self.postings = 0

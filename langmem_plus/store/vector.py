@@ -23,7 +23,16 @@ from typing import Any, Literal
 import faiss
 import numpy as np
 
-__all__ = ["VectorIndex", "VectorStorage", "decode_vec", "decode_vecs", "encode_vec"]
+from langmem_plus.store.kwcache import GrowBuffer
+
+__all__ = [
+    "ExactCosines",
+    "VectorIndex",
+    "VectorStorage",
+    "decode_vec",
+    "decode_vecs",
+    "encode_vec",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +113,21 @@ class _NsIndex:
         self.dims = dims
         self.index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(dims))
         self.approximate = False
+        # Exact indexes only: the item id of each stored vector, in storage order (None:
+        # unknown, e.g. loaded from a snapshot; rebuilt from SQLite when first needed), and
+        # its sorted form for lookups (None: stale).
+        self.items: GrowBuffer | None = GrowBuffer(np.int64)
+        self.by_item: tuple[np.ndarray, np.ndarray, bool] | None = None
+
+    def sorted_items(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(argsort of the item ids, sorted item ids, whether an item has several vectors)."""
+        if self.by_item is None:
+            assert self.items is not None
+            items = self.items.view()
+            order = np.argsort(items, kind="stable")
+            srt = items[order]
+            self.by_item = (order, srt, bool(len(srt) > 1 and np.any(srt[1:] == srt[:-1])))
+        return self.by_item
 
     @property
     def size(self) -> int:
@@ -129,6 +153,53 @@ def _search_one(idx: _NsIndex, q: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
         return idx.index.search(q, k)
     finally:
         faiss.omp_set_num_threads(before)
+
+
+class ExactCosines:
+    """One query's cosines over every vector of the exact namespaces it searched."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[tuple[np.ndarray, np.ndarray, bool], np.ndarray]] = []
+        self.complete = True  # False when an IVF namespace was searched (not all cosines)
+
+    def add(self, by_item: tuple[np.ndarray, np.ndarray, bool], sims: np.ndarray) -> None:
+        self.parts.append((by_item, sims))
+
+    def lookup(self, item_ids: Sequence[int]) -> dict[int, float]:
+        """item id -> best cosine over its vectors, for the given items that have any."""
+        out: dict[int, float] = {}
+        if not item_ids:
+            return out
+        want = np.unique(np.asarray(item_ids, dtype=np.int64))
+        for (order, srt, dups), sims in self.parts:
+            if not len(srt):
+                continue
+            vals = sims[order]
+            keys = srt
+            if dups:  # several vectors for one item: its best
+                starts = np.flatnonzero(np.r_[True, srt[1:] != srt[:-1]])
+                keys = srt[starts]
+                vals = np.maximum.reduceat(vals, starts)
+            pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            hit = keys[pos] == want
+            for item_id, v in zip(want[hit].tolist(), vals[pos[hit]].tolist(), strict=True):
+                if v > out.get(item_id, -np.inf):
+                    out[item_id] = v
+        return out
+
+
+def _items_of_vectors(
+    conn: sqlite3.Connection, hits: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """(item id, cosine) of (vector id, cosine) hits, through the vectors table."""
+    best = dict(hits)
+    owner: dict[int, int] = {}
+    vids = list(best)
+    for i in range(0, len(vids), 500):
+        part = vids[i : i + 500]
+        marks = ",".join("?" * len(part))
+        owner.update(conn.execute(f"SELECT id, item_id FROM vectors WHERE id IN ({marks})", part))
+    return [(owner[v], s) for v, s in hits if v in owner]
 
 
 class VectorIndex:
@@ -175,6 +246,7 @@ class VectorIndex:
                             idx.approximate = isinstance(
                                 faiss.downcast_index(idx.index), faiss.IndexIVF
                             )
+                            idx.items = None  # read from SQLite when first needed
                             self._ns[ns_id] = idx
                         self._vec_ns = dict(snap["vec_ns"])
                         self.watermark = int(snap["watermark"])
@@ -237,17 +309,19 @@ class VectorIndex:
             self._ns = {}
             self._vec_ns = {}
             wm = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vec_log").fetchone()[0]
-            cur = conn.execute("SELECT id, ns_id, vec FROM vectors ORDER BY ns_id, id")
+            cur = conn.execute("SELECT id, ns_id, vec, item_id FROM vectors ORDER BY ns_id, id")
             while True:
                 rows = cur.fetchmany(50_000)
                 if not rows:
                     break
-                by_ns: dict[int, list[tuple[int, bytes]]] = {}
-                for vid, ns_id, blob in rows:
-                    by_ns.setdefault(ns_id, []).append((vid, blob))
-                for ns_id, pairs in by_ns.items():
-                    ids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-                    self._add(ns_id, ids, decode_vecs([p[1] for p in pairs], self.dims))
+                by_ns: dict[int, list[tuple[int, bytes, int]]] = {}
+                for vid, ns_id, blob, item_id in rows:
+                    by_ns.setdefault(ns_id, []).append((vid, blob, item_id))
+                for ns_id, trips in by_ns.items():
+                    ids = np.fromiter((t[0] for t in trips), dtype=np.int64, count=len(trips))
+                    items = np.fromiter((t[2] for t in trips), dtype=np.int64, count=len(trips))
+                    mat = decode_vecs([t[1] for t in trips], self.dims)
+                    self._add(ns_id, ids, mat, items)
             self.watermark = int(wm)
             self.rebuilt = True
 
@@ -263,14 +337,19 @@ class VectorIndex:
                 self.rebuild(conn)  # the log was compacted past us
                 return
             rows = conn.execute(
-                "SELECT l.seq, l.ns_id, l.vec_id, l.op, v.vec FROM vec_log l "
+                "SELECT l.seq, l.ns_id, l.vec_id, l.op, v.vec, v.item_id FROM vec_log l "
                 "LEFT JOIN vectors v ON v.id = l.vec_id WHERE l.seq > ? ORDER BY l.seq",
                 (self.watermark,),
             ).fetchall()
-            for _seq, ns_id, vid, op, blob in rows:
+            for _seq, ns_id, vid, op, blob, item_id in rows:
                 self._remove([vid])
                 if op == 1 and blob is not None:
-                    self._add(ns_id, np.asarray([vid], np.int64), decode_vecs([blob], self.dims))
+                    self._add(
+                        ns_id,
+                        np.asarray([vid], np.int64),
+                        decode_vecs([blob], self.dims),
+                        np.asarray([item_id], np.int64),
+                    )
             self.watermark = int(head)
 
     def compact_log(self, conn: sqlite3.Connection) -> None:
@@ -278,11 +357,19 @@ class VectorIndex:
         conn.execute("DELETE FROM vec_log WHERE seq <= ?", (self.watermark,))
 
     # -------------------------------------------------------------- mutate
-    def _add(self, ns_id: int, ids: np.ndarray, mat: np.ndarray) -> None:
+    def _add(
+        self, ns_id: int, ids: np.ndarray, mat: np.ndarray, items: np.ndarray | None = None
+    ) -> None:
         idx = self._ns.get(ns_id)
         if idx is None:
             idx = self._ns[ns_id] = _NsIndex(self.dims)
         idx.index.add_with_ids(_normalise(mat), ids)
+        if idx.items is not None:
+            if items is None:
+                idx.items = None
+            else:
+                idx.items.extend(items)
+        idx.by_item = None
         for vid in ids.tolist():
             self._vec_ns[vid] = ns_id
         if not idx.approximate and idx.size > self.ann_threshold:
@@ -297,7 +384,15 @@ class VectorIndex:
         for ns_id, vids in by_ns.items():
             idx = self._ns.get(ns_id)
             if idx is not None:
-                idx.index.remove_ids(np.asarray(vids, dtype=np.int64))
+                gone = np.asarray(vids, dtype=np.int64)
+                if idx.items is not None and not idx.approximate:
+                    # flat storage compacts in order on removal: mirror it on the item ids
+                    stored = faiss.rev_swig_ptr(idx.index.id_map.data(), idx.size)
+                    keep = idx.items.view()[~np.isin(stored, gone)]
+                    idx.items = GrowBuffer(np.int64)
+                    idx.items.extend(keep)
+                idx.by_item = None
+                idx.index.remove_ids(gone)
                 if idx.size == 0:
                     del self._ns[ns_id]
 
@@ -326,6 +421,8 @@ class VectorIndex:
         ivf.add_with_ids(mat, ids)
         idx.index = ivf
         idx.approximate = True
+        idx.items = None
+        idx.by_item = None
 
     # -------------------------------------------------------------- query
     def search(self, ns_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -345,6 +442,67 @@ class VectorIndex:
                 )
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
+
+    def search_items(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], query: np.ndarray, k: int
+    ) -> tuple[dict[int, float], ExactCosines]:
+        """item id -> best cosine for the `k` nearest vectors, and every cosine of the query
+        over the exact namespaces (to look up other candidates later without reading SQLite).
+
+        Exact namespaces are scanned with one matrix-vector product over FAISS's storage
+        (a zero-copy view) whose result is kept; IVF namespaces go through FAISS, their vector
+        ids mapped to items in SQLite.
+        """
+        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        cos = ExactCosines()
+        found: list[tuple[int, float]] = []
+        approx: list[tuple[int, float]] = []
+        with self._lock:
+            for ns_id in ns_ids:
+                idx = self._ns.get(ns_id)
+                if idx is None or idx.size == 0:
+                    continue
+                if idx.approximate:
+                    cos.complete = False
+                    idx.index.nprobe = self.nprobe
+                    scores, ids = idx.index.search(q[None, :], min(k, idx.size))
+                    approx.extend(
+                        (i, v)
+                        for i, v in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
+                        if i >= 0
+                    )
+                    continue
+                items = self._items_of(conn, ns_id, idx)
+                n = idx.size
+                flat: Any = faiss.downcast_index(idx.index.index)
+                sims = faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims) @ q
+                cos.add(idx.sorted_items(), sims)
+                kk = min(k, n)
+                top = np.argpartition(-sims, kk - 1)[:kk] if kk < n else np.arange(n)
+                found.extend(zip(items[top].tolist(), sims[top].tolist(), strict=True))
+        if approx:
+            approx.sort(key=lambda h: -h[1])
+            found.extend(_items_of_vectors(conn, approx[:k]))
+        found.sort(key=lambda h: -h[1])
+        best: dict[int, float] = {}
+        for item_id, sim in found:
+            if len(best) >= k:
+                break
+            if item_id >= 0 and item_id not in best:
+                best[item_id] = sim
+        return best, cos
+
+    def _items_of(self, conn: sqlite3.Connection, ns_id: int, idx: _NsIndex) -> np.ndarray:
+        """Item ids of an exact index's vectors in storage order (read from SQLite once)."""
+        if idx.items is None:
+            owner = dict(conn.execute("SELECT id, item_id FROM vectors WHERE ns_id=?", (ns_id,)))
+            stored = faiss.rev_swig_ptr(idx.index.id_map.data(), idx.size)
+            idx.items = GrowBuffer(np.int64)
+            idx.items.extend(
+                np.fromiter((owner.get(v, -1) for v in stored.tolist()), np.int64, idx.size)
+            )
+            idx.by_item = None
+        return idx.items.view()
 
     def count(self, ns_id: int | None = None) -> int:
         with self._lock:
