@@ -66,12 +66,13 @@ op = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(ops=st.lists(op, min_size=1, max_size=40))
-def test_cache_matches_sqlite_under_interleaved_writes(ops):
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(op, min_size=1, max_size=40), warm=st.booleans())
+def test_cache_matches_sqlite_under_interleaved_writes(ops, warm):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "k.db"
         reader = HybridStore(path, index=False)
+        reader._kw.cache_warm_docs = 20_000 if warm else 0  # whole namespace or term by term
         other = HybridStore(path, index=False)  # a second handle: "another process"
         handles = [reader, other]
         try:
@@ -123,8 +124,10 @@ def test_cache_cap_and_disable(tmp_path):
     assert s._kw.cache is None
     assert [r.key for r in s.search(("u",), query="redis")] == ["k"]
     s.close()
-    small = HybridStore(
-        tmp_path / "c.db", index=False, config=MemoryConfig(keyword_cache_postings=10)
+    small = HybridStore(  # terms load one by one here (no whole-namespace warm-up)
+        tmp_path / "c.db",
+        index=False,
+        config=MemoryConfig(keyword_cache_postings=10, keyword_cache_warm_docs=0),
     )
     for u in range(5):
         for i in range(20):
@@ -165,4 +168,21 @@ def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
         s.put(("u",), f"k{i}", {"text": f"redis note {i}"})
     assert len(s.search(("u",), query="redis", limit=20)) == 10
     assert s._kw.cache is not None and s._kw.cache.postings == 0
+    s.close()
+
+
+def test_first_search_loads_a_small_namespace_whole(tmp_path):
+    s = HybridStore(tmp_path / "w.db", index=False)
+    for i in range(30):
+        s.put(("u",), f"k{i}", {"text": f"redis cache note{i}"})
+    s.search(("u",), query="redis", limit=3)
+    cache = s._kw.cache
+    assert cache is not None
+    with s._db.read() as conn:
+        (ns_id,) = s._ns_ids(conn, ("u",))
+        total = conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
+        assert cache.postings == total  # every term, not just "redis"
+        assert cache.has(ns_id, "note7")
+    s.put(("u",), "new", {"text": "zebra redis"})  # later writes reach the warm cache
+    assert [h.key for h in s.search(("u",), query="zebra", limit=3)] == ["new"]
     s.close()

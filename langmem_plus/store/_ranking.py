@@ -124,23 +124,16 @@ def ranked(
         )
         bm_k = {i: bm25.get(i, 0.0) for i in keep}
     n = len(keep)
-    last = np.full(n, np.nan)
-    count = np.zeros(n)
-    conf = np.full(n, np.nan)
-    pref_item = np.zeros(n, dtype=bool)
+    krows = [rows[rid] for rid in keep]
+    last = np.array([r[6] if r[6] is not None else r[5] for r in krows], dtype=np.float64)
+    count = np.array([r[7] for r in krows], dtype=np.float64)
+    # confidence column: a number, or NULL (-> NaN: "none given")
+    conf = np.array([r[10] if r[10] is not None else np.nan for r in krows], dtype=np.float64)
+    pref_item = np.array([r[11] == "preference" for r in krows], dtype=bool)
     on_topic = np.zeros(n, dtype=bool)
     sym = np.zeros(n)
-    for j, rid in enumerate(keep):
-        row = rows[rid]
-        used = row[6] if row[6] is not None else row[5]
-        last[j] = used
-        count[j] = row[7]
-        if row[10] is not None:  # confidence, extracted by SQLite when numeric
-            conf[j] = row[10]
-        pref_item[j] = row[11] == "preference"
-        if not (topic_tokens or q_symbols):
-            continue
-        value = json.loads(row[3])
+    for j, rid in enumerate(keep) if (topic_tokens or q_symbols) else ():
+        value = json.loads(rows[rid][3])
         if topic_tokens:
             on_topic[j] = bool(topic_tokens & set(tokenize(_keyword_text(store, value))))
         if q_symbols:

@@ -115,6 +115,7 @@ class HybridStore(BaseStore):
             cache_postings=self.config.keyword_cache_postings,
             cached_postings_scan=self.config.cached_postings_scan,
             cache_max_docs=self.config.keyword_cache_max_docs,
+            cache_warm_docs=self.config.keyword_cache_warm_docs,
         )
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None

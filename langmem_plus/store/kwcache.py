@@ -72,6 +72,7 @@ class _Namespace:
         self.dead = 0
         self.postings = 0
         self.used = 0  # LRU stamp
+        self.warmed = False  # every term loaded at once (kept current by the log since)
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -107,8 +108,23 @@ class _Namespace:
                     part,
                 ).fetchall()
             )
-        for term in wanted:
+        self._ingest(rows, tid_term)
+
+    def load_all(self, conn: sqlite3.Connection, ns_id: int) -> None:
+        """Read every term of the namespace (a small namespace's first search)."""
+        tid_term = dict(conn.execute("SELECT id, term FROM terms WHERE ns_id=?", (ns_id,)))
+        rows = conn.execute(
+            "SELECT p.term_id, p.item_id, p.tf, p.dl FROM terms t "
+            "JOIN postings p ON p.term_id = t.id WHERE t.ns_id = ?",
+            (ns_id,),
+        ).fetchall()
+        self._ingest(rows, {tid: t for tid, t in tid_term.items() if t not in self.terms})
+
+    def _ingest(self, rows: list[tuple[int, int, int, int]], tid_term: Mapping[int, str]) -> None:
+        """Add (term id, item id, tf, dl) rows of the terms in `tid_term` (all new here)."""
+        for term in tid_term.values():
             self.terms[term] = _Term()
+        rows = [r for r in rows if r[0] in tid_term]
         if not rows:
             return
         arr = np.asarray(rows, dtype=np.int64)
@@ -258,6 +274,23 @@ class PostingsCache:
                     tf = tf[live]
             return local, tf, cache.local_item.buf[local], cache.local_dl.buf[local]
 
+    def warm(self, conn: sqlite3.Connection, ns_id: int) -> None:
+        """Load a namespace's whole keyword index the first time it is searched.
+
+        The caller decides it is small enough (`KeywordIndex.cache_warm_docs`): one read of a
+        few hundred thousand postings at most, instead of a cold read per new query term.
+        """
+        with self._lock:
+            cache = self._ns.get(ns_id)
+            if cache is None:
+                cache = self._ns[ns_id] = _Namespace()
+            if cache.warmed:
+                return
+            before = cache.postings
+            cache.load_all(conn, ns_id)
+            cache.warmed = True
+            self._total += cache.postings - before
+
     def prefetch(
         self, conn: sqlite3.Connection, ns_id: int, wanted: Mapping[str, Sequence[int]]
     ) -> None:
@@ -333,6 +366,7 @@ class PostingsCache:
         if total > self.max_postings and newest in self._ns:
             cache = self._ns[newest]  # one namespace alone is over the cap
             cache.terms.clear()
+            cache.warmed = False
             self._total -= cache.postings
             cache.postings = 0
 
