@@ -11,6 +11,7 @@ expansion terms, which are chosen informative (rare), so their postings are shor
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -42,7 +43,7 @@ def expansion_terms(
     """
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
-    top = sorted(((s, i) for i, s in scores.items() if s > 0), reverse=True)[:feedback_docs]
+    top = heapq.nlargest(feedback_docs, ((s, i) for i, s in scores.items() if s > 0))
     if not top:
         return {}
     total = sum(s for s, _ in top)

@@ -338,11 +338,23 @@ class KeywordIndex:
         if p is None or not pool:
             return {}
         scores = dict.fromkeys(pool, 0.0)
+        wants: dict[int, np.ndarray] = {}  # namespace -> the pool's local numbers
+        if p.cached and self.cache is not None:
+            # load every term first: a cold load may number pool items not seen before
+            by_ns: dict[int, dict[str, list[int]]] = {}
+            for term in p.order:
+                for tid in p.found[term][0]:
+                    by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
+            for ns_id, wanted in by_ns.items():
+                self.cache.prefetch(conn, ns_id, wanted)
+                wants[ns_id] = self.cache.local_ids(ns_id, pool)
         for term in p.order:
             for tid in p.found[term][0]:
                 ns_id = p.tid_ns[tid]
                 if p.cached:
-                    self._rescore_cached(conn, ns_id, term, tid, pool, p.idf[term], p.avgdl, scores)
+                    self._rescore_cached(
+                        conn, ns_id, term, tid, pool, p.idf[term], p.avgdl, scores, wants[ns_id]
+                    )
                 else:
                     self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
         return {i: v for i, v in scores.items() if v > 0}
@@ -499,11 +511,14 @@ class KeywordIndex:
         idf: float,
         avgdl: float,
         scores: dict[int, float],
+        want: np.ndarray | None = None,
     ) -> None:
-        """Add one term's BM25 to the scores of the pool items that contain it (memory)."""
+        """Add one term's BM25 to the scores of the pool items that contain it (memory);
+        `want`: the pool's local numbers when the caller has them already."""
         assert self.cache is not None
         local, tf, items, dl = self.cache.term(conn, ns_id, term, (term_id,))
-        want = self.cache.local_ids(ns_id, pool)
+        if want is None:
+            want = self.cache.local_ids(ns_id, pool)
         if not len(want) or not len(local):
             return
         pos = _positions(local, want)
