@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.store.keyword import KeywordIndex
@@ -73,6 +74,7 @@ def test_cache_matches_sqlite_under_interleaved_writes(ops, warm):
         path = Path(d) / "k.db"
         reader = HybridStore(path, index=False)
         reader._kw.cache_warm_docs = 20_000 if warm else 0  # whole namespace or term by term
+        reader._kw.cache_warm_min_docs = 0  # tiny namespaces here
         other = HybridStore(path, index=False)  # a second handle: "another process"
         handles = [reader, other]
         try:
@@ -173,8 +175,7 @@ def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
 
 def test_first_search_loads_a_small_namespace_whole(tmp_path):
     s = HybridStore(tmp_path / "w.db", index=False)
-    for i in range(30):
-        s.put(("u",), f"k{i}", {"text": f"redis cache note{i}"})
+    s.batch([PutOp(("u",), f"k{i}", {"text": f"redis cache note{i}"}) for i in range(2_000)])
     s.search(("u",), query="redis", limit=3)
     cache = s._kw.cache
     assert cache is not None
