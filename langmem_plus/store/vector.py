@@ -432,16 +432,17 @@ class VectorIndex:
         with self._lock:
             for ns_id in ns_ids:
                 idx = self._ns.get(ns_id)
-                if idx is None or idx.size == 0:
-                    continue
-                if idx.approximate:
-                    idx.index.nprobe = self.nprobe
-                scores, ids = _search_one(idx, q, min(k, idx.size))
-                hits.extend(
-                    (int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0
-                )
+                if idx is not None and idx.size:
+                    hits.extend(self._faiss_hits(idx, q, k))
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
+
+    def _faiss_hits(self, idx: _NsIndex, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(vector id, cosine) of one namespace's `k` nearest vectors, through FAISS."""
+        if idx.approximate:
+            idx.index.nprobe = self.nprobe
+        scores, ids = _search_one(idx, q, min(k, idx.size))
+        return [(i, s) for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True) if i >= 0]
 
     def search_items(
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], query: np.ndarray, k: int
@@ -464,13 +465,7 @@ class VectorIndex:
                     continue
                 if idx.approximate:
                     cos.complete = False
-                    idx.index.nprobe = self.nprobe
-                    scores, ids = idx.index.search(q[None, :], min(k, idx.size))
-                    approx.extend(
-                        (i, v)
-                        for i, v in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
-                        if i >= 0
-                    )
+                    approx.extend(self._faiss_hits(idx, q[None, :], k))
                     continue
                 items = self._items_of(conn, ns_id, idx)
                 n = idx.size
