@@ -157,6 +157,23 @@ def create_recall_node(
     return node
 
 
+def _post_node(
+    steps: frozenset[str],
+    name: str,
+    store: BaseStore | None,
+    model: Any,
+    config: MemoryConfig | None,
+    namespace: Sequence[str],
+    clock: Callable[[], datetime] | None,
+    default_user_id: str | None,
+) -> RunnableLambda[Any, Any]:
+    """A post-turn node running `steps` (the shared body of the node factories below)."""
+    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id)
+    node = factory.post_node(steps, name)
+    node.engine = factory.engine  # type: ignore[attr-defined]
+    return node
+
+
 def create_extract_node(
     store: BaseStore | None = None,
     *,
@@ -167,10 +184,16 @@ def create_extract_node(
     clock: Callable[[], datetime] | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: persist new turns, then write decision + knowledge monitor ops + profile update."""
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id)
-    node = factory.post_node(frozenset({"knowledge", "profile"}), "memory_extract")
-    node.engine = factory.engine  # type: ignore[attr-defined]
-    return node
+    return _post_node(
+        frozenset({"knowledge", "profile"}),
+        "memory_extract",
+        store,
+        model,
+        config,
+        namespace,
+        clock,
+        default_user_id,
+    )
 
 
 def create_summarize_node(
@@ -184,10 +207,16 @@ def create_summarize_node(
 ) -> RunnableLambda[Any, Any]:
     """Node: persist new turns, then rolling summaries (every 5 turns once 10 are reached)
     and the session title + snippet after the first reply."""
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id)
-    node = factory.post_node(frozenset({"rolling", "session"}), "memory_summarize")
-    node.engine = factory.engine  # type: ignore[attr-defined]
-    return node
+    return _post_node(
+        frozenset({"rolling", "session"}),
+        "memory_summarize",
+        store,
+        model,
+        config,
+        namespace,
+        clock,
+        default_user_id,
+    )
 
 
 def create_reconsolidate_node(
@@ -200,7 +229,13 @@ def create_reconsolidate_node(
     clock: Callable[[], datetime] | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: rewrite the recalled episodic memories with the new exchange's context."""
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id)
-    node = factory.post_node(frozenset({"reconsolidate"}), "memory_reconsolidate")
-    node.engine = factory.engine  # type: ignore[attr-defined]
-    return node
+    return _post_node(
+        frozenset({"reconsolidate"}),
+        "memory_reconsolidate",
+        store,
+        model,
+        config,
+        namespace,
+        clock,
+        default_user_id,
+    )

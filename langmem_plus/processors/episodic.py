@@ -7,6 +7,7 @@ earlier time and the union of source chats."""
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any
 
@@ -249,36 +250,56 @@ class Reconsolidator(BaseProcessor):
         return new
 
 
-class EpisodeMerger(BaseProcessor):
+class _PairProcessor(BaseProcessor, ABC):
+    """The call path shared by the two-record processors: check both records, ask the model
+    (when there is one) with `_schema` / the prompt named `_prompt_name`, then `_finish`."""
+
+    _schema: type[Any]
+    _prompt_name: str
+
+    @abstractmethod
+    def _finish(self, a: MemoryRecord, b: MemoryRecord, out: Any, now: datetime | None) -> Any:
+        """Build the processor's result from the records and the model's answer (or None)."""
+
+    def _pair(self, a: MemoryRecord, b: MemoryRecord, now: datetime | None) -> Any:
+        _check_record(a, "a")
+        _check_record(b, "b")
+        out = None
+        if self.llm is not None:
+            prompt = getattr(prompts, self._prompt_name)
+            out = self.llm.call(self._schema, prompt, _pair_prompt(a, b))
+        return self._finish(a, b, out, now)
+
+    async def _apair(self, a: MemoryRecord, b: MemoryRecord, now: datetime | None) -> Any:
+        _check_record(a, "a")
+        _check_record(b, "b")
+        out = None
+        if self.llm is not None:
+            prompt = getattr(prompts, self._prompt_name)
+            out = await self.llm.acall(self._schema, prompt, _pair_prompt(a, b))
+        return self._finish(a, b, out, now)
+
+
+class EpisodeMerger(_PairProcessor):
     """Merges two duplicate episodes into one record (seed 003 properties 12, 21, 22)."""
+
+    _schema = MergeOut
+    _prompt_name = "MERGER_PROMPT"
 
     def merge(
         self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
     ) -> MemoryRecord:
         """The record that replaces `a` and `b`: earlier time, union of source chats."""
-        _check_record(a, "a")
-        _check_record(b, "b")
-        out = None
-        if self.llm is not None:
-            user = _pair_prompt(a, b)
-            out = self.llm.call(MergeOut, prompts.MERGER_PROMPT, user)
-        return self._finish(a, b, out, now)
+        return self._pair(a, b, now)  # type: ignore[no-any-return]
 
     async def amerge(
         self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
     ) -> MemoryRecord:
         """Async twin of `merge`."""
-        _check_record(a, "a")
-        _check_record(b, "b")
-        out = None
-        if self.llm is not None:
-            user = _pair_prompt(a, b)
-            out = await self.llm.acall(MergeOut, prompts.MERGER_PROMPT, user)
-        return self._finish(a, b, out, now)
+        return await self._apair(a, b, now)  # type: ignore[no-any-return]
 
-    @staticmethod
     def _finish(
-        a: MemoryRecord, b: MemoryRecord, out: MergeOut | None, now: datetime | None
+        self, a: MemoryRecord, b: MemoryRecord, out: MergeOut | None, now: datetime | None
     ) -> MemoryRecord:
         now = now or utcnow()
         first, second = (a, b) if episode_time(a) <= episode_time(b) else (b, a)
@@ -332,32 +353,23 @@ class EpisodeMerger(BaseProcessor):
         )
 
 
-class EpisodeSeparator(BaseProcessor):
+class EpisodeSeparator(_PairProcessor):
     """Rewrites two similar but distinct episodes so each states what sets it apart."""
+
+    _schema = SeparateOut
+    _prompt_name = "SEPARATOR_PROMPT"
 
     def separate(
         self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
     ) -> tuple[MemoryRecord, MemoryRecord]:
         """(a', b'): same ids, distinguishing texts, each marked as separated from the other."""
-        _check_record(a, "a")
-        _check_record(b, "b")
-        out = None
-        if self.llm is not None:
-            user = _pair_prompt(a, b)
-            out = self.llm.call(SeparateOut, prompts.SEPARATOR_PROMPT, user)
-        return self._finish(a, b, out, now)
+        return self._pair(a, b, now)  # type: ignore[no-any-return]
 
     async def aseparate(
         self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
     ) -> tuple[MemoryRecord, MemoryRecord]:
         """Async twin of `separate`."""
-        _check_record(a, "a")
-        _check_record(b, "b")
-        out = None
-        if self.llm is not None:
-            user = _pair_prompt(a, b)
-            out = await self.llm.acall(SeparateOut, prompts.SEPARATOR_PROMPT, user)
-        return self._finish(a, b, out, now)
+        return await self._apair(a, b, now)  # type: ignore[no-any-return]
 
     @staticmethod
     def _label(rec: MemoryRecord) -> str:
