@@ -23,6 +23,8 @@ VALUES = [
 def _downgrade_to_v3(path) -> None:
     """Turn a current database back into schema 3 (before kw_log and the rank columns)."""
     conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER items_log_update")
+    conn.execute("DROP TRIGGER items_log_delete")
     for col in ("confidence", "category", "session"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
     conn.execute("DROP TABLE kw_log")

@@ -24,6 +24,10 @@ EMB = HashEmbeddings(16)
 INDEX = {"dims": 16, "embed": EMB, "fields": ["text", "note"]}
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+# Exact namespaces hold float16 unit vectors: cosines agree with float32 to ~1e-4 (16-d here,
+# so each component is large and the rounding relatively coarse); 2e-3 leaves room, and is
+# far below the gap a real ranking bug would make.
+TOL = 2e-3
 
 
 def _brute(store: HybridStore, q: np.ndarray) -> dict[int, float]:
@@ -53,14 +57,14 @@ def _check(store: HybridStore, query: str, k: int) -> None:
     # the k nearest *vectors*, by item: at most k items, at least one when any exists
     assert (1 if ref else 0) <= len(best) <= min(k, len(ref))
     for item_id, sim in best.items():
-        assert sim == pytest.approx(ref[item_id], abs=1e-5)
+        assert sim == pytest.approx(ref[item_id], abs=TOL)
     if best and len(best) < len(ref):  # nothing outside the top k beats its worst
         worst = min(best.values())
-        assert all(v <= worst + 1e-5 for i, v in ref.items() if i not in best)
+        assert all(v <= worst + TOL for i, v in ref.items() if i not in best)
     if exact.complete:
         assert set(looked) == set(ref)
         for item_id, sim in looked.items():
-            assert sim == pytest.approx(ref[item_id], abs=1e-5)
+            assert sim == pytest.approx(ref[item_id], abs=TOL)
 
 
 op = st.one_of(

@@ -85,7 +85,12 @@ def ranked(
         {s.lower() for s in extract_symbols(query)} if store.config.profile == "coding" else set()
     )
     need_value = bool(topic_tokens or q_symbols or flt)  # else values are read for the winners
-    rows = _rows(store, conn, set(bm25) | set(sims), full=need_value)
+    cands = set(bm25) | set(sims)
+    rows = (
+        _rows(store, conn, cands, full=True)
+        if need_value
+        else _light_rows(store, conn, ns_ids, cands)
+    )
     keep = _keep(store, rows, flt, time_range, now)
     if (flt or time_range) and len(keep) < want:
         scanned = store._scan(conn, ns_ids, flt, now, _SCAN_CAP)
@@ -243,6 +248,31 @@ def _rows(store: HybridStore, conn: Any, ids: Iterable[int], full: bool = True) 
         ):
             out[row[0]] = row
     return out
+
+
+_ROW_SELECT = f"SELECT {_LIGHT_COLS}, i.confidence, i.category, i.session FROM items i "
+
+
+def _light_rows(
+    store: HybridStore, conn: Any, ns_ids: Sequence[int], ids: Iterable[int]
+) -> dict[int, Any]:
+    """`_rows(full=False)` through the store's row cache (rowcache.py). Namespaces of up to
+    `keyword_cache_warm_docs` items are loaded whole on first use, like their postings."""
+    cache = store._rowcache
+    cache.sync(conn)
+    if (
+        len(ns_ids) <= store._kw.cache_max_namespaces
+        and store._kw.stats(conn, ns_ids).n_docs <= store.config.keyword_cache_warm_docs
+    ):
+        cache.warm(conn, ns_ids, _namespace_rows)
+    return cache.get(conn, ids, lambda c, missing: _rows(store, c, missing, full=False))
+
+
+def _namespace_rows(conn: Any, ns_ids: Sequence[int]) -> dict[int, Any]:
+    """Light rows of every item of the namespaces."""
+    marks = ",".join("?" * len(ns_ids))
+    cur = conn.execute(f"{_ROW_SELECT}WHERE i.ns_id IN ({marks})", list(ns_ids))
+    return {row[0]: row for row in cur}
 
 
 def _cosines(

@@ -58,6 +58,7 @@ from langmem_plus.store._common import (
 from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.filters import matches, validate_filter
 from langmem_plus.store.keyword import KeywordIndex
+from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.vector import VectorIndex
 
@@ -117,6 +118,7 @@ class HybridStore(BaseStore):
             cache_max_docs=self.config.keyword_cache_max_docs,
             cache_warm_docs=self.config.keyword_cache_warm_docs,
         )
+        self._rowcache = RowCache()
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
         if index is False:

@@ -26,7 +26,10 @@ import numpy as np
 
 __all__ = ["GrowBuffer", "PostingsCache"]
 
-_OP_REMOVE, _OP_ADD, _OP_RESET = 0, 1, 2
+# kw_log ops: 0/1 an item's postings removed/added (keyword.py), 2 the whole index rebuilt,
+# 3 an item's row changed or was deleted (migration 006's triggers; postings unaffected, read by
+# rowcache.py).
+_OP_REMOVE, _OP_ADD, _OP_RESET, _OP_ROW = 0, 1, 2, 3
 
 
 class GrowBuffer:
@@ -231,7 +234,7 @@ class PostingsCache:
                     self.clear()
                     last.clear()
                     continue
-                if ns_id in self._ns:
+                if op != _OP_ROW and ns_id in self._ns:
                     last.setdefault(ns_id, {})[item_id] = op
             for ns_id, changes in last.items():
                 cache = self._ns[ns_id]

@@ -13,7 +13,7 @@ __all__ = ["SCHEMA_VERSION", "Database"]
 
 # Numbered migrations: index i brings the schema from version i to i + 1. Never edit a
 # released step; append a new one.
-_MIGRATIONS: list[str] = [
+_MIGRATIONS: list[str | tuple[str, ...]] = [
     # 001_initial
     """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -154,6 +154,25 @@ _MIGRATIONS: list[str] = [
                 AND json_extract(value, '$.conversation_id') != ''
                 THEN CAST(json_extract(value, '$.conversation_id') AS TEXT) END) END;
     """,
+    # 006_item_change_log: every UPDATE of a ranking column and every DELETE of an item, by any
+    # writer, also goes to kw_log as op 3, so in-memory row caches (rowcache.py) can drop what
+    # changed. (A tuple: trigger bodies hold ';', so these statements are run whole.)
+    (
+        """
+        CREATE TRIGGER IF NOT EXISTS items_log_update
+        AFTER UPDATE OF created_at, updated_at, last_accessed, access_count, ttl_minutes,
+            expires_at, confidence, category, session ON items
+        BEGIN
+            INSERT INTO kw_log(ns_id, item_id, op) VALUES (NEW.ns_id, NEW.id, 3);
+        END
+        """,
+        """
+        CREATE TRIGGER IF NOT EXISTS items_log_delete AFTER DELETE ON items
+        BEGIN
+            INSERT INTO kw_log(ns_id, item_id, op) VALUES (OLD.ns_id, OLD.id, 3);
+        END
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -217,7 +236,9 @@ class Database:
                     f"({SCHEMA_VERSION}); upgrade langmem-plus to open it"
                 )
             for version in range(current, SCHEMA_VERSION):
-                for stmt in _MIGRATIONS[version].split(";"):
+                step = _MIGRATIONS[version]
+                stmts = step if isinstance(step, tuple) else step.split(";")
+                for stmt in stmts:
                     if stmt.strip():
                         conn.execute(stmt)
                 conn.execute(

@@ -1,0 +1,114 @@
+"""The in-memory row cache (store/rowcache.py) never serves a stale ranking row.
+
+Reference: the same light columns read straight from SQLite on the same connection. Writes come
+from the searching handle and from a second handle on the same file (another process), and
+cover every way a row changes: new puts, overwrites, deletes, mark_used, TTL refresh on read,
+restored statistics (import), a direct SQL UPDATE (caught by migration 006's triggers), log
+compaction and a tiny cache cap.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langmem_plus import HybridStore
+from langmem_plus.store import _ranking
+from langmem_plus.store.kwcache import PostingsCache
+
+NS = [("u", "a"), ("u", "b")]
+WORDS = ["alpha", "beta", "gamma", "火锅", "redis"]
+
+
+def _check(store: HybridStore, prefix: tuple[str, ...]) -> None:
+    with store._db.read() as conn:
+        ns_ids = store._ns_ids(conn, prefix)
+        all_ids = [r[0] for r in conn.execute("SELECT id FROM items")] + [10**9]
+        got = _ranking._light_rows(store, conn, ns_ids, all_ids)
+        exp = _ranking._rows(store, conn, all_ids, full=False)
+    assert got == exp
+
+
+value = st.fixed_dictionaries(
+    {"text": st.sampled_from(WORDS)},
+    optional={
+        "confidence": st.floats(0, 1),
+        "category": st.sampled_from(["fact", "preference"]),
+        "session_id": st.sampled_from(["s1", "s2"]),
+    },
+)
+ref = st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 8))  # handle, ns, key
+op = st.one_of(
+    st.tuples(st.just("put"), ref, value, st.none() | st.floats(1, 60)),
+    st.tuples(st.just("delete"), ref),
+    st.tuples(st.just("used"), ref),
+    st.tuples(st.just("get"), ref),
+    st.tuples(st.just("restore"), ref, st.integers(0, 50)),
+    st.tuples(st.just("sql"), st.integers(0, 8), st.integers(0, 9)),
+    st.tuples(st.just("check"), st.sampled_from([("u",), ("u", "a"), ("u", "b")])),
+    st.tuples(st.just("compact")),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(op, min_size=1, max_size=40), cap=st.sampled_from([3, 250_000]))
+def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "r.db"
+        reader = HybridStore(path, index=False)
+        reader._rowcache.max_rows = cap
+        other = HybridStore(path, index=False)
+        handles = [reader, other]
+        try:
+            for o in ops:
+                kind = o[0]
+                if kind in ("put", "delete", "used", "get", "restore"):
+                    h, ns, key = o[1]
+                    store, namespace, k = handles[h], NS[ns], f"k{key}"
+                    if kind == "put":
+                        store.put(namespace, k, o[2], ttl=o[3])
+                    elif kind == "delete":
+                        store.delete(namespace, k)
+                    elif kind == "used":
+                        store.mark_used(namespace, [k])
+                    elif kind == "get":
+                        store.get(namespace, k, refresh_ttl=True)
+                    else:
+                        t = datetime(2024, 1, 1 + o[2] % 28, tzinfo=timezone.utc)
+                        store.restore_item_stats([(namespace, k, t, t, t, o[2])])
+                elif kind == "sql":  # a writer outside the store's API
+                    with other._db.write() as conn:
+                        conn.execute(
+                            "UPDATE items SET access_count = ? WHERE key = ?",
+                            (o[2], f"k{o[1]}"),
+                        )
+                elif kind == "compact":
+                    with other._db.write() as conn:
+                        PostingsCache.compact(conn, keep=0)
+                else:
+                    _check(reader, o[1])
+            _check(reader, ("u",))
+        finally:
+            reader.close()
+            other.close()
+
+
+def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
+    store = HybridStore(tmp_path / "m.db", index=False)
+    for i in range(20):
+        store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
+    with store._db.read() as conn:
+        ns_ids = store._ns_ids(conn, ("u",))
+        ids = [r[0] for r in conn.execute("SELECT id FROM items")]
+        _ranking._light_rows(store, conn, ns_ids, ids)
+    assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
+    store.mark_used(("u",), ["k3"])
+    with store._db.read() as conn:
+        store._rowcache.sync(conn)
+        k3 = conn.execute("SELECT id FROM items WHERE key='k3'").fetchone()[0]
+    assert k3 not in store._rowcache.rows and len(store._rowcache.rows) == 19
+    store.close()
