@@ -158,6 +158,12 @@ class MemoryConfig(BaseModel):
         ge=1000,
         description="Namespaces larger than this use an approximate (IVF) vector index.",
     )
+    vector_search_thread: bool = Field(
+        True,
+        description="Run a query's FAISS scans on a worker thread while its keyword scoring "
+        "runs (uses a second core; FAISS releases the GIL). Off: everything on the calling "
+        "thread.",
+    )
     ivf_nprobe: int = Field(
         64,
         ge=1,

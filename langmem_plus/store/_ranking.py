@@ -7,7 +7,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,8 +25,8 @@ from langmem_plus.store._common import (
 from langmem_plus.store.expansion import feedback, fused_feedback
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
-from langmem_plus.store.scoring import ScoreParts, fuse_relevance, score_batch
-from langmem_plus.store.vector import ExactCosines, decode_vecs
+from langmem_plus.store.scoring import ScoreParts, fuse_arrays, score_batch
+from langmem_plus.store.vector import ExactCosines, decode_vecs, worker_pool
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
@@ -60,11 +60,34 @@ def ranked(
     qw = q.single_cjk_weights(store.config.cjk_single_char_weight, qw)
     sims: dict[int, float] = {}
     exact: ExactCosines | None = None
+    pending: list[Callable[[], tuple[dict[int, float], ExactCosines]]] = []
     if qvec is not None and store._vec is not None:
-        sims, exact = store._vec.search_items(conn, ns_ids, qvec, vpool)
+        # The FAISS scans start first (on a worker thread when configured) and are collected
+        # once the first keyword pass has summed its postings (`vector_hits`).
+        pending.append(
+            store._vec.begin_search_items(
+                conn,
+                ns_ids,
+                qvec,
+                vpool,
+                pool=worker_pool() if store.config.vector_search_thread else None,
+            )
+        )
+
+    failed: list[BaseException] = []
+
+    def vector_hits() -> Iterable[int]:
+        nonlocal sims, exact
+        if pending:
+            try:
+                sims, exact = pending.pop()()
+            except Exception as exc:  # raised below, not taken for a keyword failure
+                failed.append(exc)
+        return sims.keys()
+
     bm25: dict[int, float] = {}
     try:
-        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=sims.keys(), weights=qw)
+        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=vector_hits, weights=qw)
         # Pseudo-relevance feedback (config.prf_terms > 0, store/expansion.py): terms of the
         # best keyword hits, scored at a lower weight and added to the keyword scores.
         if store.config.prf_terms and bm25:
@@ -72,6 +95,9 @@ def ranked(
     except Exception as exc:  # the keyword index cannot serve: substring fallback
         logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
         bm25 = _like(store, conn, ns_ids, query, pool)
+    vector_hits()  # collected even when the keyword pass had nothing to score
+    if failed:
+        raise failed[0]
     if not any(v > 0 for v in bm25.values()) and (
         not q or store._kw.stats(conn, ns_ids).n_docs <= _LIKE_MAX_DOCS
     ):
@@ -110,24 +136,34 @@ def ranked(
         rest = [i for i in missing if i not in got]
         if rest and not (exact is not None and exact.complete):
             sims.update(_cosines(store, conn, rest, qvec))  # IVF namespaces: from SQLite
-    sims_k = {i: sims[i] for i in keep if i in sims}
-    bm_k = {i: bm25.get(i, 0.0) for i in keep}
-    fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
+    # Fusion on arrays aligned with `keep` (sorted: the same order as `fuse_relevance`).
+    keep.sort()
+    w_kw = store.config.w_fusion_keyword
+    cos = np.array([sims.get(i, np.nan) for i in keep], dtype=np.float64)
+    bm = np.array([bm25.get(i, 0.0) for i in keep], dtype=np.float64)
+    fz, bn, vn = fuse_arrays(bm, cos, w_kw)
     if store.config.prf_terms and store.config.prf_fused_docs and qvec is not None and q:
         # Second feedback round from the best fused candidates (store/expansion.py).
         # It only re-scores the candidates already held (measured: new candidates it would
         # bring add ~0.003 LoCoMo frac@10 for ~0.35 ms more per query).
-        more = fused_feedback(store, conn, ns_ids, q, {i: f[0] for i, f in fused.items()})
+        more = fused_feedback(store, conn, ns_ids, q, dict(zip(keep, fz.tolist(), strict=True)))
         if more:
-            for i, v in more.items():
-                bm25[i] = bm25.get(i, 0.0) + v
-            bm_k = {i: bm25.get(i, 0.0) for i in keep}
-            fused = fuse_relevance(bm_k, sims_k, store.config.w_fusion_keyword)
-    if store.config.neighbour_weight > 0:  # conversation context (store/neighbours.py)
+            bm = bm + np.array([more.get(i, 0.0) for i in keep], dtype=np.float64)
+            fz, bn, vn = fuse_arrays(bm, cos, w_kw)
+    if store.config.neighbour_weight > 0 and any(rows[i][12] is not None for i in keep):
+        # conversation context (store/neighbours.py): only items that name a session
+        fused = dict(
+            zip(keep, zip(fz.tolist(), bn.tolist(), vn.tolist(), strict=True), strict=True)
+        )
+        bm_of = dict(zip(keep, bm.tolist(), strict=True))
         keep, fused = with_neighbours(
             store, conn, keep, rows, fused, flt, time_range, now, want, need_value
         )
-        bm_k = {i: bm25.get(i, 0.0) for i in keep}
+        fz = np.array([fused[i][0] for i in keep], dtype=np.float64)
+        bn = np.array([fused[i][1] for i in keep], dtype=np.float64)
+        vn = np.array([fused[i][2] for i in keep], dtype=np.float64)
+        bm = np.array([bm_of.get(i, 0.0) for i in keep], dtype=np.float64)
+        cos = np.array([sims.get(i, np.nan) for i in keep], dtype=np.float64)
     n = len(keep)
     krows = [rows[rid] for rid in keep]
     last = np.array([r[6] if r[6] is not None else r[5] for r in krows], dtype=np.float64)
@@ -148,9 +184,9 @@ def ranked(
             have = {str(x).lower() for x in item_syms}
             sym[j] = len(q_symbols & have) / len(q_symbols)
         elif store.config.profile == "coding":
-            sym[j] = fused[rid][1]
-    fused_arr = np.array([fused[rid][0] for rid in keep])
-    vnorm = np.array([fused[rid][2] for rid in keep])
+            sym[j] = bn[j]
+    fused_arr = fz
+    vnorm = vn
     parts = score_batch(
         config=store.config,
         now=now,
@@ -174,9 +210,9 @@ def ranked(
         comp = ScoreParts(
             score=float(parts["score"][j]),
             keyword=float(fused_arr[j]),
-            bm25=float(bm_k[rid]),
-            bm25_norm=float(fused[rid][1]),
-            vector=float(sims_k.get(rid, 0.0)),
+            bm25=float(bm[j]),
+            bm25_norm=float(bn[j]),
+            vector=0.0 if np.isnan(cos[j]) else float(cos[j]),
             vector_norm=float(vnorm[j]),
             category_boost=float(parts["category_boost"][j]),
             recency=float(parts["recency"][j]),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -305,16 +305,26 @@ class KeywordIndex:
         ns_ids: Sequence[int],
         q: QueryTerms,
         k: int,
-        extra_candidates: Iterable[int] = (),
+        extra_candidates: Iterable[int] | Callable[[], Iterable[int]] = (),
         weights: Mapping[str, float] | None = None,
     ) -> dict[int, float]:
         """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
+
+        `extra_candidates` may be a function: it is called once the postings are summed, so a
+        caller can compute its candidates (a vector search in a worker thread) meanwhile.
 
         `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
         Terms are scored rarest first within a postings budget; a term past it only re-scores
         the best candidates found so far (exact whenever every term fits the budget).
         """
-        extra = set(extra_candidates)
+        got: list[set[int]] = []
+
+        def extra() -> set[int]:
+            if not got:
+                ec = extra_candidates
+                got.append(set(ec() if callable(ec) else ec))
+            return got[0]
+
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None:
             return {}
@@ -322,7 +332,7 @@ class KeywordIndex:
             scores = self._score_cached(conn, p.order, p.found, p.tid_ns, p.idf, p.avgdl, k, extra)
         else:
             scores = self._score_sqlite(conn, p.order, p.found, p.idf, p.avgdl, k, extra)
-        top = self._top(scores, k) | (extra & scores.keys())
+        top = self._top(scores, k) | (extra() & scores.keys())
         return {i: scores[i] for i in top}
 
     def score_items(
@@ -373,10 +383,10 @@ class KeywordIndex:
         idf: Mapping[str, float],
         avgdl: float,
         k: int,
-        extra: set[int],
+        extra_fn: Callable[[], set[int]],
     ) -> dict[int, float]:
         """Scores from the in-memory postings (kwcache.py): the best max(5k, 200) items and
-        `extra`. Per namespace, term scores add up in a dense array over local numbers."""
+        `extra_fn()`. Per namespace, term scores add up in a dense array over local numbers."""
         cache = self.cache
         assert cache is not None
         budget = self.cached_postings_scan
@@ -420,6 +430,7 @@ class KeywordIndex:
             nz = np.flatnonzero(a)
             ids_parts.append(cache.items_of(ns_id, nz))
             val_parts.append(a[nz])
+        extra = extra_fn()
         if not ids_parts:
             return dict.fromkeys(extra, 0.0)
         all_ids = np.concatenate(ids_parts)
@@ -461,7 +472,7 @@ class KeywordIndex:
         idf: Mapping[str, float],
         avgdl: float,
         k: int,
-        extra: set[int],
+        extra_fn: Callable[[], set[int]],
     ) -> dict[int, float]:
         """Scores read straight from SQLite's postings (many namespaces, or no cache)."""
         budget = self.max_postings_scan
@@ -496,6 +507,7 @@ class KeywordIndex:
                 scored_ids.append(arr[:, 0].astype(np.int64))
                 scored_vals.append(self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf[term])
         scores = _sum_by_id(scored_ids, scored_vals)
+        extra = extra_fn()
         for item_id in extra:
             scores.setdefault(item_id, 0.0)
         if deferred and scores:

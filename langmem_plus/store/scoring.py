@@ -18,7 +18,7 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["ScoreParts", "frequency", "fuse_relevance", "recency", "score_batch"]
+__all__ = ["ScoreParts", "frequency", "fuse_arrays", "fuse_relevance", "recency", "score_batch"]
 
 _DAY = 86400.0
 
@@ -90,23 +90,35 @@ def fuse_relevance(
     ids = sorted(set(bm25) | set(sims))
     if not ids:
         return {}
-    b = np.maximum(np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float64), 0.0)
-    has_v = bool(sims)
-    lo = min(sims.values()) if has_v else 0.0
-    hi = max(sims.values()) if has_v else 0.0
-    c = np.array([sims.get(i, lo) for i in ids], dtype=np.float64)
-    top_b = float(b.max())
+    b = np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float64)
+    c = np.array([sims.get(i, np.nan) for i in ids], dtype=np.float64)
+    fused, bn, vn = fuse_arrays(b, c, w_keyword)
+    return dict(zip(ids, zip(fused.tolist(), bn.tolist(), vn.tolist(), strict=True), strict=True))
+
+
+def fuse_arrays(
+    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`fuse_relevance` on aligned arrays (cosine NaN: the candidate has no vector); returns
+    (fused, bm25_norm, vector_norm) arrays in the same order."""
+    b = np.maximum(bm25, 0.0)
+    has = ~np.isnan(cosine)
+    has_v = bool(has.any())
+    lo = float(cosine[has].min()) if has_v else 0.0
+    hi = float(cosine[has].max()) if has_v else 0.0
+    c = np.where(has, cosine, lo)
+    top_b = float(b.max()) if len(b) else 0.0
     has_b = top_b > 0
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
     wv = 1.0 - wb if has_v else 0.0
     bn = b / top_b if has_b else np.zeros_like(b)
     spread = hi - lo
-    vn = (c - lo) / spread if spread > 1e-9 else np.where([i in sims for i in ids], 1.0, 0.0)
+    vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
     raw = wb * _zscores(b) + wv * _zscores(c)
     r_lo, r_hi = float(raw.min()), float(raw.max())
     # When no signal separates the candidates, fall back to the plain weighted inputs.
     fused = (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
-    return dict(zip(ids, zip(fused.tolist(), bn.tolist(), vn.tolist(), strict=True), strict=True))
+    return fused, bn, vn
 
 
 def score_batch(

@@ -17,7 +17,8 @@ import os
 import pickle
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,7 @@ __all__ = [
     "decode_vec",
     "decode_vecs",
     "encode_vec",
+    "worker_pool",
 ]
 
 logger = logging.getLogger(__name__)
@@ -143,6 +145,9 @@ class _NsIndex:
 
 
 _SINGLE_THREAD_MAX = 100_000
+# Fewer vectors than this are scanned inline even when a worker pool is offered (a thread
+# hand-off costs ~0.05 ms; a 2k x 512 scan about as much).
+_BACKGROUND_MIN = 2_000
 
 
 def _search_one(
@@ -166,6 +171,25 @@ def _search_one(
         return index.search(q, k, params=params)
     finally:
         faiss.omp_set_num_threads(before)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_init() -> None:
+    faiss.omp_set_num_threads(1)  # per thread: the caller's thread keeps its own setting
+
+
+def worker_pool() -> ThreadPoolExecutor:
+    """The process-wide threads that run background vector scans (created on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="langmem-vector", initializer=_worker_init
+            )
+        return _POOL
 
 
 class ExactCosines:
@@ -496,10 +520,28 @@ class VectorIndex:
         `ExactCosines.lookup`. IVF namespaces go through FAISS, their vector ids mapped to
         items in SQLite.
         """
-        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
-        cos = ExactCosines(q)
-        found: list[tuple[int, float]] = []
-        approx: list[tuple[int, float]] = []
+        return self.begin_search_items(conn, ns_ids, query, k)()
+
+    def begin_search_items(
+        self,
+        conn: sqlite3.Connection,
+        ns_ids: Sequence[int],
+        query: np.ndarray,
+        k: int,
+        pool: Executor | None = None,
+    ) -> Callable[[], tuple[dict[int, float], ExactCosines]]:
+        """`search_items` in two steps: start the FAISS scans, and return the function that
+        waits for them and maps their hits to items.
+
+        With a `pool`, and at least `_BACKGROUND_MIN` vectors to scan, the scans run on a
+        worker thread (FAISS releases the GIL; one OpenMP thread there) while the caller does
+        its keyword work: at 10k x 512 this hides a ~0.4 ms scan behind ~1 ms of Python. The
+        finishing function must run on the calling thread, under the same store lock (it
+        reads SQLite for IVF hits).
+        """
+        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        cos = ExactCosines(q[0])
+        jobs: list[tuple[_NsIndex, np.ndarray | None]] = []  # items: None for IVF
         with self._lock:
             for ns_id in ns_ids:
                 idx = self._ns.get(ns_id)
@@ -507,24 +549,54 @@ class VectorIndex:
                     continue
                 if idx.approximate:
                     cos.complete = False
-                    approx.extend(self._faiss_hits(idx, q[None, :], k))
+                    jobs.append((idx, None))
                     continue
                 items = self._items_of(conn, ns_id, idx)
                 cos.add(idx, items)
-                scores, pos = _search_one(idx, q[None, :], min(k, idx.size), positions=True)
-                ok = pos[0] >= 0
-                found.extend(zip(items[pos[0][ok]].tolist(), scores[0][ok].tolist(), strict=True))
-        if approx:
-            approx.sort(key=lambda h: -h[1])
-            found.extend(_items_of_vectors(conn, approx[:k]))
-        found.sort(key=lambda h: -h[1])
-        best: dict[int, float] = {}
-        for item_id, sim in found:
-            if len(best) >= k:
-                break
-            if item_id >= 0 and item_id not in best:
-                best[item_id] = sim
-        return best, cos
+                jobs.append((idx, items))
+
+        def scan() -> list[tuple[np.ndarray, np.ndarray]]:
+            out = []
+            with self._lock:
+                for idx, items in jobs:
+                    if idx.approximate:
+                        idx.index.nprobe = self.nprobe
+                    out.append(_search_one(idx, q, min(k, idx.size), positions=items is not None))
+            return out
+
+        background = pool is not None and sum(j[0].size for j in jobs) >= _BACKGROUND_MIN
+        future: Future[list[tuple[np.ndarray, np.ndarray]]] | None = None
+        raw: list[tuple[np.ndarray, np.ndarray]] = []
+        if background:
+            assert pool is not None
+            future = pool.submit(scan)
+        else:
+            raw = scan()
+
+        def finish() -> tuple[dict[int, float], ExactCosines]:
+            res = future.result() if future is not None else raw
+            found: list[tuple[int, float]] = []
+            approx: list[tuple[int, float]] = []
+            for (_idx, items), (scores, labels) in zip(jobs, res, strict=True):
+                ok = labels[0] >= 0
+                hits, sims = labels[0][ok], scores[0][ok].tolist()
+                if items is None:
+                    approx.extend(zip(hits.tolist(), sims, strict=True))
+                else:
+                    found.extend(zip(items[hits].tolist(), sims, strict=True))
+            if approx:
+                approx.sort(key=lambda h: -h[1])
+                found.extend(_items_of_vectors(conn, approx[:k]))
+            found.sort(key=lambda h: -h[1])
+            best: dict[int, float] = {}
+            for item_id, sim in found:
+                if len(best) >= k:
+                    break
+                if item_id >= 0 and item_id not in best:
+                    best[item_id] = sim
+            return best, cos
+
+        return finish
 
     def _items_of(self, conn: sqlite3.Connection, ns_id: int, idx: _NsIndex) -> np.ndarray:
         """Item ids of an exact index's vectors in storage order (read from SQLite once)."""
