@@ -22,7 +22,7 @@ from langmem_plus.store._common import (
     MemorySearchItem,
     _as_epoch,
 )
-from langmem_plus.store.expansion import feedback, fused_feedback
+from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_arrays, score_batch
@@ -38,6 +38,38 @@ logger = logging.getLogger("langmem_plus.store.hybrid")
 
 
 def ranked(
+    store: HybridStore,
+    conn: Any,
+    ns_ids: Sequence[int],
+    query: str,
+    qvec: np.ndarray | None,
+    flt: Mapping[str, Any] | None,
+    limit: int,
+    offset: int,
+    now: float,
+    *,
+    current_topic: str | None = None,
+    time_range: tuple[float | None, float | None] | None = None,
+) -> list[Any]:
+    """The hybrid ranking of one query over the namespaces: fused keyword and vector
+    relevance, then the spec score (see docs/concepts.md); items carry their components."""
+    with store._kw.query_scope():
+        return _ranked(
+            store,
+            conn,
+            ns_ids,
+            query,
+            qvec,
+            flt,
+            limit,
+            offset,
+            now,
+            current_topic=current_topic,
+            time_range=time_range,
+        )
+
+
+def _ranked(
     store: HybridStore,
     conn: Any,
     ns_ids: Sequence[int],
@@ -87,11 +119,22 @@ def ranked(
 
     bm25: dict[int, float] = {}
     try:
-        bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=vector_hits, weights=qw)
-        # Pseudo-relevance feedback (config.prf_terms > 0, store/expansion.py): terms of the
-        # best keyword hits, scored at a lower weight and added to the keyword scores.
-        if store.config.prf_terms and bm25:
-            q, qw, bm25 = feedback(store, conn, ns_ids, q, qw, bm25, pool)
+        if store.config.prf_terms:
+            # Pseudo-relevance feedback (store/expansion.py): terms of the best keyword hits,
+            # scored at a lower weight and added to the keyword scores. They are chosen before
+            # the vector hits are collected (the best hits are keyword hits), which leaves the
+            # background scan time to finish; the vector-only candidates' BM25 is then read
+            # for them alone, the values the first pass would have given them.
+            bm25 = store._kw.search(conn, ns_ids, q, pool, weights=qw)
+            terms = feedback_terms(store, conn, ns_ids, q, bm25) if bm25 else {}
+            vec_only = [i for i in vector_hits() if i not in bm25]
+            if vec_only:
+                got = store._kw.score_items(conn, ns_ids, q, vec_only, weights=qw)
+                bm25.update((i, got.get(i, 0.0)) for i in vec_only)
+            if bm25:
+                q, qw, bm25 = feedback(store, conn, ns_ids, q, qw, bm25, pool, terms=terms)
+        else:
+            bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=vector_hits, weights=qw)
     except Exception as exc:  # the keyword index cannot serve: substring fallback
         logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
         bm25 = _like(store, conn, ns_ids, query, pool)

@@ -18,7 +18,7 @@ from typing import Any
 
 from langmem_plus.text.tokenize import QueryTerms
 
-__all__ = ["expand_query", "expansion_terms", "feedback", "fused_feedback"]
+__all__ = ["expand_query", "expansion_terms", "feedback", "feedback_terms", "fused_feedback"]
 
 
 def expansion_terms(
@@ -112,6 +112,14 @@ def _terms_for(
     )
 
 
+def feedback_terms(
+    store: Any, conn: Any, ns_ids: Sequence[int], q: QueryTerms, bm25: Mapping[int, float]
+) -> dict[str, float]:
+    """The first round's expansion terms (term -> weight) from the best keyword hits."""
+    cfg = store.config
+    return _terms_for(store, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
+
+
 def feedback(
     store: Any,
     conn: Any,
@@ -120,10 +128,13 @@ def feedback(
     qw: Mapping[str, float],
     bm25: Mapping[int, float],
     k: int,
+    terms: Mapping[str, float] | None = None,
 ) -> tuple[QueryTerms, dict[str, float], dict[int, float]]:
-    """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores."""
-    cfg = store.config
-    extra = _terms_for(store, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
+    """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores.
+
+    `terms`: the expansion terms when the caller chose them already (`feedback_terms`).
+    """
+    extra = dict(terms) if terms is not None else feedback_terms(store, conn, ns_ids, q, bm25)
     if not extra:
         return q, dict(qw), dict(bm25)
     more = store._kw.search(

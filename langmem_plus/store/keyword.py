@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +88,9 @@ class KeywordIndex:
         self.cache_warm_min_docs = _WARM_MIN_DOCS
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
+        # Per-query memo (`query_scope`): statistics and the cache sync, read once per query
+        # instead of once per keyword pass (a query makes three or four passes).
+        self._scope: dict[Any, Any] | None = None
 
     # ------------------------------------------------------------------ writes
     def add_many(
@@ -177,7 +181,30 @@ class KeywordIndex:
         PostingsCache.log_reset(conn)
 
     # ------------------------------------------------------------------ reads
+    @contextmanager
+    def query_scope(self) -> Iterator[None]:
+        """Within one read transaction (the caller holds the store's lock): namespace
+        statistics and the postings-cache sync are read once, whatever the passes."""
+        outer = self._scope
+        if outer is None:
+            self._scope = {}
+        try:
+            yield
+        finally:
+            self._scope = outer
+
     def stats(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> KeywordStats:
+        """Documents and mean length over the namespaces (memoised in a `query_scope`)."""
+        scope = self._scope
+        if scope is not None:
+            key = ("stats", tuple(ns_ids))
+            got = scope.get(key)
+            if got is None:
+                got = scope[key] = self._stats(conn, ns_ids)
+            return got  # type: ignore[no-any-return]
+        return self._stats(conn, ns_ids)
+
+    def _stats(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> KeywordStats:
         n = tl = 0
         for part in _chunks(ns_ids):
             marks = ",".join("?" * len(part))
@@ -293,7 +320,10 @@ class KeywordIndex:
             and st.n_docs <= self.cache_max_docs
         )
         if cached and self.cache is not None:
-            self.cache.sync(conn)
+            if self._scope is None or not self._scope.get("synced"):
+                self.cache.sync(conn)
+                if self._scope is not None:
+                    self._scope["synced"] = True
             if self.cache_warm_min_docs <= st.n_docs <= self.cache_warm_docs:
                 for ns_id in ns_ids:
                     self.cache.warm(conn, ns_id)
