@@ -172,6 +172,14 @@ class HashEmbeddings(Embeddings):
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        # Query vectors made before a timed loop (`prime`): the store's search then costs no
+        # embedding time, so "excl. query embedding" times the store alone.
+        self.memo: dict[str, list[float]] = {}
+
+    def prime(self, queries: Sequence[str]) -> None:
+        """Embed these queries now; `embed_query` returns the stored vectors."""
+        for q in queries:
+            self.memo[q] = self.embed_array([q])[0].tolist()
 
     def _one(self, text: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
@@ -188,7 +196,8 @@ class HashEmbeddings(Embeddings):
         return self.embed_array(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_array([text])[0].tolist()
+        got = self.memo.get(text)
+        return got if got is not None else self.embed_array([text])[0].tolist()
 
 
 # ============================================================================ helpers
@@ -339,6 +348,7 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
         ns_i = int(qrng.integers(n_ns))
         lo = ns_i * per_ns
         queries.append((nss[ns_i], corpus.query(docs[lo : lo + per_ns])))
+    emb.prime([q for _, q in queries])  # query vectors made outside the timed loop
     for ns, q in queries[:5]:
         store.search(ns, query=q, limit=10)  # warm caches
     lat = []

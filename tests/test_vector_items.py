@@ -55,7 +55,7 @@ def _check(store: HybridStore, query: str, k: int) -> None:
         store._vec.sync(conn)
         ns_ids = store._ns_ids(conn, ("u",))
         best, exact = store._vec.search_items(conn, ns_ids, q, k)
-        looked = exact.lookup([*ref, 10**9])
+        looked = exact.lookup([*ref, *list(ref)[:2], 10**9])  # repeats are allowed
     # the k nearest *vectors*, by item: at most k items, at least one when any exists
     assert (1 if ref else 0) <= len(best) <= min(k, len(ref))
     for item_id, sim in best.items():

@@ -142,7 +142,8 @@ def feedback(
     )
     scores = dict(bm25)
     for i, v in more.items():
-        scores[i] = scores.get(i, 0.0) + v
+        if v:  # most candidates hold no expansion term (0): nothing to add
+            scores[i] = scores.get(i, 0.0) + v
     q2, w2 = expand_query(q, qw, extra)
     return q2, w2, scores
 

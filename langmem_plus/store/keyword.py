@@ -382,27 +382,52 @@ class KeywordIndex:
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None or not pool:
             return {}
-        scores = dict.fromkeys(pool, 0.0)
-        wants: dict[int, np.ndarray] = {}  # namespace -> the pool's local numbers
         if p.cached and self.cache is not None:
-            # load every term first: a cold load may number pool items not seen before
-            by_ns: dict[int, dict[str, list[int]]] = {}
-            for term in p.order:
-                for tid in p.found[term][0]:
-                    by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
-            for ns_id, wanted in by_ns.items():
-                self.cache.prefetch(conn, ns_id, wanted)
-                wants[ns_id] = self.cache.local_ids(ns_id, pool)
+            return self._score_items_cached(conn, p, pool)
+        scores = dict.fromkeys(pool, 0.0)
+        for term in p.order:
+            for tid in p.found[term][0]:
+                self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
+        return {i: v for i, v in scores.items() if v > 0}
+
+    def _score_items_cached(
+        self, conn: sqlite3.Connection, p: _Prepared, pool: Sequence[int]
+    ) -> dict[int, float]:
+        """`score_items` from the in-memory postings: per namespace, the pool's local numbers
+        (sorted) and one array of sums aligned with them; terms add in `p.order`."""
+        cache = self.cache
+        assert cache is not None
+        # load every term first: a cold load may number pool items not seen before
+        by_ns: dict[int, dict[str, list[int]]] = {}
+        for term in p.order:
+            for tid in p.found[term][0]:
+                by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
+        wants: dict[int, np.ndarray] = {}
+        for ns_id, wanted in by_ns.items():
+            cache.prefetch(conn, ns_id, wanted)
+            wants[ns_id] = cache.local_ids(ns_id, pool)
+        sums = {ns_id: np.zeros(len(w), dtype=np.float64) for ns_id, w in wants.items()}
         for term in p.order:
             for tid in p.found[term][0]:
                 ns_id = p.tid_ns[tid]
-                if p.cached:
-                    self._rescore_cached(
-                        conn, ns_id, term, tid, pool, p.idf[term], p.avgdl, scores, wants[ns_id]
-                    )
-                else:
-                    self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
-        return {i: v for i, v in scores.items() if v > 0}
+                want = wants[ns_id]
+                if not len(want):
+                    continue
+                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
+                pos = _positions(local, want)
+                if not len(pos):
+                    continue
+                at = np.searchsorted(want, local[pos])
+                sums[ns_id][at] += (
+                    self._bm25(tf[pos].astype(np.float64), dl[pos], p.avgdl) * (p.idf[term])
+                )
+        out: dict[int, float] = {}
+        for ns_id, a in sums.items():
+            hit = a > 0
+            if hit.any():
+                ids = cache.items_of(ns_id, wants[ns_id][hit])
+                out.update(zip(ids.tolist(), a[hit].tolist(), strict=True))
+        return out
 
     def _score_cached(
         self,
@@ -473,15 +498,15 @@ class KeywordIndex:
             scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
         missing = [i for i in extra if i not in scores]
         if missing:
+            # an extra no summed term reached scores 0; the others their summed value
+            filled = dict.fromkeys(missing, 0.0)
+            miss = np.asarray(missing, dtype=np.int64)
             for ns_id, a in acc.items():
-                locs, items = cache.locate(ns_id, missing)
-                if locs:
-                    la = np.asarray(locs, dtype=np.int64)
-                    ok = la < len(a)
-                    got = np.asarray(items, dtype=np.int64)[ok]
-                    scores.update(zip(got.tolist(), a[la[ok]].tolist(), strict=True))
-            for item_id in missing:
-                scores.setdefault(item_id, 0.0)
+                la = cache.locals_of(ns_id, missing)
+                ok = (la >= 0) & (la < len(a))
+                if ok.any():
+                    filled.update(zip(miss[ok].tolist(), a[la[ok]].tolist(), strict=True))
+            scores.update(filled)
         if deferred:
             pool = sorted(scores)
             for term in deferred:

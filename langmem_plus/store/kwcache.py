@@ -315,13 +315,17 @@ class PostingsCache:
 
     def local_ids(self, ns_id: int, item_ids: Iterable[int]) -> np.ndarray:
         """Sorted local numbers of the given items in a namespace's cache (unknown skipped)."""
+        la = self.locals_of(ns_id, list(item_ids))
+        return np.sort(la[la >= 0].astype(np.int32))
+
+    def locals_of(self, ns_id: int, item_ids: Sequence[int]) -> np.ndarray:
+        """Local number of each given item in a namespace's cache, in order (-1: unknown)."""
         with self._lock:
             cache = self._ns.get(ns_id)
             if cache is None:
-                return np.empty(0, dtype=np.int32)
+                return np.full(len(item_ids), -1, dtype=np.int64)
             get = cache.item_local.get
-            locs = [loc for loc in (get(i) for i in item_ids) if loc is not None]
-            return np.sort(np.asarray(locs, dtype=np.int32))
+            return np.array([get(i, -1) for i in item_ids], dtype=np.int64)
 
     def size(self, ns_id: int) -> int:
         """Local numbers handed out in a namespace's cache (dead ones included)."""
@@ -331,14 +335,6 @@ class PostingsCache:
     def items_of(self, ns_id: int, local: np.ndarray) -> np.ndarray:
         """Item ids of local numbers."""
         return self._ns[ns_id].local_item.buf[local]
-
-    def locate(self, ns_id: int, item_ids: Iterable[int]) -> tuple[list[int], list[int]]:
-        """(local numbers, item ids) of the given items that the namespace's cache knows."""
-        cache = self._ns.get(ns_id)
-        if cache is None:
-            return [], []
-        pairs = [(cache.item_local[i], i) for i in item_ids if i in cache.item_local]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
 
     def clear(self) -> None:
         with self._lock:

@@ -213,7 +213,8 @@ class ExactCosines:
         """item id -> best cosine over its vectors, for the given items that have any."""
         if not len(item_ids):
             return {}
-        want = np.unique(np.fromiter(item_ids, dtype=np.int64, count=len(item_ids)))
+        # Repeated ids are harmless: their positions set the same selector bits.
+        want = np.fromiter(item_ids, dtype=np.int64, count=len(item_ids))
         got_ids: list[np.ndarray] = []
         got_sims: list[np.ndarray] = []
         for idx, items in self.parts:
@@ -237,7 +238,7 @@ class ExactCosines:
             params: Any = faiss.SearchParameters()
             selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(packed))
             params.sel = selector
-            sims, got = _search_one(idx, self.query, total, positions=True, params=params)
+            sims, got = _search_one(idx, self.query, min(total, n), positions=True, params=params)
             ok = got[0] >= 0
             got_ids.append(items[got[0][ok]])
             got_sims.append(sims[0][ok])
