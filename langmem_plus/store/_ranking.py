@@ -132,7 +132,16 @@ def _ranked(
                 got = store._kw.score_items(conn, ns_ids, q, vec_only, weights=qw)
                 bm25.update((i, got.get(i, 0.0)) for i in vec_only)
             if bm25:
-                q, qw, bm25 = feedback(store, conn, ns_ids, q, qw, bm25, terms=terms)
+                q, qw, bm25 = feedback(
+                    store,
+                    conn,
+                    ns_ids,
+                    q,
+                    qw,
+                    bm25,
+                    terms=terms,
+                    search_k=None if sims else pool,  # no vector hits: search for more
+                )
         else:
             bm25 = store._kw.search(conn, ns_ids, q, pool, extra_candidates=vector_hits, weights=qw)
     except Exception as exc:  # the keyword index cannot serve: substring fallback

@@ -2,11 +2,13 @@
 
 The top keyword hits of a query are assumed relevant; the terms that carry most of their
 weight, and that the query does not already contain, are added to the query with a lower
-weight. Terms come from the keyword index's own postings (no re-tokenising). Both rounds
-only re-score the candidates already held: the expansion terms' BM25 is added to theirs (BM25
-is a sum over terms, so for them this equals searching the expanded query). Searching the
-expansion terms for new candidates too was measured: LoCoMo frac@10 +0.005, any@5 and all@5
--0.007/-0.008, MADial unchanged, ~0.3 ms more per query at 10k (docs/benchmarks.md).
+weight. Terms come from the keyword index's own postings (no re-tokenising). When the query has
+a vector side, both rounds only re-score the candidates already held: the expansion terms'
+BM25 is added to theirs (BM25 is a sum over terms, so for them this equals searching the
+expanded query). Searching the expansion terms for new candidates too was measured there:
+LoCoMo frac@10 +0.005, any@5 and all@5 -0.007/-0.008, MADial unchanged, ~0.3 ms more per query
+at 10k (docs/benchmarks.md). Without vectors (a keyword-only store) the first round does
+search: it is then the only way a related item without the query's words is found.
 """
 
 from __future__ import annotations
@@ -128,21 +130,28 @@ def feedback(
     qw: Mapping[str, float],
     bm25: Mapping[int, float],
     terms: Mapping[str, float] | None = None,
+    search_k: int | None = None,
 ) -> tuple[QueryTerms, dict[str, float], dict[int, float]]:
-    """`ranked()`'s hook: the expanded query, its term weights and the candidates' updated
-    BM25 scores (the expansion terms re-score the candidates in `bm25`, nothing else).
+    """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores.
 
+    The expansion terms re-score the candidates in `bm25`; with `search_k` (a store without
+    vectors, where no other recall exists) they also bring their own best `search_k` items.
     `terms`: the expansion terms when the caller chose them already (`feedback_terms`).
     """
     extra = dict(terms) if terms is not None else feedback_terms(store, conn, ns_ids, q, bm25)
     if not extra:
         return q, dict(qw), dict(bm25)
-    more = store._kw.score_items(
-        conn, ns_ids, QueryTerms(tuple(extra), ()), bm25.keys(), weights=extra
-    )
+    eq = QueryTerms(tuple(extra), ())
+    if search_k is None:
+        more = store._kw.score_items(conn, ns_ids, eq, bm25.keys(), weights=extra)
+    else:
+        more = store._kw.search(
+            conn, ns_ids, eq, search_k, extra_candidates=bm25.keys(), weights=extra
+        )
     scores = dict(bm25)
     for i, v in more.items():
-        scores[i] += v
+        if v:  # nothing to add for a candidate without an expansion term
+            scores[i] = scores.get(i, 0.0) + v
     q2, w2 = expand_query(q, qw, extra)
     return q2, w2, scores
 
