@@ -183,11 +183,36 @@ def embed_cached(emb: Embedder, texts: list[str], cache: Path | None, tag: str) 
     path = None if cache is None else cache / f"vector_recall_{tag}_{len(texts)}.npy"
     if path is not None and path.exists():
         return np.load(path)
-    out = np.vstack([emb(texts[i : i + 4096]) for i in range(0, len(texts), 4096)])
+    head = _cached_prefix(emb, texts, cache, tag)
+    rest = texts[len(head) :]
+    parts = [head] + [emb(rest[i : i + 4096]) for i in range(0, len(rest), 4096)]
+    out = np.vstack([p for p in parts if len(p)])
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, out)
     return out
+
+
+def _cached_prefix(emb: Embedder, texts: list[str], cache: Path | None, tag: str) -> np.ndarray:
+    """The longest cached run of `tag` vectors shorter than `texts` whose first vectors match
+    a fresh embedding of the same texts (the generator is seeded: a smaller corpus is a
+    prefix of a larger one); empty when there is none."""
+    if cache is None:
+        return np.zeros((0, 0), dtype=np.float32)
+    sizes = []
+    for f in cache.glob(f"vector_recall_{tag}_*.npy"):
+        try:
+            m = int(f.stem.rsplit("_", 1)[1])
+        except ValueError:
+            continue
+        if 0 < m < len(texts):
+            sizes.append((m, f))
+    for m, f in sorted(sizes, reverse=True):
+        got = np.load(f)
+        probe = emb(texts[:3])
+        if got.shape[0] == m and np.allclose(got[:3], probe, atol=1e-5):
+            return got
+    return np.zeros((0, 0), dtype=np.float32)
 
 
 def nlist_for(n: int) -> int:
