@@ -150,3 +150,27 @@ def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch)
         assert [s for _, s in bg] == pytest.approx([s for _, s in inline], rel=1e-6)
     assert used  # the worker pool was really asked for
     store.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=5), min_size=1, max_size=8),
+    look=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
+    """`_NsIndex.appended` extends the sorted item ids in place only when that equals the sort."""
+    from langmem_plus.store.vector import VectorIndex
+
+    vi = VectorIndex(4)
+    rng = np.random.default_rng(0)
+    vid = 0
+    for b, items in enumerate(batches):
+        ids = np.arange(vid, vid + len(items), dtype=np.int64)
+        vid += len(items)
+        vi._add(1, ids, rng.standard_normal((len(items), 4)).astype(np.float32), np.array(items))
+        idx = vi._ns[1]
+        if look[b]:  # a lookup between writes builds the sorted form
+            order, srt = idx.sorted_items()
+            items_now = idx.items.view()
+            ref = np.argsort(items_now, kind="stable")
+            assert np.array_equal(order, ref) and np.array_equal(srt, items_now[ref])
