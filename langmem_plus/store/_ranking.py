@@ -3,12 +3,13 @@ score) and namespace listing."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchOp
@@ -36,7 +37,24 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("langmem_plus.store.hybrid")
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
+
+def _query_scoped(
+    fn: Callable[Concatenate[HybridStore, P], R],
+) -> Callable[Concatenate[HybridStore, P], R]:
+    """Run `fn` inside the store's keyword `query_scope` (statistics read once per query)."""
+
+    @functools.wraps(fn)
+    def inner(store: HybridStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with store._kw.query_scope():
+            return fn(store, *args, **kwargs)
+
+    return inner
+
+
+@_query_scoped
 def ranked(
     store: HybridStore,
     conn: Any,
@@ -53,36 +71,6 @@ def ranked(
 ) -> list[Any]:
     """The hybrid ranking of one query over the namespaces: fused keyword and vector
     relevance, then the spec score (see docs/concepts.md); items carry their components."""
-    with store._kw.query_scope():
-        return _ranked(
-            store,
-            conn,
-            ns_ids,
-            query,
-            qvec,
-            flt,
-            limit,
-            offset,
-            now,
-            current_topic=current_topic,
-            time_range=time_range,
-        )
-
-
-def _ranked(
-    store: HybridStore,
-    conn: Any,
-    ns_ids: Sequence[int],
-    query: str,
-    qvec: np.ndarray | None,
-    flt: Mapping[str, Any] | None,
-    limit: int,
-    offset: int,
-    now: float,
-    *,
-    current_topic: str | None = None,
-    time_range: tuple[float | None, float | None] | None = None,
-) -> list[Any]:
     query = query[: store.config.max_query_chars]
     want = offset + limit
     pool = max(store.config.keyword_candidates, want * 3)
