@@ -74,6 +74,9 @@ op = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 9)),
     st.tuples(st.just("search"), text, st.integers(1, 6)),
     st.tuples(st.just("reopen")),
+    # writes through a second handle ("another process"): the searching handle then replays
+    # several log rows in one sync
+    st.tuples(st.just("other"), st.lists(st.tuples(st.integers(0, 9), text), max_size=4)),
 )
 
 
@@ -84,9 +87,12 @@ def test_search_items_matches_brute_force(ops):
         path = Path(d) / "v.db"
         cfg = MemoryConfig(snapshot_min_vectors=0)
         store = HybridStore(path, index=INDEX, config=cfg)
+        other = HybridStore(path, index=INDEX, config=cfg)
         try:
             for o in ops:
-                if o[0] == "put":
+                if o[0] == "other":
+                    other.batch([PutOp(("u",), f"k{k}", {"text": t}) for k, t in o[1]])
+                elif o[0] == "put":
                     value = {"text": o[2]} if o[3] is None else {"text": o[2], "note": o[3]}
                     store.put(("u",), f"k{o[1]}", value)
                 elif o[0] == "delete":
@@ -99,6 +105,7 @@ def test_search_items_matches_brute_force(ops):
             _check(store, "alpha beta", 5)
         finally:
             store.close()
+            other.close()
 
 
 def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):

@@ -426,15 +426,27 @@ class VectorIndex:
                 "LEFT JOIN vectors v ON v.id = l.vec_id WHERE l.seq > ? ORDER BY l.seq",
                 (self.watermark,),
             ).fetchall()
+            # Replayed as one batch, with the effect of replaying row by row (each row drops
+            # its vector, an add row then stores the vector as the table holds it now): every
+            # logged vector is removed once, then each one whose last add still has a row is
+            # added, in the order of those last adds. One removal pass per namespace instead
+            # of one per row (each is O(namespace size) on a flat index).
+            last_add: dict[int, tuple[int, bytes, int]] = {}
             for _seq, ns_id, vid, op, blob, item_id in rows:
-                self._remove([vid])
+                last_add.pop(vid, None)
                 if op == 1 and blob is not None:
-                    self._add(
-                        ns_id,
-                        np.asarray([vid], np.int64),
-                        decode_vecs([blob], self.dims),
-                        np.asarray([item_id], np.int64),
-                    )
+                    last_add[vid] = (ns_id, blob, item_id)
+            self._remove(list(dict.fromkeys(r[2] for r in rows)))
+            by_ns: dict[int, list[tuple[int, bytes, int]]] = {}
+            for vid, (ns_id, blob, item_id) in last_add.items():
+                by_ns.setdefault(ns_id, []).append((vid, blob, item_id))
+            for ns_id, adds in by_ns.items():
+                self._add(
+                    ns_id,
+                    np.asarray([a[0] for a in adds], np.int64),
+                    decode_vecs([a[1] for a in adds], self.dims),
+                    np.asarray([a[2] for a in adds], np.int64),
+                )
             self.watermark = int(head)
 
     def compact_log(self, conn: sqlite3.Connection) -> None:
