@@ -140,7 +140,7 @@ def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch)
         ]
     )
     used = []
-    real = vector_mod.worker_pool
+    from langmem_plus.store.workers import worker_pool as real
 
     def spy():
         used.append(1)

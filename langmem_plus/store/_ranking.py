@@ -27,7 +27,8 @@ from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedbac
 from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_arrays, score_batch
-from langmem_plus.store.vector import ExactCosines, decode_vecs, worker_pool
+from langmem_plus.store.vector import ExactCosines, decode_vecs
+from langmem_plus.store.workers import worker_pool
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
