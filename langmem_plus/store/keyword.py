@@ -184,7 +184,8 @@ class KeywordIndex:
     @contextmanager
     def query_scope(self) -> Iterator[None]:
         """Within one read transaction (the caller holds the store's lock): namespace
-        statistics and the postings-cache sync are read once, whatever the passes."""
+        statistics, a query's term rows and the postings-cache sync are read once, whatever
+        the passes."""
         outer = self._scope
         if outer is None:
             self._scope = {}
@@ -295,7 +296,14 @@ class KeywordIndex:
         st = self.stats(conn, ns_ids)
         if st.n_docs == 0:
             return None
-        found, tid_ns = self._term_rows(conn, ns_ids, q)
+        scope = self._scope
+        key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
+        rows = scope.get(key) if scope is not None else None
+        if rows is None:
+            rows = self._term_rows(conn, ns_ids, q)
+            if scope is not None:
+                scope[key] = rows  # the same query's next pass (vector-only candidates)
+        found, tid_ns = rows
         if not found:
             return None
         idf: dict[str, float] = {}
