@@ -84,7 +84,8 @@ def ranked(
     pending: list[Callable[[], tuple[dict[int, float], ExactCosines]]] = []
     if qvec is not None and store._vec is not None:
         # The FAISS scans start first (on a worker thread when configured) and are collected
-        # once the first keyword pass has summed its postings (`vector_hits`).
+        # (`vector_hits`) as late as the keyword work allows: after the feedback terms are
+        # chosen, or, without feedback, once the first pass has summed its postings.
         pending.append(
             store._vec.begin_search_items(
                 conn,
