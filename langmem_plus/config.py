@@ -123,6 +123,13 @@ class MemoryConfig(BaseModel):
         "budget only re-scores the candidates already found (or, if nothing rarer matched, "
         "contributes its most recent postings). Bounds keyword latency at any store size.",
     )
+    row_cache_rows: int = Field(
+        250_000,
+        ge=0,
+        description="In-memory cache of the ranking columns of candidate items "
+        "(store/rowcache.py), in rows (~300 bytes each); 0 reads them from SQLite on every "
+        "query. Exact: every change to an item reaches it through the kw_log table.",
+    )
     keyword_cache_postings: int = Field(
         20_000_000,
         ge=0,

@@ -112,3 +112,13 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
         k3 = conn.execute("SELECT id FROM items WHERE key='k3'").fetchone()[0]
     assert k3 not in store._rowcache.rows and len(store._rowcache.rows) == 19
     store.close()
+
+
+def test_row_cache_off_reads_sqlite(tmp_path):
+    from langmem_plus import MemoryConfig
+
+    store = HybridStore(tmp_path / "o.db", index=False, config=MemoryConfig(row_cache_rows=0))
+    store.put(("u",), "k", {"text": "alpha"})
+    assert [h.key for h in store.search(("u",), query="alpha")] == ["k"]
+    assert store._rowcache.rows == {}
+    store.close()

@@ -337,6 +337,8 @@ def _light_rows(
     """`_rows(full=False)` through the store's row cache (rowcache.py). Namespaces of up to
     `keyword_cache_warm_docs` items are loaded whole on first use, like their postings."""
     cache = store._rowcache
+    if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
+        return _rows(store, conn, ids, full=False)
     cache.sync(conn)
     if (
         len(ns_ids) <= store._kw.cache_max_namespaces

@@ -118,7 +118,7 @@ class HybridStore(BaseStore):
             cache_max_docs=self.config.keyword_cache_max_docs,
             cache_warm_docs=self.config.keyword_cache_warm_docs,
         )
-        self._rowcache = RowCache()
+        self._rowcache = RowCache(max_rows=self.config.row_cache_rows)
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
         if index is False:
