@@ -18,21 +18,16 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwsqlite import _CHUNK, PostingsScoring, _chunks
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["KeywordIndex", "KeywordStats"]
 
-_CHUNK = 500
 # Below this many documents a cold term costs ~0.05 ms to read and a user's session touches a
 # few dozen terms: loading the whole index on the first search costs more than it saves (the
 # 1,000 x 100-item layout: first-pass p95 2.8 -> 10.7 ms with it).
 _WARM_MIN_DOCS = 2_000
 _MIN_IDF = 0.01
-
-
-def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 @dataclass(frozen=True)
@@ -53,7 +48,7 @@ class KeywordStats:
     avgdl: float
 
 
-class KeywordIndex:
+class KeywordIndex(PostingsScoring):
     """BM25 over per-namespace postings; the same formula as rank-bm25's `BM25Okapi`."""
 
     def __init__(
@@ -527,60 +522,6 @@ class KeywordIndex:
                     )
         return scores
 
-    def _score_sqlite(
-        self,
-        conn: sqlite3.Connection,
-        order: Sequence[str],
-        found: Mapping[str, tuple[list[int], int]],
-        idf: Mapping[str, float],
-        avgdl: float,
-        k: int,
-        extra_fn: Callable[[], set[int]],
-    ) -> dict[int, float]:
-        """Scores read straight from SQLite's postings (many namespaces, or no cache)."""
-        budget = self.max_postings_scan
-        scored_ids: list[np.ndarray] = []
-        scored_vals: list[np.ndarray] = []
-        deferred: list[str] = []
-        for term in order:
-            ids, df = found[term]
-            if df > budget and scored_ids:
-                deferred.append(term)
-                continue
-            limit = max(budget, 1)
-            rows: list[tuple[int, int, int]] = []
-            for tid in ids:
-                rows.extend(
-                    conn.execute(
-                        "SELECT item_id, tf, dl FROM postings WHERE term_id=? "
-                        "ORDER BY item_id DESC LIMIT ?",
-                        (tid, limit),
-                    ).fetchall()
-                )
-            budget -= len(rows)
-            if df > len(rows):
-                deferred.append(term)  # partly read: re-score the rest below
-                if rows:
-                    arr = np.asarray(rows, dtype=np.float64)
-                    scored_ids.append(arr[:, 0].astype(np.int64))
-                    scored_vals.append(np.zeros(len(rows)))
-                continue
-            if rows:
-                arr = np.asarray(rows, dtype=np.float64)
-                scored_ids.append(arr[:, 0].astype(np.int64))
-                scored_vals.append(self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf[term])
-        scores = _sum_by_id(scored_ids, scored_vals)
-        extra = extra_fn()
-        for item_id in extra:
-            scores.setdefault(item_id, 0.0)
-        if deferred and scores:
-            pool = self._top(scores, max(k * 5, 200)) | extra
-            pool_ids = sorted(pool)
-            for term in deferred:
-                for tid in found[term][0]:
-                    self._rescore_sqlite(conn, tid, pool_ids, idf[term], avgdl, scores)
-        return scores
-
     def _rescore_cached(
         self,
         conn: sqlite3.Connection,
@@ -606,54 +547,6 @@ class KeywordIndex:
         for item_id, v in zip(items[pos].tolist(), vals.tolist(), strict=True):
             if item_id in scores:
                 scores[item_id] += v
-
-    def _rescore_sqlite(
-        self,
-        conn: sqlite3.Connection,
-        term_id: int,
-        pool: Sequence[int],
-        idf: float,
-        avgdl: float,
-        scores: dict[int, float],
-    ) -> None:
-        """Add one term's BM25 to the scores of the pool items that contain it (SQLite)."""
-        for part in _chunks(pool):
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                f"SELECT item_id, tf, dl FROM postings WHERE term_id=? AND item_id IN ({marks})",
-                (term_id, *part),
-            ).fetchall()
-            if not rows:
-                continue
-            arr = np.asarray(rows, dtype=np.float64)
-            vals = self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf
-            for item_id, v in zip(arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True):
-                if item_id in scores:
-                    scores[item_id] += v
-
-    def _bm25(self, tf: np.ndarray, dl: np.ndarray, avgdl: float) -> np.ndarray:
-        denom = tf + self.k1 * (1 - self.b + self.b * dl / (avgdl or 1.0))
-        return tf * (self.k1 + 1) / denom
-
-    @staticmethod
-    def _top(scores: dict[int, float], k: int) -> set[int]:
-        if len(scores) <= k:
-            return set(scores)
-        ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
-        vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-        part = np.argpartition(-vals, k - 1)[:k]
-        return set(ids[part].tolist())
-
-
-def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float]:
-    """Per-item sums of per-term scores."""
-    if not ids:
-        return {}
-    all_ids = np.concatenate(ids)
-    all_vals = np.concatenate(vals).astype(np.float64)
-    uniq, inv = np.unique(all_ids, return_inverse=True)
-    sums = np.bincount(inv, weights=all_vals)
-    return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
 
 
 def _positions(local: np.ndarray, want: np.ndarray) -> np.ndarray:
