@@ -16,6 +16,7 @@ from langgraph.store.base import PutOp
 
 from langmem_plus.store._common import _SEP, _as_epoch
 from langmem_plus.store.vector import encode_vec
+from langmem_plus.store.vector import log_reset as vec_log_reset
 from langmem_plus.text.tokenize import tokenize
 
 if TYPE_CHECKING:
@@ -100,13 +101,14 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
         store._kw.add_many(conn, docs)
         if vectors and store.embeddings is not None:
             conn.execute("DELETE FROM vectors")
-            conn.execute("DELETE FROM vec_log")
             for rid, ns_id, _v in rows:
                 for (path, _t), v in zip(texts[rid], vecs.get(rid, []), strict=False):
                     conn.execute(
                         "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
                         (rid, ns_id, path, encode_vec(v, store.config.vector_storage)),
                     )
+            # A new generation: every other handle and every snapshot rebuilds from SQLite.
+            vec_log_reset(conn)
             store._db.set_meta(conn, "embedding_model", store.model_name)
             store._db.set_meta(conn, "embedding_dims", str(store.dims))
     if store._vec is not None:

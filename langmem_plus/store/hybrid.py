@@ -59,6 +59,7 @@ from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.filters import matches, validate_filter
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.rowcache import RowCache
+from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.vector import VectorIndex
 
@@ -181,6 +182,7 @@ class HybridStore(BaseStore):
         with self._db.write() as conn:
             self._db.set_meta(conn, "embedding_model", self.model_name)
             self._db.set_meta(conn, "embedding_dims", str(self.dims))
+            snapshot_key(conn, create=True)
 
     @classmethod
     def reembed(

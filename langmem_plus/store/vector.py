@@ -6,15 +6,13 @@ dimension form, which is still read). Every vector write also appends to `vec_lo
 applies log entries past its watermark before each use, so a second process writing the same
 file, or a crash between SQLite and FAISS, never serves a stale answer. In memory, exact
 namespaces hold float16 unit vectors and large ones an IVF index with float16 codes. A snapshot
-file (the serialised FAISS indexes) speeds up opening a large store; small stores rebuild from SQLite instead (see
+file (the serialised FAISS indexes as a signed `.npz`, see `snapshot.py`) speeds up opening a large store; small stores rebuild from SQLite instead (see
 `VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt from SQLite.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import pickle
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -26,20 +24,27 @@ import faiss
 import numpy as np
 
 from langmem_plus.store.kwcache import GrowBuffer
+from langmem_plus.store.snapshot import SnapshotError, read_snapshot, snapshot_key, write_snapshot
 from langmem_plus.store.veccodec import VectorStorage, decode_vec, decode_vecs, encode_vec
 
 __all__ = [
+    "VEC_ADD",
+    "VEC_REMOVE",
+    "VEC_RESET",
     "ExactCosines",
     "VectorIndex",
     "VectorStorage",
     "decode_vec",
     "decode_vecs",
     "encode_vec",
+    "log_head",
+    "log_reset",
 ]
 
 logger = logging.getLogger(__name__)
 
-_SNAPSHOT_FORMAT = 2  # 2: exact indexes hold float16 (IndexScalarQuantizer)
+# 2: exact indexes hold float16 (IndexScalarQuantizer); 3: a signed .npz, never a pickle
+_SNAPSHOT_FORMAT = 3
 
 
 def _normalise(mat: np.ndarray) -> np.ndarray:
@@ -207,6 +212,23 @@ def _items_of_vectors(
     return [(owner[v], s) for v, s in hits if v in owner]
 
 
+# vec_log ops: 0 a vector removed, 1 a vector added, 2 every vector replaced (a reindex: a new
+# generation; every index and snapshot older than it rebuilds from SQLite).
+VEC_REMOVE, VEC_ADD, VEC_RESET = 0, 1, 2
+
+
+def log_head(conn: sqlite3.Connection) -> int:
+    """The newest sequence number `vec_log` ever gave out, even if compaction emptied it."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name='vec_log'").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def log_reset(conn: sqlite3.Connection) -> None:
+    """Record, in the caller's transaction, that every vector was replaced (a new generation)."""
+    conn.execute("DELETE FROM vec_log")
+    conn.execute("INSERT INTO vec_log(ns_id, vec_id, op) VALUES (0, 0, ?)", (VEC_RESET,))
+
+
 class VectorIndex:
     """Per-namespace FAISS indexes over the `vectors` table, synced through `vec_log`."""
 
@@ -228,39 +250,53 @@ class VectorIndex:
         self.watermark = 0
         self._lock = threading.RLock()
         self.rebuilt = False
+        self._key: bytes | None = None
 
     # -------------------------------------------------------------- load / save
     def open(self, conn: sqlite3.Connection, model_name: str) -> None:
-        """Load the snapshot if it matches the database, else rebuild from SQLite."""
-        if self.snapshot_path is not None and self.snapshot_path.exists():
+        """Load the snapshot if it verifies and matches the database, else rebuild from SQLite.
+
+        The snapshot is only a cache: a file that is unsigned, foreign, of another format or
+        model, or older than the change log still holds, is ignored (see `snapshot.py`).
+        """
+        self._key = snapshot_key(conn, create=False)
+        if self.snapshot_path is not None and self.snapshot_path.exists() and self._key:
             try:
-                with open(self.snapshot_path, "rb") as fh:
-                    snap = pickle.load(fh)
-                ok = (
-                    snap.get("format") == _SNAPSHOT_FORMAT
-                    and snap.get("model") == model_name
-                    and snap.get("dims") == self.dims
-                )
-                min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
-                if ok and (min_seq is None or min_seq <= snap["watermark"] + 1):
-                    with self._lock:
-                        self._ns = {}
-                        for ns_id, blob in snap["indexes"].items():
-                            idx = _NsIndex(self.dims)
-                            idx.index = faiss.deserialize_index(blob)
-                            idx.approximate = isinstance(
-                                faiss.downcast_index(idx.index), faiss.IndexIVF
-                            )
-                            idx.items = None  # read from SQLite when first needed
-                            self._ns[ns_id] = idx
-                        self._vec_ns = dict(snap["vec_ns"])
-                        self.watermark = int(snap["watermark"])
+                if self._load_snapshot(conn, model_name):
                     self.sync(conn)
                     return
                 logger.info("vector snapshot out of date; rebuilding from the database")
-            except Exception as exc:  # a corrupt snapshot is only a cache: rebuild
-                logger.warning("vector snapshot unreadable (%s); rebuilding", exc)
+            except (SnapshotError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+                logger.warning("vector snapshot not used (%s); rebuilding", exc)
         self.rebuild(conn)
+
+    def _load_snapshot(self, conn: sqlite3.Connection, model_name: str) -> bool:
+        assert self.snapshot_path is not None and self._key is not None
+        header, arrays = read_snapshot(self.snapshot_path, self._key)
+        if (
+            header.get("format") != _SNAPSHOT_FORMAT
+            or header.get("model") != model_name
+            or header.get("dims") != self.dims
+        ):
+            return False
+        watermark = int(header["watermark"])
+        head = log_head(conn)
+        min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
+        if head < watermark or (head > watermark and (min_seq is None or min_seq > watermark + 1)):
+            return False  # another database's, or the log no longer reaches back to it
+        indexes: dict[int, _NsIndex] = {}
+        for ns_id in header["ns_ids"]:
+            idx = _NsIndex(self.dims)
+            idx.index = faiss.deserialize_index(arrays[f"index_{int(ns_id)}"])
+            idx.approximate = isinstance(faiss.downcast_index(idx.index), faiss.IndexIVF)
+            idx.items = None  # read from SQLite when first needed
+            indexes[int(ns_id)] = idx
+        vec_ids, vec_nss = arrays["vec_ids"], arrays["vec_nss"]
+        with self._lock:
+            self._ns = indexes
+            self._vec_ns = dict(zip(vec_ids.tolist(), vec_nss.tolist(), strict=True))
+            self.watermark = watermark
+        return True
 
     def wants_snapshot(self) -> bool:
         """Whether a snapshot pays: at least `snapshot_min_vectors` vectors, or an IVF index.
@@ -286,24 +322,25 @@ class VectorIndex:
         if not self.wants_snapshot():
             self.snapshot_path.unlink(missing_ok=True)
             return False
+        if self._key is None:
+            return False  # a database without a snapshot key (opened read-only, say)
         with self._lock:
-            snap = {
+            header = {
                 "format": _SNAPSHOT_FORMAT,
                 "model": self.model_name,
                 "dims": self.dims,
                 "watermark": self.watermark,
-                "vec_ns": self._vec_ns,
-                "indexes": {
-                    ns_id: faiss.serialize_index(idx.index) for ns_id, idx in self._ns.items()
+                "ns_ids": sorted(self._ns),
+            }
+            arrays: dict[str, np.ndarray] = {
+                "vec_ids": np.fromiter(self._vec_ns.keys(), np.int64, len(self._vec_ns)),
+                "vec_nss": np.fromiter(self._vec_ns.values(), np.int64, len(self._vec_ns)),
+                **{
+                    f"index_{ns_id}": faiss.serialize_index(idx.index)
+                    for ns_id, idx in self._ns.items()
                 },
             }
-        # A unique temp name: several processes may snapshot the same store at once.
-        tmp = self.snapshot_path.with_name(
-            f"{self.snapshot_path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        )
-        with open(tmp, "wb") as fh:
-            pickle.dump(snap, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, self.snapshot_path)
+        write_snapshot(self.snapshot_path, self._key, header, arrays)
         return True
 
     model_name: str = ""
@@ -313,7 +350,7 @@ class VectorIndex:
         with self._lock:
             self._ns = {}
             self._vec_ns = {}
-            wm = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vec_log").fetchone()[0]
+            wm = log_head(conn)
             cur = conn.execute("SELECT id, ns_id, vec, item_id FROM vectors ORDER BY ns_id, id")
             while True:
                 rows = cur.fetchmany(50_000)
@@ -334,18 +371,23 @@ class VectorIndex:
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply vector changes committed since the watermark (by any process)."""
         with self._lock:
-            head = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vec_log").fetchone()[0]
-            if head <= self.watermark:
+            head = log_head(conn)
+            if head == self.watermark:
                 return
             min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
-            if min_seq is not None and min_seq > self.watermark + 1:
-                self.rebuild(conn)  # the log was compacted past us
+            if head < self.watermark or min_seq is None or min_seq > self.watermark + 1:
+                # another database under the same path, or entries we never saw were
+                # compacted away: we cannot tell what changed
+                self.rebuild(conn)
                 return
             rows = conn.execute(
                 "SELECT l.seq, l.ns_id, l.vec_id, l.op, v.vec, v.item_id FROM vec_log l "
                 "LEFT JOIN vectors v ON v.id = l.vec_id WHERE l.seq > ? ORDER BY l.seq",
                 (self.watermark,),
             ).fetchall()
+            if any(r[3] == VEC_RESET for r in rows):
+                self.rebuild(conn)  # a new generation (reindex): nothing held is current
+                return
             # Replayed as one batch, with the effect of replaying row by row (each row drops
             # its vector, an add row then stores the vector as the table holds it now): every
             # logged vector is removed once, then each one whose last add still has a row is
@@ -354,7 +396,7 @@ class VectorIndex:
             last_add: dict[int, tuple[int, bytes, int]] = {}
             for _seq, ns_id, vid, op, blob, item_id in rows:
                 last_add.pop(vid, None)
-                if op == 1 and blob is not None:
+                if op == VEC_ADD and blob is not None:
                     last_add[vid] = (ns_id, blob, item_id)
             self._remove(list(dict.fromkeys(r[2] for r in rows)))
             by_ns: dict[int, list[tuple[int, bytes, int]]] = {}
