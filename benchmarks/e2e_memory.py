@@ -1,0 +1,384 @@
+"""End-to-end memory benchmark: replay conversations through `Memory.add`, then ask.
+
+This measures the memory a user actually gets, not one part of it. Each LoCoMo dev
+conversation (read from the shared datasets folder, never copied into the repo) is replayed one
+exchange at a time (a turn of the first speaker as the user message, the next turn of the other
+speaker as the reply) through two `Memory` instances in the same run:
+
+- **pipeline**: `Memory.add(..., infer=True)` with no chat model (the offline, rule-based
+  processors: what a user gets by default);
+- **reference**: `Memory.add(..., infer=False)`, the same turns stored as given.
+
+Then every question (categories multi-hop, temporal, open-domain, single-hop) is asked with
+`Memory.search(limit=10)` and scored:
+
+- **evidence recall through provenance**: the share of the question's evidence turns covered by
+  the top 10. A memory covers the turns of every exchange whose `add` created or changed it
+  (the ids `add` returned), so a derived fact is credited with the turns it came from;
+- **answer containment@10**: the answer's content words (the project tokenizer, stop words
+  removed) all present in the top-10 texts (and the mean share of them present).
+
+Also: memories per turn, ingest milliseconds per exchange (p50/p95, wall and without the
+embedding calls), bytes per turn on disk. Messages are written ``"Speaker: text"`` (with the
+image caption where a turn shares a photo), the same for both systems.
+
+    python benchmarks/e2e_memory.py --data ../shared/datasets \
+        --out docs/results/e2e_memory.json --md docs/results/e2e_memory.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.embeddings import Embeddings  # noqa: E402
+
+from langmem_plus import Memory  # noqa: E402
+from langmem_plus.embeddings import default_embeddings  # noqa: E402
+from langmem_plus.text.tokenize import tokenize  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "datasets"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+K = 10
+_DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+
+
+# ============================================================================ data
+@dataclass
+class Exchange:
+    """One user message and its reply, with the turns they are and when they were said."""
+
+    session_id: str
+    occurred_at: datetime | None
+    messages: list[dict[str, str]]
+    dia_ids: list[str]
+
+
+@dataclass
+class Question:
+    """A question with its evidence turns and answer text."""
+
+    text: str
+    evidence: frozenset[str]
+    answer: str
+    category: str
+
+
+@dataclass
+class Conversation:
+    """One LoCoMo conversation: its exchanges in order and its questions."""
+
+    name: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    turns: int = 0
+
+
+def parse_session_date(raw: str | None) -> datetime | None:
+    """LoCoMo's `"1:56 pm on 8 May, 2023"` as an aware UTC datetime (None if absent)."""
+    if not raw:
+        return None
+    try:
+        return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _turn_text(turn: dict[str, Any]) -> str:
+    text = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("blip_caption"):
+        text += f" [{turn['blip_caption']}]"
+    return text
+
+
+def load_locomo(data: Path, max_convs: int | None, max_q: int | None) -> list[Conversation]:
+    """LoCoMo dev as exchanges (first speaker's turn + the reply) and scorable questions."""
+    samples = json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8"))
+    convs: list[Conversation] = []
+    for sample in samples[:max_convs]:
+        raw = sample["conversation"]
+        first = raw.get("speaker_a")
+        conv = Conversation(sample["sample_id"])
+        sessions = sorted(
+            (k for k, v in raw.items() if re.fullmatch(r"session_\d+", k) and isinstance(v, list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        for skey in sessions:
+            when = parse_session_date(raw.get(f"{skey}_date_time"))
+            turns = raw[skey]
+            conv.turns += len(turns)
+            i = 0
+            while i < len(turns):
+                pair = [turns[i]]
+                if turns[i]["speaker"] == first and i + 1 < len(turns):
+                    pair.append(turns[i + 1])
+                roles = ["user", "assistant"] if pair[0]["speaker"] == first else ["user"]
+                msgs = [
+                    {"role": r, "content": _turn_text(t)} for r, t in zip(roles, pair, strict=False)
+                ]
+                conv.exchanges.append(
+                    Exchange(
+                        f"{sample['sample_id']}-{skey}", when, msgs, [t["dia_id"] for t in pair]
+                    )
+                )
+                i += len(pair)
+        valid = {d for ex in conv.exchanges for d in ex.dia_ids}
+        for qa in sample["qa"]:
+            cat = CATEGORIES.get(int(qa["category"]))
+            if cat is None or "answer" not in qa:
+                continue
+            gold = {
+                f"D{int(s)}:{int(t)}"
+                for ev in qa.get("evidence", [])
+                for s, t in _DIA_RE.findall(str(ev))
+            } & valid
+            if gold:
+                conv.questions.append(
+                    Question(str(qa["question"]), frozenset(gold), str(qa["answer"]), cat)
+                )
+        conv.questions = conv.questions[:max_q]
+        convs.append(conv)
+    return convs
+
+
+# ============================================================================ systems
+class TimedEmbeddings(Embeddings):
+    """Wraps an embeddings model and adds up the seconds spent in it."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.model_name = getattr(inner, "model_name", type(inner).__name__)
+        self.dims = getattr(inner, "dims", None)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        t = time.perf_counter()
+        try:
+            return self.inner.embed_documents(texts)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+    def embed_query(self, text: str) -> list[float]:
+        t = time.perf_counter()
+        try:
+            return self.inner.embed_query(text)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+
+@dataclass
+class Run:
+    """One system's replay of one conversation: provenance and costs."""
+
+    memory: Memory
+    emb: TimedEmbeddings
+    path: Path
+    user: str
+    sources: dict[str, set[str]] = field(default_factory=dict)
+    ingest_ms: list[float] = field(default_factory=list)
+    ingest_excl_ms: list[float] = field(default_factory=list)
+
+
+_ADD_TAKES_TIME = "timestamp" in inspect.signature(Memory.add).parameters
+
+
+def replay(conv: Conversation, infer: bool, inner: Embeddings, workdir: Path) -> Run:
+    """Feed every exchange of `conv` to a fresh Memory; record what each add touched."""
+    emb = TimedEmbeddings(inner)
+    path = workdir / f"{conv.name}-{'pipeline' if infer else 'reference'}.db"
+    run = Run(Memory(path, embeddings=emb), emb, path, conv.name)
+    for ex in conv.exchanges:
+        kwargs: dict[str, Any] = {"session_id": ex.session_id, "infer": infer}
+        if _ADD_TAKES_TIME and ex.occurred_at is not None:
+            kwargs["timestamp"] = ex.occurred_at
+        e0, t0 = emb.seconds, time.perf_counter()
+        ids = run.memory.add(ex.messages, conv.name, **kwargs)
+        wall = (time.perf_counter() - t0) * 1000
+        run.ingest_ms.append(wall)
+        run.ingest_excl_ms.append(wall - (emb.seconds - e0) * 1000)
+        for mid in ids:
+            run.sources.setdefault(mid, set()).update(ex.dia_ids)
+    return run
+
+
+def answer_words(text: str) -> set[str]:
+    """The answer's content words as the project tokenizer sees them (stop words removed)."""
+    return {t.lower() for t in tokenize(text)}
+
+
+def score(run: Run, conv: Conversation) -> list[dict[str, Any]]:
+    """Per question: evidence recall through provenance and answer containment@10."""
+    rows = []
+    for q in conv.questions:
+        hits = run.memory.search(q.text, conv.name, limit=K)
+        covered: set[str] = set()
+        words: set[str] = set()
+        for h in hits:
+            covered |= run.sources.get(h.id, set())
+            words |= answer_words(h.text)
+        want = answer_words(q.answer)
+        found = len(want & words) / len(want) if want else 1.0
+        rows.append(
+            {
+                "category": q.category,
+                "evidence_recall": len(q.evidence & covered) / len(q.evidence),
+                "answer_all": float(found == 1.0),
+                "answer_share": found,
+            }
+        )
+    return rows
+
+
+def _pct(xs: Sequence[float], p: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+def _bytes_on_disk(path: Path) -> int:
+    return sum(
+        f.stat().st_size
+        for f in path.parent.iterdir()
+        if f.name == path.name or f.name.startswith(path.name + "-")
+    )
+
+
+def summarise(rows: list[dict[str, Any]], runs: list[Run], turns: int) -> dict[str, Any]:
+    """Means over questions (overall and per category) and the per-turn costs."""
+
+    def means(sel: list[dict[str, Any]]) -> dict[str, float]:
+        return {
+            k: round(statistics.fmean(r[k] for r in sel), 4) if sel else 0.0
+            for k in ("evidence_recall", "answer_all", "answer_share")
+        }
+
+    cats = sorted({r["category"] for r in rows})
+    ingest = [x for r in runs for x in r.ingest_ms]
+    excl = [x for r in runs for x in r.ingest_excl_ms]
+    items = sum(r.memory.store.count(r.memory.namespace(r.user)) for r in runs)
+    return {
+        "questions": len(rows),
+        **means(rows),
+        "by_category": {c: means([r for r in rows if r["category"] == c]) for c in cats},
+        "memories": items,
+        "memories_per_turn": round(items / max(1, turns), 3),
+        "ingest_ms_p50": round(_pct(ingest, 50), 2),
+        "ingest_ms_p95": round(_pct(ingest, 95), 2),
+        "ingest_excl_embed_ms_p50": round(_pct(excl, 50), 2),
+        "ingest_excl_embed_ms_p95": round(_pct(excl, 95), 2),
+    }
+
+
+# ============================================================================ report
+def markdown(res: dict[str, Any]) -> str:
+    """The result tables as Markdown."""
+    out = [
+        f"Command: `{res['command']}`  ",
+        f"Machine: {res['machine']}; embeddings: {res['embeddings']}; "
+        f"{res['conversations']} conversations, {res['turns']} turns, "
+        f"{res['exchanges']} exchanges.",
+        "",
+        "| system | evidence recall@10 | answer contained@10 (all words) | answer words found "
+        "| memories | per turn | ingest p50 / p95 ms | excl. embedding p50 / p95 ms "
+        "| bytes / turn |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in ("pipeline", "reference"):
+        s = res["systems"][name]
+        out.append(
+            f"| {name} | {s['evidence_recall']:.3f} | {s['answer_all']:.3f} "
+            f"| {s['answer_share']:.3f} | {s['memories']} | {s['memories_per_turn']} "
+            f"| {s['ingest_ms_p50']} / {s['ingest_ms_p95']} "
+            f"| {s['ingest_excl_embed_ms_p50']} / {s['ingest_excl_embed_ms_p95']} "
+            f"| {s['bytes_per_turn']} |"
+        )
+    out += ["", "By category (evidence recall@10 / answer contained@10):", ""]
+    cats = sorted(res["systems"]["pipeline"]["by_category"])
+    out.append("| system | " + " | ".join(cats) + " |")
+    out.append("|---|" + "---|" * len(cats))
+    for name in ("pipeline", "reference"):
+        bc = res["systems"][name]["by_category"]
+        out.append(
+            f"| {name} | "
+            + " | ".join(
+                f"{bc[c]['evidence_recall']:.3f} / {bc[c]['answer_all']:.3f}" for c in cats
+            )
+            + " |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Replay, ask, print the tables; optionally write JSON and Markdown results."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--max-convs", type=int, default=None)
+    ap.add_argument("--max-q", type=int, default=None)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--md", type=Path)
+    args = ap.parse_args(argv)
+    if not (args.data / "locomo").exists():
+        ap.error(f"no LoCoMo data under {args.data} (pass --data ../shared/datasets)")
+    convs = load_locomo(args.data, args.max_convs, args.max_q)
+    inner = default_embeddings()
+    rows: dict[str, list[dict[str, Any]]] = {"pipeline": [], "reference": []}
+    runs: dict[str, list[Run]] = {"pipeline": [], "reference": []}
+    bytes_: dict[str, int] = {"pipeline": 0, "reference": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for conv in convs:
+            # interleaved: both systems replay the same conversation back to back
+            for name, infer in (("pipeline", True), ("reference", False)):
+                run = replay(conv, infer, inner, Path(tmp))
+                rows[name] += score(run, conv)
+                runs[name].append(run)
+                print(
+                    f"{conv.name} {name}: {run.memory.store.count(run.memory.namespace(conv.name))}"
+                    f" memories of {conv.turns} turns",
+                    flush=True,
+                )
+        turns = sum(c.turns for c in convs)
+        systems = {}
+        for name in rows:
+            systems[name] = summarise(rows[name], runs[name], turns)
+            for r in runs[name]:
+                r.memory.close()
+                bytes_[name] += _bytes_on_disk(r.path)
+            systems[name]["bytes_per_turn"] = round(bytes_[name] / max(1, turns))
+    res = {
+        "command": "python benchmarks/e2e_memory.py " + " ".join(argv or sys.argv[1:]),
+        "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
+        "embeddings": getattr(inner, "model_name", type(inner).__name__),
+        "conversations": len(convs),
+        "turns": sum(c.turns for c in convs),
+        "exchanges": sum(len(c.exchanges) for c in convs),
+        "systems": systems,
+    }
+    md = markdown(res)
+    print(md)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.md:
+        args.md.parent.mkdir(parents=True, exist_ok=True)
+        args.md.write_text(md, encoding="utf-8")
+    return res
+
+
+if __name__ == "__main__":
+    main()
