@@ -32,6 +32,7 @@ from langmem_plus._worker import PostTurnWorker
 from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
 from langmem_plus.errors import ValidationError
+from langmem_plus.namespaces import fill_template
 from langmem_plus.records import RollingSummary, SessionSummary
 from langmem_plus.working import WorkingMemory, message_text, trim_window
 
@@ -83,9 +84,8 @@ def thread_id_from_config(config: Mapping[str, Any] | None) -> str | None:
 
 
 def namespace_for(template: Sequence[str], user_id: str) -> tuple[str, ...]:
-    """Fill `{user_id}` in a namespace template; dots are replaced (LangGraph forbids them)."""
-    safe = user_id.replace(".", "_")
-    return tuple(str(p).replace("{user_id}", safe) for p in template)
+    """Fill `{user_id}` in a namespace template with the escaped id (see `namespaces.py`)."""
+    return fill_template(template, user_id)
 
 
 def _now(clock: Callable[[], datetime] | None) -> datetime:

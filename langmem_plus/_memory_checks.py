@@ -11,6 +11,7 @@ from typing import Any
 import pydantic
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.namespaces import check_user_id
 from langmem_plus.records import MemoryRecord
 
 __all__ = [
@@ -36,16 +37,12 @@ SETTABLE = frozenset(
 
 
 def check_label(name: str, value: Any) -> str:
-    """A user id (or other namespace label): non-empty, ≤256 chars, no '.', no control chars."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
-    if len(value) > _MAX_LABEL:
-        raise ValidationError(f"{name} must be at most {_MAX_LABEL} characters")
-    if "." in value:
-        raise ValidationError(f"{name} must not contain '.' (LangGraph namespace labels cannot)")
-    if any(ord(c) < 32 for c in value):
-        raise ValidationError(f"{name} must not contain control characters")
-    return value
+    """A user id: non-blank, at most 256 characters, valid Unicode.
+
+    Any other character is allowed: a user id becomes a namespace label only through
+    `namespaces.escape_label`, which escapes what a label cannot hold.
+    """
+    return check_user_id(value, name)
 
 
 def check_id(name: str, value: Any) -> str:

@@ -17,6 +17,7 @@ from langgraph.store.base import PutOp
 from langmem_plus._memory_checks import check_id, check_int, check_label
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
+from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, utcnow
 from langmem_plus.store import HybridStore
 
@@ -132,10 +133,12 @@ class ConversationIndex:
     def _index(self, rows: list[tuple[str, str, dict[str, Any], datetime]], backdate: bool) -> None:
         for i in range(0, len(rows), 256):
             part = rows[i : i + 256]
-            self.store.batch([PutOp((TURN_ROOT, u), key, value) for u, key, value, _ in part])
+            self.store.batch(
+                [PutOp(user_namespace(u, TURN_ROOT), key, value) for u, key, value, _ in part]
+            )
             if backdate:
                 self.store.restore_item_stats(
-                    [((TURN_ROOT, u), key, at, at, None, 0) for u, key, _, at in part]
+                    [(user_namespace(u, TURN_ROOT), key, at, at, None, 0) for u, key, _, at in part]
                 )
 
     def edit_profile(self, prof: UserProfile, sections: Mapping[str, Any]) -> UserProfile:
@@ -220,7 +223,7 @@ class ConversationIndex:
         check_int("limit", limit, 1, 1000)
         flt = None if session_id is None else {"session_id": check_id("session_id", session_id)}
         query, tr = self.time_range(time_range, query, uid)
-        ns = (TURN_ROOT, uid)
+        ns = user_namespace(uid, TURN_ROOT)
         items = self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr)
         results = []
         for it in items:
@@ -309,7 +312,7 @@ class ConversationIndex:
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Every turn, summary, index entry and the profile of one user."""
         before = self._sessions()
-        self._drop_items(self.store.keys((TURN_ROOT, user_id)))
+        self._drop_items(self.store.keys(user_namespace(user_id, TURN_ROOT)))
         counts = dict(self.log.delete(user_id=user_id))
         counts["conversations_deleted"] = len(before - self._sessions())
         return counts
@@ -349,7 +352,7 @@ class ConversationIndex:
             if cut is not None:
                 turns = [t for t in turns if t.created_at < cut]
                 sums = [s for s in sums if s.created_at < cut]
-            ns = (TURN_ROOT, uid)
+            ns: tuple[str, ...] = user_namespace(uid, TURN_ROOT)
             self._drop_items(
                 [(ns, f"turn-{t.id}") for t in turns] + [(ns, f"summary-{s.id}") for s in sums]
             )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from langmem_plus.errors import LangmemPlusError, MemoryNotFoundError, ValidationError
+from langmem_plus.namespaces import check_user_id
 
 __all__ = ["DEFAULT_DB", "build_parser", "main"]
 
@@ -130,7 +131,10 @@ def _open(args: argparse.Namespace, *, profile: str = "default") -> Any:
 
 
 def _user(args: argparse.Namespace) -> str:
-    return args.user or os.environ.get("LANGMEM_PLUS_USER") or "default"
+    """The --user given (an empty one is an error, never 'default'), else the env var or 'default'."""
+    if args.user is not None:
+        return check_user_id(args.user, "--user")
+    return os.environ.get("LANGMEM_PLUS_USER") or "default"
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str] | None = None) -> None:

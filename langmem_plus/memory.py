@@ -32,12 +32,12 @@ from langmem_plus._memory_checks import (
 from langmem_plus._memory_turns import ConversationIndex
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
+from langmem_plus.namespaces import MEMORY_ROOT, unescape_label, user_namespace
 from langmem_plus.records import ConversationTurn, MemoryRecord, UserProfile, utcnow
 from langmem_plus.store import HybridStore
 
 __all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
 
-MEMORY_ROOT = "memories"
 MAX_LIMIT = 1000
 TimeRangeArg = (
     str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
@@ -125,8 +125,11 @@ class Memory:
 
     @staticmethod
     def namespace(user_id: str) -> tuple[str, str]:
-        """The namespace of a user's memories: ``("memories", user_id)``."""
-        return (MEMORY_ROOT, check_label("user_id", user_id))
+        """The namespace of a user's memories: ``("memories", <user_id escaped>)``.
+
+        The id is escaped, never replaced ('.' as ``%2E``), so two users never share one.
+        """
+        return user_namespace(user_id)
 
     # ------------------------------------------------------------------ add
     def add(
@@ -159,7 +162,7 @@ class Memory:
                     self.turns.add_turn(user_id, sid, m["role"], m["text"])
         if not infer:
             return self._add_raw(ns, msgs, sid, meta)
-        return self._add_inferred(ns, msgs, sid, meta)
+        return self._add_inferred(user_id, msgs, sid, meta)
 
     def _add_raw(
         self, ns: tuple[str, str], msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
@@ -183,14 +186,15 @@ class Memory:
         return [r.id for r in records]
 
     def _add_inferred(
-        self, ns: tuple[str, str], msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
+        self, user_id: str, msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
     ) -> list[str]:
         from langmem_plus.processors import KnowledgeMonitor, apply_ops
 
+        ns = self.namespace(user_id)
         if self._monitor is None:
             self._monitor = KnowledgeMonitor(self.model, self.config)
         query = " ".join(m["text"] for m in msgs if m["role"] == "user") or msgs[-1]["text"]
-        existing = [h.memory for h in self.search(query[:2000], ns[1], limit=10)]
+        existing = [h.memory for h in self.search(query[:2000], user_id, limit=10)]
         now = utcnow()
         ops = self._monitor.run(msgs, existing, now=now)
         result = apply_ops(self.store, ns, ops, session_id=sid, now=now, config=self.config)
@@ -354,7 +358,7 @@ class Memory:
     def users(self) -> list[str]:
         """Every user with memories, turns or a profile."""
         with_mem = [
-            ns[1]
+            unescape_label(ns[1])
             for ns in self.store.list_namespaces(prefix=(MEMORY_ROOT,), limit=2**62)
             if len(ns) > 1
         ]

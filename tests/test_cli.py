@@ -151,7 +151,7 @@ def test_user_scoping(run):
         (["cleanup", "--older-than", "soon"], 2),
         (["cleanup", "--all", "--conversation", "x"], 2),
         (["import", "/definitely/not/here.json"], 2),
-        (["search", "x", "--user", "a.b"], 2),
+        (["search", "x", "--user", ""], 2),
         (["recall", "-q", "x", "--since", "yesterday-ish"], 2),
     ],
 )
