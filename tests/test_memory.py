@@ -81,7 +81,7 @@ def test_add_accepts_langchain_messages(kw_mem):
         (123, "u"),
         ([{"role": "wizard", "content": "x"}], "u"),
         ("text", ""),
-        ("text", "a.b"),
+        ("text", "bad\ud800id"),
         ("text", None),
         ("text", "x" * 300),
     ],
