@@ -156,6 +156,47 @@ def load_locomo(data: Path, max_convs: int | None, max_q: int | None) -> list[Co
     return convs
 
 
+def load_memorybank(data: Path, max_convs: int | None, max_q: int | None) -> list[Conversation]:
+    """MemoryBank-cn users with labelled questions: dated query/response exchanges, and the
+    answers labelled in benchmarks/data/memorybank_cn_answers.jsonl (evidence = exchanges).
+
+    The judgement word 不对 of false-premise answers is left out of the answer words: it is
+    the answer's verdict, not something a memory says.
+    """
+    raw = json.loads((data / "memorybank" / "cn" / "memory_bank_cn.json").read_text("utf-8"))
+    labels = [
+        json.loads(line)
+        for line in (ROOT / "benchmarks" / "data" / "memorybank_cn_answers.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+        if line.strip()
+    ]
+    users = list(dict.fromkeys(lab["user"] for lab in labels))[:max_convs]
+    convs = []
+    for user in users:
+        conv = Conversation(user)
+        for day in sorted(raw[user]["history"]):
+            when = datetime.fromisoformat(day).replace(hour=20, tzinfo=timezone.utc)
+            for i, ex in enumerate(raw[user]["history"][day]):
+                msgs = [
+                    {"role": "user", "content": str(ex["query"])},
+                    {"role": "assistant", "content": str(ex["response"])},
+                ]
+                conv.exchanges.append(Exchange(f"{user}-{day}", when, msgs, [f"{day}#{i}"]))
+                conv.turns += 2
+        for lab in labels:
+            if lab["user"] != user:
+                continue
+            gold = frozenset(f"{ev['date']}#{ev['turn_index']}" for ev in lab["evidence"])
+            words = [w for w in lab["answer_words"] if w != "不对"]
+            conv.questions.append(
+                Question(lab["question_ref"]["question"], gold, " ".join(words), "memorybank-cn")
+            )
+        conv.questions = conv.questions[:max_q]
+        convs.append(conv)
+    return convs
+
+
 # ============================================================================ systems
 class TimedEmbeddings(Embeddings):
     """Wraps an embeddings model and adds up the seconds spent in it."""
@@ -290,7 +331,7 @@ def markdown(res: dict[str, Any]) -> str:
     """The result tables as Markdown."""
     out = [
         f"Command: `{res['command']}`  ",
-        f"Machine: {res['machine']}; embeddings: {res['embeddings']}; "
+        f"Machine: {res['machine']}; embeddings: {res['embeddings']}; set: {res.get('set')}; "
         f"{res['conversations']} conversations, {res['turns']} turns, "
         f"{res['exchanges']} exchanges.",
         "",
@@ -330,12 +371,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--max-convs", type=int, default=None)
     ap.add_argument("--max-q", type=int, default=None)
+    ap.add_argument("--set", choices=["locomo", "memorybank"], default="locomo")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
     args = ap.parse_args(argv)
-    if not (args.data / "locomo").exists():
-        ap.error(f"no LoCoMo data under {args.data} (pass --data ../shared/datasets)")
-    convs = load_locomo(args.data, args.max_convs, args.max_q)
+    folder = "locomo" if args.set == "locomo" else "memorybank"
+    if not (args.data / folder).exists():
+        ap.error(f"no {folder} data under {args.data} (pass --data ../shared/datasets)")
+    load = load_locomo if args.set == "locomo" else load_memorybank
+    convs = load(args.data, args.max_convs, args.max_q)
     inner = default_embeddings()
     rows: dict[str, list[dict[str, Any]]] = {"pipeline": [], "reference": []}
     runs: dict[str, list[Run]] = {"pipeline": [], "reference": []}
@@ -364,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "command": "python benchmarks/e2e_memory.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
         "embeddings": getattr(inner, "model_name", type(inner).__name__),
+        "set": args.set,
         "conversations": len(convs),
         "turns": sum(c.turns for c in convs),
         "exchanges": sum(len(c.exchanges) for c in convs),

@@ -31,6 +31,7 @@ from langmem_plus._postturn import PostTurnJob, PostTurnSteps, _conversations, _
 from langmem_plus._worker import PostTurnWorker
 from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
+from langmem_plus.episodes import current_view
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import fill_template
 from langmem_plus.records import RollingSummary, SessionSummary
@@ -345,17 +346,19 @@ class MemoryEngine(PostTurnSteps):
         hits: list[Any] = []
         if cfg.ctx_memories and query.strip():
             q = query[:_QUERY_CHARS]
+            fetch = cfg.retrieval_limit * 2 + 10  # room for the superseded facts left out
             try:
-                hits = list(
+                found = (
                     store.search(
                         namespace,
                         query=q,
-                        limit=cfg.retrieval_limit,
+                        limit=fetch,
                         current_topic=wm.current_topic,
                     )  # type: ignore[call-arg]
                     if _supports_topic(store)
-                    else store.search(namespace, query=q, limit=cfg.retrieval_limit)
+                    else store.search(namespace, query=q, limit=fetch)
                 )
+                hits = current_view(found, limit=cfg.retrieval_limit)
             except ValidationError:
                 raise
             except Exception as exc:  # recall must never break the conversation

@@ -5,7 +5,9 @@ Every public boundary validates with these and raises `ValidationError` with a c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 import pydantic
@@ -20,6 +22,7 @@ __all__ = [
     "check_int",
     "check_label",
     "check_mapping",
+    "check_time",
     "make_record",
     "normalize_messages",
     "record_of",
@@ -90,6 +93,25 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
     if not any(m["text"].strip() for m in out):
         raise ValidationError("messages hold no text")
     return out
+
+
+def check_time(name: str, value: Any) -> datetime | None:
+    """A point in time: a datetime (naive = UTC), an ISO 8601 string or epoch seconds."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or not -1e11 < value < 1e11:
+            raise ValidationError(f"{name} must be a finite epoch in seconds, got {value!r}")
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError(f"{name} is not an ISO 8601 date/time: {value[:40]!r}") from None
+        return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+    raise ValidationError(f"{name} must be a datetime, ISO string or epoch seconds")
 
 
 def check_mapping(name: str, value: Any) -> dict[str, Any]:

@@ -66,8 +66,12 @@ class ConversationIndex:
         content: str,
         *,
         created_at: datetime | None = None,
+        index: bool = True,
     ) -> ConversationTurn:
-        """Log one turn and index it; `created_at` back-dates it (imports, logs)."""
+        """Log one turn and index it; `created_at` back-dates it (imports, logs).
+
+        `index=False` logs it only: an episode then holds its searchable copy.
+        """
         uid = check_label("user_id", user_id)
         sid = check_id("session_id", session_id)
         if role not in _ROLES:
@@ -79,7 +83,8 @@ class ConversationIndex:
         if created_at is not None and not isinstance(created_at, datetime):
             raise ValidationError("created_at must be a datetime")
         turn = self.log.add_turn(uid, sid, role, content, created_at=created_at)
-        self.index_turns([turn], backdate=created_at is not None)
+        if index:
+            self.index_turns([turn], backdate=created_at is not None)
         return turn
 
     def index_turns(self, turns: Sequence[ConversationTurn], *, backdate: bool = True) -> None:

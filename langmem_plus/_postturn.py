@@ -17,14 +17,13 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.episodes import EpisodeKeeper
 from langmem_plus.records import MemoryRecord, RollingSummary, SessionSummary
 from langmem_plus.working import WorkingMemory, archive_record
 
 __all__ = ["PostTurnJob", "PostTurnSteps"]
 
 logger = logging.getLogger("langmem_plus.engine")
-
-_QUERY_CHARS = 2000
 
 
 def _conversations(store: BaseStore) -> Any:
@@ -133,9 +132,10 @@ class PostTurnSteps(ABC):
         report: dict[str, Any] = {
             "user_id": job.user_id,
             "session_id": job.session_id,
-            "ops": [],
-            "applied": None,
-            "episode": None,
+            "episodes": [],
+            "facts": [],
+            "superseded": [],
+            "cost": {},
             "rolling_summaries": [],
             "session_summary": None,
             "profile_updated": False,
@@ -155,7 +155,9 @@ class PostTurnSteps(ABC):
             dialogue = _as_dialogue(_exchanges(all_turns)[-1]) if all_turns else []
         if dialogue:
             if "knowledge" in steps:
-                self._knowledge(job, dialogue, report)
+                first = pending[0].id if pending[0].id is not None else 0
+                before = [t for t in all_turns if t.id is not None and t.id < first][-4:]
+                self._knowledge(job, pending, before, report)
             if "profile" in steps:
                 self._profile(job, dialogue, report)
             if "reconsolidate" in steps:
@@ -172,75 +174,50 @@ class PostTurnSteps(ABC):
         self.reports.append(report)
         return report
 
-    def _existing(self, job: PostTurnJob, dialogue: list[dict[str, str]]) -> list[dict[str, str]]:
-        existing = dict(job.recalled)
-        user_text = " ".join(d["text"] for d in dialogue if d["role"] == "user")[:_QUERY_CHARS]
-        if user_text.strip():
-            try:
-                for it in job.store.search(job.namespace, query=user_text, limit=8):
-                    text = it.value.get("text") if isinstance(it.value, dict) else None
-                    if isinstance(text, str):
-                        existing.setdefault(it.key, text)
-            except Exception as exc:
-                logger.warning("search for existing memories failed: %s", exc)
-        # drop ids that no longer exist (deleted by an earlier job)
-        alive: list[dict[str, str]] = []
-        for key, text in existing.items():
-            if job.store.get(job.namespace, key) is not None:
-                alive.append({"id": key, "text": text})
-        return alive
+    def _keeper(self) -> EpisodeKeeper:
+        """The episode keeper: a one-call FactDeriver with a model, precision-first rules without."""
+        keeper = getattr(self, "_episode_keeper", None)
+        if keeper is None:
+            deriver = self.processors.get("FactDeriver") if self.processors.model else None
+            keeper = EpisodeKeeper(self.config, deriver)
+            self._episode_keeper = keeper
+        return keeper
 
     def _knowledge(
-        self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
+        self,
+        job: PostTurnJob,
+        pending: Sequence[Any],
+        before: Sequence[Any],
+        report: dict[str, Any],
     ) -> None:
-        decider = self.processors.get("WriteDecider")
-        monitor = self.processors.get("KnowledgeMonitor")
-        apply = self.processors.apply_ops()
-        decision = None
-        if decider is not None:
-            try:
-                decision = decider.decide(dialogue)
-                report["write_decision"] = decision.model_dump()
-            except Exception as exc:
-                logger.warning("write decider failed: %s", exc)
-        if monitor is None or apply is None:
-            return
-        existing = self._existing(job, dialogue)
-        try:
-            ops = monitor.run(dialogue, existing, now=self.now())
-        except Exception as exc:
-            logger.warning("knowledge monitor failed: %s", exc)
-            return
-        if decision is not None and not decision.write_episodic:
-            # chitchat / questions: corrections and boosts still apply, nothing new is added
-            ops = [op for op in ops if op.op != "ADD"]
-        ops = [op for op in ops if op.op != "SKIP"]
-        report["ops"] = [op.model_dump(exclude_none=True) for op in ops]
-        if ops:
-            result = apply(job.store, job.namespace, ops, session_id=job.session_id, now=self.now())
-            report["applied"] = result.model_dump() if hasattr(result, "model_dump") else result
-        if self.store_episodes and decision is not None and decision.write_episodic:
-            now = self.now()
-            rec = MemoryRecord(
-                namespace=job.namespace,
-                kind="episodic",
-                category="episode",
-                text=(decision.thing or decision.context or dialogue[0]["text"])[:4000],
-                who=decision.who or "user",
+        """Keep each pending exchange as an episode; derive its facts and close replaced ones."""
+        replies = [t.content for t in before if t.role == "assistant"]
+        context = replies[-1] if replies else None
+        episodes, facts, closed = [], [], []
+        for exchange in _exchanges(pending):
+            dialogue = _as_dialogue(exchange)
+            if not dialogue:
+                continue
+            kept = self._keeper().keep(
+                job.store,
+                job.namespace,
+                dialogue,
                 session_id=job.session_id,
-                chat_id=job.session_id,
-                created_at=now,
-                updated_at=now,
-                metadata={
-                    "context": decision.context,
-                    "thing": decision.thing,
-                    "time": now.isoformat(),
-                    "updates": [],
-                    "source_chat_ids": [job.session_id],
-                },
+                occurred_at=exchange[0].created_at,
+                context=context,
+                turn_ids=[t.id for t in exchange if t.id is not None],
             )
-            job.store.put(job.namespace, rec.id, rec.to_value())
-            report["episode"] = {"id": rec.id, "text": rec.text}
+            episodes.append(kept.episode_id)
+            facts += kept.fact_ids
+            closed += kept.closed_ids
+            for key, val in kept.cost.items():
+                if isinstance(val, (int, float)) and not isinstance(val, bool):
+                    report["cost"][key] = report["cost"].get(key, 0) + val
+            said = [t["text"] for t in dialogue if t["role"] == "assistant"]
+            context = said[-1] if said else context
+        report["episodes"] = episodes
+        report["facts"] = facts
+        report["superseded"] = closed
 
     def _profile(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]

@@ -1,5 +1,8 @@
 """Context assembly (SPEC R-CTX): [1] profile, [2] rolling summary, [3] memories, [4] sessions.
 
+In [3] current facts come first, then the episodes (exchanges as said) with their dates; a
+fact names the episodes it came from (`from`) when they are shown too.
+
 Every layer is switchable and sized by `MemoryConfig` (`ctx_*`). Everything recalled is data,
 not instructions: it is XML-escaped and JSON-quoted on one line inside clearly named tags, so a
 stored text can neither close its block nor start a line that poses as an instruction.
@@ -55,6 +58,13 @@ class InjectedMemory:
     score: float | None
     components: dict[str, Any]
     created_at: datetime | None = None
+    kind: str = "semantic"
+    source_ids: tuple[str, ...] = ()
+
+    @property
+    def is_episode(self) -> bool:
+        """An exchange kept verbatim (shown after the facts, with its date)."""
+        return self.kind == "episodic"
 
     @classmethod
     def from_item(cls, item: Any) -> InjectedMemory:
@@ -63,6 +73,8 @@ class InjectedMemory:
         text = value.get("text")
         if not isinstance(text, str):
             text = json.dumps(value, ensure_ascii=False, default=str)
+        said = _when(value.get("occurred_at")) or getattr(item, "created_at", None)
+        sources = value.get("source_ids")
         return cls(
             key=str(item.key),
             namespace=tuple(item.namespace),
@@ -70,8 +82,21 @@ class InjectedMemory:
             category=str(value.get("category", "fact")),
             score=getattr(item, "score", None),
             components=dict(getattr(item, "components", None) or {}),
-            created_at=getattr(item, "created_at", None),
+            created_at=said,
+            kind=str(value.get("kind", "semantic")),
+            source_ids=tuple(str(x) for x in sources) if isinstance(sources, list) else (),
         )
+
+
+def _when(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
 
 
 @dataclass
@@ -158,8 +183,17 @@ def _memory_layer(
     lines: list[str] = []
     kept: list[InjectedMemory] = []
     used = 0
-    for i, m in enumerate(memories, 1):
+    # current facts first, then the episodes (exchanges as said) that support them
+    ordered = [m for m in memories if not m.is_episode] + [m for m in memories if m.is_episode]
+    number = {m.key: i for i, m in enumerate(ordered, 1)}
+    for i, m in enumerate(ordered, 1):
         attrs = f'n="{i}" category={_attr(m.category)}'
+        if m.is_episode:
+            attrs += ' kind="episode"'
+        else:
+            shown = [str(number[s]) for s in m.source_ids if s in number]
+            if shown:
+                attrs += f' from="{",".join(shown)}"'
         if m.created_at is not None:
             attrs += f' date="{m.created_at:%Y-%m-%d}"'
         if show_scores and m.score is not None:

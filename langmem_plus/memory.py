@@ -24,6 +24,7 @@ from langmem_plus._memory_checks import (
     check_int,
     check_label,
     check_mapping,
+    check_time,
     make_record,
     normalize_messages,
     record_of,
@@ -31,6 +32,7 @@ from langmem_plus._memory_checks import (
 )
 from langmem_plus._memory_turns import ConversationIndex
 from langmem_plus.config import MemoryConfig
+from langmem_plus.episodes import EpisodeKeeper, current_view, split_exchanges
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import MEMORY_ROOT, unescape_label, user_namespace
 from langmem_plus.records import ConversationTurn, MemoryRecord, UserProfile, utcnow
@@ -68,6 +70,37 @@ class MemoryPage(BaseModel):
         """Offset of the next page, or None on the last one."""
         nxt = self.offset + len(self.items)
         return nxt if nxt < self.total else None
+
+
+def _record_events(rec: MemoryRecord) -> list[dict[str, Any]]:
+    """ADD, UPDATE and SUPERSEDED events of one record (its `metadata.updates` log)."""
+    updates = rec.metadata.get("updates")
+    entries = [u for u in updates if isinstance(u, Mapping)] if isinstance(updates, list) else []
+    first_text = rec.text
+    for u in entries:
+        if isinstance(u.get("old_text"), str):
+            first_text = u["old_text"]
+            break
+    start = rec.valid_from or rec.created_at
+    out: list[dict[str, Any]] = [
+        {
+            "event": "ADD",
+            "id": rec.id,
+            "at": start.isoformat(),
+            "text": first_text,
+            "source_ids": list(rec.source_ids),
+        }
+    ]
+    for u in entries:
+        event = str(u.get("event", "UPDATE"))
+        entry = {"event": event, "id": rec.id, "at": u.get("at") or u.get("time")}
+        if event == "SUPERSEDED":
+            entry.update(by=u.get("by"), text=rec.text, new_text=u.get("text"))
+        else:
+            entry.update(old_text=u.get("old_text"), text=u.get("new_text", u.get("text")))
+        entry["detail"] = dict(u)
+        out.append(entry)
+    return out
 
 
 # ---------------------------------------------------------------------------- Memory
@@ -109,7 +142,8 @@ class Memory:
         self.config: MemoryConfig = config or store.config
         self.model = model
         self.turns = ConversationIndex(self.store, self.config, model)
-        self._monitor: Any = None
+        self._episodes: EpisodeKeeper | None = None
+        self.last_cost: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -139,37 +173,64 @@ class Memory:
         session_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         infer: bool = True,
+        timestamp: datetime | str | float | None = None,
     ) -> list[str]:
         """Remember `messages` (text, a message or a list); returns the ids created or changed.
 
-        `infer=True` runs the knowledge monitor (the model, or rules without one) over the
-        exchange and the memories it recalls, then applies its ADD/UPDATE/DELETE/BOOST ops.
-        `infer=False` stores each user/assistant message as given. With `session_id` the
-        messages are also logged as conversation turns (recallable by `recall`). Record fields
+        `infer=True` keeps every exchange (a user turn and its reply) verbatim as an episodic
+        memory and derives facts from it — by the chat model when one is configured, by
+        precision-first rules otherwise — each with `source_ids` (its episodes); a fact that a
+        later statement replaces is closed (`valid_to`, `superseded_by`), never overwritten.
+        `infer=False` stores each user/assistant message as given. `timestamp` is when the
+        messages were said (imported history keeps its dates; recency is computed from it).
+        With `session_id` the turns are also logged in the conversation table. Record fields
         in `metadata` (category, tags, who, confidence, …) set the field; the rest is kept in
         `metadata`.
         """
-        ns = self.namespace(user_id)
+        self.namespace(user_id)
         msgs = normalize_messages(messages)
         meta = check_mapping("metadata", metadata)
         with_metadata(MemoryRecord(text="probe"), meta)  # reject bad fields before writing
         sid = None if session_id is None else check_id("session_id", session_id)
         if not isinstance(infer, bool):
             raise ValidationError("infer must be True or False")
-        if sid is not None:
-            for m in msgs:
-                if m["text"].strip():
-                    self.turns.add_turn(user_id, sid, m["role"], m["text"])
+        at = check_time("timestamp", timestamp)
         if not infer:
-            return self._add_raw(ns, msgs, sid, meta)
-        return self._add_inferred(user_id, msgs, sid, meta)
+            if sid is not None:
+                self._log(user_id, sid, msgs, at, index=True)
+            return self._add_raw(self.namespace(user_id), msgs, sid, meta, at)
+        return self._keep(user_id, msgs, sid, meta, at, log=sid is not None)
+
+    def _log(
+        self,
+        user_id: str,
+        sid: str,
+        msgs: list[dict[str, str]],
+        at: datetime | None,
+        *,
+        index: bool,
+    ) -> list[int]:
+        ids = []
+        for m in msgs:
+            if m["text"].strip():
+                turn = self.turns.add_turn(
+                    user_id, sid, m["role"], m["text"], created_at=at, index=index
+                )
+                ids.append(turn.id if turn.id is not None else -1)
+        return ids
 
     def _add_raw(
-        self, ns: tuple[str, str], msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
+        self,
+        ns: tuple[str, str],
+        msgs: list[dict[str, str]],
+        sid: str | None,
+        meta: dict[str, Any],
+        at: datetime | None,
     ) -> list[str]:
         from langmem_plus.text import extract_symbols
 
         records = []
+        when = {} if at is None else {"created_at": at, "updated_at": at, "occurred_at": at}
         for m in msgs:
             if m["role"] not in ("user", "assistant") or not m["text"].strip():
                 continue
@@ -180,25 +241,54 @@ class Memory:
                 session_id=sid,
                 symbols=extract_symbols(m["text"]),
                 source="user_stated" if m["role"] == "user" else "inferred",
+                **when,
             )
             records.append(with_metadata(rec, meta))
         self.store.batch([PutOp(ns, r.id, r.to_value()) for r in records])
+        if at is not None:
+            self.store.restore_item_stats([(ns, r.id, at, at, None, 0) for r in records])
         return [r.id for r in records]
 
-    def _add_inferred(
-        self, user_id: str, msgs: list[dict[str, str]], sid: str | None, meta: dict[str, Any]
-    ) -> list[str]:
-        from langmem_plus.processors import KnowledgeMonitor, apply_ops
+    def _keeper(self) -> EpisodeKeeper:
+        if self._episodes is None:
+            deriver = None
+            if self.model is not None:
+                from langmem_plus import processors
 
+                cls = getattr(processors, "FactDeriver", None)
+                deriver = cls(self.model, self.config) if cls is not None else None
+            self._episodes = EpisodeKeeper(self.config, deriver)
+        return self._episodes
+
+    def _keep(
+        self,
+        user_id: str,
+        msgs: list[dict[str, str]],
+        sid: str | None,
+        meta: dict[str, Any],
+        at: datetime | None,
+        *,
+        log: bool,
+    ) -> list[str]:
+        """Each exchange of `msgs` becomes an episode; facts are derived and superseded."""
         ns = self.namespace(user_id)
-        if self._monitor is None:
-            self._monitor = KnowledgeMonitor(self.model, self.config)
-        query = " ".join(m["text"] for m in msgs if m["role"] == "user") or msgs[-1]["text"]
-        existing = [h.memory for h in self.search(query[:2000], user_id, limit=10)]
-        now = utcnow()
-        ops = self._monitor.run(msgs, existing, now=now)
-        result = apply_ops(self.store, ns, ops, session_id=sid, now=now, config=self.config)
-        ids = list(dict.fromkeys([*result.created_ids, *result.changed_ids]))
+        context = self._last_reply(user_id, sid) if sid is not None else None
+        ids: list[str] = []
+        for exchange in split_exchanges(msgs):
+            turn_ids = self._log(user_id, sid, exchange, at, index=False) if log and sid else []
+            kept = self._keeper().keep(
+                self.store,
+                ns,
+                exchange,
+                session_id=sid,
+                occurred_at=at or utcnow(),
+                context=context,
+                turn_ids=turn_ids,
+            )
+            self.last_cost = kept.cost
+            ids += kept.ids
+            replies = [t["text"] for t in exchange if t["role"] == "assistant"]
+            context = replies[-1] if replies else context
         if meta:
             changed = []
             for i in ids:
@@ -207,7 +297,14 @@ class Memory:
                     rec = with_metadata(record_of(item), meta)
                     changed.append(PutOp(ns, i, rec.to_value()))
             self.store.batch(changed)
-        return ids
+        return list(dict.fromkeys(ids))
+
+    def _last_reply(self, user_id: str, sid: str) -> str | None:
+        """The last assistant turn logged in the session (what an untied correction answers)."""
+        for turn in reversed(self.store.conversations.turns(user_id, sid)[-4:]):
+            if turn.role == "assistant":
+                return turn.content
+        return None
 
     # ------------------------------------------------------------------ read
     def search(
@@ -217,21 +314,32 @@ class Memory:
         limit: int = 5,
         filters: Mapping[str, Any] | None = None,
         time_range: TimeRangeArg = None,
+        *,
+        include_superseded: bool = False,
+        as_of: datetime | str | float | None = None,
     ) -> list[SearchHit]:
         """Memories of `user_id` most relevant to `query`, best first, each with its score parts.
 
-        `filters` matches record fields (``{"category": "preference"}``); `time_range` is a
-        ``(start, end)`` pair (datetimes, ISO strings or epoch seconds; None = open), a time
-        phrase (``"昨天"``, ``"last week"``) or ``"auto"`` to take the phrase from the query.
-        An empty result is an empty list.
+        Episodes (exchanges kept verbatim) and current facts; a superseded fact is left out
+        unless `include_superseded` (then marked, and ranked lower), and `as_of` shows what
+        was known and true at that time. An episode whose facts were all superseded ranks
+        lower (`components["superseded"]`). `filters` matches record fields
+        (``{"category": "preference"}``); `time_range` is a ``(start, end)`` pair (datetimes,
+        ISO strings or epoch seconds; None = open), a time phrase (``"昨天"``, ``"last week"``)
+        or ``"auto"`` to take the phrase from the query. An empty result is an empty list.
         """
         ns = self.namespace(user_id)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
         check_int("limit", limit, 1, MAX_LIMIT)
+        if not isinstance(include_superseded, bool):
+            raise ValidationError("include_superseded must be True or False")
+        when = check_time("as_of", as_of)
         flt = check_mapping("filters", filters) or None
         query, tr = self.turns.time_range(time_range, query, user_id)
-        items = self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr)
+        fetch = min(MAX_LIMIT, limit * 2 + 10)
+        found = self.store.search(ns, query=query, filter=flt, limit=fetch, time_range=tr)
+        items = current_view(found, limit=limit, include_superseded=include_superseded, as_of=when)
         hits = []
         for it in items:
             rec = record_of(it)
@@ -264,32 +372,47 @@ class Memory:
         return MemoryPage(items=own, total=self.store.count(ns), limit=limit, offset=offset)
 
     def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
-        """How memory `id` came to be: its creation, then every recorded change, oldest first."""
+        """How memory `id` came to be, oldest first: for a fact, the whole validity chain.
+
+        Each fact of the chain (the ones it replaced, itself, the ones that replaced it) gives
+        an ``ADD`` event with its sources and validity; each closing a ``SUPERSEDED`` event
+        naming the newer fact; changes made through `update` follow as ``UPDATE`` events.
+        """
         rec = self.get(id, user_id)
-        updates = rec.metadata.get("updates")
-        entries = [u for u in updates if u is not None] if isinstance(updates, list) else []
-        first_text = rec.text
-        for u in entries:
-            if isinstance(u, Mapping) and isinstance(u.get("old_text"), str):
-                first_text = u["old_text"]
-                break
-        out: list[dict[str, Any]] = [
-            {"event": "ADD", "at": rec.created_at.isoformat(), "text": first_text}
-        ]
-        for u in entries:
-            if isinstance(u, Mapping):
-                out.append(
-                    {
-                        "event": str(u.get("event", "UPDATE")),
-                        "at": u.get("at") or u.get("time"),
-                        "old_text": u.get("old_text"),
-                        "text": u.get("new_text", u.get("text")),
-                        "detail": dict(u),
-                    }
-                )
-            else:
-                out.append({"event": "UPDATE", "at": None, "text": None, "detail": u})
+        chain = self._chain(rec)
+        out: list[dict[str, Any]] = []
+        for fact in chain:
+            out += _record_events(fact)
+        out.sort(key=lambda e: e.get("at") or "")
         return out
+
+    def _chain(self, rec: MemoryRecord) -> list[MemoryRecord]:
+        """The facts linked to `rec` by supersession, oldest first (cycles cannot occur)."""
+        ns = rec.namespace
+        seen = {rec.id}
+        older: list[MemoryRecord] = []
+        frontier = [rec.id]
+        while frontier:
+            nxt = []
+            for fid in frontier:
+                for it in self.store.search(ns, filter={"superseded_by": fid}, limit=100):
+                    if it.key not in seen:
+                        seen.add(it.key)
+                        prev = record_of(it)
+                        older.append(prev)
+                        nxt.append(prev.id)
+            frontier = nxt
+        newer: list[MemoryRecord] = []
+        cur = rec
+        while cur.superseded_by and cur.superseded_by not in seen:
+            seen.add(cur.superseded_by)
+            item = self.store.get(ns, cur.superseded_by)
+            if item is None:
+                break
+            cur = record_of(item)
+            newer.append(cur)
+        older.sort(key=lambda r: r.valid_from or r.created_at)
+        return [*older, rec, *newer]
 
     # ------------------------------------------------------------------ write
     def update(

@@ -36,6 +36,17 @@ Source = Literal["user_stated", "inferred", "system"]
 
 # Fields of the record that are not stored inside `value` (they belong to the item).
 _ITEM_FIELDS = frozenset({"id", "namespace", "last_accessed", "access_count"})
+# left out of the stored value while unset (falsy), so records without them stay small
+_OPTIONAL_FIELDS = (
+    "occurred_at",
+    "source_ids",
+    "derived_ids",
+    "slot",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "facts_superseded",
+)
 
 
 def utcnow() -> datetime:
@@ -88,8 +99,33 @@ class MemoryRecord(BaseModel):
     last_accessed: datetime | None = None
     access_count: int = Field(0, ge=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # episodes and derived facts (stored only when set, so older records keep their shape)
+    occurred_at: datetime | None = Field(
+        None, description="when it was said (episodes, facts); recency is computed from it"
+    )
+    source_ids: list[str] = Field(
+        default_factory=list, description="a fact: the episodes it was derived from"
+    )
+    derived_ids: list[str] = Field(
+        default_factory=list, description="an episode: the facts derived from it"
+    )
+    slot: str | None = Field(None, description="a fact: what it is a value of")
+    valid_from: datetime | None = Field(None, description="a fact: true from (when it was said)")
+    valid_to: datetime | None = Field(None, description="a fact: no longer true from")
+    superseded_by: str | None = Field(None, description="a fact: the fact that replaced it")
+    facts_superseded: bool = Field(
+        False, description="an episode: every fact derived from it has been superseded"
+    )
 
-    @field_validator("created_at", "updated_at", "last_accessed", mode="before")
+    @field_validator(
+        "created_at",
+        "updated_at",
+        "last_accessed",
+        "occurred_at",
+        "valid_from",
+        "valid_to",
+        mode="before",
+    )
     @classmethod
     def _tz(cls, v: Any) -> Any:
         return as_aware(v)
@@ -109,7 +145,22 @@ class MemoryRecord(BaseModel):
     def to_value(self) -> dict[str, Any]:
         """The JSON-safe dict stored as the item's `value` (no id/namespace/access fields)."""
         data = self.model_dump(mode="json", exclude=set(_ITEM_FIELDS))
+        for name in _OPTIONAL_FIELDS:
+            if not data.get(name):
+                data.pop(name, None)
         return data
+
+    @property
+    def is_current(self) -> bool:
+        """False once a later fact has superseded this one (episodes are always current)."""
+        return self.valid_to is None and self.superseded_by is None
+
+    def valid_at(self, at: datetime) -> bool:
+        """Whether this record was known and true at `at` (said by then, not yet superseded)."""
+        start = self.valid_from or self.occurred_at or self.created_at
+        if start > at:
+            return False
+        return self.valid_to is None or at < self.valid_to
 
     @classmethod
     def from_value(

@@ -1,0 +1,216 @@
+"""Corrections suite: does a superseded value outrank (or replace) the current one?
+
+Each scenario of `benchmarks/data/corrections.jsonl` (one user, several sessions and topics,
+a value corrected or changed later) is replayed exchange by exchange, with its real dates,
+through two systems, interleaved:
+
+- **pipeline**: `Memory.add(..., infer=True)` with no chat model (episodes kept verbatim,
+  facts derived by the offline rules, superseded facts closed);
+- **reference**: `Memory.add(..., infer=False)`, the same turns stored as given.
+
+Then each question is asked (`Memory.search`, top 10). A hit *shows the current value* when
+its text holds one of the question's `current` words; it *shows only the old value* when it
+holds a `superseded` word and no current one. **Superseded wins** when no hit shows the
+current value, or one that shows only the old value ranks above the first that shows the
+current one. For `both_stand` scenarios (two values that both stay true) the failure counted
+is a value missing from the top 10. Matching is case-insensitive substring matching, as the
+data's README defines it.
+
+    python benchmarks/corrections.py --out docs/results/corrections.json --md docs/results/corrections.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from evaldata import CorrectionCase, load_corrections
+
+from langmem_plus import Memory
+from langmem_plus.embeddings import default_embeddings
+
+K = 10
+
+
+def exchanges(case: CorrectionCase) -> list[tuple[str, Any, list[dict[str, str]]]]:
+    """(session_id, occurred_at, messages) per exchange: a user turn and the replies after it."""
+    out: list[tuple[str, Any, list[dict[str, str]]]] = []
+    for t in case.turns:
+        msg = {"role": t.role, "content": t.text}
+        if t.role == "user" or not out or out[-1][0] != t.session_id:
+            out.append((t.session_id, t.occurred_at, [msg]))
+        else:
+            out[-1][2].append(msg)
+    return out
+
+
+def judge(
+    texts: Sequence[str], current: Sequence[str], superseded: Sequence[str]
+) -> dict[str, Any]:
+    """Ranks of the first hit showing the current value and of one showing only the old."""
+    low = [t.lower() for t in texts]
+    cur = [w.lower() for w in current]
+    old = [w.lower() for w in superseded]
+
+    def first(pred: Any) -> int | None:
+        return next((i for i, t in enumerate(low) if pred(t)), None)
+
+    r_cur = first(lambda t: any(w in t for w in cur))
+    r_old = first(lambda t: any(w in t for w in old) and not any(w in t for w in cur))
+    all_cur = all(any(w in t for t in low) for w in cur)
+    if old:
+        lost = r_cur is None or (r_old is not None and r_old < r_cur)
+    else:  # both stand: every value must be there
+        lost = not all_cur
+    return {"rank_current": r_cur, "rank_old_only": r_old, "all_current": all_cur, "lost": lost}
+
+
+def replay(case: CorrectionCase, infer: bool, memory: Memory, user: str) -> list[float]:
+    """Feed the scenario to `memory` as `user`; returns ingest ms per exchange."""
+    ms = []
+    for sid, at, msgs in exchanges(case):
+        t0 = time.perf_counter()
+        memory.add(msgs, user, session_id=sid, infer=infer, timestamp=at)
+        ms.append((time.perf_counter() - t0) * 1000)
+    return ms
+
+
+def run(cases: Sequence[CorrectionCase], embeddings: Any) -> dict[str, Any]:
+    """Replay every scenario through both systems (interleaved) and judge every question."""
+    rows: dict[str, list[dict[str, Any]]] = {"pipeline": [], "reference": []}
+    ingest: dict[str, list[float]] = {"pipeline": [], "reference": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        mems = {
+            name: Memory(Path(tmp) / f"{name}.db", embeddings=embeddings)
+            for name in ("pipeline", "reference")
+        }
+        for case in cases:
+            for name, mem in mems.items():
+                ingest[name] += replay(case, name == "pipeline", mem, case.id)
+                for q in case.questions:
+                    hits = mem.search(q.question, case.id, limit=K)
+                    verdict = judge([h.text for h in hits], q.current, q.superseded)
+                    rows[name].append(
+                        {"case": case.id, "lang": case.lang, "category": case.category, **verdict}
+                    )
+        for mem in mems.values():
+            mem.close()
+    return {"rows": rows, "ingest_ms": ingest}
+
+
+def _pct(xs: Sequence[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
+
+
+def summarise(raw: dict[str, Any]) -> dict[str, Any]:
+    """Shares per system: superseded wins (corrections), values lost (both stand), found@1/@10."""
+    out: dict[str, Any] = {}
+    for name, rows in raw["rows"].items():
+        corr = [r for r in rows if r["category"] != "both_stand"]
+        both = [r for r in rows if r["category"] == "both_stand"]
+        by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            by_cat[r["category"]].append(r)
+            by_lang[r["lang"]].append(r)
+
+        def share(sel: list[dict[str, Any]], key: str = "lost") -> float:
+            return round(sum(bool(r[key]) for r in sel) / len(sel), 3) if sel else 0.0
+
+        out[name] = {
+            "questions": len(rows),
+            "superseded_wins": share(corr),
+            "both_stand_lost": share(both),
+            "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / len(rows), 3),
+            "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / len(rows), 3),
+            "by_category": {c: share(v) for c, v in sorted(by_cat.items())},
+            "by_language": {c: share(v) for c, v in sorted(by_lang.items())},
+            "ingest_p50_ms": round(_pct(raw["ingest_ms"][name], 50), 2),
+            "ingest_p95_ms": round(_pct(raw["ingest_ms"][name], 95), 2),
+        }
+    return out
+
+
+def markdown(res: dict[str, Any]) -> str:
+    """The result tables."""
+    s = res["systems"]
+    cats = sorted(next(iter(s.values()))["by_category"])
+    lines = [
+        f"Command: `{res['command']}`  ",
+        f"Machine: {res['machine']}; embeddings: {res['embeddings']}; "
+        f"{res['scenarios']} scenarios, {res['questions']} questions.",
+        "",
+        "| system | superseded wins (corrections) | both-stand value lost | current @1 | current @10 "
+        "| ingest p50 / p95 ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, v in s.items():
+        lines.append(
+            f"| {name} | {v['superseded_wins']} | {v['both_stand_lost']} | {v['current_at_1']} "
+            f"| {v['current_at_10']} | {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
+        )
+    lines += [
+        "",
+        "Failures by category (superseded wins; for both_stand, a value lost):",
+        "",
+        "| system | " + " | ".join(cats) + " | zh | en | mixed |",
+        "|---|" + "---|" * (len(cats) + 3),
+    ]
+    for name, v in s.items():
+        langs = [str(v["by_language"].get(x, "-")) for x in ("zh", "en", "mixed")]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(str(v["by_category"][c]) for c in cats)
+            + " | "
+            + " | ".join(langs)
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Replay, ask, print the tables; optionally write JSON and Markdown results."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=None, help="corrections.jsonl (default: bundled)")
+    ap.add_argument("--max-cases", type=int, default=None)
+    ap.add_argument("--embeddings", choices=["default", "none"], default="default")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--md", type=Path)
+    args = ap.parse_args(argv)
+    cases = load_corrections(args.data)[: args.max_cases]
+    emb: Any = default_embeddings() if args.embeddings == "default" else False
+    raw = run(cases, emb)
+    res = {
+        "command": "python benchmarks/corrections.py " + " ".join(argv or sys.argv[1:]),
+        "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
+        "embeddings": getattr(emb, "model_name", "none" if emb is False else type(emb).__name__),
+        "scenarios": len(cases),
+        "questions": len(raw["rows"]["pipeline"]),
+        "systems": summarise(raw),
+        "failures": {name: [r for r in rows if r["lost"]] for name, rows in raw["rows"].items()},
+    }
+    md = markdown(res)
+    print(md)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.md:
+        args.md.parent.mkdir(parents=True, exist_ok=True)
+        args.md.write_text(md, encoding="utf-8")
+    return res
+
+
+if __name__ == "__main__":
+    main()
