@@ -3,9 +3,12 @@
 `StructuredLLM.call(Schema, system, user)` asks a LangChain chat model for a `Schema`
 instance. It first uses the model's own structured output (`with_structured_output`, tool
 calling or response_format); models without it, or endpoints that reject it, get a plain
-prompt and the JSON is cut out of the text and repaired. Transient errors are retried with
-exponential backoff (base, 2x base, 4x base); after the last failure the call logs and
-returns ``None`` so the caller falls back to its rules and the turn is never lost.
+prompt and the JSON is cut out of the text and repaired. Only transient errors (timeouts,
+connection errors, HTTP 408/409/425/429/5xx) are retried, with exponential backoff (base,
+2x base, 4x base); a deterministic failure (an answer that does not parse or fit the schema, a
+refusal, a permanent 4xx, any other error) is not, since asking again gets the same answer.
+After the last failure the call logs and returns ``None`` so the caller falls back to its
+rules and the turn is never lost. `call_traced` also reports the calls made and the tokens.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -27,6 +31,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
 
 __all__ = [
+    "CallTrace",
     "StructuredLLM",
     "extract_json",
     "parse_into",
@@ -39,6 +44,29 @@ T = TypeVar("T", bound=BaseModel)
 
 # HTTP statuses that will not get better by asking again.
 _PERMANENT_STATUS = frozenset({400, 401, 403, 404, 405, 413, 422})
+# HTTP statuses worth asking again (timeout, conflict, too early, rate limit); 5xx too.
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+# Client-library error classes (matched by name along the MRO so that no optional client
+# has to be imported) that mean "the request did not get through, try again": openai,
+# anthropic, httpx, requests, google-api-core.
+_TRANSIENT_NAMES = frozenset(
+    {
+        "APIConnectionError",
+        "APITimeoutError",
+        "RateLimitError",
+        "InternalServerError",
+        "OverloadedError",
+        "ServiceUnavailableError",
+        "TransportError",
+        "TimeoutException",
+        "Timeout",
+        "ConnectionError",
+        "ServiceUnavailable",
+        "DeadlineExceeded",
+        "ResourceExhausted",
+        "TooManyRequests",
+    }
+)
 _PLAIN_SUFFIX = (
     "\n\nAnswer with ONE JSON object and nothing else (no prose, no code fences). "
     "It must match this JSON schema:\n{schema}"
@@ -192,14 +220,79 @@ def _is_malformed(exc: BaseException) -> bool:
     return isinstance(exc, PydanticValidationError | json.JSONDecodeError | OutputParserException)
 
 
-def _is_permanent(exc: BaseException) -> bool:
-    if isinstance(exc, NotImplementedError | TypeError | ValidationError):
-        return True
+def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     if status is None:
-        response = getattr(exc, "response", None)
-        status = getattr(response, "status_code", None)
-    return isinstance(status, int) and status in _PERMANENT_STATUS
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _is_permanent(exc: BaseException) -> bool:
+    """The request itself is refused (bad request, auth, unsupported feature)."""
+    if isinstance(exc, NotImplementedError | TypeError | ValidationError):
+        return True
+    return _status(exc) in _PERMANENT_STATUS
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Asking again may work: timeouts, dropped connections, rate limits, server errors.
+    Everything else is deterministic and is not retried."""
+    status = _status(exc)
+    if status is not None:
+        return status in _TRANSIENT_STATUS or 500 <= status <= 599
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _chars(messages: Sequence[BaseMessage]) -> int:
+    return sum(len(_message_text(m)) for m in messages)
+
+
+def _answer_chars(raw: Any) -> int:
+    size = len(_message_text(raw))
+    if isinstance(raw, AIMessage):
+        size += sum(len(json.dumps(c.get("args"), ensure_ascii=False)) for c in raw.tool_calls)
+    return size
+
+
+def _reported_usage(raw: Any) -> tuple[int, int] | None:
+    """(prompt, completion) tokens as the model reported them, when it did."""
+    usage = getattr(raw, "usage_metadata", None)
+    if isinstance(usage, dict) and "input_tokens" in usage:
+        return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    meta = getattr(raw, "response_metadata", None) or {}
+    usage = meta.get("token_usage") or meta.get("usage") if isinstance(meta, dict) else None
+    if isinstance(usage, dict) and "prompt_tokens" in usage:
+        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return None
+
+
+def _estimate(chars: int) -> int:
+    """Tokens guessed from characters (about 4 per token), used only when none are reported."""
+    return (chars + 3) // 4
+
+
+@dataclass
+class CallTrace(Generic[T]):
+    """How one `StructuredLLM` call ended and what it cost.
+
+    `calls` counts every request sent (retries included); tokens count the answers that came
+    back (an errored request reports none) and are an estimate, characters/4, when
+    `tokens_estimated` is set. `error` says why `value` is ``None``.
+    """
+
+    value: T | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    error: str | None = None
 
 
 def _structured(model: Any, schema: type[BaseModel]) -> Any:
@@ -238,6 +331,42 @@ class _Plan:
             SystemMessage(content=system + _PLAIN_SUFFIX.format(schema=schema_json)),
             HumanMessage(content=user),
         ]
+        self.schema_chars = len(schema_json)
+        self.trace: CallTrace[Any] = CallTrace()
+        self.sent_chars = 0
+
+    def before_call(self) -> None:
+        """Count the request about to be sent (and its size, for a token estimate)."""
+        self.trace.calls += 1
+        if self.mode == "structured":
+            self.sent_chars = _chars(self.structured_messages) + self.schema_chars
+        else:
+            self.sent_chars = _chars(self.plain_messages)
+
+    def on_result(self, result: Any) -> BaseModel | None:
+        """Count the answer's tokens and parse it; a malformed answer ends the call."""
+        raw = result.get("raw") if isinstance(result, dict) and "raw" in result else result
+        usage = _reported_usage(raw)
+        if usage is None:
+            usage = (_estimate(self.sent_chars), _estimate(_answer_chars(raw)))
+            self.trace.tokens_estimated = True
+        self.trace.prompt_tokens += usage[0]
+        self.trace.completion_tokens += usage[1]
+        parsed = self.interpret(result)
+        self.trace.value = parsed
+        if parsed is None:
+            refusal = getattr(raw, "additional_kwargs", {}).get("refusal")
+            problem = result.get("parsing_error") if isinstance(result, dict) else None
+            if refusal:
+                self.trace.error = f"refused: {str(refusal)[:200]}"
+            elif problem is not None:
+                self.trace.error = f"malformed answer: {_describe(problem)}"
+            else:
+                self.trace.error = f"malformed answer: no {self.schema.__name__} in it"
+            logger.warning(
+                "%s call: %s; falling back to rules", self.schema.__name__, self.trace.error
+            )
+        return parsed
 
     def interpret(self, result: Any) -> BaseModel | None:
         if self.mode == "structured" and isinstance(result, dict) and "raw" in result:
@@ -250,8 +379,11 @@ class _Plan:
         return _from_raw(self.schema, result)
 
     def on_error(self, exc: BaseException) -> float | None:
-        """Seconds to wait before the next attempt, or None to give up."""
+        """Seconds to wait before the next attempt, or None to give up: only transient
+        errors are retried; a structured-output request the endpoint refuses is asked once
+        more as plain JSON; everything else is deterministic and ends the call."""
         if _is_malformed(exc):
+            self.trace.error = f"malformed answer: {_describe(exc)}"
             logger.warning(
                 "malformed %s answer (%s); falling back to rules", self.schema.__name__, exc
             )
@@ -260,10 +392,12 @@ class _Plan:
             logger.info("structured output rejected (%s); retrying as plain JSON", exc)
             self.mode = "plain"
             return 0.0
-        if _is_permanent(exc):
-            logger.warning("%s call failed permanently: %s", self.schema.__name__, exc)
+        if not _is_transient(exc):
+            self.trace.error = f"failed: {_describe(exc)}"
+            logger.warning("%s call failed (not retried): %s", self.schema.__name__, exc)
             return None
         if self.attempt >= self.llm.max_retries:
+            self.trace.error = f"failed after {self.attempt + 1} attempts: {_describe(exc)}"
             logger.warning(
                 "%s call failed after %d attempts: %s",
                 self.schema.__name__,
@@ -280,8 +414,9 @@ class _Plan:
 class StructuredLLM:
     """Structured calls to one chat model with retry, backoff and JSON repair.
 
-    `sleep` / `asleep` are injectable so tests run instantly; malformed answers are not
-    retried (they fall back to rules at once), transient errors are.
+    `sleep` / `asleep` are injectable so tests run instantly; only transient errors are
+    retried; malformed answers, refusals and other deterministic failures fall back to the
+    rules at once.
     """
 
     def __init__(
@@ -316,36 +451,42 @@ class StructuredLLM:
 
     def call(self, schema: type[T], system: str, user: str) -> T | None:
         """Ask for a `schema` instance; ``None`` after the last failure (logged)."""
+        return self.call_traced(schema, system, user).value
+
+    async def acall(self, schema: type[T], system: str, user: str) -> T | None:
+        """Async twin of `call`."""
+        return (await self.acall_traced(schema, system, user)).value
+
+    def call_traced(self, schema: type[T], system: str, user: str) -> CallTrace[T]:
+        """`call`, reporting the requests sent, the tokens and why it failed."""
         plan = _Plan(self, schema, system, user)
         while True:
+            plan.before_call()
             try:
                 result = self._invoke_once(plan)
             except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
-                    return None
+                    return plan.trace
                 if delay:
                     self.sleep(delay)
                 continue
-            parsed = plan.interpret(result)
-            if parsed is None:
-                logger.warning("malformed %s answer; falling back to rules", schema.__name__)
-            return parsed  # type: ignore[return-value]
+            plan.on_result(result)
+            return plan.trace
 
-    async def acall(self, schema: type[T], system: str, user: str) -> T | None:
-        """Async twin of `call`."""
+    async def acall_traced(self, schema: type[T], system: str, user: str) -> CallTrace[T]:
+        """Async twin of `call_traced`."""
         plan = _Plan(self, schema, system, user)
         while True:
+            plan.before_call()
             try:
                 result = await self._ainvoke_once(plan)
             except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
-                    return None
+                    return plan.trace
                 if delay:
                     await self.asleep(delay)
                 continue
-            parsed = plan.interpret(result)
-            if parsed is None:
-                logger.warning("malformed %s answer; falling back to rules", schema.__name__)
-            return parsed  # type: ignore[return-value]
+            plan.on_result(result)
+            return plan.trace
