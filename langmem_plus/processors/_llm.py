@@ -98,9 +98,9 @@ _SINGLE_QUOTED_RE = re.compile(r"'((?:[^'\\]|\\.)*)'")
 _PY_LITERALS = ((r"\bTrue\b", "true"), (r"\bFalse\b", "false"), (r"\bNone\b", "null"))
 
 
-def _balanced_object(text: str) -> str | None:
+def _balanced_object(text: str, close_truncated: bool = True) -> str | None:
     """The first balanced {...} (or [...]) block of `text`, respecting strings; a block cut
-    off mid-answer is closed."""
+    off mid-answer is closed, or ``None`` when `close_truncated` is false."""
     start = next((i for i, ch in enumerate(text) if ch in "{["), -1)
     if start < 0:
         return None
@@ -126,6 +126,8 @@ def _balanced_object(text: str) -> str | None:
             stack.pop()
             if not stack:
                 return text[start : i + 1]
+    if not close_truncated:
+        return None
     tail = in_str or ""
     return text[start:] + tail + "".join(reversed(stack))
 
@@ -140,15 +142,15 @@ def _repairs(block: str) -> list[str]:
     return candidates
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str, *, close_truncated: bool = True) -> Any:
     """The first JSON object/array found in a model's text answer, repaired if needed
-    (code fences, prose around it, trailing commas, single quotes, Python literals).
-    Returns ``None`` when nothing parses."""
+    (code fences, prose around it, trailing commas, single quotes, Python literals, and an
+    answer cut off mid-way unless `close_truncated` is false). ``None`` when nothing parses."""
     if not isinstance(text, str) or not text.strip():
         return None
     sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
     for source in sources:
-        block = _balanced_object(source)
+        block = _balanced_object(source, close_truncated)
         if block is None:
             continue
         for candidate in _repairs(block):
@@ -174,13 +176,13 @@ def _message_text(message: Any) -> str:
     return str(content)
 
 
-def parse_into(schema: type[T], data: Any) -> T | None:
+def parse_into(schema: type[T], data: Any, *, close_truncated: bool = True) -> T | None:
     """Validate `data` (a dict, a JSON string, or a list for single-list schemas) as
-    `schema`; ``None`` when it does not fit."""
+    `schema`; ``None`` when it does not fit (or, without `close_truncated`, is cut off)."""
     if isinstance(data, schema):
         return data
     if isinstance(data, str):
-        data = extract_json(data)
+        data = extract_json(data, close_truncated=close_truncated)
     if data is None:
         return None
     if isinstance(data, list):
@@ -203,14 +205,14 @@ def parse_into(schema: type[T], data: Any) -> T | None:
         return None
 
 
-def _from_raw(schema: type[T], raw: Any) -> T | None:
+def _from_raw(schema: type[T], raw: Any, close_truncated: bool = True) -> T | None:
     """Recover a schema instance from a raw AIMessage: tool-call args first, then text."""
     if isinstance(raw, AIMessage):
         for call in raw.tool_calls or []:
-            parsed = parse_into(schema, call.get("args"))
+            parsed = parse_into(schema, call.get("args"), close_truncated=close_truncated)
             if parsed is not None:
                 return parsed
-    return parse_into(schema, _message_text(raw))
+    return parse_into(schema, _message_text(raw), close_truncated=close_truncated)
 
 
 def _is_malformed(exc: BaseException) -> bool:
@@ -312,9 +314,17 @@ def _structured(model: Any, schema: type[BaseModel]) -> Any:
 class _Plan:
     """The retry/fallback state machine; sync and async drivers only do the I/O."""
 
-    def __init__(self, llm: StructuredLLM, schema: type[BaseModel], system: str, user: str):
+    def __init__(
+        self,
+        llm: StructuredLLM,
+        schema: type[BaseModel],
+        system: str,
+        user: str,
+        close_truncated: bool = True,
+    ):
         self.llm = llm
         self.schema = schema
+        self.close_truncated = close_truncated
         self.attempt = 0
         self.mode = "structured" if llm.use_structured else "plain"
         self.structured_runnable: Any = None
@@ -373,10 +383,10 @@ class _Plan:
             parsed = result.get("parsed")
             if isinstance(parsed, self.schema):
                 return parsed
-            return _from_raw(self.schema, result.get("raw"))
+            return _from_raw(self.schema, result.get("raw"), self.close_truncated)
         if isinstance(result, self.schema):
             return result
-        return _from_raw(self.schema, result)
+        return _from_raw(self.schema, result, self.close_truncated)
 
     def on_error(self, exc: BaseException) -> float | None:
         """Seconds to wait before the next attempt, or None to give up: only transient
@@ -457,9 +467,13 @@ class StructuredLLM:
         """Async twin of `call`."""
         return (await self.acall_traced(schema, system, user)).value
 
-    def call_traced(self, schema: type[T], system: str, user: str) -> CallTrace[T]:
-        """`call`, reporting the requests sent, the tokens and why it failed."""
-        plan = _Plan(self, schema, system, user)
+    def call_traced(
+        self, schema: type[T], system: str, user: str, *, close_truncated: bool = True
+    ) -> CallTrace[T]:
+        """`call`, reporting the requests sent, the tokens and why it failed. With
+        `close_truncated` false, a plain-JSON answer cut off mid-way counts as malformed
+        instead of being closed (its last item may be cut short)."""
+        plan = _Plan(self, schema, system, user, close_truncated)
         while True:
             plan.before_call()
             try:
@@ -474,9 +488,11 @@ class StructuredLLM:
             plan.on_result(result)
             return plan.trace
 
-    async def acall_traced(self, schema: type[T], system: str, user: str) -> CallTrace[T]:
+    async def acall_traced(
+        self, schema: type[T], system: str, user: str, *, close_truncated: bool = True
+    ) -> CallTrace[T]:
         """Async twin of `call_traced`."""
-        plan = _Plan(self, schema, system, user)
+        plan = _Plan(self, schema, system, user, close_truncated)
         while True:
             plan.before_call()
             try:
