@@ -256,7 +256,8 @@ class FactDeriver(BaseProcessor):
     ) -> Derivation:
         """Facts stated in `turns` (one exchange, `[{"role", "text"}]`) given the user's
         current facts `existing` (`[{"id", "text", "slot"}]`, the ones a new fact may
-        supersede); `context` is the assistant turn before, `now` dates relative plans."""
+        supersede); `context` is the assistant turn before, `now` dates relative plans.
+        An exchange without user text yields no facts and makes no call."""
         job = self._job(turns, existing, context, now)
         if not job.user_turns:
             return Derivation()
