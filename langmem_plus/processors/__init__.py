@@ -4,6 +4,7 @@ model fails (the turn is never lost)."""
 
 from langmem_plus.processors.analysis import ProfileWriter, SymbolExtractor, TurnAnalyzer
 from langmem_plus.processors.apply import ApplyResult, aapply_ops, apply_ops, plan_ops
+from langmem_plus.processors.deriver import Derivation, FactDeriver
 from langmem_plus.processors.episodic import (
     EpisodeMerger,
     EpisodeSeparator,
@@ -26,8 +27,10 @@ from langmem_plus.processors.summarizer import Summarizer
 
 __all__ = [
     "ApplyResult",
+    "Derivation",
     "EpisodeMerger",
     "EpisodeSeparator",
+    "FactDeriver",
     "KnowledgeMonitor",
     "MemoryOp",
     "ProfileWriter",

@@ -3,9 +3,12 @@
 `StructuredLLM.call(Schema, system, user)` asks a LangChain chat model for a `Schema`
 instance. It first uses the model's own structured output (`with_structured_output`, tool
 calling or response_format); models without it, or endpoints that reject it, get a plain
-prompt and the JSON is cut out of the text and repaired. Transient errors are retried with
-exponential backoff (base, 2x base, 4x base); after the last failure the call logs and
-returns ``None`` so the caller falls back to its rules and the turn is never lost.
+prompt and the JSON is cut out of the text and repaired. Only transient errors (timeouts,
+connection errors, HTTP 408/409/425/429/5xx) are retried, with exponential backoff (base,
+2x base, 4x base); a deterministic failure (an answer that does not parse or fit the schema, a
+refusal, a permanent 4xx, any other error) is not, since asking again gets the same answer.
+After the last failure the call logs and returns ``None`` so the caller falls back to its
+rules and the turn is never lost. `call_traced` also reports the calls made and the tokens.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -27,6 +31,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
 
 __all__ = [
+    "CallTrace",
     "StructuredLLM",
     "extract_json",
     "parse_into",
@@ -39,6 +44,29 @@ T = TypeVar("T", bound=BaseModel)
 
 # HTTP statuses that will not get better by asking again.
 _PERMANENT_STATUS = frozenset({400, 401, 403, 404, 405, 413, 422})
+# HTTP statuses worth asking again (timeout, conflict, too early, rate limit); 5xx too.
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+# Client-library error classes (matched by name along the MRO so that no optional client
+# has to be imported) that mean "the request did not get through, try again": openai,
+# anthropic, httpx, requests, google-api-core.
+_TRANSIENT_NAMES = frozenset(
+    {
+        "APIConnectionError",
+        "APITimeoutError",
+        "RateLimitError",
+        "InternalServerError",
+        "OverloadedError",
+        "ServiceUnavailableError",
+        "TransportError",
+        "TimeoutException",
+        "Timeout",
+        "ConnectionError",
+        "ServiceUnavailable",
+        "DeadlineExceeded",
+        "ResourceExhausted",
+        "TooManyRequests",
+    }
+)
 _PLAIN_SUFFIX = (
     "\n\nAnswer with ONE JSON object and nothing else (no prose, no code fences). "
     "It must match this JSON schema:\n{schema}"
@@ -70,9 +98,9 @@ _SINGLE_QUOTED_RE = re.compile(r"'((?:[^'\\]|\\.)*)'")
 _PY_LITERALS = ((r"\bTrue\b", "true"), (r"\bFalse\b", "false"), (r"\bNone\b", "null"))
 
 
-def _balanced_object(text: str) -> str | None:
+def _balanced_object(text: str, close_truncated: bool = True) -> str | None:
     """The first balanced {...} (or [...]) block of `text`, respecting strings; a block cut
-    off mid-answer is closed."""
+    off mid-answer is closed, or ``None`` when `close_truncated` is false."""
     start = next((i for i, ch in enumerate(text) if ch in "{["), -1)
     if start < 0:
         return None
@@ -98,6 +126,8 @@ def _balanced_object(text: str) -> str | None:
             stack.pop()
             if not stack:
                 return text[start : i + 1]
+    if not close_truncated:
+        return None
     tail = in_str or ""
     return text[start:] + tail + "".join(reversed(stack))
 
@@ -112,15 +142,15 @@ def _repairs(block: str) -> list[str]:
     return candidates
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str, *, close_truncated: bool = True) -> Any:
     """The first JSON object/array found in a model's text answer, repaired if needed
-    (code fences, prose around it, trailing commas, single quotes, Python literals).
-    Returns ``None`` when nothing parses."""
+    (code fences, prose around it, trailing commas, single quotes, Python literals, and an
+    answer cut off mid-way unless `close_truncated` is false). ``None`` when nothing parses."""
     if not isinstance(text, str) or not text.strip():
         return None
     sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
     for source in sources:
-        block = _balanced_object(source)
+        block = _balanced_object(source, close_truncated)
         if block is None:
             continue
         for candidate in _repairs(block):
@@ -146,13 +176,13 @@ def _message_text(message: Any) -> str:
     return str(content)
 
 
-def parse_into(schema: type[T], data: Any) -> T | None:
+def parse_into(schema: type[T], data: Any, *, close_truncated: bool = True) -> T | None:
     """Validate `data` (a dict, a JSON string, or a list for single-list schemas) as
-    `schema`; ``None`` when it does not fit."""
+    `schema`; ``None`` when it does not fit (or, without `close_truncated`, is cut off)."""
     if isinstance(data, schema):
         return data
     if isinstance(data, str):
-        data = extract_json(data)
+        data = extract_json(data, close_truncated=close_truncated)
     if data is None:
         return None
     if isinstance(data, list):
@@ -175,14 +205,14 @@ def parse_into(schema: type[T], data: Any) -> T | None:
         return None
 
 
-def _from_raw(schema: type[T], raw: Any) -> T | None:
+def _from_raw(schema: type[T], raw: Any, close_truncated: bool = True) -> T | None:
     """Recover a schema instance from a raw AIMessage: tool-call args first, then text."""
     if isinstance(raw, AIMessage):
         for call in raw.tool_calls or []:
-            parsed = parse_into(schema, call.get("args"))
+            parsed = parse_into(schema, call.get("args"), close_truncated=close_truncated)
             if parsed is not None:
                 return parsed
-    return parse_into(schema, _message_text(raw))
+    return parse_into(schema, _message_text(raw), close_truncated=close_truncated)
 
 
 def _is_malformed(exc: BaseException) -> bool:
@@ -192,14 +222,79 @@ def _is_malformed(exc: BaseException) -> bool:
     return isinstance(exc, PydanticValidationError | json.JSONDecodeError | OutputParserException)
 
 
-def _is_permanent(exc: BaseException) -> bool:
-    if isinstance(exc, NotImplementedError | TypeError | ValidationError):
-        return True
+def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     if status is None:
-        response = getattr(exc, "response", None)
-        status = getattr(response, "status_code", None)
-    return isinstance(status, int) and status in _PERMANENT_STATUS
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _is_permanent(exc: BaseException) -> bool:
+    """The request itself is refused (bad request, auth, unsupported feature)."""
+    if isinstance(exc, NotImplementedError | TypeError | ValidationError):
+        return True
+    return _status(exc) in _PERMANENT_STATUS
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Asking again may work: timeouts, dropped connections, rate limits, server errors.
+    Everything else is deterministic and is not retried."""
+    status = _status(exc)
+    if status is not None:
+        return status in _TRANSIENT_STATUS or 500 <= status <= 599
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _chars(messages: Sequence[BaseMessage]) -> int:
+    return sum(len(_message_text(m)) for m in messages)
+
+
+def _answer_chars(raw: Any) -> int:
+    size = len(_message_text(raw))
+    if isinstance(raw, AIMessage):
+        size += sum(len(json.dumps(c.get("args"), ensure_ascii=False)) for c in raw.tool_calls)
+    return size
+
+
+def _reported_usage(raw: Any) -> tuple[int, int] | None:
+    """(prompt, completion) tokens as the model reported them, when it did."""
+    usage = getattr(raw, "usage_metadata", None)
+    if isinstance(usage, dict) and "input_tokens" in usage:
+        return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    meta = getattr(raw, "response_metadata", None) or {}
+    usage = meta.get("token_usage") or meta.get("usage") if isinstance(meta, dict) else None
+    if isinstance(usage, dict) and "prompt_tokens" in usage:
+        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return None
+
+
+def _estimate(chars: int) -> int:
+    """Tokens guessed from characters (about 4 per token), used only when none are reported."""
+    return (chars + 3) // 4
+
+
+@dataclass
+class CallTrace(Generic[T]):
+    """How one `StructuredLLM` call ended and what it cost.
+
+    `calls` counts every request sent (retries included); tokens count the answers that came
+    back (an errored request reports none) and are an estimate, characters/4, when
+    `tokens_estimated` is set. `error` says why `value` is ``None``.
+    """
+
+    value: T | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    error: str | None = None
 
 
 def _structured(model: Any, schema: type[BaseModel]) -> Any:
@@ -219,9 +314,17 @@ def _structured(model: Any, schema: type[BaseModel]) -> Any:
 class _Plan:
     """The retry/fallback state machine; sync and async drivers only do the I/O."""
 
-    def __init__(self, llm: StructuredLLM, schema: type[BaseModel], system: str, user: str):
+    def __init__(
+        self,
+        llm: StructuredLLM,
+        schema: type[BaseModel],
+        system: str,
+        user: str,
+        close_truncated: bool = True,
+    ):
         self.llm = llm
         self.schema = schema
+        self.close_truncated = close_truncated
         self.attempt = 0
         self.mode = "structured" if llm.use_structured else "plain"
         self.structured_runnable: Any = None
@@ -238,20 +341,59 @@ class _Plan:
             SystemMessage(content=system + _PLAIN_SUFFIX.format(schema=schema_json)),
             HumanMessage(content=user),
         ]
+        self.schema_chars = len(schema_json)
+        self.trace: CallTrace[Any] = CallTrace()
+        self.sent_chars = 0
+
+    def before_call(self) -> None:
+        """Count the request about to be sent (and its size, for a token estimate)."""
+        self.trace.calls += 1
+        if self.mode == "structured":
+            self.sent_chars = _chars(self.structured_messages) + self.schema_chars
+        else:
+            self.sent_chars = _chars(self.plain_messages)
+
+    def on_result(self, result: Any) -> BaseModel | None:
+        """Count the answer's tokens and parse it; a malformed answer ends the call."""
+        raw = result.get("raw") if isinstance(result, dict) and "raw" in result else result
+        usage = _reported_usage(raw)
+        if usage is None:
+            usage = (_estimate(self.sent_chars), _estimate(_answer_chars(raw)))
+            self.trace.tokens_estimated = True
+        self.trace.prompt_tokens += usage[0]
+        self.trace.completion_tokens += usage[1]
+        parsed = self.interpret(result)
+        self.trace.value = parsed
+        if parsed is None:
+            refusal = getattr(raw, "additional_kwargs", {}).get("refusal")
+            problem = result.get("parsing_error") if isinstance(result, dict) else None
+            if refusal:
+                self.trace.error = f"refused: {str(refusal)[:200]}"
+            elif problem is not None:
+                self.trace.error = f"malformed answer: {_describe(problem)}"
+            else:
+                self.trace.error = f"malformed answer: no {self.schema.__name__} in it"
+            logger.warning(
+                "%s call: %s; falling back to rules", self.schema.__name__, self.trace.error
+            )
+        return parsed
 
     def interpret(self, result: Any) -> BaseModel | None:
         if self.mode == "structured" and isinstance(result, dict) and "raw" in result:
             parsed = result.get("parsed")
             if isinstance(parsed, self.schema):
                 return parsed
-            return _from_raw(self.schema, result.get("raw"))
+            return _from_raw(self.schema, result.get("raw"), self.close_truncated)
         if isinstance(result, self.schema):
             return result
-        return _from_raw(self.schema, result)
+        return _from_raw(self.schema, result, self.close_truncated)
 
     def on_error(self, exc: BaseException) -> float | None:
-        """Seconds to wait before the next attempt, or None to give up."""
+        """Seconds to wait before the next attempt, or None to give up: only transient
+        errors are retried; a structured-output request the endpoint refuses is asked once
+        more as plain JSON; everything else is deterministic and ends the call."""
         if _is_malformed(exc):
+            self.trace.error = f"malformed answer: {_describe(exc)}"
             logger.warning(
                 "malformed %s answer (%s); falling back to rules", self.schema.__name__, exc
             )
@@ -260,10 +402,12 @@ class _Plan:
             logger.info("structured output rejected (%s); retrying as plain JSON", exc)
             self.mode = "plain"
             return 0.0
-        if _is_permanent(exc):
-            logger.warning("%s call failed permanently: %s", self.schema.__name__, exc)
+        if not _is_transient(exc):
+            self.trace.error = f"failed: {_describe(exc)}"
+            logger.warning("%s call failed (not retried): %s", self.schema.__name__, exc)
             return None
         if self.attempt >= self.llm.max_retries:
+            self.trace.error = f"failed after {self.attempt + 1} attempts: {_describe(exc)}"
             logger.warning(
                 "%s call failed after %d attempts: %s",
                 self.schema.__name__,
@@ -280,8 +424,9 @@ class _Plan:
 class StructuredLLM:
     """Structured calls to one chat model with retry, backoff and JSON repair.
 
-    `sleep` / `asleep` are injectable so tests run instantly; malformed answers are not
-    retried (they fall back to rules at once), transient errors are.
+    `sleep` / `asleep` are injectable so tests run instantly; only transient errors are
+    retried; malformed answers, refusals and other deterministic failures fall back to the
+    rules at once.
     """
 
     def __init__(
@@ -316,36 +461,48 @@ class StructuredLLM:
 
     def call(self, schema: type[T], system: str, user: str) -> T | None:
         """Ask for a `schema` instance; ``None`` after the last failure (logged)."""
-        plan = _Plan(self, schema, system, user)
+        return self.call_traced(schema, system, user).value
+
+    async def acall(self, schema: type[T], system: str, user: str) -> T | None:
+        """Async twin of `call`."""
+        return (await self.acall_traced(schema, system, user)).value
+
+    def call_traced(
+        self, schema: type[T], system: str, user: str, *, close_truncated: bool = True
+    ) -> CallTrace[T]:
+        """`call`, reporting the requests sent, the tokens and why it failed. With
+        `close_truncated` false, a plain-JSON answer cut off mid-way counts as malformed
+        instead of being closed (its last item may be cut short)."""
+        plan = _Plan(self, schema, system, user, close_truncated)
         while True:
+            plan.before_call()
             try:
                 result = self._invoke_once(plan)
             except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
-                    return None
+                    return plan.trace
                 if delay:
                     self.sleep(delay)
                 continue
-            parsed = plan.interpret(result)
-            if parsed is None:
-                logger.warning("malformed %s answer; falling back to rules", schema.__name__)
-            return parsed  # type: ignore[return-value]
+            plan.on_result(result)
+            return plan.trace
 
-    async def acall(self, schema: type[T], system: str, user: str) -> T | None:
-        """Async twin of `call`."""
-        plan = _Plan(self, schema, system, user)
+    async def acall_traced(
+        self, schema: type[T], system: str, user: str, *, close_truncated: bool = True
+    ) -> CallTrace[T]:
+        """Async twin of `call_traced`."""
+        plan = _Plan(self, schema, system, user, close_truncated)
         while True:
+            plan.before_call()
             try:
                 result = await self._ainvoke_once(plan)
             except Exception as exc:
                 delay = plan.on_error(exc)
                 if delay is None:
-                    return None
+                    return plan.trace
                 if delay:
                     await self.asleep(delay)
                 continue
-            parsed = plan.interpret(result)
-            if parsed is None:
-                logger.warning("malformed %s answer; falling back to rules", schema.__name__)
-            return parsed  # type: ignore[return-value]
+            plan.on_result(result)
+            return plan.trace
