@@ -69,10 +69,8 @@ def judge(
     r_cur = first(lambda t: any(w in t for w in cur))
     r_old = first(lambda t: any(w in t for w in old) and not any(w in t for w in cur))
     all_cur = all(any(w in t for t in low) for w in cur)
-    if old:
-        lost = r_cur is None or (r_old is not None and r_old < r_cur)
-    else:  # both stand: every value must be there
-        lost = not all_cur
+    # a correction is lost when the old value shows first; "both stand": when a value is missing
+    lost = (r_cur is None or (r_old is not None and r_old < r_cur)) if old else not all_cur
     return {"rank_current": r_cur, "rank_old_only": r_old, "all_current": all_cur, "lost": lost}
 
 

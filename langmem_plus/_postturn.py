@@ -36,7 +36,13 @@ def _conversations(store: BaseStore) -> Any:
 
 # ---------------------------------------------------------------------------- processors
 class _Processors:
-    """Lazily built processors (rule-based when model is None); missing ones are skipped."""
+    """Lazily built processors (rule-based when model is None); missing ones are skipped.
+
+    With a model, a turn makes one model call (the FactDeriver): the processors that run on
+    every turn otherwise use their rules (`PER_TURN_RULES`); summaries still use the model.
+    """
+
+    PER_TURN_RULES = frozenset({"ProfileWriter", "TurnAnalyzer", "Reconsolidator"})
 
     def __init__(self, model: Any, config: MemoryConfig) -> None:
         self.model = model
@@ -51,10 +57,11 @@ class _Processors:
                     from langmem_plus import processors as mod
 
                     cls = getattr(mod, name)
+                    model = None if name in self.PER_TURN_RULES else self.model
                     try:
-                        self._cache[name] = cls(self.model, self.config)
+                        self._cache[name] = cls(model, self.config)
                     except TypeError:
-                        self._cache[name] = cls(model=self.model)
+                        self._cache[name] = cls(model=model)
                 except (ImportError, AttributeError) as exc:
                     logger.warning("processor %s unavailable (%s); step skipped", name, exc)
                     self._cache[name] = None
@@ -249,8 +256,10 @@ class PostTurnSteps(ABC):
             item = job.store.get(job.namespace, key)
             if item is None or not isinstance(item.value, dict):
                 continue
-            if item.value.get("kind") != "episodic":
-                continue
+            if item.value.get("kind") != "episodic" or "spans" in (
+                item.value.get("metadata") or {}
+            ):
+                continue  # an exchange kept verbatim is ground truth: never rewritten
             try:
                 record = MemoryRecord.from_item(item)
                 context = "\n".join(f"{d['role']}: {d['text']}" for d in dialogue)[:4000]

@@ -217,7 +217,21 @@ class EpisodeKeeper:
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         self._write(store, writes)
+        self._share_text(store, namespace, episode, turn_ids)
         return kept
+
+    @staticmethod
+    def _share_text(
+        store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, turn_ids: Sequence[int]
+    ) -> None:
+        """Logged turns read their text from the episode (one copy of what was said)."""
+        log = getattr(store, "conversations", None)
+        spans = episode.metadata.get("spans") or []
+        if log is None or not turn_ids or len(turn_ids) != len(spans):
+            return
+        log.share_text(
+            namespace, episode.id, [(t, s[0], s[1]) for t, s in zip(turn_ids, spans, strict=True)]
+        )
 
     def _derive(
         self,
@@ -358,7 +372,12 @@ class EpisodeKeeper:
     def _write(
         store: BaseStore, writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord]
     ) -> None:
-        store.batch([PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()])
+        store.batch(
+            [
+                PutOp(ns, key, rec.to_value(compact=rec.kind == "episodic"))
+                for (ns, key), rec in writes.items()
+            ]
+        )
         restore = getattr(store, "restore_item_stats", None)
         if restore is not None:  # keep each record's own time (recency is computed from it)
             restore(

@@ -142,8 +142,20 @@ class MemoryRecord(BaseModel):
         """Seed 003's name for `access_count`."""
         return self.access_count
 
-    def to_value(self) -> dict[str, Any]:
-        """The JSON-safe dict stored as the item's `value` (no id/namespace/access fields)."""
+    def to_value(self, *, compact: bool = False) -> dict[str, Any]:
+        """The JSON-safe dict stored as the item's `value` (no id/namespace/access fields).
+
+        `compact` leaves out every field at its default and the two times the store keeps
+        itself (`from_item` restores them): how episodes are stored, one per exchange.
+        """
+        if compact:
+            data = self.model_dump(
+                mode="json",
+                exclude={*_ITEM_FIELDS, "created_at", "updated_at"},
+                exclude_defaults=True,
+            )
+            data["kind"] = self.kind  # always said, so a reader can tell what it is
+            return data
         data = self.model_dump(mode="json", exclude=set(_ITEM_FIELDS))
         for name in _OPTIONAL_FIELDS:
             if not data.get(name):

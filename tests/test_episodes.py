@@ -254,3 +254,22 @@ def test_chitchat_is_kept_with_low_importance(said: str) -> None:
     rec = mem.get(ids[0], "u")
     assert rec.kind == "episodic" and rec.text.startswith(said)
     assert rec.importance < mem.get(_say(mem, "trip=Rome", T0, user="u")[0], "u").importance
+
+
+def test_logged_turns_share_the_episodes_text(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    said = "周一来，哦不对，是周二 🔧\nline two"
+    ids = mem.add(
+        [{"role": "user", "content": said}, {"role": "assistant", "content": "好的，周二见"}],
+        "u1",
+        session_id="s1",
+    )
+    raw = mem.store.db
+    with raw.read() as conn:
+        stored = [r[0] for r in conn.execute("SELECT content FROM turns ORDER BY id")]
+    assert stored == ["", ""]  # one copy: the episode's
+    assert [t.content for t in mem.store.conversations.turns("u1", "s1")] == [said, "好的，周二见"]
+    mem.close()
+    again = Memory(tmp_path / "m.db", embeddings=False)
+    assert [t.content for t in again.store.conversations.turns("u1")] == [said, "好的，周二见"]
+    assert again.get(ids[0], "u1").text == f"{said}\n好的，周二见"

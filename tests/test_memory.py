@@ -50,13 +50,14 @@ def test_add_raw_stores_each_message_as_given(mem):
     assert mem.get(ids[1], "alice").who == "assistant"
 
 
-def test_add_infer_runs_the_rule_monitor(kw_mem):
-    ids = kw_mem.add("我叫小明。I prefer dark mode in my editor.", "bob")
-    texts = {kw_mem.get(i, "bob").text for i in ids}
-    assert any("dark mode" in t for t in texts)
-    assert any("小明" in t for t in texts)
-    # chit-chat stores nothing
-    assert kw_mem.add("hi there!", "bob") == []
+def test_add_infer_keeps_the_exchange_verbatim(kw_mem):
+    said = "我叫小明。I prefer dark mode in my editor."
+    ids = kw_mem.add(said, "bob")
+    episode = kw_mem.get(ids[0], "bob")
+    assert episode.kind == "episodic" and episode.text == said
+    # chit-chat is kept too, as an episode that matters less
+    [chat] = kw_mem.add("hi there!", "bob")
+    assert kw_mem.get(chat, "bob").importance < episode.importance
 
 
 def test_add_with_session_logs_turns(kw_mem):

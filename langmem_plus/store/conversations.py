@@ -15,6 +15,7 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
+from langmem_plus.store._common import _ns_str
 from langmem_plus.store.sqlite import Database
 from langmem_plus.text.symbols import extract_symbols
 
@@ -105,14 +106,14 @@ class ConversationLog:
         uncollected_only: bool = False,
     ) -> list[ConversationTurn]:
         """Turns of a user (optionally one session) in order."""
-        sql = "SELECT id, user_id, session_id, role, content, symbols, created_at, is_collected FROM turns WHERE user_id=? AND id>?"
+        sql = f"SELECT {_TURN_COLS} FROM {_TURN_FROM} WHERE t.user_id=? AND t.id>?"
         args: list[Any] = [user_id, after_id]
         if session_id is not None:
-            sql += " AND session_id=?"
+            sql += " AND t.session_id=?"
             args.append(session_id)
         if uncollected_only:
-            sql += " AND is_collected=0"
-        sql += " ORDER BY id"
+            sql += " AND t.is_collected=0"
+        sql += " ORDER BY t.id"
         if limit is not None:
             sql += " LIMIT ?"
             args.append(int(limit))
@@ -123,11 +124,43 @@ class ConversationLog:
     def get_turn(self, turn_id: int) -> ConversationTurn | None:
         with self._db.read() as conn:
             row = conn.execute(
-                "SELECT id, user_id, session_id, role, content, symbols, created_at, is_collected "
-                "FROM turns WHERE id=?",
+                f"SELECT {_TURN_COLS} FROM {_TURN_FROM} WHERE t.id=?",
                 (turn_id,),
             ).fetchone()
         return None if row is None else _turn(row)
+
+    def share_text(
+        self, namespace: Sequence[str], key: str, spans: Sequence[tuple[int, int, int]]
+    ) -> int:
+        """Let turns read their text from the item (an episode) that holds it verbatim.
+
+        `spans` are ``(turn_id, start, stop)`` into the item's text. A turn is linked only
+        when that span equals its content exactly, so no text is ever lost; returns how many.
+        """
+        if not spans:
+            return 0
+        linked = 0
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT i.id, json_extract(i.value, '$.text') FROM items i "
+                "JOIN namespaces n ON n.id = i.ns_id WHERE n.ns=? AND i.key=?",
+                (_ns_str(namespace), key),
+            ).fetchone()
+            if row is None or not isinstance(row[1], str):
+                return 0
+            item_id, text = row
+            for turn_id, start, stop in spans:
+                got = conn.execute("SELECT content FROM turns WHERE id=?", (turn_id,)).fetchone()
+                if got is None or got[0] != text[start:stop]:
+                    continue
+                conn.execute(
+                    "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) "
+                    "VALUES (?,?,?,?)",
+                    (turn_id, item_id, start, stop),
+                )
+                conn.execute("UPDATE turns SET content='' WHERE id=?", (turn_id,))
+                linked += 1
+        return linked
 
     def mark_collected(self, turn_ids: Iterable[int]) -> int:
         """Mark turns as processed by the post-turn processors."""
@@ -302,10 +335,11 @@ class ConversationLog:
         with self._db.write() as conn:
             t_where = where + (" AND created_at < ?" if cut is not None else "")
             t_args = [*args, cut] if cut is not None else args
-            conn.execute(
-                f"DELETE FROM symbol_index WHERE turn_id IN (SELECT id FROM turns WHERE {t_where})",
-                t_args,
-            )
+            for table in ("symbol_index", "turn_text"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE turn_id IN (SELECT id FROM turns WHERE {t_where})",
+                    t_args,
+                )
             counts["turns_deleted"] = conn.execute(
                 f"DELETE FROM turns WHERE {t_where}", t_args
             ).rowcount
@@ -328,6 +362,7 @@ class ConversationLog:
                 "session_summaries_deleted": conn.execute("DELETE FROM session_summaries").rowcount,
             }
             conn.execute("DELETE FROM symbol_index")
+            conn.execute("DELETE FROM turn_text")
             conn.execute("DELETE FROM profiles")
         return counts
 
@@ -337,6 +372,17 @@ def _context(content: str, symbol: str, width: int = 60) -> str:
     if i < 0:
         return content[:width]
     return content[max(0, i - width // 2) : i + len(symbol) + width // 2]
+
+
+# a turn's text: its span of the episode item that shares it, else its own column
+_TURN_COLS = (
+    "t.id, t.user_id, t.session_id, t.role, "
+    "COALESCE(substr(json_extract(i.value, '$.text'), x.start + 1, x.stop - x.start), t.content), "
+    "t.symbols, t.created_at, t.is_collected"
+)
+_TURN_FROM = (
+    "turns t LEFT JOIN turn_text x ON x.turn_id = t.id LEFT JOIN items i ON i.id = x.item_id"
+)
 
 
 def _turn(r: Sequence[Any]) -> ConversationTurn:

@@ -173,6 +173,17 @@ _MIGRATIONS: list[str | tuple[str, ...]] = [
         END
         """,
     ),
+    # 007_turn_text: a logged turn whose exchange is kept as an episode item shares that
+    # item's text (its span in it) instead of holding a second copy (conversations.py)
+    """
+    CREATE TABLE IF NOT EXISTS turn_text (
+        turn_id INTEGER PRIMARY KEY,
+        item_id INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        stop INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS turn_text_item ON turn_text(item_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
