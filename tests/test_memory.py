@@ -56,7 +56,7 @@ def test_add_infer_keeps_the_exchange_verbatim(kw_mem):
     episode = kw_mem.get(ids[0], "bob")
     assert episode.kind == "episodic" and episode.text == said
     # chit-chat is kept too, as an episode that matters less
-    [chat] = kw_mem.add("hi there!", "bob")
+    [chat] = kw_mem.add("thanks!", "bob")
     assert kw_mem.get(chat, "bob").importance < episode.importance
 
 
