@@ -150,7 +150,7 @@ def _format_hits(hits: Sequence[Any]) -> tuple[list[str], list[dict[str, Any]]]:
         date = it.created_at.strftime("%Y-%m-%d")
         head = f"{i}. [category={quote_data(str(value.get('category', 'fact')), 80)}, {date}"
         head += f", score {score:.2f}]" if score is not None else "]"
-        lines.append(f"{head} {quote_data(text)} (id={quote_data(str(it.key), 200)})")
+        lines.append(f"{head} {quote_data(text)} (id={quote_data(str(it.key))})")
         artifact.append(
             {
                 "id": it.key,
