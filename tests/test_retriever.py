@@ -6,12 +6,15 @@ from typing import Any
 
 import pytest
 from conftest import HashEmbeddings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langmem_plus import HybridStore, MemoryRetriever
 from langmem_plus.errors import ValidationError
+from langmem_plus.namespaces import user_namespace
 
 _STORE = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
 for i, text in enumerate(
@@ -34,7 +37,7 @@ class TestMemoryRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"store": _STORE, "namespace": ("memories", "u1")}
+        return {"store": _STORE, "user_id": "u1"}
 
     @property
     def retriever_query_example(self) -> str:
@@ -53,10 +56,90 @@ def test_documents_carry_key_namespace_and_score_parts():
 
 
 def test_filter_and_validation():
-    r = MemoryRetriever(store=_STORE, namespace="memories", filter={"category": "preference"})
+    r = MemoryRetriever(store=_STORE, user_id="u1", filter={"category": "preference"})
     assert r.invoke("tea") == []
     with pytest.raises(ValidationError):
         MemoryRetriever(store=_STORE, namespace=("memories", "u1")).invoke("tea", k=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},  # no scope at all: the old default spanned every user
+        {"namespace": "memories"},
+        {"namespace": ("memories",)},
+        {"namespace": ()},
+        {"user_id": "u1", "namespace": ("memories", "u1")},
+        {"user_id": ""},
+        {"user_id": "\ud800"},
+        {"user_id": 7},
+        {"namespace": 5},
+        {"namespace": ("memories", 5)},
+        {"user_id": "u1", "k": 0},
+    ],
+)
+def test_a_scope_is_required_and_cross_user_prefixes_are_refused(kwargs: dict[str, Any]):
+    with pytest.raises(ValidationError) as info:
+        MemoryRetriever(store=_STORE, **kwargs)
+    assert type(info.value) is ValidationError and str(info.value).startswith("MemoryRetriever")
+
+
+def _two_users() -> HybridStore:
+    store = HybridStore(index=False)
+    store.put(user_namespace("john.smith"), "a", {"text": "PIN is 1234", "category": "fact"})
+    store.put(("memories", "john_smith"), "b", {"text": "PIN is 9876", "category": "fact"})
+    # a deeper namespace below john_smith's: a prefix search would include it
+    for i in range(6):
+        store.put(("memories", "john_smith", "x"), f"d{i}", {"text": f"PIN PIN is {i}"})
+    return store
+
+
+def test_user_id_maps_through_user_namespace_and_sees_only_that_namespace():
+    store = _two_users()
+    john_dot = MemoryRetriever(store=store, user_id="john.smith")
+    assert john_dot.namespace == user_namespace("john.smith") != ("memories", "john.smith")
+    assert [d.id for d in john_dot.invoke("PIN")] == ["a"]
+    # deeper items outrank john_smith's own memory: paging still finds exactly k of its own
+    john_us = MemoryRetriever(store=store, user_id="john_smith", k=1)
+    assert [d.id for d in john_us.invoke("PIN")] == ["b"]
+    same = MemoryRetriever(store=store, namespace=("memories", "john_smith"), k=3)
+    assert [d.metadata["namespace"] for d in same.invoke("PIN")] == [["memories", "john_smith"]]
+
+
+def test_allow_prefix_searches_below_the_namespace_on_purpose():
+    store = _two_users()
+    everyone = MemoryRetriever(store=store, namespace=("memories",), allow_prefix=True, k=10)
+    keys = {d.id for d in everyone.invoke("PIN")}
+    assert {"a", "b", "d0"} <= keys
+    below = MemoryRetriever(store=store, user_id="john_smith", allow_prefix=True, k=10)
+    assert {d.id for d in below.invoke("PIN")} == {"b"} | {f"d{i}" for i in range(6)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "a.b", "a_b", "a%2Eb", "b"]), st.booleans()),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(min_value=1, max_value=5),
+)
+def test_a_user_retriever_never_returns_another_namespace(
+    puts: list[tuple[str, bool]], k: int
+) -> None:
+    store = HybridStore(index=False)
+    for i, (user, deeper) in enumerate(puts):
+        ns = (*user_namespace(user), "sub") if deeper else user_namespace(user)
+        store.put(ns, f"k{i}", {"text": f"shared words {user}"})
+    for user in {u for u, _ in puts}:
+        mine = [f"k{i}" for i, (u, d) in enumerate(puts) if u == user and not d]
+        for r in (
+            MemoryRetriever(store=store, user_id=user, k=k),
+            MemoryRetriever(store=store, namespace=user_namespace(user), k=k),
+        ):
+            got = [d.id for d in r.invoke("shared words")]
+            assert set(got) <= set(mine) and len(got) == min(k, len(mine))
+            assert all(d.metadata["namespace"] == list(r.scope) for d in r.invoke("shared"))
 
 
 async def _ainvoke() -> list[Document]:
@@ -70,3 +153,5 @@ def test_async():
 
     docs = asyncio.run(_ainvoke())
     assert docs[0].page_content == "User lives in Shanghai"
+    r = MemoryRetriever(store=_two_users(), user_id="john_smith", k=2)
+    assert [d.id for d in asyncio.run(r.ainvoke("PIN"))] == ["b"]
