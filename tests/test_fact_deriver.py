@@ -149,10 +149,10 @@ def test_request_carries_numbered_turns_known_facts_context_and_today() -> None:
     FactDeriver(model=model).run(TURNS, EXISTING, context="你国庆去哪儿？", now=now)
     user = model.seen[0][1].content
     assert "<today>2026-11-25 (Wednesday)</today>" in user
-    assert "[f1] (national_day_trip.destination) 用户国庆要去成都" in user
-    assert "[f2] 用户喜欢吃川菜" in user
-    assert "(before) assistant: 你国庆去哪儿？" in user
-    assert "[0] user: 国庆不去成都了" in user and "[1] assistant: 好的" in user
+    assert '[f1] ("national_day_trip.destination") "用户国庆要去成都"' in user
+    assert '[f2] "用户喜欢吃川菜"' in user
+    assert '(before) assistant: "你国庆去哪儿？"' in user
+    assert '[0] user: "国庆不去成都了' in user and '[1] assistant: "好的' in user
 
 
 def test_prompt_is_compact_and_precision_first() -> None:
@@ -338,7 +338,7 @@ def test_existing_facts_accept_records_with_metadata_slot() -> None:
     record = SimpleNamespace(id="f9", text="用户住在上海", metadata={"slot": "home.city"})
     model = ScriptedTools(script=[facts_call([{"text": "用户住在杭州", "supersedes": ["f9"]}])])
     out = FactDeriver(model=model).run(TURNS, [record])
-    assert "[f9] (home.city) 用户住在上海" in model.seen[0][1].content
+    assert '[f9] ("home.city") "用户住在上海"' in model.seen[0][1].content
     assert out.facts[0].supersedes == ["f9"]
 
 
@@ -489,7 +489,7 @@ def test_chat_openai_one_request_per_exchange(server: FakeOpenAI, asynchronous: 
     (body,) = server.requests
     assert body["tools"][0]["function"]["name"] == "FactsOut"
     assert body["messages"][0]["content"] == prompts.FACT_DERIVER_PROMPT
-    assert "[0] user: 国庆不去成都了" in body["messages"][1]["content"]
+    assert '[0] user: "国庆不去成都了' in body["messages"][1]["content"]
 
 
 @loopback

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from langmem_plus.quoting import quote_data
+
 __all__ = [
     "EPISODE_PROMPT",
     "FACT_DERIVER_PROMPT",
@@ -158,7 +160,8 @@ and the short `context` it appeared in."""
 
 
 def _quote(text: str) -> str:
-    return text.replace("<", "‹").replace(">", "›")
+    """Stored or user text as data for a prompt: the one quoting every model-facing path uses."""
+    return quote_data(text)
 
 
 def render_turns(turns: Iterable[Mapping[str, Any]]) -> str:
