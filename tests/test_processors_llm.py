@@ -117,7 +117,7 @@ def test_plain_prompt_carries_schema_and_language_rule() -> None:
     KnowledgeMonitor(model=model).run(USER, EXISTING)
     system = model.seen[0][0].content
     assert "JSON schema" in system and "Chinese" in system
-    assert "[m1] 用户住在上海" in model.seen[0][1].content
+    assert '[m1] "用户住在上海"' in model.seen[0][1].content
 
 
 def test_malformed_answer_falls_back_to_rules() -> None:
