@@ -33,6 +33,7 @@ import inspect
 import json
 import platform
 import re
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -47,6 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from langchain_core.embeddings import Embeddings  # noqa: E402
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 
 from langmem_plus import Memory  # noqa: E402
 from langmem_plus.embeddings import default_embeddings  # noqa: E402
@@ -233,16 +237,43 @@ class Run:
     sources: dict[str, set[str]] = field(default_factory=dict)
     ingest_ms: list[float] = field(default_factory=list)
     ingest_excl_ms: list[float] = field(default_factory=list)
+    calls: int = 0
+    prompt_tokens: int = 0
 
 
 _ADD_TAKES_TIME = "timestamp" in inspect.signature(Memory.add).parameters
 
 
-def replay(conv: Conversation, infer: bool, inner: Embeddings, workdir: Path) -> Run:
+class StandInModel(BaseChatModel):
+    """A deterministic chat model that answers every fact request with no facts: it shows
+    what the model path costs per exchange (calls, prompt size), not what a model finds."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "stand-in"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+    ) -> ChatResult:
+        prompt = sum(len(str(m.content)) for m in messages)
+        msg = AIMessage(
+            '{"facts": []}',
+            usage_metadata={
+                "input_tokens": prompt // 4,
+                "output_tokens": 4,
+                "total_tokens": prompt // 4 + 4,
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+def replay(
+    conv: Conversation, infer: bool, inner: Embeddings, workdir: Path, model: Any = None
+) -> Run:
     """Feed every exchange of `conv` to a fresh Memory; record what each add touched."""
     emb = TimedEmbeddings(inner)
     path = workdir / f"{conv.name}-{'pipeline' if infer else 'reference'}.db"
-    run = Run(Memory(path, embeddings=emb), emb, path, conv.name)
+    run = Run(Memory(path, embeddings=emb, model=model if infer else None), emb, path, conv.name)
     for ex in conv.exchanges:
         kwargs: dict[str, Any] = {"session_id": ex.session_id, "infer": infer}
         if _ADD_TAKES_TIME and ex.occurred_at is not None:
@@ -254,6 +285,9 @@ def replay(conv: Conversation, infer: bool, inner: Embeddings, workdir: Path) ->
         run.ingest_excl_ms.append(wall - (emb.seconds - e0) * 1000)
         for mid in ids:
             run.sources.setdefault(mid, set()).update(ex.dia_ids)
+        cost = run.memory.last_cost if infer else {}
+        run.calls += int(cost.get("calls", 0))
+        run.prompt_tokens += int(cost.get("prompt_tokens", 0))
     return run
 
 
@@ -300,6 +334,18 @@ def _bytes_on_disk(path: Path) -> int:
     )
 
 
+def _bytes_excl_vectors(path: Path) -> int:
+    """Bytes of the database's tables and indexes other than the vector ones (SQLite dbstat)."""
+    con = sqlite3.connect(path)
+    try:
+        row = con.execute(
+            "SELECT SUM(pgsize) FROM dbstat WHERE name NOT IN ('vectors', 'vectors_item', 'vec_log')"
+        ).fetchone()
+    finally:
+        con.close()
+    return int(row[0] or 0)
+
+
 def summarise(rows: list[dict[str, Any]], runs: list[Run], turns: int) -> dict[str, Any]:
     """Means over questions (overall and per category) and the per-turn costs."""
 
@@ -313,9 +359,14 @@ def summarise(rows: list[dict[str, Any]], runs: list[Run], turns: int) -> dict[s
     ingest = [x for r in runs for x in r.ingest_ms]
     excl = [x for r in runs for x in r.ingest_excl_ms]
     items = sum(r.memory.store.count(r.memory.namespace(r.user)) for r in runs)
+    exchanges = sum(len(r.ingest_ms) for r in runs)
     return {
         "questions": len(rows),
         **means(rows),
+        "model_calls_per_exchange": round(sum(r.calls for r in runs) / max(1, exchanges), 3),
+        "prompt_tokens_per_exchange": round(
+            sum(r.prompt_tokens for r in runs) / max(1, exchanges), 1
+        ),
         "by_category": {c: means([r for r in rows if r["category"] == c]) for c in cats},
         "memories": items,
         "memories_per_turn": round(items / max(1, turns), 3),
@@ -337,8 +388,8 @@ def markdown(res: dict[str, Any]) -> str:
         "",
         "| system | evidence recall@10 | answer contained@10 (all words) | answer words found "
         "| memories | per turn | ingest p50 / p95 ms | excl. embedding p50 / p95 ms "
-        "| bytes / turn |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| bytes / turn | excl. vectors | model calls / tokens per exchange |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("pipeline", "reference"):
         s = res["systems"][name]
@@ -347,7 +398,8 @@ def markdown(res: dict[str, Any]) -> str:
             f"| {s['answer_share']:.3f} | {s['memories']} | {s['memories_per_turn']} "
             f"| {s['ingest_ms_p50']} / {s['ingest_ms_p95']} "
             f"| {s['ingest_excl_embed_ms_p50']} / {s['ingest_excl_embed_ms_p95']} "
-            f"| {s['bytes_per_turn']} |"
+            f"| {s['bytes_per_turn']} | {s['bytes_per_turn_excl_vectors']} "
+            f"| {s['model_calls_per_exchange']} / {s['prompt_tokens_per_exchange']} |"
         )
     out += ["", "By category (evidence recall@10 / answer contained@10):", ""]
     cats = sorted(res["systems"]["pipeline"]["by_category"])
@@ -372,6 +424,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--max-convs", type=int, default=None)
     ap.add_argument("--max-q", type=int, default=None)
     ap.add_argument("--set", choices=["locomo", "memorybank"], default="locomo")
+    ap.add_argument(
+        "--llm-standin",
+        action="store_true",
+        help="the pipeline uses a stand-in chat model (no facts): reports calls/tokens per exchange",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
     args = ap.parse_args(argv)
@@ -388,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for conv in convs:
             # interleaved: both systems replay the same conversation back to back
             for name, infer in (("pipeline", True), ("reference", False)):
-                run = replay(conv, infer, inner, Path(tmp))
+                model = StandInModel() if args.llm_standin else None
+                run = replay(conv, infer, inner, Path(tmp), model)
                 rows[name] += score(run, conv)
                 runs[name].append(run)
                 print(
@@ -404,6 +462,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 r.memory.close()
                 bytes_[name] += _bytes_on_disk(r.path)
             systems[name]["bytes_per_turn"] = round(bytes_[name] / max(1, turns))
+            systems[name]["bytes_per_turn_excl_vectors"] = round(
+                sum(_bytes_excl_vectors(r.path) for r in runs[name]) / max(1, turns)
+            )
     res = {
         "command": "python benchmarks/e2e_memory.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",

@@ -315,6 +315,17 @@ def _read_log(path: Path) -> list[dict[str, Any]]:
     return _parse_log_text(text)
 
 
+def _exchanges_of(turns: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Logged turns grouped into exchanges: a user turn (or several) and the replies after it."""
+    out: list[list[dict[str, Any]]] = []
+    for t in turns:
+        if not out or (t["role"] == "user" and out[-1][-1]["role"] != "user"):
+            out.append([t])
+        else:
+            out[-1].append(t)
+    return out
+
+
 def import_logs(
     mem: Memory, directory: str | Path, user_id: str, *, infer: bool, progress: Progress = None
 ) -> dict[str, int]:
@@ -333,13 +344,20 @@ def import_logs(
         counts["files"] += 1
         if turns:
             sid = path.relative_to(root).with_suffix("").as_posix().replace("/", "-")
-            for t in turns:
-                mem.turns.add_turn(uid, sid, t["role"], t["content"], created_at=t["created_at"])
+            if infer:  # each exchange an episode (with its own date), facts derived from it
+                for exchange in _exchanges_of(turns):
+                    msgs = [{"role": t["role"], "content": t["content"]} for t in exchange]
+                    at = exchange[0]["created_at"]
+                    counts["memories"] += len(
+                        mem.add(msgs, uid, session_id=sid, infer=True, timestamp=at)
+                    )
+            else:
+                for t in turns:
+                    mem.turns.add_turn(
+                        uid, sid, t["role"], t["content"], created_at=t["created_at"]
+                    )
             counts["turns"] += len(turns)
             counts["sessions"] += 1
-            if infer:
-                msgs = [{"role": t["role"], "content": t["content"]} for t in turns]
-                counts["memories"] += len(mem.add(msgs, uid, infer=True))
         if progress:
             progress(i, len(files))
     return counts

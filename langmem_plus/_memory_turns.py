@@ -229,13 +229,21 @@ class ConversationIndex:
         flt = None if session_id is None else {"session_id": check_id("session_id", session_id)}
         query, tr = self.time_range(time_range, query, uid)
         ns = user_namespace(uid, TURN_ROOT)
-        items = self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr)
+        episodes_ns = user_namespace(uid)
+        ep_flt = {"kind": "episodic", **(flt or {})}
+        found = list(self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr))
+        found += self.store.search(
+            episodes_ns, query=query, filter=ep_flt, limit=limit, time_range=tr
+        )  # exchanges kept as episodes: their turns are logged without a mirror item
+        found.sort(key=lambda it: -float(it.score or 0.0))
+        items = found[:limit]
         results = []
         for it in items:
             v = it.value
+            turn_ids = (v.get("metadata") or {}).get("turn_ids") or [None]
             common = {
                 "conversation_id": v.get("session_id"),
-                "turn_id": v.get("turn_id"),
+                "turn_id": v.get("turn_id", turn_ids[0]),
             }
             if v.get("is_summary"):
                 results.append(
@@ -251,16 +259,16 @@ class ConversationIndex:
                 results.append(
                     {
                         **common,
-                        "role": v.get("role"),
+                        "role": v.get("role", v.get("who", "user")),
                         "content": v.get("text"),
                         "relevance": round(float(it.score or 0.0), 4),
-                        "created_at": v.get("created_at"),
+                        "created_at": v.get("created_at", v.get("occurred_at")),
                         "is_summary": False,
                     }
                 )
         return {
             "results": results,
-            "total_searched": self.store.count(ns),
+            "total_searched": self.store.count(ns) + self.store.count(episodes_ns),
             "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
         }
 

@@ -125,6 +125,22 @@ def _fmt_parts(components: dict[str, Any]) -> str:
     )
 
 
+def _stored_lines(store: Any, namespace: tuple[str, ...], report: dict[str, Any]) -> list[str]:
+    """What the turn stored: the episode, each derived fact, each fact it superseded."""
+    lines = [f"episode {e[:8]} (the exchange, verbatim)" for e in report.get("episodes", [])]
+    for fid in report.get("facts", []):
+        item = store.get(namespace, fid)
+        if item is not None:
+            lines.append(
+                f"fact {item.value.get('text')!r} from episode {report['episodes'][-1][:8]}"
+            )
+    for fid in report.get("superseded", []):
+        item = store.get(namespace, fid)
+        if item is not None:
+            lines.append(f"closed old fact {item.value.get('text')!r} (superseded)")
+    return lines
+
+
 def run_demo(
     db_path: str | Path | None = None,
     model: str | None = None,
@@ -202,7 +218,7 @@ def run_demo(
                 if recalled:
                     out(
                         "  recalled (score = 0.4 keyword + 0.2 category + 0.15 recency "
-                        "+ 0.1 frequency + 0.15 confidence):"
+                        "+ 0.1 frequency + 0.15 confidence; facts first, then episodes):"
                     )
                     for m in recalled:
                         out(f"    {m['score']:.3f} {m['text']}  [{_fmt_parts(m['components'])}]")
@@ -215,10 +231,7 @@ def run_demo(
                     )
                 middleware.flush()
                 report = middleware.reports[-1] if middleware.reports else {}
-                stored = [
-                    f"{op['op']} {op.get('id', '') or ''} {op.get('text', '') or ''}".strip()
-                    for op in report.get("ops", [])
-                ]
+                stored = _stored_lines(store, ("memories", user_id), report)
                 for key in ("rolling_summaries",):
                     stored += [f"rolling summary {r['turns']}" for r in report.get(key, [])]
                 if report.get("session_summary"):
@@ -227,11 +240,17 @@ def run_demo(
                     stored.append("user profile updated")
                 summary["stored"].append(stored)
                 out("  stored: " + ("; ".join(stored) if stored else "nothing new"))
-        items = store.search(("memories", user_id), limit=50)
-        out(f"\nlong-term memories of {user_id} ({len(items)}):")
-        for it in items:
-            out(f"  - [{it.value.get('category')}] {it.value.get('text')}")
-        summary["memories"] = [it.value.get("text") for it in items]
+        items = store.search(("memories", user_id), limit=200)
+        facts = [it for it in items if it.value.get("kind") != "episodic"]
+        episodes = len(items) - len(facts)
+        out(f"\nlong-term memory of {user_id}: {episodes} episodes (every exchange, verbatim) and")
+        out(f"{len(facts)} facts derived from them:")
+        for it in facts:
+            state_ = "superseded" if it.value.get("superseded_by") else "current"
+            sources = len(it.value.get("source_ids") or [])
+            out(f"  - [{state_}] {it.value.get('text')}  (from {sources} episode(s))")
+        summary["memories"] = [it.value.get("text") for it in facts]
+        summary["episodes"] = episodes
         summary["elapsed_s"] = round(time.perf_counter() - t0, 2)
         out(f"\ndone in {summary['elapsed_s']} s")
     finally:
