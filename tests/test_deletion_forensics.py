@@ -145,3 +145,57 @@ def test_property_deleted_items_leave_only_what_live_items_hold(tmp_path_factory
                 assert word.encode() not in raw, word
         for i in set(range(len(texts))) - doomed:
             assert f"<{i}> {texts[i]}".encode() in raw
+
+
+# ------------------------------------------------------------------------- REST
+def test_rest_delete_and_clear_leave_no_trace(mem, db):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from langmem_plus.server import create_app
+
+    alice = {"X-User-Id": "alice"}
+    with TestClient(create_app(mem)) as client:
+        ids = []
+        for text in (SECRET_EN, SECRET_ZH, KEEP_EN):
+            res = client.post("/memory/long-term", json={"messages": text, "infer": False},
+                              headers=alice)  # fmt: skip
+            ids.append(res.json()["ids"][0])
+        assert SECRET_ZH.encode() in _raw(db)
+        assert client.delete(f"/memory/long-term/{ids[0]}", headers=alice).status_code == 200
+        assert client.delete(f"/memory/long-term/{ids[1]}", headers=alice).status_code == 200
+        _assert_gone(db, SECRET_EN, SECRET_ZH)
+        _assert_kept(db, KEEP_EN)
+
+        mem.add_turn("alice", "s1", "user", SECRET_ZH)
+        client.put("/memory/profile", json={"background": SECRET_EN}, headers=alice)
+        assert SECRET_ZH.encode() in _raw(db) and SECRET_EN.encode() in _raw(db)
+        cleared = client.delete(
+            "/memory/long-term", params={"include_conversations": True}, headers=alice
+        )
+        assert cleared.status_code == 200 and cleared.json()["memories_deleted"] == 1
+        _assert_gone(db, SECRET_EN, SECRET_ZH, KEEP_EN)
+
+
+# ------------------------------------------------------------------------- MCP
+def test_mcp_delete_leaves_no_trace(mem, db):
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from langmem_plus.mcp_server import build_server
+
+    server = build_server(mem, user="alice")
+
+    async def go() -> None:
+        ids = []
+        for text in (SECRET_EN, SECRET_ZH, KEEP_ZH):
+            res = await server.call_tool("add_memory", {"text": text, "infer": False})
+            ids.append(res.structured_content["ids"][0])
+        assert SECRET_EN.encode() in _raw(db)
+        for mid in ids[:2]:
+            res = await server.call_tool("delete_memory", {"memory_id": mid})
+            assert res.structured_content["deleted"] is True
+
+    asyncio.run(go())
+    _assert_gone(db, SECRET_EN, SECRET_ZH)
+    _assert_kept(db, KEEP_ZH)
