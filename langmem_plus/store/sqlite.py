@@ -178,11 +178,11 @@ _MIGRATIONS: list[str | tuple[str, ...]] = [
 
 SCHEMA_VERSION = len(_MIGRATIONS)
 logger = logging.getLogger(__name__)
-# Tables whose rows hold user text (terms: keyword-index tokens). A DELETE from any of them
-# makes the committing write checkpoint the WAL (see `Database.write`).
+# Tables whose rows hold user text. A DELETE from any of them makes the committing write
+# checkpoint the WAL (see `Database.write`). Not `terms`: an item's tokens are deleted in the
+# same transaction as the item, and an overwrite (which drops old tokens) is not a deletion.
 _TEXT_TABLES = (
-    "items", "terms", "turns", "rolling_summaries", "session_summaries", "profiles",
-    "symbol_index",
+    "items", "turns", "rolling_summaries", "session_summaries", "profiles", "symbol_index",
 )  # fmt: skip
 _MMAP_BYTES = 4 << 30  # an upper bound; SQLite maps only what the file holds
 
