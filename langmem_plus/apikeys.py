@@ -136,8 +136,13 @@ class KeyStore:
         self.db = db
         self._clock = clock
         self._owns_db = False
-        with db.write() as conn:
-            conn.execute(_SCHEMA)
+        with db.read() as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='api_keys'"
+            ).fetchone()
+        if exists is None:  # only the first use writes (BEGIN IMMEDIATE ... CREATE)
+            with db.write() as conn:
+                conn.execute(_SCHEMA)
 
     @classmethod
     def open(cls, path: str | Path) -> KeyStore:
