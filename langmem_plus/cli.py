@@ -377,7 +377,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def is_loopback(host: str) -> bool:
+    """True for 'localhost' and addresses in 127.0.0.0/8 or ::1 (nothing else can reach them)."""
+    import ipaddress
+
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    from langmem_plus.apikeys import KeyStore
+
+    if args.max_body_bytes < 1:
+        raise ValidationError("--max-body-bytes must be at least 1")
+    if args.rate_limit < 0:
+        raise ValidationError("--rate-limit must be >= 0 (0: no limit)")
+    public = not is_loopback(args.host)
+    if public:  # check before loading models: an open port must never trust X-User-Id
+        with KeyStore.open(args.db) as keys:
+            if keys.active_count() == 0:
+                raise ValidationError(
+                    f"refusing to serve on {args.host}: with no API key, any caller could act "
+                    "as any user. Create one (langmem-plus keys create --user U, or --admin) "
+                    "or bind 127.0.0.1"
+                )
     try:
         import uvicorn
     except ImportError:
@@ -388,9 +415,51 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     mem = _open(args)
     try:
-        uvicorn.run(create_app(mem), host=args.host, port=args.port, log_level="info")
+        app = create_app(
+            mem,
+            require_keys=public,
+            max_body_bytes=args.max_body_bytes,
+            rate_limit=args.rate_limit or None,
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     finally:
         mem.close()
+    return EXIT_OK
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from langmem_plus.apikeys import KeyNotFoundError, KeyStore
+
+    if args.keys_command == "create":
+        if args.admin == (args.user is not None):
+            raise ValidationError("give exactly one of --user USER (a key for one user) or --admin")
+        user = None if args.admin else check_user_id(args.user, "--user")
+        with KeyStore.open(args.db) as keys:
+            key, token = keys.create(user_id=user, admin=args.admin, label=args.label)
+        data = {**key.to_dict(), "token": token}
+        _emit(
+            args, data,
+            lambda: f"{_kv(data)}\n\nThe token is shown only now: store it safely. "
+            "Use it as: Authorization: Bearer <token>",
+        )  # fmt: skip
+        return EXIT_OK
+    if not Path(args.db).is_file():
+        raise ValidationError(f"no database at {args.db} (give --db or LANGMEM_PLUS_DB)")
+    if args.keys_command == "list":
+        with KeyStore.open(args.db) as keys:
+            rows = [k.to_dict() for k in keys.list_keys(include_revoked=args.all)]
+        _emit(
+            args, rows,
+            lambda: _table(rows, ["key_id", "user_id", "admin", "label", "created_at", "active"]),
+        )  # fmt: skip
+        return EXIT_OK
+    with KeyStore.open(args.db) as keys:
+        try:
+            data = keys.revoke(args.key_id).to_dict()
+        except KeyNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_NOT_FOUND
+    _emit(args, data, lambda: f"revoked {args.key_id}")
     return EXIT_OK
 
 
@@ -496,8 +565,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("demo", cmd_demo, "run the offline demo")
     _model_args(p)
     p = add("serve", cmd_serve, "serve the REST API (needs the [server] extra)")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to bind; anything but loopback needs an API key (see `keys create`)",
+    )  # fmt: skip
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--max-body-bytes", type=int, default=1 << 20,
+        help="largest request body accepted (413 above it; default 1 MiB)",
+    )  # fmt: skip
+    p.add_argument(
+        "--rate-limit", type=float, default=600.0,
+        help="requests per minute per API key (429 above it; 0: no limit; default 600)",
+    )  # fmt: skip
+    p = add("keys", cmd_keys, "create, list and revoke API keys of the REST and MCP servers")
+    ks = p.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    kc = ks.add_parser(
+        "create", parents=[common],
+        help="a new key for --user USER, or --admin (any user); prints the token once",
+    )  # fmt: skip
+    kc.add_argument("--admin", action="store_true", help="a key that may act for any user")
+    kc.add_argument("--label", help="a note to tell keys apart (e.g. where it is used)")
+    kl = ks.add_parser("list", parents=[common], help="active keys (ids, users; never tokens)")
+    kl.add_argument("--all", action="store_true", help="include revoked keys")
+    kr = ks.add_parser("revoke", parents=[common], help="revoke a key by its id")
+    kr.add_argument("key_id", help="the key id shown by `keys list`")
     return parser
 
 

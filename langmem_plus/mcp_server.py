@@ -1,7 +1,11 @@
 """MCP server (seed 001): memory search (keyword + time range), add and recall as tools.
 
-Run it over stdio: ``python -m langmem_plus.mcp_server --db memory.db``. Needs the ``[mcp]``
-extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`` also works).
+Run it over stdio: ``python -m langmem_plus.mcp_server --db memory.db --user alice``. Needs
+the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`` also works).
+
+A server acts for exactly one user, fixed when it starts: ``--user``, or the user of the API
+key in ``LANGMEM_PLUS_API_KEY`` (an admin key needs ``--user`` too). Its tools take no user
+argument, and a call that names another user in ``user_id`` is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from langmem_plus._memory_checks import check_label
-from langmem_plus.errors import MissingExtraError
+from langmem_plus.apikeys import AuthenticationError, KeyStore
+from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
 
-__all__ = ["build_server", "main"]
+__all__ = ["build_server", "main", "resolve_user"]
 
 _INSTRUCTIONS = (
     "Long-term memory of the user. Call search_memory before answering questions that may "
@@ -26,25 +31,68 @@ _INSTRUCTIONS = (
 )
 
 
-def _server_class() -> Any:
+def _server_class() -> tuple[Any, type[Exception]]:
+    """The SDK's server class and the error type it reports as a plain tool error."""
     try:
         from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
 
-        return MCPServer
+        return MCPServer, ToolError
     except ImportError:
         pass
     try:
         from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined]  # mcp 1.x
+        from mcp.server.fastmcp.exceptions import ToolError as ToolError1  # type: ignore
 
-        return FastMCP
+        return FastMCP, ToolError1
     except ImportError:
         raise MissingExtraError.for_extra("mcp", "mcp") from None
 
 
-def build_server(memory: Memory, *, default_user: str = "default") -> Any:
-    """An MCP server whose tools act on `memory` (user `default_user` unless a call names one)."""
-    check_label("default_user", default_user)
-    server = _server_class()("langmem-plus", instructions=_INSTRUCTIONS)
+def resolve_user(memory: Memory, user: str | None = None, api_key: str | None = None) -> str:
+    """The one user a server acts for: `user`, or the user of `api_key` (checked against the
+    keys in `memory`'s database). An admin key needs `user`; a user's key may not name
+    another. No user and no key: ``default``."""
+    if user is not None:
+        check_label("user", user)
+    if api_key is None:
+        return user or "default"
+    key = KeyStore(memory.store.db).authenticate(api_key)
+    if key.admin:
+        if user is None:
+            raise ValidationError("an admin API key acts for any user: name one with --user")
+        return user
+    assert key.user_id is not None
+    if user is not None and user != key.user_id:
+        raise AuthenticationError(
+            f"this API key acts for {key.user_id!r}; it cannot serve user {user!r}"
+        )
+    return key.user_id
+
+
+def build_server(memory: Memory, *, user: str | None = None, api_key: str | None = None) -> Any:
+    """An MCP server whose tools act on `memory` for one user (see `resolve_user`).
+
+    Its tools take no ``user_id``; a call that still passes one naming another user gets a
+    tool error, so a model cannot reach another user's memories.
+    """
+    bound = resolve_user(memory, user, api_key)
+    base, tool_error = _server_class()
+
+    class _OneUserServer(base):  # type: ignore[misc,valid-type]
+        async def call_tool(self, name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(arguments, dict) and "user_id" in arguments:
+                named = arguments["user_id"]
+                if named is not None and named != bound:
+                    raise tool_error(
+                        f"this memory server acts only for user {bound!r}; it cannot act for "
+                        f"{named!r} (start another server for that user)"
+                    )
+                arguments = {k: v for k, v in arguments.items() if k != "user_id"}
+            return await super().call_tool(name, arguments, *args, **kwargs)
+
+    server = _OneUserServer("langmem-plus", instructions=_INSTRUCTIONS)
+    server.bound_user = bound
 
     def _time(time: str | None, start: str | None, end: str | None) -> Any:
         if time and (start or end):
@@ -60,16 +108,13 @@ def build_server(memory: Memory, *, default_user: str = "default") -> Any:
         time: str | None = None,
         start: str | None = None,
         end: str | None = None,
-        user_id: str | None = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memories by keywords and meaning, best first.
 
         time: a phrase like 'yesterday', 'last week', '昨天', '2026-01-03', or 'auto' (take
         it from the query); or give ISO start/end. Each result carries its score.
         """
-        hits = memory.search(
-            query, user_id or default_user, limit=limit, time_range=_time(time, start, end)
-        )
+        hits = memory.search(query, bound, limit=limit, time_range=_time(time, start, end))
         return {
             "results": [
                 {
@@ -89,14 +134,12 @@ def build_server(memory: Memory, *, default_user: str = "default") -> Any:
         infer: bool = True,
         category: str | None = None,
         session_id: str | None = None,
-        user_id: str | None = None,
     ) -> dict[str, Any]:
         """Remember something the user said. infer=True keeps only what is worth keeping
         (and updates or replaces older memories); infer=False stores the text as given."""
         meta = {"category": category} if category else None
-        uid = user_id or default_user
-        ids = memory.add(text, uid, session_id=session_id, metadata=meta, infer=infer)
-        return {"ids": ids, "memories": [memory.get(i, uid).text for i in ids]}
+        ids = memory.add(text, bound, session_id=session_id, metadata=meta, infer=infer)
+        return {"ids": ids, "memories": [memory.get(i, bound).text for i in ids]}
 
     @server.tool()
     def recall_conversations(
@@ -104,28 +147,35 @@ def build_server(memory: Memory, *, default_user: str = "default") -> Any:
         limit: int = 5,
         time: str | None = None,
         conversation_id: str | None = None,
-        user_id: str | None = None,
     ) -> dict[str, Any]:
         """Recall past conversation turns and summaries relevant to the query (seed 002)."""
         return memory.recall(
-            query, user_id or default_user, limit=limit, session_id=conversation_id,
+            query, bound, limit=limit, session_id=conversation_id,
             time_range=time,
         )  # fmt: skip
 
     @server.tool()
-    def delete_memory(memory_id: str, user_id: str | None = None) -> dict[str, Any]:
-        """Delete one memory (it is removed from every index)."""
-        memory.delete(memory_id, user_id or default_user)
+    def delete_memory(memory_id: str) -> dict[str, Any]:
+        """Delete one memory (it is removed from every index and from the disk)."""
+        memory.delete(memory_id, bound)
         return {"deleted": True, "id": memory_id}
 
     return server
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m langmem_plus.mcp_server --db PATH``: serve the tools over stdio."""
+    """``python -m langmem_plus.mcp_server --db PATH [--user U]``: serve the tools over stdio.
+
+    The API key, if any, comes from the environment (``LANGMEM_PLUS_API_KEY``), never the
+    command line, where other local users could read it.
+    """
     parser = argparse.ArgumentParser(prog="python -m langmem_plus.mcp_server")
     parser.add_argument("--db", default=os.environ.get("LANGMEM_PLUS_DB"), help="database file")
-    parser.add_argument("--user", default=os.environ.get("LANGMEM_PLUS_USER") or "default")
+    parser.add_argument(
+        "--user", default=os.environ.get("LANGMEM_PLUS_USER") or None,
+        help="the one user this server acts for (env LANGMEM_PLUS_USER; default: the API "
+        "key's user, else 'default')",
+    )  # fmt: skip
     parser.add_argument(
         "--embeddings", choices=["default", "none"],
         default=os.environ.get("LANGMEM_PLUS_EMBEDDINGS") or "default",
@@ -138,7 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         embeddings=False if args.embeddings == "none" else None,
     )
     try:
-        build_server(memory, default_user=args.user).run("stdio")
+        try:
+            server = build_server(
+                memory, user=args.user, api_key=os.environ.get("LANGMEM_PLUS_API_KEY") or None
+            )
+        except LangmemPlusError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        server.run("stdio")
     finally:
         memory.close()
     return 0

@@ -1,7 +1,13 @@
 """REST API (seed 000) over `Memory`: FastAPI, OpenAPI schema at ``/openapi.json``.
 
-Every call is scoped to one user by the ``X-User-Id`` header (required; 1-256 characters, no
-'.' and no control characters). Bad input gets a 4xx with a clear ``detail``, never a 500.
+Every call acts for one user. With API keys configured (``langmem-plus keys create``), a call
+needs ``Authorization: Bearer <key>``: a user's key acts as that user (an ``X-User-Id`` naming
+anyone else is 403), an admin key acts for the user its ``X-User-Id`` names. With no key
+configured the ``X-User-Id`` header is trusted as is, which is why ``langmem-plus serve``
+then binds loopback only. User ids: 1-256 characters, valid Unicode (namespaces.py escapes
+them). Bodies over ``max_body_bytes`` are refused (413) before any parsing; each key gets a
+token-bucket rate limit (429 with ``Retry-After``). Bad input gets a 4xx with a clear
+``detail``, never a 500.
 
 Working memory (``GET /memory/working/{session_id}``): with a LangGraph ``checkpointer`` the
 session's ``working_memory`` state value is read from its latest checkpoint (``thread_id`` =
@@ -12,6 +18,9 @@ gone (404), as the spec expires it.
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langmem_plus._memory_checks import check_label
+from langmem_plus.apikeys import ApiKey, AuthenticationError, KeyStore, RateLimiter
 from langmem_plus.errors import (
     InvalidNamespaceError,
     LangmemPlusError,
@@ -29,10 +39,79 @@ from langmem_plus.errors import (
 from langmem_plus.memory import MAX_LIMIT, Memory
 from langmem_plus.records import MemoryRecord, UserProfile, utcnow
 
-__all__ = ["create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_RATE_PER_MINUTE", "BodySizeLimit", "create_app"]
 
-_USER_PATTERN = r"^[^.\x00-\x1f]{1,256}$"
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+DEFAULT_RATE_PER_MINUTE = 600.0
 _MAX_TEXT = 100_000
+
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+_ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+
+
+class BodySizeLimit:
+    """ASGI middleware: refuse a request body over `max_bytes` with 413, before parsing.
+
+    A declared ``Content-Length`` over the limit is refused without reading a byte; a body
+    sent without one (chunked) is counted as it streams and refused once past the limit. The
+    body (at most `max_bytes`) is read here and handed on whole, so no route sees a partial
+    or oversized body.
+    """
+
+    def __init__(self, app: _ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValidationError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        self.app = app
+        self.max_bytes = max_bytes
+
+    @staticmethod
+    async def _reply(send: _Send, status: int, detail: str) -> None:
+        body = json.dumps({"detail": detail}).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = f"request body is larger than the limit of {self.max_bytes} bytes"
+        for name, value in scope.get("headers") or ():
+            if name.lower() == b"content-length":
+                if not value.strip().isdigit():
+                    await self._reply(send, 400, "malformed Content-Length header")
+                    return
+                if int(value) > self.max_bytes:
+                    await self._reply(send, 413, too_large)
+                    return
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body") or b""
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                await self._reply(send, 413, too_large)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        replayed = False
+
+        async def replay() -> _Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()  # after the body: wait for a disconnect, as servers do
+
+        await self.app(scope, replay, send)
 
 
 class _Strict(BaseModel):
@@ -136,6 +215,24 @@ class WorkingMemoryOut(BaseModel):
     source: Literal["checkpointer", "conversation_log"]
 
 
+class ErrorOut(BaseModel):
+    """An error: what went wrong and how to fix it."""
+
+    detail: str
+
+
+_ACCESS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "API key missing, malformed, unknown or revoked"},
+    403: {"model": ErrorOut, "description": "the key may not act for the X-User-Id given"},
+    413: {"model": ErrorOut, "description": "request body over the size limit"},
+    429: {
+        "model": ErrorOut,
+        "description": "rate limit of the key reached; retry after Retry-After seconds",
+        "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}},
+    },
+}
+
+
 class RecallOut(BaseModel):
     """Seed 002's recall answer."""
 
@@ -177,37 +274,108 @@ def _working_from_log(mem: Memory, user_id: str, session_id: str) -> WorkingMemo
     )
 
 
+def _limiter(rate_limit: RateLimiter | float | None) -> RateLimiter | None:
+    if rate_limit is None or isinstance(rate_limit, RateLimiter):
+        return rate_limit
+    if isinstance(rate_limit, bool) or not isinstance(rate_limit, (int, float)):
+        raise ValidationError(
+            f"rate_limit must be requests per minute, a RateLimiter or None, got {rate_limit!r}"
+        )
+    return RateLimiter(float(rate_limit))
+
+
 def create_app(
     memory_or_path: Memory | str | Path | None = None,
     *,
     checkpointer: Any = None,
     state_key: str = "working_memory",
+    keys: KeyStore | None = None,
+    require_keys: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    rate_limit: RateLimiter | float | None = DEFAULT_RATE_PER_MINUTE,
 ) -> Any:
     """The FastAPI app serving `memory_or_path` (a `Memory`, a database path, or None = memory).
 
-    Pass a LangGraph `checkpointer` to serve working memory from graph state.
+    Pass a LangGraph `checkpointer` to serve working memory from graph state. `keys` are the
+    API keys to accept (default: those stored in the memory's database); while none is active
+    the ``X-User-Id`` header is trusted, unless `require_keys` (then every call needs a key).
+    `max_body_bytes` caps request bodies; `rate_limit` is each key's requests per minute (or
+    a `RateLimiter`, or None for no limit).
     """
     try:
-        from fastapi import Depends, FastAPI, Header, Query, Request
+        from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request
         from fastapi import Path as PathParam
         from fastapi.responses import JSONResponse
+        from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     except ImportError:
         raise MissingExtraError.for_extra("server", "fastapi") from None
 
+    limiter = _limiter(rate_limit)
     mem = memory_or_path if isinstance(memory_or_path, Memory) else Memory(memory_or_path)
+    if keys is not None and not isinstance(keys, KeyStore):
+        raise ValidationError(f"keys must be a KeyStore, got {type(keys).__name__}")
+    key_store = keys if keys is not None else KeyStore(mem.store.db)
     app = FastAPI(
         title="langmem_plus",
         version="0.1.0",
-        description="Long-term memory REST API. Every call needs the X-User-Id header.",
+        description=(
+            "Long-term memory REST API. Authenticate with `Authorization: Bearer <API key>` "
+            "(a user's key acts as its user; an admin key acts for the `X-User-Id` it names). "
+            "A server with no API keys trusts `X-User-Id` and listens on loopback only."
+        ),
     )
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.state.memory = mem
+    app.state.keys = key_store
+    app.state.rate_limiter = limiter
+    app.state.require_keys = require_keys
+    bearer = HTTPBearer(
+        auto_error=False,
+        description="an API key from `langmem-plus keys create` (needed once any key exists)",
+    )
+
+    def _deny(status: int, detail: str, headers: dict[str, str] | None = None) -> HTTPException:
+        return HTTPException(status_code=status, detail=detail, headers=headers)
+
+    def _key(credentials: HTTPAuthorizationCredentials | None) -> ApiKey | None:
+        """The caller's key; None only while the server trusts X-User-Id."""
+        challenge = {"WWW-Authenticate": "Bearer"}
+        if credentials is None:
+            if require_keys or key_store.active_count() > 0:
+                raise _deny(401, "this server needs an API key: Authorization: Bearer <key>",
+                            challenge)  # fmt: skip
+            return None
+        try:
+            return key_store.authenticate(credentials.credentials)
+        except AuthenticationError as exc:
+            raise _deny(401, str(exc), challenge) from None
 
     def user(
-        x_user_id: str = Header(
-            ..., alias="X-User-Id", pattern=_USER_PATTERN, description="the user to act for"
+        credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+        x_user_id: str | None = Header(
+            None,
+            alias="X-User-Id",
+            description="the user to act for: required without a key, or with an admin key; "
+            "with a user's key it may only name that user",
         ),
     ) -> str:
+        key = _key(credentials)
+        if key is not None and limiter is not None:
+            wait = limiter.acquire(key.key_id)
+            if wait > 0:
+                raise _deny(429, f"rate limit reached; retry in {wait:.1f} s",
+                            {"Retry-After": str(max(1, math.ceil(wait)))})  # fmt: skip
+        if key is not None and not key.admin:
+            assert key.user_id is not None
+            if x_user_id is not None and x_user_id != key.user_id:
+                raise _deny(403, "this API key acts for one user; X-User-Id names another")
+            return key.user_id
+        if x_user_id is None:
+            need = "an admin key must name the user" if key is not None else "it is required"
+            raise _deny(422, f"X-User-Id header missing: {need}")
         return check_label("X-User-Id", x_user_id)
+
+    router = APIRouter(responses=_ACCESS_RESPONSES)
 
     def _error(status: int, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=status)
@@ -235,7 +403,7 @@ def create_app(
         """Liveness check."""
         return {"status": "ok"}
 
-    @app.get("/memory/long-term", response_model=PageOut, tags=["long-term"])
+    @router.get("/memory/long-term", response_model=PageOut, tags=["long-term"])
     def list_memories(
         uid: str = Depends(user),
         limit: int = Query(20, ge=1, le=MAX_LIMIT),
@@ -244,7 +412,7 @@ def create_app(
         """List the user's long-term memories (oldest first) with the total for paging."""
         return mem.get_all(uid, limit=limit, offset=offset).model_dump()
 
-    @app.post("/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"])
+    @router.post("/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"])
     def add_memory(body: AddIn, uid: str = Depends(user)) -> Any:
         """Remember a text or messages (the knowledge monitor decides what to keep)."""
         msgs = body.messages if isinstance(body.messages, str) else [
@@ -261,7 +429,7 @@ def create_app(
                 continue
         return {"ids": ids, "memories": records}
 
-    @app.delete("/memory/long-term", tags=["long-term"])
+    @router.delete("/memory/long-term", tags=["long-term"])
     def clear_memories(
         uid: str = Depends(user),
         include_conversations: bool = Query(
@@ -271,30 +439,30 @@ def create_app(
         """Delete all long-term memories of the user (working memory stays until it expires)."""
         return mem.reset(uid, keep_conversations=not include_conversations)
 
-    @app.get("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
+    @router.get("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
     def get_memory(memory_id: str = memory_id, uid: str = Depends(user)) -> Any:
         """One memory; 404 when the user has no memory with this id."""
         return mem.get(memory_id, uid)
 
-    @app.patch("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
+    @router.patch("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
     def update_memory(body: UpdateIn, memory_id: str = memory_id, uid: str = Depends(user)) -> Any:
         """Change a memory's text or fields; the change is kept in its history."""
         return mem.update(memory_id, uid, text=body.text, data=body.data)
 
-    @app.delete("/memory/long-term/{memory_id}", tags=["long-term"])
+    @router.delete("/memory/long-term/{memory_id}", tags=["long-term"])
     def delete_memory(memory_id: str = memory_id, uid: str = Depends(user)) -> dict[str, Any]:
         """Delete one memory from every index."""
         mem.delete(memory_id, uid)
         return {"deleted": True, "id": memory_id}
 
-    @app.get("/memory/long-term/{memory_id}/history", tags=["long-term"])
+    @router.get("/memory/long-term/{memory_id}/history", tags=["long-term"])
     def memory_history(
         memory_id: str = memory_id, uid: str = Depends(user)
     ) -> list[dict[str, Any]]:
         """How a memory came to be: creation, then each change."""
         return mem.history(memory_id, uid)
 
-    @app.post("/memory/search", response_model=SearchOut, tags=["search"])
+    @router.post("/memory/search", response_model=SearchOut, tags=["search"])
     def search(body: SearchIn, uid: str = Depends(user)) -> Any:
         """Hybrid search with the spec score; each hit explains its score."""
         tr: Any = body.time_range
@@ -303,7 +471,7 @@ def create_app(
         hits = mem.search(body.query, uid, limit=body.limit, filters=body.filters, time_range=tr)
         return {"results": [h.model_dump() for h in hits]}
 
-    @app.get("/memory/recall", response_model=RecallOut, tags=["search"])
+    @router.get("/memory/recall", response_model=RecallOut, tags=["search"])
     def recall(
         query: str = Query(..., min_length=1, max_length=10_000),
         limit: int = Query(5, ge=1, le=MAX_LIMIT),
@@ -313,17 +481,17 @@ def create_app(
         """Relevant past conversation turns and summaries (seed 002's shape)."""
         return mem.recall(query, uid, limit=limit, session_id=session_id)
 
-    @app.get("/memory/profile", response_model=UserProfile, tags=["profile"])
+    @router.get("/memory/profile", response_model=UserProfile, tags=["profile"])
     def get_profile(uid: str = Depends(user)) -> Any:
         """The user's profile document (empty sections when none was written)."""
         return mem.get_profile(uid)
 
-    @app.put("/memory/profile", response_model=UserProfile, tags=["profile"])
+    @router.put("/memory/profile", response_model=UserProfile, tags=["profile"])
     def put_profile(body: ProfileIn, uid: str = Depends(user)) -> Any:
         """Edit profile sections by hand; they are then protected from automatic rewrites."""
         return mem.put_profile(uid, **body.model_dump(exclude_none=True))
 
-    @app.get(
+    @router.get(
         "/memory/working/{session_id}",
         response_model=WorkingMemoryOut,
         responses={404: {"description": "no active working memory for this session"}},
@@ -343,4 +511,5 @@ def create_app(
             raise MemoryNotFoundError(f"no active working memory for session {session_id!r}")
         return wm
 
+    app.include_router(router)
     return app

@@ -13,13 +13,13 @@ mcp = pytest.importorskip("mcp")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _client(db: Path):
+def _client(db: Path, *extra: str, env: dict[str, str] | None = None):
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "langmem_plus.mcp_server", "--db", str(db), "--embeddings", "none"],
-        env={"PYTHONPATH": str(ROOT)},
+        args=["-m", "langmem_plus.mcp_server", "--db", str(db), "--embeddings", "none", *extra],
+        env={"PYTHONPATH": str(ROOT), **(env or {})},
         cwd=str(ROOT),
     )
     return Client(params, read_timeout_seconds=60)
@@ -38,6 +38,8 @@ def test_tools_over_stdio(tmp_path):
                 tools
             )
             assert "time" in tools["search_memory"].input_schema["properties"]
+            for tool in tools.values():  # one user per server: no tool can name another
+                assert "user_id" not in tool.input_schema["properties"]
 
             added = _data(
                 await client.call_tool(
@@ -45,11 +47,10 @@ def test_tools_over_stdio(tmp_path):
                 )
             )
             (mid,) = added["ids"]
-            _data(
-                await client.call_tool(
-                    "add_memory", {"text": "我喜欢川菜", "infer": False, "user_id": "bob"}
-                )
+            other = await client.call_tool(
+                "add_memory", {"text": "我喜欢川菜", "infer": False, "user_id": "bob"}
             )
+            assert other.is_error and "'bob'" in other.content[0].text
 
             found = _data(await client.call_tool("search_memory", {"query": "Rust", "limit": 3}))
             assert [r["id"] for r in found["results"]] == [mid]
@@ -62,11 +63,12 @@ def test_tools_over_stdio(tmp_path):
                 == []
             )
             assert (
-                _data(await client.call_tool("search_memory", {"query": "Rust", "user_id": "bob"}))[
-                    "results"
-                ]
-                == []
-            )
+                await client.call_tool("search_memory", {"query": "Rust", "user_id": "bob"})
+            ).is_error
+            same = {"query": "Rust", "user_id": "default"}  # naming itself is harmless
+            assert [
+                r["id"] for r in _data(await client.call_tool("search_memory", same))["results"]
+            ] == [mid]
 
             recalled = _data(await client.call_tool("recall_conversations", {"query": "Rust"}))
             assert set(recalled) == {"results", "total_searched", "latency_ms"}
@@ -80,3 +82,80 @@ def test_tools_over_stdio(tmp_path):
             assert (await client.call_tool("delete_memory", {"memory_id": mid})).is_error
 
     asyncio.run(go())
+
+
+def test_a_key_binds_the_server_to_its_user(tmp_path):
+    """LANGMEM_PLUS_API_KEY picks the user; the key's user sees only their own memories."""
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.memory import Memory
+
+    db = tmp_path / "m.db"
+    with Memory(db, embeddings=False) as mem:
+        mem.add("carol keeps bees", "carol", infer=False)
+        mem.add("dave keeps bees too", "dave", infer=False)
+        _, token = KeyStore(mem.store.db).create(user_id="carol")
+
+    async def go() -> None:
+        async with _client(db, env={"LANGMEM_PLUS_API_KEY": token}) as client:
+            found = _data(await client.call_tool("search_memory", {"query": "bees"}))
+            assert [r["text"] for r in found["results"]] == ["carol keeps bees"]
+            denied = await client.call_tool("search_memory", {"query": "bees", "user_id": "dave"})
+            assert denied.is_error
+
+    asyncio.run(go())
+
+
+def test_main_refuses_a_bad_key_or_a_foreign_user(tmp_path, monkeypatch, capsys):
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.mcp_server import main
+
+    db = tmp_path / "m.db"
+    with KeyStore.open(db) as keys:
+        _, token = keys.create(user_id="carol")
+    monkeypatch.setenv("LANGMEM_PLUS_API_KEY", token[:-1] + ("A" if token[-1] != "A" else "B"))
+    assert main(["--db", str(db), "--embeddings", "none"]) == 2
+    assert "unknown API key" in capsys.readouterr().err
+    monkeypatch.setenv("LANGMEM_PLUS_API_KEY", token)
+    assert main(["--db", str(db), "--embeddings", "none", "--user", "dave"]) == 2
+    assert "acts for 'carol'" in capsys.readouterr().err
+
+
+def test_bound_server_in_process(hash_embeddings):
+    """build_server: the user is fixed (key or argument); admin keys need a user."""
+    from langmem_plus.apikeys import AuthenticationError, KeyStore
+    from langmem_plus.errors import ValidationError
+    from langmem_plus.mcp_server import build_server, resolve_user
+    from langmem_plus.memory import Memory
+
+    ToolError = pytest.importorskip("mcp.server.mcpserver.exceptions").ToolError
+    with Memory(embeddings=hash_embeddings) as mem:
+        keys = KeyStore(mem.store.db)
+        _, user_token = keys.create(user_id="john.smith")
+        admin, admin_token = keys.create(admin=True)
+        assert resolve_user(mem) == "default"
+        assert resolve_user(mem, "alice") == "alice"
+        assert resolve_user(mem, api_key=user_token) == "john.smith"
+        assert resolve_user(mem, "john.smith", user_token) == "john.smith"
+        with pytest.raises(AuthenticationError):
+            resolve_user(mem, "john_smith", user_token)  # escaped ids stay distinct
+        with pytest.raises(ValidationError):
+            resolve_user(mem, api_key=admin_token)
+        assert resolve_user(mem, "anyone", admin_token) == "anyone"
+        keys.revoke(admin.key_id)
+        with pytest.raises(AuthenticationError, match="revoked"):
+            resolve_user(mem, "anyone", admin_token)
+        with pytest.raises(ValidationError):
+            build_server(mem, user="bad\ud800id")
+
+        server = build_server(mem, api_key=user_token)
+        mem.add("john.smith's PIN is 4711", "john.smith", infer=False)
+        mem.add("john_smith's PIN is 1234", "john_smith", infer=False)
+
+        async def go() -> None:
+            res = await server.call_tool("search_memory", {"query": "PIN"})
+            texts = [r["text"] for r in res.structured_content["results"]]
+            assert texts == ["john.smith's PIN is 4711"]
+            with pytest.raises(ToolError, match=r"acts only for user 'john\.smith'"):
+                await server.call_tool("search_memory", {"query": "PIN", "user_id": "john_smith"})
+
+        asyncio.run(go())

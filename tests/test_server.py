@@ -166,7 +166,7 @@ def test_working_memory_from_checkpointer(mem):
     ("method", "path", "kwargs", "status"),
     [
         ("get", "/memory/long-term", {}, 422),  # no X-User-Id
-        ("get", "/memory/long-term", {"headers": {"X-User-Id": "a.b"}}, 422),
+        ("get", "/memory/long-term", {"headers": {"X-User-Id": "x" * 257}}, 422),
         ("get", "/memory/long-term", {"headers": ALICE, "params": {"limit": 0}}, 422),
         ("get", "/memory/long-term", {"headers": ALICE, "params": {"offset": -1}}, 422),
         ("post", "/memory/long-term", {"headers": ALICE, "json": {"messages": ""}}, 422),
@@ -233,3 +233,162 @@ def test_schemathesis_finds_no_server_errors(mem):
                     continue
     assert not failures, failures
     assert len(calls) >= 40  # every operation was exercised
+
+
+# ---------------------------------------------------------------------------- access (#11.5)
+from fastapi.testclient import TestClient  # noqa: E402
+
+from langmem_plus.apikeys import KeyStore, RateLimiter  # noqa: E402
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _bearer(token: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", **extra}
+
+
+@pytest.fixture
+def keyed(mem):
+    """A TestClient on an app with one key for john.smith and one admin key."""
+    keys = KeyStore(mem.store.db)
+    user_key, user_token = keys.create(user_id="john.smith")
+    _, admin_token = keys.create(admin=True)
+    with TestClient(create_app(mem, rate_limit=None)) as client:
+        yield client, keys, user_key, user_token, admin_token
+
+
+def test_without_keys_the_header_is_trusted_and_dots_are_users(mem):
+    with TestClient(create_app(mem)) as client:
+        for uid, text in (("john.smith", "PIN 4711"), ("john_smith", "PIN 1234")):
+            res = client.post("/memory/long-term", json={"messages": text, "infer": False},
+                              headers={"X-User-Id": uid})  # fmt: skip
+            assert res.status_code == 201, res.text
+        for uid, text in (("john.smith", "PIN 4711"), ("john_smith", "PIN 1234")):
+            items = client.get("/memory/long-term", headers={"X-User-Id": uid}).json()["items"]
+            assert [i["text"] for i in items] == [text]
+        bogus = client.get("/memory/long-term", headers=_bearer("lmp_nope", **ALICE))
+        assert bogus.status_code == 401  # a key that is not one is never ignored
+
+
+def test_a_user_key_acts_as_its_user_only(keyed, mem):
+    client, _, _, token, _ = keyed
+    mem.add("john.smith's PIN is 4711", "john.smith", infer=False)
+    mem.add("john_smith's PIN is 1234", "john_smith", infer=False)
+    items = client.get("/memory/long-term", headers=_bearer(token)).json()["items"]
+    assert [i["text"] for i in items] == ["john.smith's PIN is 4711"]
+    same = client.get("/memory/long-term", headers=_bearer(token, **{"X-User-Id": "john.smith"}))
+    assert same.status_code == 200
+    for other in ("john_smith", "alice"):
+        res = client.get("/memory/long-term", headers=_bearer(token, **{"X-User-Id": other}))
+        assert res.status_code == 403 and "one user" in res.json()["detail"]
+    added = client.post("/memory/long-term", json={"messages": "new", "infer": False},
+                        headers=_bearer(token))  # fmt: skip
+    assert added.status_code == 201
+    assert [r.text for r in mem.get_all("john.smith").items][-1] == "new"
+
+
+def test_once_a_key_exists_every_call_needs_one(keyed):
+    client, _, _, token, _ = keyed
+    for headers in ({}, ALICE, {"Authorization": "Basic YWxpY2U6eA==", **ALICE},
+                    _bearer(token[:-1] + "?"), _bearer("lmp_000000000000_" + "A" * 43)):  # fmt: skip
+        res = client.get("/memory/long-term", headers=headers)
+        assert res.status_code == 401, headers
+        assert res.json()["detail"] and res.headers["WWW-Authenticate"] == "Bearer"
+    assert client.get("/health").status_code == 200  # liveness stays open
+
+
+def test_revocation_takes_effect_on_the_next_request(keyed):
+    client, keys, user_key, token, _ = keyed
+    assert client.get("/memory/profile", headers=_bearer(token)).status_code == 200
+    keys.revoke(user_key.key_id)
+    res = client.get("/memory/profile", headers=_bearer(token))
+    assert res.status_code == 401 and "revoked" in res.json()["detail"]
+
+
+def test_an_admin_key_names_the_user(keyed, mem):
+    client, _, _, _, admin = keyed
+    mem.add("alice likes tea", "alice", infer=False)
+    res = client.get("/memory/long-term", headers=_bearer(admin, **ALICE))
+    assert [i["text"] for i in res.json()["items"]] == ["alice likes tea"]
+    missing = client.get("/memory/long-term", headers=_bearer(admin))
+    assert missing.status_code == 422 and "admin key" in missing.json()["detail"]
+
+
+def test_require_keys_without_any_key_refuses_everything(mem):
+    with TestClient(create_app(mem, require_keys=True)) as client:
+        assert client.get("/memory/long-term", headers=ALICE).status_code == 401
+
+
+def test_rate_limit_per_key_with_retry_after(mem):
+    keys = KeyStore(mem.store.db)
+    _, a = keys.create(user_id="alice")
+    _, b = keys.create(user_id="bob")
+    clock = _Clock()
+    app = create_app(mem, rate_limit=RateLimiter(30, burst=2, clock=clock))  # one per 2 s
+    with TestClient(app) as client:
+        assert [client.get("/memory/profile", headers=_bearer(a)).status_code
+                for _ in range(2)] == [200, 200]  # fmt: skip
+        limited = client.get("/memory/profile", headers=_bearer(a))
+        assert limited.status_code == 429 and limited.headers["Retry-After"] == "2"
+        assert "rate limit" in limited.json()["detail"]
+        assert client.get("/memory/profile", headers=_bearer(b)).status_code == 200
+        clock.now += 2.0
+        assert client.get("/memory/profile", headers=_bearer(a)).status_code == 200
+
+
+def test_body_limit_refuses_before_parsing(mem):
+    with TestClient(create_app(mem, max_body_bytes=1000)) as client:
+        big = {"messages": "x" * 2000, "infer": False}
+        declared = client.post("/memory/long-term", json=big, headers=ALICE)
+        assert declared.status_code == 413 and "1000 bytes" in declared.json()["detail"]
+
+        def chunks():  # no Content-Length: counted as it streams
+            yield b'{"messages": "'
+            for _ in range(5):
+                yield b"y" * 400
+            yield b'", "infer": false}'
+
+        streamed = client.post("/memory/long-term", content=chunks(),
+                               headers={**ALICE, "Content-Type": "application/json"})  # fmt: skip
+        assert streamed.status_code == 413
+        small = client.post("/memory/long-term", json={"messages": "fits", "infer": False},
+                            headers=ALICE)  # fmt: skip
+        assert small.status_code == 201
+    assert [r.text for r in mem.get_all("alice").items] == ["fits"]  # nothing else written
+
+
+def test_body_limit_over_real_http(mem):
+    """A chunked upload over a socket is cut off at the limit with a 413 JSON answer."""
+    app = create_app(mem, max_body_bytes=4096)
+
+    def chunks():
+        for _ in range(64):
+            yield b"z" * 1024
+
+    with _Server(app) as base, httpx.Client(base_url=base, timeout=10) as client:
+        res = client.post("/memory/search", content=chunks(),
+                          headers={**ALICE, "Content-Type": "application/json"})  # fmt: skip
+        assert res.status_code == 413 and res.json()["detail"]
+        ok = client.post("/memory/search", json={"query": "x"}, headers=ALICE)
+        assert ok.status_code == 200
+
+
+def test_openapi_declares_bearer_and_access_errors(mem):
+    schema = create_app(mem).openapi()
+    schemes = schema["components"]["securitySchemes"]
+    assert {"type": "http", "scheme": "bearer"}.items() <= next(iter(schemes.values())).items()
+    for path, ops in schema["paths"].items():
+        for method, op in ops.items():
+            if path == "/health":
+                assert "security" not in op
+                continue
+            assert op["security"], (method, path)
+            assert {"401", "403", "413", "429"} <= set(op["responses"]), (method, path)
+    retry = schema["paths"]["/memory/search"]["post"]["responses"]["429"]
+    assert "Retry-After" in retry["headers"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -187,6 +188,13 @@ _MIGRATIONS: list[str | tuple[str, ...]] = [
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
+logger = logging.getLogger(__name__)
+# Tables whose rows hold user text. A DELETE from any of them makes the committing write
+# checkpoint the WAL (see `Database.write`). Not `terms`: an item's tokens are deleted in the
+# same transaction as the item, and an overwrite (which drops old tokens) is not a deletion.
+_TEXT_TABLES = (
+    "items", "turns", "rolling_summaries", "session_summaries", "profiles", "symbol_index",
+)  # fmt: skip
 _MMAP_BYTES = 4 << 30  # an upper bound; SQLite maps only what the file holds
 
 
@@ -194,7 +202,9 @@ class Database:
     """One SQLite connection (WAL, busy_timeout 5000, synchronous NORMAL) behind a lock.
 
     Writes go through `write()` (BEGIN IMMEDIATE, so concurrent writers queue on the busy
-    timeout instead of failing on a lock upgrade); reads through `read()`.
+    timeout instead of failing on a lock upgrade); reads through `read()`. A write that
+    deleted user text checkpoints the WAL (TRUNCATE) once committed: with ``secure_delete``
+    the text is then gone from the database file and from the WAL.
     """
 
     def __init__(self, path: str | Path | None) -> None:
@@ -219,6 +229,23 @@ class Database:
         # cache without a syscall per page (measured at 300k items: search p50 19 -> 12 ms).
         self.conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
         self.migrate()
+        self._deleted_text = False
+        if self.path is not None:
+            self._watch_deletes()
+
+    def _watch_deletes(self) -> None:
+        """Note every deleted row of a text table (TEMP triggers: this connection only, no
+        schema change), so `write` can purge the WAL after the transaction commits."""
+
+        def note() -> None:
+            self._deleted_text = True
+
+        self.conn.create_function("lmp_note_delete", 0, note)
+        for table in _TEXT_TABLES:
+            self.conn.execute(
+                f"CREATE TEMP TRIGGER IF NOT EXISTS lmp_purge_{table} AFTER DELETE ON main.{table} "
+                "BEGIN SELECT lmp_note_delete(); END"
+            )
 
     @staticmethod
     def _retry(fn, attempts: int = 50):  # type: ignore[no-untyped-def]
@@ -263,6 +290,7 @@ class Database:
         """A write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
         with self.lock:
             self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+            self._deleted_text = False
             try:
                 yield self.conn
             except BaseException:
@@ -270,6 +298,29 @@ class Database:
                 raise
             else:
                 self._retry(lambda: self.conn.execute("COMMIT"))
+                if self._deleted_text:
+                    self.purge_wal()
+
+    def purge_wal(self) -> bool:
+        """Copy the WAL into the database and truncate it, so deleted text leaves the disk.
+
+        With ``secure_delete`` the database pages were already zeroed; the WAL still holds
+        the old page images until a TRUNCATE checkpoint. Returns False when a reader of
+        another connection kept it from finishing (after the busy timeout); the next delete,
+        or closing the store, purges again.
+        """
+        if self.path is None:
+            return True
+        with self.lock:
+            self._deleted_text = False
+            try:
+                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError as exc:  # never fail a committed delete
+                logger.warning("could not checkpoint the WAL after a delete: %s", exc)
+                return False
+        if busy:
+            logger.warning("the WAL still holds deleted text: another connection is reading")
+        return not busy
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
