@@ -121,8 +121,10 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
                     "id": h.id,
                     "text": h.text,
                     "score": round(h.score, 4),
+                    "kind": h.memory.kind,
                     "category": h.memory.category,
-                    "created_at": h.memory.created_at.isoformat(),
+                    "created_at": (h.memory.occurred_at or h.memory.created_at).isoformat(),
+                    **({"source_ids": h.memory.source_ids} if h.memory.source_ids else {}),
                 }
                 for h in hits
             ]

@@ -133,7 +133,14 @@ class AddIn(_Strict):
     )
     session_id: str | None = Field(None, min_length=1, max_length=256)
     metadata: dict[str, Any] | None = None
-    infer: bool = Field(True, description="run the knowledge monitor (False: store as given)")
+    infer: bool = Field(
+        True,
+        description="keep each exchange as an episode and derive facts from it "
+        "(False: store each message as given)",
+    )
+    timestamp: datetime | None = Field(
+        None, description="when the messages were said (imported history keeps its dates)"
+    )
 
 
 class AddOut(BaseModel):
@@ -414,12 +421,17 @@ def create_app(
 
     @router.post("/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"])
     def add_memory(body: AddIn, uid: str = Depends(user)) -> Any:
-        """Remember a text or messages (the knowledge monitor decides what to keep)."""
+        """Remember a text or messages: each exchange kept as an episode, facts derived."""
         msgs = body.messages if isinstance(body.messages, str) else [
             m.model_dump() for m in body.messages
         ]  # fmt: skip
         ids = mem.add(
-            msgs, uid, session_id=body.session_id, metadata=body.metadata, infer=body.infer
+            msgs,
+            uid,
+            session_id=body.session_id,
+            metadata=body.metadata,
+            infer=body.infer,
+            timestamp=body.timestamp,
         )
         records = []
         for i in ids:
