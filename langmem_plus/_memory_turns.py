@@ -14,12 +14,13 @@ from typing import Any
 
 from langgraph.store.base import PutOp
 
-from langmem_plus._memory_checks import check_id, check_int, check_label
+from langmem_plus._memory_checks import check_id, check_int, check_label, check_text
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, utcnow
 from langmem_plus.store import HybridStore
+from langmem_plus.store.validate import has_lone_surrogate
 
 __all__ = ["TURN_ROOT", "ConversationIndex", "iso"]
 
@@ -72,10 +73,7 @@ class ConversationIndex:
         sid = check_id("session_id", session_id)
         if role not in _ROLES:
             raise ValidationError(f"role must be one of {list(_ROLES)}, got {role!r}")
-        if not isinstance(content, str) or not content.strip():
-            raise ValidationError("content must be a non-empty string")
-        if len(content) > _MAX_TEXT:
-            raise ValidationError(f"content must be at most {_MAX_TEXT} characters")
+        check_text("content", content, _MAX_TEXT)
         if created_at is not None and not isinstance(created_at, datetime):
             raise ValidationError("created_at must be a datetime")
         turn = self.log.add_turn(uid, sid, role, content, created_at=created_at)
@@ -154,6 +152,8 @@ class ConversationIndex:
                 continue
             if not isinstance(value, str) or len(value) > 10_000:
                 raise ValidationError(f"{name} must be a string of at most 10000 characters")
+            if has_lone_surrogate(value):
+                raise ValidationError(f"{name} must be valid Unicode (it holds a lone surrogate)")
             data[name] = value
             if name not in edited:
                 edited.append(name)

@@ -21,7 +21,6 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
-    BaseStore,
     GetOp,
     IndexConfig,
     Item,
@@ -34,18 +33,16 @@ from langgraph.store.base import (
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
-    validate_op_namespace,
 )
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import default_embeddings, embedding_model_name
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
-    InvalidQueryError,
     StoreClosedError,
     ValidationError,
 )
-from langmem_plus.store import _maintenance, _ranking, _writes
+from langmem_plus.store import _maintenance, _ranking, _writes, validate
 from langmem_plus.store._common import (
     _ROW_COLS,
     _SEP,
@@ -56,7 +53,7 @@ from langmem_plus.store._common import (
     _ts,
 )
 from langmem_plus.store.conversations import ConversationLog
-from langmem_plus.store.filters import matches, validate_filter
+from langmem_plus.store.filters import matches
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.snapshot import snapshot_key
@@ -84,7 +81,7 @@ class _Plan:
     queries: list[str]
 
 
-class HybridStore(BaseStore):
+class HybridStore(validate.CheckedStore):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
@@ -271,55 +268,25 @@ class HybridStore(BaseStore):
     # ================================================================ planning
     def _plan(self, ops: Iterable[Op]) -> _Plan:
         self._ensure_open()
-        ops = list(ops)
+        max_chars = self.config.max_item_chars
+        ops = validate.check_ops(ops, max_chars * validate.MAX_VALUE_FACTOR)  # raises first
         puts: dict[tuple[tuple[str, ...], str], _PutPlan] = {}
         queries: list[str] = []
         for op in ops:
-            if isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
-                validate_op_namespace(op)
-            else:
-                raise ValidationError(f"unknown store operation: {type(op).__name__}")
             if isinstance(op, PutOp):
-                if not isinstance(op.key, str):
-                    raise ValidationError(f"key must be a string, got {type(op.key).__name__}")
-                if not op.namespace:
-                    raise ValidationError("namespace must not be empty for a put")
                 if op.value is not None:
-                    if not isinstance(op.value, Mapping):
-                        raise ValidationError(
-                            f"value must be a dict, got {type(op.value).__name__}"
-                        )
-                    try:
-                        json.dumps(op.value)
-                    except (TypeError, ValueError) as exc:
-                        raise ValidationError(
-                            f"value for key {op.key!r} is not JSON-serialisable: {exc}"
-                        ) from None
-                    if (
-                        op.index is not None
-                        and op.index is not False
-                        and not isinstance(op.index, list)
-                    ):
-                        raise ValidationError("index must be False, None or a list of field paths")
                     texts = self._texts(op.value, op.index)
+                    validate.check_put_size(
+                        op.key, op.value, sum(len(t) for _, t in texts), max_chars
+                    )
                     plan = _PutPlan(op=op, keyword_text="\n".join(t for _, t in texts))
                     if self.embeddings is not None:
                         plan.texts = texts
                     puts[(tuple(op.namespace), op.key)] = plan
                 else:
                     puts[(tuple(op.namespace), op.key)] = _PutPlan(op=op)
-            elif isinstance(op, SearchOp):
-                if not isinstance(op.limit, int) or op.limit < 0:
-                    raise InvalidQueryError(f"limit must be a non-negative int, got {op.limit!r}")
-                if not isinstance(op.offset, int) or op.offset < 0:
-                    raise InvalidQueryError(f"offset must be a non-negative int, got {op.offset!r}")
-                validate_filter(op.filter)
-                if op.query is not None and not isinstance(op.query, str):
-                    raise InvalidQueryError(
-                        f"query must be a string, got {type(op.query).__name__}"
-                    )
-                if op.query and self.embeddings is not None:
-                    queries.append(op.query[: self.config.max_query_chars])
+            elif isinstance(op, SearchOp) and op.query and self.embeddings is not None:
+                queries.append(op.query[: self.config.max_query_chars])
         return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
     def _embed_inputs(self, plan: _Plan) -> list[str]:
@@ -522,6 +489,8 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
         op, tr = _ranking.extended_op(
             self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
@@ -553,6 +522,8 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
         op, tr = _ranking.extended_op(
             self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
@@ -569,9 +540,12 @@ class HybridStore(BaseStore):
         alone never counts. Returns how many items were updated.
         """
         self._ensure_open()
-        keys = list(dict.fromkeys(keys))
-        if any(not isinstance(k, str) for k in keys):
-            raise ValidationError("keys must be strings")
+        validate.check_namespace(namespace)
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
+            raise ValidationError("keys must be a list of strings")
+        keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
+        if now is not None and not isinstance(now, datetime):
+            raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
         ts = _as_epoch(now) if now is not None else time.time()
         with self._db.write() as conn:
             row = conn.execute(
@@ -621,12 +595,14 @@ class HybridStore(BaseStore):
 
     def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
         """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
         return _maintenance.count(self, namespace_prefix, exact)
 
     def keys(
         self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
     ) -> list[tuple[tuple[str, ...], str]]:
         """(namespace, key) of every item in (or under) a namespace, in insertion order."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
         return _maintenance.keys(self, namespace_prefix, exact)
 
     def restore_item_stats(
