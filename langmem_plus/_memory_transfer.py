@@ -210,7 +210,7 @@ _TURN_ROLES = ("user", "assistant", "system", "tool")
 
 def _check_records(parsed: dict[str, list[Any]]) -> None:
     """Raise `ValidationError` naming the first record that cannot be imported."""
-    checks: dict[str, Callable[[Any], None]] = {
+    checks: dict[str, Callable[[Any], object]] = {
         "items": _check_item,
         "turns": _check_turn,
         "rolling_summaries": lambda r: RollingSummary.model_validate({**r, "id": None}),

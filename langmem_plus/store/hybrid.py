@@ -43,6 +43,7 @@ from langmem_plus.errors import (
     ValidationError,
 )
 from langmem_plus.store import _maintenance, _ranking, _writes, validate
+from langmem_plus.store import check as _checks
 from langmem_plus.store._common import (
     _ROW_COLS,
     _SEP,
@@ -88,7 +89,9 @@ class HybridStore(validate.CheckedStore):
     `HybridStore("memories.db")` persists to SQLite (a large store's FAISS snapshot sits
     beside it as `memories.db.faiss`). `index=` takes LangGraph's `IndexConfig` (`dims`,
     `embed`, `fields`; default fields: `["text"]`, falling back to every string in the value);
-    `index=False` turns vectors off (keyword search only).
+    `index=False` turns vectors off (keyword search only). A database on read-only media
+    opens read-only (`read_only=True` forces it): reads work, writes raise
+    `ReadOnlyStoreError`.
     """
 
     supports_ttl: bool = True
@@ -100,12 +103,13 @@ class HybridStore(validate.CheckedStore):
         index: IndexConfig | Literal[False] | None = None,
         config: MemoryConfig | None = None,
         ttl: TTLConfig | None = None,
+        read_only: bool | None = None,
     ) -> None:
         self.config = config or MemoryConfig()
         self.path = None if path is None else Path(path)
         self.ttl_config = ttl
         self._closed = False
-        self._db = Database(self.path)
+        self._db = Database(self.path, read_only=read_only)
         self._kw = KeywordIndex(
             k1=self.config.bm25_k1,
             b=self.config.bm25_b,
@@ -154,6 +158,7 @@ class HybridStore(validate.CheckedStore):
             self._vec.model_name = self.model_name
             with self._db.read() as conn:
                 self._vec.open(conn, self.model_name)
+            _checks.warn_missing_vectors(self)
         self._conversations: ConversationLog | None = None
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -176,6 +181,8 @@ class HybridStore(validate.CheckedStore):
                 f"was opened with {self.model_name!r} ({self.dims}-d). Open it with the same "
                 f"embeddings, or call HybridStore.reembed(path, index=...) to re-embed every item."
             )
+        if self._db.read_only:
+            return
         with self._db.write() as conn:
             self._db.set_meta(conn, "embedding_model", self.model_name)
             self._db.set_meta(conn, "embedding_dims", str(self.dims))
@@ -209,7 +216,7 @@ class HybridStore(validate.CheckedStore):
             return
         self.stop_ttl_sweeper()
         try:
-            if self._vec is not None and self.path is not None:
+            if self._vec is not None and self.path is not None and not self._db.read_only:
                 with self._db.read() as conn:
                     self._vec.sync(conn)
                 try:
@@ -368,6 +375,8 @@ class HybridStore(validate.CheckedStore):
                         self._refresh_ttl(conn, refresh, now)
                     if plan.puts:
                         _writes.apply_puts(self, conn, plan, doc_vecs, now)
+                        if self._vec is None:
+                            _checks.mark_vectorless(self, conn, plan)
                 if plan.puts and self._vec is not None:
                     with self._db.read() as conn:
                         self._vec.sync(conn)
@@ -588,6 +597,18 @@ class HybridStore(validate.CheckedStore):
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
         return _maintenance.reindex(self, vectors=vectors)
+
+    def check(self) -> dict[str, Any]:
+        """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
+        agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
+        self._ensure_open()
+        return _checks.check(self)
+
+    def backfill_vectors(self) -> int:
+        """Embed the items that have no vectors (written while embeddings were off);
+        returns how many items got vectors. `reindex()` re-embeds everything instead."""
+        self._ensure_open()
+        return _checks.backfill_vectors(self)
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
