@@ -392,6 +392,8 @@ def import_logs(
 ) -> dict[str, int]:
     """Each log file (.txt/.md/.log/.json/.jsonl) becomes one session named after the file."""
     uid = check_label("user_id", user_id)
+    if not isinstance(directory, (str, Path)):
+        raise ValidationError(f"directory must be a path, got {type(directory).__name__}")
     root = Path(directory)
     if not root.is_dir():
         raise ValidationError(f"{str(root)!r} is not a directory")

@@ -337,11 +337,16 @@ class ConversationIndex:
             raise ValidationError("give exactly one of older_than or session_id")
         cut: datetime | None = None
         if older_than is not None:
-            if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
-                older_than = timedelta(days=float(older_than))
-            if not isinstance(older_than, timedelta) or older_than.total_seconds() < 0:
-                raise ValidationError("older_than must be a non-negative timedelta or days")
-            cut = utcnow() - older_than
+            try:  # NaN, and spans beyond the calendar, are not a time
+                if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+                    older_than = timedelta(days=float(older_than))
+                if not isinstance(older_than, timedelta) or older_than.total_seconds() < 0:
+                    raise ValidationError("older_than must be a non-negative timedelta or days")
+                cut = utcnow() - older_than
+            except (ValueError, OverflowError) as exc:
+                if isinstance(exc, ValidationError):
+                    raise
+                raise ValidationError(f"older_than is not a usable span: {exc}") from None
         sid = None if session_id is None else check_id("session_id", session_id)
         users = [check_label("user_id", user_id)] if user_id is not None else self.log.users()
         before = self._sessions()

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
@@ -296,8 +297,38 @@ def _store_cases() -> list[HostileCase]:
     add("mark_used.keys_int", lambda x: x.store.mark_used(ns, [1]))
     add("mark_used.now_str", lambda x: x.store.mark_used(ns, ["k"], now="today"))  # type: ignore[arg-type]
     add("count.prefix_int", lambda x: x.store.count(5))  # type: ignore[arg-type]
+    add("restore_item_stats.short_row", lambda x: x.store.restore_item_stats([(ns,)]))  # type: ignore[list-item]
+    add("restore_item_stats.int", lambda x: x.store.restore_item_stats(5))  # type: ignore[arg-type]
+    add("restore_item_stats.bad_count", lambda x: x.store.restore_item_stats(
+        [(ns, "k", datetime.now(timezone.utc), datetime.now(timezone.utc), None, -1)]))  # fmt: skip
+    add("start_ttl_sweeper.str", lambda x: x.store.start_ttl_sweeper("x"))  # type: ignore[arg-type]
+    add("stop_ttl_sweeper.nan", lambda x: x.store.stop_ttl_sweeper(math.nan))
+    for sid, kwargs in [
+        ("path_int", {"path": 5}),
+        ("path_nul", {"path": "a\x00b.db"}),
+        ("path_surrogate", {"path": "\ud800.db"}),
+        ("path_dir", {"path": tempfile.gettempdir()}),
+        ("path_bytes", {"path": b"m.db"}),
+        ("config_str", {"config": "x"}),
+        ("index_str", {"index": "x"}),
+        ("index_dims", {"index": {"dims": -1}}),
+        ("index_embed", {"index": {"embed": 5}}),
+        ("index_fields", {"index": {"fields": "text"}}),
+        ("ttl_str", {"ttl": "x"}),
+        ("ttl_interval", {"ttl": {"sweep_interval_minutes": "x"}}),
+        ("ttl_default_neg", {"ttl": {"default_ttl": -1}}),
+        ("read_only_str", {"read_only": "yes"}),
+        ("read_only_in_memory", {"read_only": True}),
+    ]:
+        add(f"init.{sid}", lambda x, kw=kwargs: _open_store(**kw))
     add("keys.prefix_str", lambda x: x.store.keys("hostile"))  # type: ignore[arg-type]
     return out
+
+
+def _open_store(**kwargs: Any) -> None:
+    from langmem_plus import HybridStore
+
+    HybridStore(**kwargs).close()
 
 
 # ---------------------------------------------------------------- Memory cases
@@ -417,7 +448,25 @@ def _memory_cases() -> list[HostileCase]:
     add("recall.limit", lambda x: x.memory.recall("q", user, limit=-1))
     add("put_profile.surrogate", lambda x: x.memory.put_profile(user, reply_style="\ud800"))
     add("summarize.from_turn", lambda x: x.memory.summarize(user, "s", from_turn="one"))
+    for sid, span in [("nan", math.nan), ("huge", 10**400), ("max", timedelta.max), ("str", "x"),
+                      ("neg", -1)]:  # fmt: skip
+        add(f"cleanup.older_than.{sid}", lambda x, span=span: x.memory.cleanup(older_than=span))
+    add("import_logs.int", lambda x: x.memory.import_logs(5))
+    add("import_logs.missing", lambda x: x.memory.import_logs("/nonexistent/\ud800"))
+    add("history.surrogate", lambda x: x.memory.history("\ud800", user))
+    add("recall.time_range_huge", lambda x: x.memory.recall("q", user, time_range=(10**400, None)))
+    add("recall.session_surrogate", lambda x: x.memory.recall("q", user, session_id="\ud800"))
+    add("consolidate.user_int", lambda x: x.memory.consolidate(user_id=5))
+    add("get_profile.none", lambda x: x.memory.get_profile(None))
+    add("init.path_int", lambda x: _open_memory(5))
+    add("init.config_str", lambda x: _open_memory(None, config="x"))
     return out
+
+
+def _open_memory(path: Any, **kwargs: Any) -> None:
+    from langmem_plus import Memory
+
+    Memory(path, embeddings=False, **kwargs).close()
 
 
 # ---------------------------------------------------------------- apply_ops cases

@@ -105,6 +105,7 @@ class HybridStore(validate.CheckedStore):
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
     ) -> None:
+        validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
         self.path = None if path is None else Path(path)
         self.ttl_config = ttl
@@ -588,10 +589,12 @@ class HybridStore(validate.CheckedStore):
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
         """Start a daemon thread that sweeps expired items periodically."""
+        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
         _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; True when it has stopped."""
+        validate.check_interval("timeout", timeout)
         return _maintenance.stop_ttl_sweeper(self, timeout)
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
@@ -634,6 +637,7 @@ class HybridStore(validate.CheckedStore):
 
         A put stamps items with the current time; a lossless import sets the originals.
         """
+        rows = validate.check_stat_rows(rows)
         return _maintenance.restore_item_stats(self, rows)
 
     def db_bytes(self) -> int:

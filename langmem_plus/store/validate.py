@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_QUERY_WINDOW",
     "MAX_VALUE_FACTOR",
     "CheckedStore",
+    "check_init",
     "check_json",
     "check_key",
     "check_namespace",
@@ -311,6 +313,88 @@ def check_search_extras(current_topic: Any, time_range: Any) -> None:
     if current_topic is not None:
         check_text("current_topic", current_topic, error=InvalidQueryError)
     check_time_range(time_range)
+
+
+def _positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(f"{name} must be a positive number, got {value!r:.80}")
+    if value <= 0 or value > 1e12 or not math.isfinite(value):
+        raise ValidationError(f"{name} must be a positive, finite number, got {value!r:.80}")
+
+
+def check_path(path: Any, what: str = "path") -> None:
+    """A filesystem path: a str or os.PathLike without NUL or lone surrogates."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"{what} must be a file path, got {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise ValidationError(f"{what} must be a text path, got bytes")
+    if not text or "\x00" in text or has_lone_surrogate(text):
+        raise ValidationError(f"{what} must be a non-empty path without NUL or lone surrogates")
+
+
+def check_init(path: Any, index: Any, config: Any, ttl: Any, read_only: Any) -> None:
+    """The arguments of `HybridStore(...)`, checked before anything is opened."""
+    from langmem_plus.config import MemoryConfig  # config imports nothing of the store
+
+    if path is not None:
+        check_path(path)
+    if config is not None and not isinstance(config, MemoryConfig):
+        raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
+    if read_only is not None and not isinstance(read_only, bool):
+        raise ValidationError(f"read_only must be True, False or None, got {read_only!r:.80}")
+    if index is not None and index is not False:
+        if not isinstance(index, Mapping):
+            raise ValidationError("index must be an IndexConfig dict, False or None")
+        dims = index.get("dims")
+        if dims is not None and (
+            isinstance(dims, bool) or not isinstance(dims, int) or not 0 < dims <= 65_536
+        ):
+            raise ValidationError(f"index dims must be a positive int, got {dims!r:.80}")
+        embed = index.get("embed")
+        if embed is not None and not (isinstance(embed, str) or callable(embed) or
+                                      hasattr(embed, "embed_documents")):  # fmt: skip
+            raise ValidationError("index embed must be an Embeddings, a function or a model name")
+        fields = index.get("fields")
+        if fields is not None:
+            if not isinstance(fields, list) or not fields:
+                raise ValidationError("index fields must be a non-empty list of field paths")
+            for f in fields:
+                check_text("index field path", f)
+    if ttl is not None:
+        if not isinstance(ttl, Mapping):
+            raise ValidationError(f"ttl must be a TTLConfig dict, got {type(ttl).__name__}")
+        for name in ("default_ttl", "sweep_interval_minutes"):
+            if ttl.get(name) is not None:
+                _positive(f"ttl {name}", ttl[name])
+
+
+def check_stat_rows(rows: Any) -> list[Any]:
+    """Rows of `restore_item_stats` as a list: (namespace, key, created, updated, last, count)."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise ValidationError("rows must be a list of (namespace, key, created_at, updated_at, "
+                              "last_accessed, access_count)")  # fmt: skip
+    rows = list(rows)
+    for row in rows:
+        if not isinstance(row, (tuple, list)) or len(row) != 6:
+            raise ValidationError("each row must be (namespace, key, created_at, updated_at, "
+                                  "last_accessed, access_count)")  # fmt: skip
+        ns, key, created, updated, last, count = row
+        check_namespace(ns)
+        check_key(key)
+        for name, t in (("created_at", created), ("updated_at", updated), ("last", last)):
+            if t is None and name == "last":
+                continue
+            if not isinstance(t, datetime):
+                raise ValidationError(f"{name} must be a datetime, got {type(t).__name__}")
+        _int("access_count", count, 0, _MAX_INT, ValidationError)
+    return rows
+
+
+def check_interval(name: str, value: Any) -> None:
+    """None or a positive, finite number (sweeper intervals and timeouts)."""
+    if value is not None:
+        _positive(name, value)
 
 
 def _refresh(refresh_ttl: Any) -> None:
