@@ -11,10 +11,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pydantic
+from pydantic_core import PydanticSerializationError
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
 from langmem_plus.records import MemoryRecord
+from langmem_plus.store.validate import check_json, has_lone_surrogate
 
 __all__ = [
     "SETTABLE",
@@ -22,6 +24,7 @@ __all__ = [
     "check_int",
     "check_label",
     "check_mapping",
+    "check_text",
     "check_time",
     "make_record",
     "normalize_messages",
@@ -30,6 +33,8 @@ __all__ = [
 ]
 
 _MAX_LABEL = 256
+MAX_TEXT = 100_000  # characters of one message or memory text (REST and CLI stop there too)
+_MAX_MESSAGES = 1000
 _ROLES = {"user", "assistant", "system", "tool"}
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "bot": "assistant"}
 # MemoryRecord fields a caller may set through `metadata` / `update(data=...)`.
@@ -54,6 +59,19 @@ def check_id(name: str, value: Any) -> str:
         raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
     if len(value) > _MAX_LABEL or "\x00" in value:
         raise ValidationError(f"{name} must be at most {_MAX_LABEL} characters, without NUL")
+    if has_lone_surrogate(value):
+        raise ValidationError(f"{name} must be valid Unicode (it holds a lone surrogate)")
+    return value
+
+
+def check_text(name: str, value: Any, max_chars: int = MAX_TEXT) -> str:
+    """Text: a non-blank string of at most `max_chars` characters, valid Unicode."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{name} must be a non-empty string")
+    if len(value) > max_chars:
+        raise ValidationError(f"{name} must be at most {max_chars} characters, got {len(value)}")
+    if has_lone_surrogate(value):
+        raise ValidationError(f"{name} must be valid Unicode (it holds a lone surrogate)")
     return value
 
 
@@ -72,6 +90,8 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
         messages = [messages]
     if not isinstance(messages, (list, tuple)) or not messages:
         raise ValidationError("messages must be a non-empty string or list of messages")
+    if len(messages) > _MAX_MESSAGES:
+        raise ValidationError(f"at most {_MAX_MESSAGES} messages at once, got {len(messages)}")
     out: list[dict[str, str]] = []
     for i, msg in enumerate(messages):
         if isinstance(msg, Mapping):
@@ -80,15 +100,25 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
             role, content = msg.type, msg.content
         else:
             raise ValidationError(f"messages[{i}] must be a dict with role and content")
-        if isinstance(content, list):  # LangChain content blocks
-            content = " ".join(
-                str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content
-            )
-        role = _ROLE_ALIASES.get(str(role).lower(), str(role).lower())
+        if isinstance(content, list):  # LangChain content blocks: text parts only
+            parts = []
+            for b in content:
+                text = b.get("text", "") if isinstance(b, Mapping) else b
+                if not isinstance(text, str):
+                    raise ValidationError(f"messages[{i}].content blocks must hold text")
+                parts.append(text)
+            content = " ".join(parts)
+        if not isinstance(role, str):
+            raise ValidationError(f"messages[{i}].role must be a string")
+        role = _ROLE_ALIASES.get(role.lower(), role.lower())
         if role not in _ROLES:
             raise ValidationError(f"messages[{i}].role must be one of {sorted(_ROLES)}")
         if not isinstance(content, str):
             raise ValidationError(f"messages[{i}].content must be a string")
+        if len(content) > MAX_TEXT:
+            raise ValidationError(f"messages[{i}].content must be at most {MAX_TEXT} characters")
+        if has_lone_surrogate(content):
+            raise ValidationError(f"messages[{i}].content holds a lone surrogate (not Unicode)")
         out.append({"role": role, "text": content})
     if not any(m["text"].strip() for m in out):
         raise ValidationError("messages hold no text")
@@ -124,19 +154,29 @@ def check_mapping(name: str, value: Any) -> dict[str, Any]:
 
 
 def make_record(**fields: Any) -> MemoryRecord:
-    """A MemoryRecord, with pydantic's error turned into one clear `ValidationError`."""
+    """A MemoryRecord that can be stored: pydantic's error turned into one clear
+    `ValidationError`, and `metadata` / `value` checked as JSON first (depth, NaN, bytes,
+    lone surrogates), since serialising would otherwise turn NaN into null or fail."""
+    for name in ("metadata", "value"):
+        if fields.get(name) is not None:
+            check_json(fields[name], name)
     try:
-        return MemoryRecord(**fields)
+        record = MemoryRecord(**fields)
+        record.to_value()  # a lone surrogate in any string fails here, not in the store
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "record"
         raise ValidationError(f"invalid memory ({where}): {first.get('msg')}") from None
+    except (PydanticSerializationError, ValueError, RecursionError) as exc:
+        raise ValidationError(f"invalid memory: {str(exc)[:200]}") from None
+    return record
 
 
 def with_metadata(record: MemoryRecord, meta: Mapping[str, Any]) -> MemoryRecord:
     """Known record fields in `meta` set the field; everything else joins `record.metadata`."""
     if not meta:
         return record
+    check_json(dict(meta), "metadata")
     data = record.model_dump()
     fields = {k: v for k, v in meta.items() if k in SETTABLE and k not in ("text", "metadata")}
     extra = {k: v for k, v in meta.items() if k not in SETTABLE or k == "metadata"}
@@ -154,7 +194,7 @@ def record_of(item: Any) -> MemoryRecord:
         return MemoryRecord(
             id=item.key,
             namespace=tuple(item.namespace),
-            text=text if isinstance(text, str) and text.strip() else str(item.value),
+            text=(text if isinstance(text, str) and text.strip() else str(item.value))[:MAX_TEXT],
             metadata={"raw_value": item.value},
             created_at=item.created_at,
             updated_at=item.updated_at,

@@ -14,12 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pydantic
 from langgraph.store.base import PutOp
 
-from langmem_plus._memory_checks import check_label
+from langmem_plus._memory_checks import check_id, check_label, check_text
 from langmem_plus._memory_turns import TURN_ROOT
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
+from langmem_plus.store.validate import MAX_DEPTH, check_json, check_key, check_namespace
 
 if TYPE_CHECKING:
     from langmem_plus.memory import Memory
@@ -109,19 +111,30 @@ def export(mem: Memory, user_id: str | None, format: str) -> str:
 
 # ---------------------------------------------------------------------------- import
 def _parse(data: Any) -> dict[str, list[dict[str, Any]]]:
-    if isinstance(data, bytes):
-        data = data.decode("utf-8")
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"import data is not UTF-8 text: {exc}") from None
     if isinstance(data, str):
         text = data.strip()
         if not text:
             raise ValidationError("nothing to import: the input is empty")
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ValidationError(f"import data is nested too deeply (max {MAX_DEPTH})") from None
         except json.JSONDecodeError:
             try:
                 data = [json.loads(line) for line in text.splitlines() if line.strip()]
             except json.JSONDecodeError as exc:
                 raise ValidationError(f"input is neither JSON nor JSON Lines: {exc}") from None
+            except RecursionError:
+                raise ValidationError(
+                    f"import data is nested too deeply (max {MAX_DEPTH})"
+                ) from None
+    # JSON data only, no deeper than an export of valid items (a few levels above a value)
+    check_json(data, "import data", max_depth=MAX_DEPTH + 6)
     if isinstance(data, Mapping):
         if data.get("format") != FORMAT:
             raise ValidationError(f"not a langmem_plus export (format must be {FORMAT!r})")
@@ -155,8 +168,12 @@ def _check_version(header: Mapping[str, Any]) -> None:
 
 
 def import_data(mem: Memory, data: Any, *, progress: Progress = None) -> dict[str, int]:
-    """Restore an export; items are upserted, turns and summaries already present are skipped."""
+    """Restore an export; items are upserted, turns and summaries already present are skipped.
+
+    Every record is checked before the first write, so bad input changes nothing.
+    """
     parsed = _parse(data)
+    _check_records(parsed)
     total = sum(len(v) for v in parsed.values())
     done = 0
 
@@ -188,6 +205,61 @@ def import_data(mem: Memory, data: Any, *, progress: Progress = None) -> dict[st
     return counts
 
 
+_TURN_ROLES = ("user", "assistant", "system", "tool")
+
+
+def _check_records(parsed: dict[str, list[Any]]) -> None:
+    """Raise `ValidationError` naming the first record that cannot be imported."""
+    checks: dict[str, Callable[[Any], object]] = {
+        "items": _check_item,
+        "turns": _check_turn,
+        "rolling_summaries": lambda r: RollingSummary.model_validate({**r, "id": None}),
+        "session_summaries": SessionSummary.model_validate,
+        "profiles": UserProfile.model_validate,
+    }
+    for section, check in checks.items():
+        for i, row in enumerate(parsed[section]):
+            where = f"{section}[{i}]"
+            if not isinstance(row, Mapping):
+                raise ValidationError(f"{where} must be an object")
+            try:
+                check(row)
+            except pydantic.ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first.get("loc", ()))
+                raise ValidationError(f"{where}.{loc}: {first['msg']}") from None
+            except ValueError as exc:  # our own errors and malformed dates
+                raise ValidationError(f"{where}: {exc}") from None
+
+
+def _check_item(r: Mapping[str, Any]) -> None:
+    check_namespace(r.get("namespace"))
+    if not r.get("namespace"):
+        raise ValidationError("namespace must not be empty")
+    check_key(r.get("key"))
+    if not isinstance(r.get("value"), Mapping):
+        raise ValidationError(f"item {r.get('key')!r} has no value object")
+    for name in ("created_at", "updated_at", "last_accessed"):
+        _dt(r.get(name))
+    count = r.get("access_count")
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
+        raise ValidationError(f"access_count must be a non-negative integer, got {count!r:.40}")
+
+
+def _check_turn(r: Mapping[str, Any]) -> None:
+    check_label("user_id", r.get("user_id"))
+    check_id("session_id", r.get("session_id"))
+    if r.get("role") not in _TURN_ROLES:
+        raise ValidationError(f"role must be one of {list(_TURN_ROLES)}")
+    check_text("content", r.get("content"))
+    _dt(r.get("created_at"))
+    symbols = r.get("symbols")
+    if symbols is not None and not (
+        isinstance(symbols, list) and all(isinstance(x, str) for x in symbols)
+    ):
+        raise ValidationError("symbols must be a list of strings")
+
+
 def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
     for i in range(0, len(rows), 500):
         part = rows[i : i + 500]
@@ -196,12 +268,12 @@ def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int],
             ns = tuple(r["namespace"])
             if not isinstance(r.get("value"), Mapping):
                 raise ValidationError(f"item {r.get('key')!r} has no value object")
-            ops.append(PutOp(ns, str(r["key"]), dict(r["value"])))
+            ops.append(PutOp(ns, r["key"], dict(r["value"])))
             created = _dt(r.get("created_at"))
             if created is not None:
                 updated = _dt(r.get("updated_at")) or created
                 stats.append(
-                    (ns, str(r["key"]), created, updated, _dt(r.get("last_accessed")),
+                    (ns, r["key"], created, updated, _dt(r.get("last_accessed")),
                      int(r.get("access_count") or 0))
                 )  # fmt: skip
         mem.store.batch(ops)
@@ -331,6 +403,8 @@ def import_logs(
 ) -> dict[str, int]:
     """Each log file (.txt/.md/.log/.json/.jsonl) becomes one session named after the file."""
     uid = check_label("user_id", user_id)
+    if not isinstance(directory, (str, Path)):
+        raise ValidationError(f"directory must be a path, got {type(directory).__name__}")
     root = Path(directory)
     if not root.is_dir():
         raise ValidationError(f"{str(root)!r} is not a directory")

@@ -14,12 +14,13 @@ from typing import Any
 
 from langgraph.store.base import PutOp
 
-from langmem_plus._memory_checks import check_id, check_int, check_label
+from langmem_plus._memory_checks import check_id, check_int, check_label, check_text
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, utcnow
 from langmem_plus.store import HybridStore
+from langmem_plus.store.validate import has_lone_surrogate
 
 __all__ = ["TURN_ROOT", "ConversationIndex", "iso"]
 
@@ -76,10 +77,7 @@ class ConversationIndex:
         sid = check_id("session_id", session_id)
         if role not in _ROLES:
             raise ValidationError(f"role must be one of {list(_ROLES)}, got {role!r}")
-        if not isinstance(content, str) or not content.strip():
-            raise ValidationError("content must be a non-empty string")
-        if len(content) > _MAX_TEXT:
-            raise ValidationError(f"content must be at most {_MAX_TEXT} characters")
+        check_text("content", content, _MAX_TEXT)
         if created_at is not None and not isinstance(created_at, datetime):
             raise ValidationError("created_at must be a datetime")
         turn = self.log.add_turn(uid, sid, role, content, created_at=created_at)
@@ -159,6 +157,8 @@ class ConversationIndex:
                 continue
             if not isinstance(value, str) or len(value) > 10_000:
                 raise ValidationError(f"{name} must be a string of at most 10000 characters")
+            if has_lone_surrogate(value):
+                raise ValidationError(f"{name} must be valid Unicode (it holds a lone surrogate)")
             data[name] = value
             if name not in edited:
                 edited.append(name)
@@ -350,11 +350,16 @@ class ConversationIndex:
             raise ValidationError("give exactly one of older_than or session_id")
         cut: datetime | None = None
         if older_than is not None:
-            if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
-                older_than = timedelta(days=float(older_than))
-            if not isinstance(older_than, timedelta) or older_than.total_seconds() < 0:
-                raise ValidationError("older_than must be a non-negative timedelta or days")
-            cut = utcnow() - older_than
+            try:  # NaN, and spans beyond the calendar, are not a time
+                if isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+                    older_than = timedelta(days=float(older_than))
+                if not isinstance(older_than, timedelta) or older_than.total_seconds() < 0:
+                    raise ValidationError("older_than must be a non-negative timedelta or days")
+                cut = utcnow() - older_than
+            except (ValueError, OverflowError) as exc:
+                if isinstance(exc, ValidationError):
+                    raise
+                raise ValidationError(f"older_than is not a usable span: {exc}") from None
         sid = None if session_id is None else check_id("session_id", session_id)
         users = [check_label("user_id", user_id)] if user_id is not None else self.log.users()
         before = self._sessions()

@@ -287,6 +287,38 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+EXIT_PROBLEMS = 1  # `check`: the database has problems
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Integrity report of the database (read-only): exit 0 when clean, 1 with problems."""
+    import sqlite3
+
+    from langmem_plus.store import HybridStore
+
+    path = Path(args.db)
+    if not path.is_file():
+        raise ValidationError(f"no database at {path}")
+    index: Any = False if args.embeddings == "none" else None
+    try:
+        try:
+            store = HybridStore(path, index=index, read_only=True)
+        except sqlite3.DatabaseError:  # vectors unreadable: check the tables without them
+            store = HybridStore(path, index=False, read_only=True)
+        with store:
+            report = store.check()
+    except sqlite3.DatabaseError as exc:
+        report = {"ok": False, "problems": [f"sqlite: cannot open the database: {exc}"]}
+
+    def human() -> str:
+        if report["ok"]:
+            return f"ok: {report.get('items', 0)} items, indexes agree, integrity_check ok"
+        return "\n".join(["problems:", *(f"  {p}" for p in report["problems"])])
+
+    _emit(args, report, human)
+    return EXIT_OK if report["ok"] else EXIT_PROBLEMS
+
+
 def cmd_consolidate(args: argparse.Namespace) -> int:
     bar = Progress("consolidating")
     try:
@@ -542,6 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--infer", action="store_true", help="also extract memories from the logs")
     _model_args(p)
     add("reindex", cmd_reindex, "rebuild the keyword and vector indexes from SQLite")
+    add("check", cmd_check, "check integrity and index agreement (exit 1 on problems)")
     p = add("consolidate", cmd_consolidate, "merge near-duplicate episodic memories")
     add("stats", cmd_stats, "counts and sizes")
     p = add("add", cmd_add, "add a long-term memory (runs the knowledge monitor)")

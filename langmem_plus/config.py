@@ -199,6 +199,13 @@ class MemoryConfig(BaseModel):
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
     )
+    max_item_chars: int = Field(
+        100_000,
+        ge=1,
+        description="A put whose text to index (and embed) is longer, or whose value is more "
+        "than 10x this as JSON, is refused with ValidationError before any embedding work "
+        "(the facade, REST and CLI stop at the same 100,000 characters of text).",
+    )
 
     # --- R-RET 3 ---------------------------------------------------------------------
     retrieval_limit: int = Field(5, ge=1, description="Top-N memories recalled per turn.")

@@ -13,6 +13,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MissingExtraError",
     "ProcessorError",
+    "ReadOnlyStoreError",
     "StoreClosedError",
     "ValidationError",
 ]
@@ -47,6 +48,10 @@ class EmbeddingModelMismatchError(LangmemPlusError, ValueError):
 
 class StoreClosedError(LangmemPlusError, RuntimeError):
     """The store was closed; open a new one."""
+
+
+class ReadOnlyStoreError(LangmemPlusError, PermissionError):
+    """The database was opened read-only (read-only media or no write permission)."""
 
 
 class ProcessorError(LangmemPlusError, RuntimeError):

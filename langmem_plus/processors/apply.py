@@ -11,13 +11,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+import pydantic
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 from pydantic import BaseModel, Field
+from pydantic_core import PydanticSerializationError
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors.schemas import MemoryOp
 from langmem_plus.records import MemoryRecord, utcnow
+from langmem_plus.store.validate import check_json, check_namespace
 from langmem_plus.text import extract_symbols
 
 __all__ = ["ApplyResult", "aapply_ops", "apply_ops", "plan_ops"]
@@ -43,17 +46,70 @@ class ApplyResult(BaseModel):
     )
 
 
+_MAX_TEXT = 100_000  # MemoryRecord.text's limit
+
+
 def _validate(namespace: Any, ops: Any) -> tuple[tuple[str, ...], list[MemoryOp]]:
-    if (
-        not isinstance(namespace, tuple)
-        or not namespace
-        or not all(isinstance(p, str) and p for p in namespace)
-    ):
+    """Check the arguments of `apply_ops` (ValidationError before anything is read)."""
+    if not isinstance(namespace, tuple) or not namespace:
         raise ValidationError(f"namespace must be a non-empty tuple of strings, got {namespace!r}")
-    if isinstance(ops, MemoryOp | dict) or not isinstance(ops, Iterable):
+    try:
+        check_namespace(namespace)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    if isinstance(ops, MemoryOp | dict | str | bytes) or not isinstance(ops, Iterable):
         raise ValidationError("ops must be a list of MemoryOp")
-    clean = [op if isinstance(op, MemoryOp) else MemoryOp.model_validate(op) for op in ops]
+    clean: list[MemoryOp] = []
+    for i, op in enumerate(ops):
+        try:
+            clean.append(op if isinstance(op, MemoryOp) else MemoryOp.model_validate(op))
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "op"
+            raise ValidationError(
+                f"ops[{i}] is not a memory op ({where}: {first['msg']})"
+            ) from None
+        _check_op_data(i, clean[-1])
     return namespace, clean
+
+
+def _check_args(session_id: Any, now: Any, config: Any) -> None:
+    if session_id is not None and not isinstance(session_id, str):
+        raise ValidationError(f"session_id must be a string, got {type(session_id).__name__}")
+    if now is not None and not isinstance(now, datetime):
+        raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
+    if config is not None and not isinstance(config, MemoryConfig):
+        raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
+
+
+def _check_op_data(i: int, op: MemoryOp) -> None:
+    """What a record cannot hold: text over 100,000 characters, bad JSON in metadata."""
+    if op.text is not None and len(op.text) > _MAX_TEXT:
+        raise ValidationError(f"ops[{i}].text must be at most {_MAX_TEXT} characters")
+    check_json(
+        {"text": op.text, "who": op.who, "reason": op.reason, "id": op.id,
+         "symbols": op.symbols, "metadata": op.metadata},
+        f"ops[{i}]",
+    )  # fmt: skip
+
+
+def _plan_checked(
+    items: dict[str, Item | None],
+    namespace: tuple[str, ...],
+    ops: Sequence[MemoryOp],
+    session_id: str | None,
+    now: datetime | None,
+    config: MemoryConfig | None,
+) -> tuple[list[PutOp], ApplyResult]:
+    """`plan_ops`, with a record that pydantic refuses reported as a `ValidationError`."""
+    try:
+        return plan_ops(items, namespace, ops, session_id=session_id, now=now, config=config)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        raise ValidationError(f"an op gives an invalid memory ({where}: {first['msg']})") from None
+    except PydanticSerializationError as exc:
+        raise ValidationError(f"an op gives a memory that cannot be stored: {exc}") from None
 
 
 def _new_record(
@@ -196,12 +252,13 @@ def apply_ops(
     """Carry out monitor ops on `store` (ADD creates, UPDATE keeps history, BOOST adds
     importance, DELETE removes); unknown ids are logged and skipped, never raised."""
     namespace, clean = _validate(namespace, ops)
+    _check_args(session_id, now, config)
     ids = _referenced(clean)
     got = store.batch([GetOp(namespace, key) for key in ids]) if ids else []
     items: dict[str, Item | None] = {
         k: (v if isinstance(v, Item) else None) for k, v in zip(ids, got, strict=True)
     }
-    puts, result = plan_ops(items, namespace, clean, session_id=session_id, now=now, config=config)
+    puts, result = _plan_checked(items, namespace, clean, session_id, now, config)
     if puts:
         store.batch(puts)
     return result
@@ -218,12 +275,13 @@ async def aapply_ops(
 ) -> ApplyResult:
     """Async twin of `apply_ops`."""
     namespace, clean = _validate(namespace, ops)
+    _check_args(session_id, now, config)
     ids = _referenced(clean)
     got = await store.abatch([GetOp(namespace, key) for key in ids]) if ids else []
     items: dict[str, Item | None] = {
         k: (v if isinstance(v, Item) else None) for k, v in zip(ids, got, strict=True)
     }
-    puts, result = plan_ops(items, namespace, clean, session_id=session_id, now=now, config=config)
+    puts, result = _plan_checked(items, namespace, clean, session_id, now, config)
     if puts:
         await store.abatch(puts)
     return result

@@ -12,35 +12,52 @@ from typing import Any
 
 from langmem_plus.errors import InvalidQueryError
 
-__all__ = ["matches", "validate_filter"]
+__all__ = ["MAX_FILTER_DEPTH", "matches", "validate_filter"]
 
+MAX_FILTER_DEPTH = 100
+_MAX_FILTER_NODES = 100_000
 _OPS = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"}
 _MISSING = object()
 
 
 def validate_filter(flt: Any) -> None:
-    """Reject filters that are not dicts or use unknown `$` operators (clear error, no search)."""
+    """Reject filters that are not dicts, use unknown `$` operators or nest deeper than
+    `MAX_FILTER_DEPTH` (clear `InvalidQueryError`, no search; walked without recursion)."""
     if flt is None:
         return
     if not isinstance(flt, Mapping):
         raise InvalidQueryError(f"filter must be a dict, got {type(flt).__name__}")
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
-            for k, v in node.items():
-                if not isinstance(k, str):
-                    raise InvalidQueryError(f"filter keys must be strings, got {k!r}")
-                if k.startswith("$"):
-                    if k not in _OPS:
-                        raise InvalidQueryError(
-                            f"unsupported filter operator {k!r}; use one of {sorted(_OPS)}"
-                        )
-                    if k in ("$in", "$nin") and not isinstance(v, (list, tuple, set)):
-                        raise InvalidQueryError(f"{k} takes a list, got {type(v).__name__}")
-                else:
-                    walk(v)
-
-    walk(flt)
+    # (node, depth, whether the node is a condition; operator arguments are plain data)
+    stack: list[tuple[Any, int, bool]] = [(flt, 0, True)]
+    seen = 0
+    while stack:
+        node, depth, cond = stack.pop()
+        seen += 1
+        if seen > _MAX_FILTER_NODES:
+            raise InvalidQueryError(f"filter is too large (over {_MAX_FILTER_NODES} elements)")
+        if isinstance(node, (Mapping, list, tuple, set, frozenset)) and depth >= MAX_FILTER_DEPTH:
+            raise InvalidQueryError(f"filter is nested deeper than {MAX_FILTER_DEPTH} levels")
+        if isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend((v, depth + 1, cond) for v in node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        for k, v in node.items():
+            if not cond:
+                stack.append((v, depth + 1, False))
+                continue
+            if not isinstance(k, str):
+                raise InvalidQueryError(f"filter keys must be strings, got {k!r:.80}")
+            if k.startswith("$"):
+                if k not in _OPS:
+                    raise InvalidQueryError(
+                        f"unsupported filter operator {k[:80]!r}; use one of {sorted(_OPS)}"
+                    )
+                if k in ("$in", "$nin") and not isinstance(v, (list, tuple, set)):
+                    raise InvalidQueryError(f"{k} takes a list, got {type(v).__name__}")
+                stack.append((v, depth + 1, False))
+            else:
+                stack.append((v, depth + 1, True))
 
 
 def _lookup(value: Any, key: str) -> Any:
@@ -64,7 +81,7 @@ def _num(x: Any) -> float | None:
         return None
     try:
         return float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

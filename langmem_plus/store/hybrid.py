@@ -21,7 +21,6 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
-    BaseStore,
     GetOp,
     IndexConfig,
     Item,
@@ -34,18 +33,17 @@ from langgraph.store.base import (
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
-    validate_op_namespace,
 )
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import default_embeddings, embedding_model_name
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
-    InvalidQueryError,
     StoreClosedError,
     ValidationError,
 )
-from langmem_plus.store import _maintenance, _ranking, _writes
+from langmem_plus.store import _maintenance, _ranking, _writes, validate
+from langmem_plus.store import check as _checks
 from langmem_plus.store._common import (
     _ROW_COLS,
     _SEP,
@@ -56,7 +54,7 @@ from langmem_plus.store._common import (
     _ts,
 )
 from langmem_plus.store.conversations import ConversationLog
-from langmem_plus.store.filters import matches, validate_filter
+from langmem_plus.store.filters import matches
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.snapshot import snapshot_key
@@ -84,14 +82,16 @@ class _Plan:
     queries: list[str]
 
 
-class HybridStore(BaseStore):
+class HybridStore(validate.CheckedStore):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
     `HybridStore("memories.db")` persists to SQLite (a large store's FAISS snapshot sits
     beside it as `memories.db.faiss`). `index=` takes LangGraph's `IndexConfig` (`dims`,
     `embed`, `fields`; default fields: `["text"]`, falling back to every string in the value);
-    `index=False` turns vectors off (keyword search only).
+    `index=False` turns vectors off (keyword search only). A database on read-only media
+    opens read-only (`read_only=True` forces it): reads work, writes raise
+    `ReadOnlyStoreError`.
     """
 
     supports_ttl: bool = True
@@ -103,12 +103,14 @@ class HybridStore(BaseStore):
         index: IndexConfig | Literal[False] | None = None,
         config: MemoryConfig | None = None,
         ttl: TTLConfig | None = None,
+        read_only: bool | None = None,
     ) -> None:
+        validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
         self.path = None if path is None else Path(path)
         self.ttl_config = ttl
         self._closed = False
-        self._db = Database(self.path)
+        self._db = Database(self.path, read_only=read_only)
         self._kw = KeywordIndex(
             k1=self.config.bm25_k1,
             b=self.config.bm25_b,
@@ -157,6 +159,7 @@ class HybridStore(BaseStore):
             self._vec.model_name = self.model_name
             with self._db.read() as conn:
                 self._vec.open(conn, self.model_name)
+            _checks.warn_missing_vectors(self)
         self._conversations: ConversationLog | None = None
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -179,6 +182,8 @@ class HybridStore(BaseStore):
                 f"was opened with {self.model_name!r} ({self.dims}-d). Open it with the same "
                 f"embeddings, or call HybridStore.reembed(path, index=...) to re-embed every item."
             )
+        if self._db.read_only:
+            return
         with self._db.write() as conn:
             self._db.set_meta(conn, "embedding_model", self.model_name)
             self._db.set_meta(conn, "embedding_dims", str(self.dims))
@@ -212,7 +217,7 @@ class HybridStore(BaseStore):
             return
         self.stop_ttl_sweeper()
         try:
-            if self._vec is not None and self.path is not None:
+            if self._vec is not None and self.path is not None and not self._db.read_only:
                 with self._db.read() as conn:
                     self._vec.sync(conn)
                 try:
@@ -271,55 +276,25 @@ class HybridStore(BaseStore):
     # ================================================================ planning
     def _plan(self, ops: Iterable[Op]) -> _Plan:
         self._ensure_open()
-        ops = list(ops)
+        max_chars = self.config.max_item_chars
+        ops = validate.check_ops(ops, max_chars * validate.MAX_VALUE_FACTOR)  # raises first
         puts: dict[tuple[tuple[str, ...], str], _PutPlan] = {}
         queries: list[str] = []
         for op in ops:
-            if isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
-                validate_op_namespace(op)
-            else:
-                raise ValidationError(f"unknown store operation: {type(op).__name__}")
             if isinstance(op, PutOp):
-                if not isinstance(op.key, str):
-                    raise ValidationError(f"key must be a string, got {type(op.key).__name__}")
-                if not op.namespace:
-                    raise ValidationError("namespace must not be empty for a put")
                 if op.value is not None:
-                    if not isinstance(op.value, Mapping):
-                        raise ValidationError(
-                            f"value must be a dict, got {type(op.value).__name__}"
-                        )
-                    try:
-                        json.dumps(op.value)
-                    except (TypeError, ValueError) as exc:
-                        raise ValidationError(
-                            f"value for key {op.key!r} is not JSON-serialisable: {exc}"
-                        ) from None
-                    if (
-                        op.index is not None
-                        and op.index is not False
-                        and not isinstance(op.index, list)
-                    ):
-                        raise ValidationError("index must be False, None or a list of field paths")
                     texts = self._texts(op.value, op.index)
+                    validate.check_put_size(
+                        op.key, op.value, sum(len(t) for _, t in texts), max_chars
+                    )
                     plan = _PutPlan(op=op, keyword_text="\n".join(t for _, t in texts))
                     if self.embeddings is not None:
                         plan.texts = texts
                     puts[(tuple(op.namespace), op.key)] = plan
                 else:
                     puts[(tuple(op.namespace), op.key)] = _PutPlan(op=op)
-            elif isinstance(op, SearchOp):
-                if not isinstance(op.limit, int) or op.limit < 0:
-                    raise InvalidQueryError(f"limit must be a non-negative int, got {op.limit!r}")
-                if not isinstance(op.offset, int) or op.offset < 0:
-                    raise InvalidQueryError(f"offset must be a non-negative int, got {op.offset!r}")
-                validate_filter(op.filter)
-                if op.query is not None and not isinstance(op.query, str):
-                    raise InvalidQueryError(
-                        f"query must be a string, got {type(op.query).__name__}"
-                    )
-                if op.query and self.embeddings is not None:
-                    queries.append(op.query[: self.config.max_query_chars])
+            elif isinstance(op, SearchOp) and op.query and self.embeddings is not None:
+                queries.append(op.query[: self.config.max_query_chars])
         return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
     def _embed_inputs(self, plan: _Plan) -> list[str]:
@@ -401,6 +376,8 @@ class HybridStore(BaseStore):
                         self._refresh_ttl(conn, refresh, now)
                     if plan.puts:
                         _writes.apply_puts(self, conn, plan, doc_vecs, now)
+                        if self._vec is None:
+                            _checks.mark_vectorless(self, conn, plan)
                 if plan.puts and self._vec is not None:
                     with self._db.read() as conn:
                         self._vec.sync(conn)
@@ -522,6 +499,8 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
         op, tr = _ranking.extended_op(
             self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
@@ -553,6 +532,8 @@ class HybridStore(BaseStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
         op, tr = _ranking.extended_op(
             self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
         )
@@ -569,9 +550,12 @@ class HybridStore(BaseStore):
         alone never counts. Returns how many items were updated.
         """
         self._ensure_open()
-        keys = list(dict.fromkeys(keys))
-        if any(not isinstance(k, str) for k in keys):
-            raise ValidationError("keys must be strings")
+        validate.check_namespace(namespace)
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
+            raise ValidationError("keys must be a list of strings")
+        keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
+        if now is not None and not isinstance(now, datetime):
+            raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
         ts = _as_epoch(now) if now is not None else time.time()
         with self._db.write() as conn:
             row = conn.execute(
@@ -605,15 +589,29 @@ class HybridStore(BaseStore):
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
         """Start a daemon thread that sweeps expired items periodically."""
+        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
         _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; True when it has stopped."""
+        validate.check_interval("timeout", timeout)
         return _maintenance.stop_ttl_sweeper(self, timeout)
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
         return _maintenance.reindex(self, vectors=vectors)
+
+    def check(self) -> dict[str, Any]:
+        """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
+        agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
+        self._ensure_open()
+        return _checks.check(self)
+
+    def backfill_vectors(self) -> int:
+        """Embed the items that have no vectors (written while embeddings were off);
+        returns how many items got vectors. `reindex()` re-embeds everything instead."""
+        self._ensure_open()
+        return _checks.backfill_vectors(self)
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
@@ -621,12 +619,14 @@ class HybridStore(BaseStore):
 
     def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
         """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
         return _maintenance.count(self, namespace_prefix, exact)
 
     def keys(
         self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
     ) -> list[tuple[tuple[str, ...], str]]:
         """(namespace, key) of every item in (or under) a namespace, in insertion order."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
         return _maintenance.keys(self, namespace_prefix, exact)
 
     def restore_item_stats(
@@ -637,6 +637,7 @@ class HybridStore(BaseStore):
 
         A put stamps items with the current time; a lossless import sets the originals.
         """
+        rows = validate.check_stat_rows(rows)
         return _maintenance.restore_item_stats(self, rows)
 
     def db_bytes(self) -> int:

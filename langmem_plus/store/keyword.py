@@ -156,7 +156,7 @@ class KeywordIndex(PostingsScoring):
         ns_delta: dict[int, list[int]] = {}
         for ns_id, _item, dl in docs:
             d = ns_delta.setdefault(ns_id, [0, 0])
-            d[0] += 1
+            d[0] += dl > 0  # a document without tokens was never counted (add_many)
             d[1] += dl
         conn.executemany(
             "UPDATE namespaces SET n_docs = n_docs - ?, total_len = total_len - ? WHERE id = ?",
