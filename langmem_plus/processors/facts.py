@@ -1,12 +1,60 @@
-"""Precision-first offline fact rules: a fact only when sure, everything else stays in its episode."""
+"""Precision-first offline fact rules: a fact only when sure, everything else stays in its episode.
+
+`rule_facts` reads the user turns of one exchange and returns `DerivedFact`s, each with the
+slot it is a value of (so a later value closes it), its source turn(s), and correction marks:
+a mid-turn self-correction keeps only its last value, and an untied correction is read
+against the assistant turn said before it. Questions, mood, chitchat, sarcasm taken
+literally and one-off requests give no fact.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
+from langmem_plus.errors import ValidationError
+from langmem_plus.processors._fact_corrections import Repair, self_correction, untied_correction
+from langmem_plus.processors._fact_en import EN_RULES
+from langmem_plus.processors._fact_patterns import (
+    CJK_RE,
+    EN_REMEMBER_RE,
+    LATIN_RE,
+    SARCASM_RE,
+    ZH_REMEMBER_RE,
+)
+from langmem_plus.processors._fact_text import (
+    Clause,
+    fact,
+    normalize,
+    split_clauses,
+    strip_fillers,
+)
+from langmem_plus.processors._fact_zh import ZH_RULES
 from langmem_plus.processors.derived import DerivedFact
 
 __all__ = ["rule_facts"]
+
+_ROLES = ("user", "assistant")
+_PET_RE = re.compile(r"我(?:家|的)?(?:狗子|狗狗|狗|猫咪|猫)|\bmy (?:dog|cat|puppy|kitten)\b", re.I)
+_ZH_SARCASM_LIKE = re.compile(r"我\S{0,3}(?:喜欢|爱)\S.*(?:呢|新体验|真棒|真好)[。！!~～]*$")
+
+
+def _validate(turns: object, context: object) -> list[tuple[str, str]]:
+    if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
+        raise ValidationError("turns must be a list of {'role', 'text'} mappings")
+    if context is not None and not isinstance(context, str):
+        raise ValidationError("context must be a string or None")
+    out = []
+    for n, turn in enumerate(turns):
+        if not isinstance(turn, Mapping):
+            raise ValidationError(f"turn {n} must be a mapping with 'role' and 'text'")
+        role, text = turn.get("role"), turn.get("text")
+        if role not in _ROLES:
+            raise ValidationError(f"turn {n}: role must be 'user' or 'assistant', got {role!r}")
+        if not isinstance(text, str):
+            raise ValidationError(f"turn {n}: text must be a string")
+        out.append((role, text))
+    return out
 
 
 def rule_facts(
@@ -14,7 +62,86 @@ def rule_facts(
 ) -> list[DerivedFact]:
     """Facts stated in the user turns of one exchange (``[{"role", "text"}]``).
 
-    `context` is the assistant turn said just before, which an untied correction answers.
+    `context` is the assistant turn said just before, which an untied correction answers;
+    an assistant turn inside `turns` is the context of the user turn after it. Facts come
+    only from user turns; `source_turns` holds the index of the turn that states each one.
     """
-    del turns, context
+    checked = _validate(turns, context)
+    out: list[DerivedFact] = []
+    seen: set[str] = set()
+    before = context
+    for idx, (role, text) in enumerate(checked):
+        if role == "assistant":
+            before = text
+            continue
+        for f in _turn_facts(text, before):
+            if f.text not in seen:
+                seen.add(f.text)
+                out.append(f.model_copy(update={"source_turns": [idx]}))
+    return out
+
+
+def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
+    text = normalize(raw)
+    if not text:
+        return []
+    sarcastic = bool(SARCASM_RE.search(raw) or _ZH_SARCASM_LIKE.search(text))
+    lead = strip_fillers(text)
+    if m := ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead):
+        text = lead[m.end() :]
+    untied = untied_correction(lead, context)
+    if untied is not None:
+        return untied
+    repair = self_correction(text)
+    if repair is False:
+        return []
+    if isinstance(repair, Repair):
+        text = repair.text
+    facts = _clause_facts(split_clauses(text), sarcastic) + _pet_name(text)
+    if isinstance(repair, Repair):
+        facts = [
+            f.model_copy(update={"correction": True, "corrects": repair.old})
+            for f in facts
+            if repair.new in f.text
+        ]
+    return facts
+
+
+def _clause_facts(clauses: list[Clause], sarcastic: bool) -> list[DerivedFact]:
+    """The facts each statement clause gives (the first rule that fires on a clause)."""
+    out: list[DerivedFact] = []
+    for i, clause in enumerate(clauses):
+        if clause.question or not clause.text:
+            continue
+        rules: list[Callable[[list[Clause], int, bool], list[DerivedFact]]] = []
+        if CJK_RE.search(clause.text):
+            rules.extend(ZH_RULES)
+        if LATIN_RE.search(clause.text):
+            rules.extend(EN_RULES)
+        for rule in rules:
+            found = rule(clauses, i, sarcastic)
+            if found:
+                out.extend(found)
+                break
+    return out
+
+
+def _pet_name(text: str) -> list[DerivedFact]:
+    """'我家狗子：柯基，叫豆包' -> the pet is called 豆包 (never the user)."""
+    pet = _PET_RE.search(text)
+    if not pet:
+        return []
+    animal = "猫" if "猫" in pet.group() else "狗"
+    for clause in split_clauses(text[pet.end() :]):
+        if m := re.fullmatch(r"(?:它|他|她)?叫\s*([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)", clause.text):
+            slot = "cat.name" if animal == "猫" else "dog.name"
+            return [
+                fact(
+                    f"用户的{animal}叫{m.group(1)}",
+                    kind="relation",
+                    subject="third_person",
+                    slot=slot,
+                    value=m.group(1),
+                )
+            ]
     return []

@@ -1,0 +1,163 @@
+"""Corrections in the fact rules: a mid-turn self-correction keeps only the last value, and
+an untied correction ("nope, it's kombucha now") is read against the assistant turn before it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from langmem_plus.processors._fact_patterns import (
+    EN_REL,
+    EN_REL_RE,
+    EN_REL_SAY,
+    EN_UNTIED_RE,
+    TRANSIENT_RE,
+    ZH_REL,
+    ZH_REL_RE,
+    ZH_REL_SAY,
+    ZH_UNTIED_RE,
+)
+from langmem_plus.processors._fact_text import Clause, en_third, fact, split_clauses, zh_third
+from langmem_plus.processors.derived import DerivedFact
+
+_ZH_MARK = re.compile(
+    r"(?:\s*(?:……|…|\.\.\.)\s*|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
+    r"(?:不对|不是|说错了|等等|等一下)(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
+)
+_EN_MARK = re.compile(
+    r",\s*(?:no wait|wait,? no|no,? wait|no|sorry,? I mean|I mean|scratch that),\s*", re.I
+)
+# value shapes: a corrected value replaces the last earlier value of the same shape
+_SHAPES = (
+    re.compile(r"[A-Z]{1,3}\d{2,5}"),
+    re.compile(r"(?:农历)?[一二三四五六七八九十\d]{1,3}月[初一二三四五六七八九十廿\d]{1,3}[日号]?"),
+    re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]"),
+    re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I),
+    re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b", re.I),
+    re.compile(r"\d+(?:\.\d+)?\s*(?:栋|楼|号|层|室|岁|点|块|元|号楼)?"),
+)
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A turn rewritten to its final value; `old` is the value it corrected."""
+
+    text: str
+    old: str
+    new: str
+
+
+def self_correction(text: str) -> Repair | bool | None:
+    """The turn with a mid-turn self-correction applied, False when it never settles on a
+    value (store nothing), or None when the turn has no self-correction."""
+    m = _ZH_MARK.search(text) or _EN_MARK.search(text)
+    if not m or not text[: m.start()].strip():
+        return None
+    before, after = text[: m.start()], text[m.end() :].strip()
+    if not after or TRANSIENT_RE.search(after) or after.endswith(("?", "？")):
+        return False
+    for shape in _SHAPES:
+        new = shape.match(after)
+        if not new:
+            continue
+        olds = list(shape.finditer(before))
+        if not olds:
+            return False
+        old = olds[-1]
+        fixed = before[: old.start()] + new.group().strip() + before[old.end() :]
+        return Repair(fixed, old.group().strip(), new.group().strip())
+    return False
+
+
+def _zh_old(context: str) -> tuple[str, str, str]:
+    """(relation word, statement, old value) that the assistant's turn attributed to the user."""
+    first = next((c.text for c in split_clauses(context) if "你" in c.text), "")
+    if m := re.search(r"你的?(" + ZH_REL_RE + r")(.*)$", first):
+        val = re.sub(r"^(?:还|现在)?(?:在|是|叫|去)", "", m.group(2))
+        return m.group(1), m.group(2), val
+    stmt = re.sub(r"^.*?你(?:不是|还在|还是|还|是不是|是|的)?", "", first)
+    stmt = re.sub(r"(?:吗|吧|呢|了)+$", "", stmt)
+    return "", stmt, stmt
+
+
+def _en_old(context: str) -> tuple[str, str]:
+    """(relation word, old value) from the assistant's turn ('your Tuesday yoga')."""
+    if m := re.search(r"\byour (" + EN_REL_RE + r")\b", context, re.I):
+        return m.group(1).lower(), ""
+    if m := re.search(r"\byour ([\w -]{2,30}?)(?:\?|$| going| liking| still)", context, re.I):
+        return "", m.group(1)
+    if m := re.search(
+        r"\b(?:how's|how is|how are) (?:the )?([\w -]{2,30}?) (?:going|doing)", context, re.I
+    ):
+        return "", m.group(1)
+    return "", ""
+
+
+def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
+    rel, stmt, old = _zh_old(context)
+    turn = "，".join(c.text for c in clauses)
+    for c in clauses:
+        t = c.text
+        if c.question:
+            continue
+        if (
+            rel
+            and re.search(r"[他她]", turn)
+            and (m := re.search(r"(?:去了|跳到了?|换到了?|现在在|在)(.+)$", t))
+        ):
+            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
+            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
+            return [_corr(fact(who + zh_third(body), subject="third_person",
+                               slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
+        if (m := re.match(r"^(?:而)?是\s*(\S{1,10})$", t)) and not re.search(r"[那这]", m.group(1)):
+            new = m.group(1)
+            shared = [w for w in re.findall(r"[\u4e00-\u9fff]{2,}", stmt) if w in turn and w != new]
+            shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
+            if stmt and shared:
+                return [
+                    _corr(
+                        fact("用户" + zh_third(stmt.replace(shared[0], new, 1)), value=new),
+                        shared[0],
+                    )
+                ]
+        if re.match(r"(?:现在|改成|换成|改)", t) and stmt:
+            text = "用户" + zh_third(t) + f"，不再{zh_third(stmt)}"
+            return [_corr(fact(text, kind="preference", value=t), stmt)]
+    return []
+
+
+def _cjk_words(text: str) -> list[str]:
+    import jieba  # local: jieba loads its dictionary on first use
+
+    return [w for w in jieba.lcut(text) if len(w) >= 2 and re.match(r"[\u4e00-\u9fff]", w)]
+
+
+def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
+    rel, old = _en_old(context)
+    for c in clauses:
+        t = c.text
+        if rel and (m := re.match(r"^(?:she|he)(?:'s| is) (in|at|with) (.+?)(?: now)?$", t, re.I)):
+            who = f"User's {EN_REL_SAY.get(EN_REL[rel], rel)}"
+            return [_corr(fact(f"{who} is {m.group(1)} {m.group(2)} now", subject="third_person",
+                               slot=f"{EN_REL[rel]}.location", value=m.group(2)), None)]  # fmt: skip
+        m = re.match(r"^(?:it'?s|now it'?s|now) (.+?)(?: now)?$", t, re.I)
+        if m and old and not re.search(r"\b(?:one|that|this|fine|ok|okay)\b", m.group(1), re.I):
+            text = f"User now: {en_third(m.group(1))}, not {en_third(old)}"
+            return [_corr(fact(text, kind="preference", value=m.group(1)), old)]
+    return []
+
+
+def _corr(f: DerivedFact, old: str | None) -> DerivedFact:
+    return f.model_copy(update={"correction": True, "corrects": old or None})
+
+
+def untied_correction(text: str, context: str | None) -> list[DerivedFact] | None:
+    """Facts of a correction that answers `context` without naming what it fixes; [] when
+    the turn only waves something away, None when the turn is no such correction."""
+    if not context or not (ZH_UNTIED_RE.match(text) or EN_UNTIED_RE.match(text)):
+        return None
+    if TRANSIENT_RE.search(text):
+        return []
+    clauses = split_clauses(text)
+    facts = _zh_untied(clauses, context) if re.search(r"[\u4e00-\u9fff]", text) else []
+    return facts or _en_untied(clauses, context) or None

@@ -1,0 +1,394 @@
+"""English clause rules: each returns the facts one clause states, or [] when not sure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from langmem_plus.processors._fact_patterns import (
+    DEVICE_SLOTS,
+    EN_ATTR,
+    EN_DAY,
+    EN_REL,
+    EN_REL_RE,
+    EN_REL_SAY,
+    EN_STANDING_RE,
+    EN_STATES,
+    EN_STATES_RE,
+    EN_TIME,
+    ONE_OFF_EN,
+    WEEKDAYS_EN,
+)
+from langmem_plus.processors._fact_text import Clause, continuation, en_third, fact
+from langmem_plus.processors.derived import DerivedFact
+
+EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
+_I = re.IGNORECASE
+
+_CALL_ME = re.compile(r"\bcall me ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
+_NOT_CALL = re.compile(r"\bdon'?t call me (\w+)", _I)
+_JUST_NAME = re.compile(r"^just ([A-Z][a-z]+)$")
+_ITS_NAME = re.compile(r"^(?i:it'?s) ([A-Z][a-z]+)\b(.*)$")
+_MY_NAME = re.compile(r"\bmy name(?:'s| is) ([A-Z][a-z]+)\b")
+_PRONOUNS = re.compile(
+    r"\b(?:I use|my pronouns are) (she/her|he/him|they/them|she/they|he/they)", _I
+)
+_STATE = re.compile(
+    r"\bI(?:'m| am)\s+(?:now\s+|actually\s+|also\s+|officially\s+)?(?:a\s+)?("
+    + EN_STATES_RE
+    + r")\b",
+    _I,
+)
+_ALLERGY = re.compile(
+    r"\bI(?:'m| am)\s+(?:\w+\s+)?allergic to ([a-z][\w -]{1,30}?)(?=$|,| in | so | and | but )", _I
+)
+_AGE = re.compile(
+    r"^I(?:'m| am) (\d{1,2})\b(?! ?(?:min|minutes|hours?|mins|percent|%|k\b))(.*)$", _I
+)
+_DONT = re.compile(
+    r"^I (?:don'?t|do not|never) (drink|eat|smoke|use|watch) ([a-z][\w -]{1,25}?)(?: at all| anymore)?$",
+    _I,
+)
+_PERSON = re.compile(r"^(?:a |more of a )?([a-z]+) person$", _I)
+_MY_ATTR = re.compile(r"\bmy (" + "|".join(EN_ATTR) + r")(?:'s| is) (.{1,40})$", _I)
+_LIVE = re.compile(r"^I (?:live|moved) (?:in|to) ([A-Z][\w ]{1,30})$")
+_REL = re.compile(
+    r"\bmy (" + EN_REL_RE + r")\b(?:'s name is ([A-Z][a-z]+))?( [A-Z][a-z]+)?(.*)$", _I
+)
+_TEAM = re.compile(
+    r"^(?:our|we)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
+    r"build on|host|hosts|are on|use|run|deploy to|deploy) (.+)$",
+    _I,
+)
+_EVENT = re.compile(
+    r"^(?:I )?(?:just |finally |officially )?(passed|graduated(?: from)?|got engaged|got married|got promoted|"
+    r"got the job|got an offer|landed|quit|retired|started at|bought a house|closed on|adopted|"
+    r"signed the lease on)\b(.*)$",
+    _I,
+)
+_BABY = re.compile(r"^(?:our |the )?baby (girl|boy) (?:arrived|is here|was born)", _I)
+_HARD_NO = re.compile(r"^(.{1,30}?) (?:is|are) (?:a )?(?:hard |firm |big |definite )?no for me", _I)
+_OR_ELSE = re.compile(r"^(.{1,30}?) or I'?m (?:miserable|dead|grumpy|useless|cranky|done)", _I)
+_LIKE = re.compile(
+    r"^I (?:really |absolutely |just |totally )?(love|hate|prefer|can'?t stand|adore|despise|"
+    r"don'?t like|don'?t eat|avoid) (.{2,40})$",
+    _I,
+)
+_SINCE = re.compile(r"\b(?:I'?ve |I have )?been (?:on|using) (?:a |an |the )?(.+?) since (\w+)", _I)
+_SWITCH = re.compile(
+    r"^(?:I )?(?:switched|moved|migrated|changed) (?:my |our )?(\w+(?: \w+)?) from (.+?) to (\S+(?: [A-Z]\S*)?)",
+    _I,
+)
+_NOW = re.compile(
+    r"^(?:my )?([A-Za-z][\w-]{1,20}(?: [a-z][\w-]{1,20})?)(?:'s| is| are) (.{1,30}?) now\b(.*)$", _I
+)
+_NOW_STOP = re.compile(
+    r"^(?:it|that|this|he|she|they|there|everything|life|weather|the weather|traffic|what|who|which|today)$",
+    _I,
+)
+_COMING = re.compile(
+    r"^(?:the |my )?(\w+)(?:'s| is) coming(?: over| in| by)? (?:on )?(" + EN_DAY + r")", _I
+)
+_FRAGMENT = re.compile(
+    r"^(?P<act>[a-z][\w/&' ]{1,30}?) (?:on )?(?P<day>"
+    + EN_DAY
+    + r") (?:at )?(?P<time>"
+    + EN_TIME
+    + r")$",
+    _I,
+)
+_WORK = re.compile(
+    r"\b(?:I work|working|work|works) (night shifts?|nights|days) at (?:the )?([a-z][\w ]{1,25}?)\b(?:\s+all week|\s+again)*$|^(?:\w+ )*?night shifts? at (?:the )?([a-z]\w+)",
+    _I,
+)
+_BAD_START = re.compile(
+    r"^(?:i|i'm|we|it|it's|that|this|they|he|she|you|what|how|so|and|but|oh)\b", _I
+)
+
+
+def _device_slot(value: str) -> str | None:
+    return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
+
+
+def _day(word: str) -> str:
+    w = word.lower().rstrip("s")
+    return (
+        WEEKDAYS_EN.get(w[:3] if w.endswith("day") else w, word.capitalize())
+        if w[:3] in WEEKDAYS_EN
+        else word
+    )
+
+
+def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'call me Dan' -> wants to be called Dan; 'my name is X' / pronouns -> profile."""
+    t = cl[i].text
+    if (m := _CALL_ME.search(t)) and not cl[i].question:
+        return [fact(f"User wants to be called {m.group(1)}", kind="instruction",
+                     slot="user.preferred_name", value=m.group(1))]  # fmt: skip
+    if m := _NOT_CALL.search(t):
+        for c in cl[i + 1 :]:
+            if n := _JUST_NAME.match(c.text):
+                return [fact(f"User wants to be called {n.group(1)}, not {m.group(1)}",
+                             kind="instruction", slot="user.preferred_name", value=n.group(1))]  # fmt: skip
+    if (
+        re.search(r"\bcall(?:ed)? me\b", t)
+        and i + 1 < len(cl)
+        and (n := _ITS_NAME.match(cl[i + 1].text))
+    ):
+        return []  # the answer is read by `name_fix` on the next clause
+    if i > 0 and re.search(r"\bcall(?:ed)? me\b", cl[i - 1].text) and (n := _ITS_NAME.match(t)):
+        text = f"User's name is {n.group(1)}" + (
+            f" ({n.group(2).strip(' ,')})" if n.group(2).strip(" ,") else ""
+        )
+        return [fact(text, kind="profile", slot="user.name", value=n.group(1))]
+    if m := _MY_NAME.search(t):
+        return [
+            fact(f"User's name is {m.group(1)}", kind="profile", slot="user.name", value=m.group(1))
+        ]
+    if m := _PRONOUNS.search(t):
+        return [fact(f"User uses {m.group(1).lower()} pronouns", kind="profile", slot="user.pronouns",
+                     value=m.group(1).lower())]  # fmt: skip
+    return []
+
+
+def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'from now on, keep answers short' -> a standing instruction (one-off requests are not)."""
+    t = cl[i].text
+    m = EN_STANDING_RE.search(t)
+    if not m or m.group(0).lower() in ("always", "never") or cl[i].question:
+        return []
+    body = (
+        [EN_STANDING_RE.sub("", t).strip(" ,")]
+        if m.group(0).lower() not in ("whenever i", "every time i")
+        else [t]
+    )
+    for c in cl[i + 1 : i + 4]:
+        if (
+            re.match(r"(?:I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, _I)
+            or c.question
+        ):
+            break
+        body.append(c.text)
+    text = ", ".join(b for b in body if b)
+    if len(text) < 6:
+        return []
+    if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, _I):
+        return [
+            fact(f"User doesn't want the assistant to {en_third(neg.group(1))}", kind="instruction")
+        ]
+    return [fact(f"User wants: {en_third(text)}", kind="instruction", slot=None)]
+
+
+def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """I'm vegetarian now / allergic to penicillin / 35 / I don't drink coffee -> the user's state."""
+    t = cl[i].text
+    if m := _ALLERGY.search(t):
+        what = m.group(1).strip()
+        return [fact(f"User is allergic to {what}", slot=f"allergy.{what}", value=what)]
+    if m := _STATE.search(t):
+        slot, kind = EN_STATES[m.group(1).lower()]
+        state = m.group(1).lower()
+        text = f"User is {state}" + (" (doesn't drink alcohol)" if state == "sober" else "")
+        return [fact(text, kind=kind, slot=slot, value=state)]  # type: ignore[arg-type]
+    if m := _AGE.match(t):
+        return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := _DONT.match(t):
+        verb, obj = m.group(1).lower(), m.group(2).strip()
+        nxt = _PERSON.match(cl[i + 1].text) if i + 1 < len(cl) else None
+        more = f", prefers {nxt.group(1)}" if nxt else ""
+        return [
+            fact(
+                f"User doesn't {verb} {obj}{more}",
+                kind="preference",
+                slot=f"likes.{obj}",
+                value=f"no {obj}",
+            )
+        ]
+    return []
+
+
+def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'my birthday is May 3' / 'I live in Denver' -> the user's attribute and its value."""
+    t = cl[i].text
+    if (m := _MY_ATTR.search(t)) and not re.search(r"\bmy (?:" + EN_REL_RE + r")'s", t, _I):
+        key, val = m.group(1).lower(), m.group(2).strip()
+        return [fact(f"User's {key} is {val}", slot=EN_ATTR[key], value=val)]
+    if m := _LIVE.match(t):
+        return [
+            fact(
+                f"User lives in {m.group(1)}",
+                kind="profile",
+                slot="home.location",
+                value=m.group(1),
+            )
+        ]
+    return []
+
+
+def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'my nephew Jonah just started at MIT' -> about the nephew, never about the user."""
+    t = cl[i].text
+    m = _REL.search(t)
+    if not m or cl[i].question or re.search(r"\b(?:ask|tell|call|text|help|remind) my\b", t, _I):
+        return []
+    rel_word = m.group(1).lower()
+    rel = EN_REL[rel_word]
+    who = f"User's {EN_REL_SAY.get(rel, rel_word)}"
+    more = continuation(cl, i, zh=False)
+    if m.group(2):
+        text = f"{who} is {m.group(2)}" + (f", {en_third(more)}" if more else "")
+        return [
+            fact(
+                text, kind="relation", subject="third_person", slot=f"{rel}.name", value=m.group(2)
+            )
+        ]
+    name, rest = (m.group(3) or "").strip(), m.group(4).strip()
+    if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, _I):
+        return []
+    if t[: m.start()].strip() and not re.match(
+        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), _I
+    ):
+        return []
+    subj = f"{who} {name}" if name else who
+    if rest.startswith("'s "):
+        subj, rest = f"{who}'s", rest[3:]
+    text = f"{subj} {en_third(rest)}" + (f", {en_third(more)}" if more else "")
+    kind = (
+        "event"
+        if re.search(r"\b(?:retired|passed away|had|got|started|moved|died)\b", rest, _I)
+        else "fact"
+    )
+    return [fact(text, kind=kind, subject="third_person", slot=None)]  # type: ignore[arg-type]
+
+
+def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'our builds run on Bazel' -> a standing fact about the user's team."""
+    t = cl[i].text
+    m = _TEAM.match(t)
+    if (
+        not m
+        or ONE_OFF_EN.search(t)
+        or re.search(r"\b(?:let's|should|could|maybe|had|did)\b", t, _I)
+    ):
+        return []
+    noun = (m.group(1) or "").strip()
+    what = (
+        f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
+    )
+    value = re.split(r",| so | but | because ", m.group(3))[0].strip()
+    slot = _device_slot(value)
+    return [
+        fact(
+            f"{what} {m.group(2)} {value}",
+            subject="team",
+            slot=slot and f"team.{slot}",
+            value=value,
+        )
+    ]
+
+
+def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'Passed the bar exam!!!' / 'Baby girl arrived at 3:12am' -> a life event of the user."""
+    t = cl[i].text
+    if m := _BABY.match(t):
+        return [fact(f"User had a baby {m.group(1).lower()}", kind="event", slot=None)]
+    if (m := _EVENT.match(t)) and not cl[i].question:
+        rest = re.split(r",| so | and I ", m.group(2))[0].strip()
+        return [fact(f"User {m.group(1).lower()} {rest}", kind="event", slot=None)]
+    return []
+
+
+def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'olives are a hard no for me', 'window seat or I'm miserable', 'I love X' (not sarcastic)."""
+    t = cl[i].text
+    if sarcastic:
+        return []
+    if m := _HARD_NO.match(t):
+        return [
+            fact(
+                f"User dislikes {m.group(1)}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value="no",
+            )
+        ]
+    if m := _OR_ELSE.match(t):
+        return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
+                     value=m.group(1))]  # fmt: skip
+    if (m := _LIKE.match(t)) and not re.search(r"\b(?:this|that|it|you|when)\b", m.group(2), _I):
+        verb = m.group(1).lower().replace("can't", "cannot").replace("cant", "cannot")
+        verb = {"love": "loves", "hate": "hates", "prefer": "prefers", "adore": "adores",
+                "despise": "despises", "avoid": "avoids"}.get(verb, verb.replace("don't", "doesn't"))  # fmt: skip
+        return [
+            fact(
+                f"User {verb} {m.group(2)}",
+                kind="preference",
+                slot=f"likes.{m.group(2)}",
+                value=verb,
+            )
+        ]
+    return []
+
+
+def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'been on a MacBook Air since March', 'rent's $2,150 now', 'switched notes from A to B'."""
+    t = cl[i].text
+    if m := _SINCE.search(t):
+        what = re.split(r" and | but |,", m.group(1))[0]
+        return [
+            fact(
+                f"User has used {what} since {m.group(2)}",
+                slot=_device_slot(what) or what,
+                value=what,
+            )
+        ]
+    if m := _SWITCH.match(t):
+        thing, old, new = m.group(1), m.group(2), m.group(3)
+        f = fact(f"User now uses {new} instead of {old} for {en_third(thing)}", kind="preference",
+                 slot=_device_slot(new) or thing, value=new)  # fmt: skip
+        return [f.model_copy(update={"corrects": old})]
+    m = _NOW.match(t)
+    if not m or _NOW_STOP.match(m.group(1)) or cl[i].question or ONE_OFF_EN.search(t):
+        return []
+    thing, val = m.group(1), m.group(2)
+    if not re.search(
+        r"\d|\$|\b[A-Z]|\b(?:weekly|daily|monthly|biweekly|yearly|every|twice|once)\b", val
+    ):
+        return []
+    more = continuation(cl, i, zh=False, limit=1)
+    text = f"User's {thing} is {val} now" + (f", {more}" if more else "")
+    return [fact(text, slot=thing, value=val)]
+
+
+def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
+    t = cl[i].text
+    if m := _COMING.match(t):
+        who, day = m.group(1), _day(m.group(2))
+        return [
+            fact(
+                f"The {who} is coming on {day}", kind="plan", slot=f"{who.lower()}.visit", value=day
+            )
+        ]
+    m = _FRAGMENT.match(t)
+    if not m or _BAD_START.match(m.group("act")) or cl[i].question:
+        return []
+    act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    more = continuation(cl, i, zh=False, limit=1)
+    text = f"User has {act} on {day} at {time}" + (f", {more}" if more else "")
+    return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]
+
+
+def work(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'night shifts at the hospital' -> where and how the user works."""
+    m = _WORK.search(cl[i].text)
+    if not m or cl[i].question:
+        return []
+    shift, place = (m.group(1) or "night shifts"), (m.group(2) or m.group(3))
+    return [fact(f"User works {shift.lower()} at a {place}", slot="job", value=place)]
+
+
+EN_RULES: tuple[EnRule, ...] = (
+    names, standing, self_state, attributes, relation, team, value_change, event, plan, work,
+    preference,
+)  # fmt: skip

@@ -1,0 +1,295 @@
+"""Chinese clause rules: each returns the facts one clause states, or [] when not sure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from langmem_plus.processors._fact_patterns import (
+    DEVICE_SLOTS,
+    ONE_OFF_ZH,
+    ZH_ATTR,
+    ZH_CLOCK,
+    ZH_DAY,
+    ZH_REL,
+    ZH_REL_RE,
+    ZH_REL_SAY,
+    ZH_STANDING_RE,
+    ZH_STATES,
+    ZH_STATES_RE,
+)
+from langmem_plus.processors._fact_text import Clause, continuation, fact, zh_third
+from langmem_plus.processors.derived import DerivedFact
+
+ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
+
+_NAME = r"([\u4e00-\u9fff]{1,4}|[A-Z][a-z]{1,12})"
+_CALL_ME = re.compile(
+    r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*"
+    + _NAME
+    + r"(?:就行|就好|就可以|吧)?$"
+)
+_MY_NAME = re.compile(r"^我(?:的名字)?(?:叫|是)\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
+_USE_ONLY = re.compile(
+    r"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{0,20}|[\u4e00-\u9fff]{1,8})\s*吧?$"
+)
+_STATE = re.compile(
+    r"^我(?:已经|早就|现在|其实)?(?:是(?:个|一个|一名)?)?(?:有)?(" + ZH_STATES_RE + r")"
+)
+_QUIT = re.compile(
+    r"^我(?:已经|早就|现在)?(?:不再|不|戒了|戒)(喝|吃|抽|碰)(酒|烟|肉|咖啡|奶茶|辣|甜食|\S{1,4}?)了"
+)
+_IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
+_MY_ATTR = re.compile(
+    r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
+)
+_LIVE = re.compile(r"^我(?:现在|目前)?(?:住在|住|搬到了|搬到|搬去了)\s*([^\s，,]{1,12}?)(?:了)?$")
+_REL = re.compile(r"^我(?:的|家)?\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
+_TEAM = re.compile(
+    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
+)
+_TEAM_VERB = re.compile(r"是|用|在|跑|都|全部|统一|只|部署|托管|要求|需要|必须")
+_EVENT = re.compile(
+    r"(拿到了?|考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
+    r"报名了|被录取|买了房|提车了|分手了)"
+)
+_EVENT_SLOT = {"离职": "job", "辞职": "job", "入职": "job", "结婚": "marital_status",
+               "领证": "marital_status", "订婚": "marital_status", "分手": "relationship"}  # fmt: skip
+_GOT = re.compile(r"^([^我你他她，,]{1,10}?)\s*(?:今天|终于|刚刚?|总算)?(?:拿到了|到手了)")
+_LOVE_IT = re.compile(r"^(.{1,10}?)(?:是我的命|是我的最爱|我的最爱)")
+_WONT = re.compile(
+    r"^(?P<obj>[^我你，,]{1,12}?)我(?:现在|是|从来|真的|完全|根本|一点都|一点也|一秒都|一口都|都|也)*"
+    r"(?:(?:不|不再|从不|没法)(?P<v1>碰|吃|喝|看|听|玩|穿)|(?P<v2>碰|吃|喝|看|听|玩|穿)不了)"
+)
+_ONLY = re.compile(r"我(?:平时)?(?:只|就只)(喝|吃|用|穿|看|听|玩)\s*([^\s，,]{1,12})")
+_LIKE = re.compile(
+    r"我(?:可|真是|就|最|很|超|特别|超级|真的|非常|比较|还挺|挺|太)*(喜欢|爱|讨厌|受不了|不喜欢|不爱)"
+    r"(?!你|吗)\s*(.{1,16}?)(?:了呢|了|呢)?$"
+)
+_AGAIN = re.compile(r"^又(?:是|要)\s*(.{1,16})$")
+_MOVED = re.compile(
+    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
+)
+_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
+_PLAN = re.compile(r"^(?:我)?(?:" + ZH_DAY + r"|接下来)\S{0,4}?(?:就要|打算|准备|计划|要|会)")
+_NOT_ACT = r"了|好|困|累|吗|你|怎么|热|冷|烦|哈|还是|就|也|都|再|还"
+_VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "看": "watch",
+              "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
+
+
+def _ampm(text: str) -> str:
+    """'3pm' -> '下午3点' inside a Chinese fact, so that it reads and matches as said in zh."""
+
+    def rep(m: re.Match[str]) -> str:
+        h, mins, ap = m.group(1), m.group(2), m.group(3).lower()
+        return ("上午" if ap == "am" else "下午") + h + "点" + (mins or "")
+
+    return re.sub(r"(\d{1,2})(?::(\d{2}))?\s*([ap]m)\b", rep, text, flags=re.I)
+
+
+def _device_slot(value: str) -> str | None:
+    return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
+
+
+def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """叫我X -> wants to be called X (never rewritten into 用户叫用户); 我叫X -> name."""
+    t = cl[i].text
+    if m := _CALL_ME.search(t):
+        return [fact(f"用户希望被称为{m.group(1)}", kind="instruction",
+                     slot="user.preferred_name", value=m.group(1))]  # fmt: skip
+    if m := _MY_NAME.match(t):
+        name = next(g for g in m.groups() if g)
+        if not re.match(r"[了过着的是个]", name):
+            wants = any(re.search(r"叫(?:我的?)?名字", c.text) for c in cl)
+            text = f"用户名叫{name}" + ("，希望被直接叫名字" if wants else "")
+            return [fact(text, kind="profile", slot="user.name", value=name)]
+    return []
+
+
+def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction."""
+    t = cl[i].text
+    if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
+        return []
+    if ZH_STANDING_RE.match(t):
+        body = ZH_STANDING_RE.sub("", t)
+        if "叫我" in body or len(body) < 3:
+            return []
+        more = [
+            c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
+        ]
+        text = "，".join([body, *more])
+        return [fact(f"用户希望{zh_third(text)}", kind="instruction", slot=None)]
+    if re.search(r"提前\S{0,4}提醒我", t):
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=None)]
+    if (m := _USE_ONLY.search(t)) and re.search(r"吧\W*$", cl[i].raw):
+        val = m.group(1).strip()
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=_device_slot(val) or
+                     f"prefers.{t[: m.start()][-4:]}", value=val)]  # fmt: skip
+    return []
+
+
+def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我乳糖不耐受 / 我已经不喝酒了 / 我是左撇子 -> durable facts about the user."""
+    t = cl[i].text
+    if m := _STATE.match(t):
+        slot, kind = ZH_STATES[m.group(1)]
+        if m.group(1) == "结婚" and re.search(r"结婚了", t) and not re.search(ZH_DAY, t):
+            return [fact("用户已婚", kind="profile", slot=slot, value="已婚")]
+        return [fact("用户" + zh_third(t[1:]), kind=kind, slot=slot, value=m.group(1))]  # type: ignore[arg-type]
+    if m := _QUIT.match(t):
+        obj = m.group(2)
+        return [fact("用户" + zh_third(t[1:]), kind="preference", slot=f"{m.group(1)}{obj}",
+                     value=f"不{m.group(1)}{obj}")]  # fmt: skip
+    if m := _IDENTITY.match(t):
+        return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
+    return []
+
+
+def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我的车位号是B2-117 / 我住在5栋 -> the user's attribute and its value."""
+    t = cl[i].text
+    if m := _MY_ATTR.match(t):
+        key, val = m.group(1), m.group(2).strip()
+        return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
+    if (m := _LIVE.match(t)) and not re.search(r"几天|一晚|酒店", t):
+        return [
+            fact(f"用户住在{m.group(1)}", kind="profile", slot="home.location", value=m.group(1))
+        ]
+    return []
+
+
+def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我女朋友叫林晓 / 我爸上个月做了手术 -> a fact about that person, never the user."""
+    m = _REL.match(cl[i].text)
+    if not m:
+        return []
+    rel_word, name, rest = m.group(1), (m.group(2) or "").strip(), m.group(3).strip()
+    rel = ZH_REL[rel_word]
+    who = "用户的" + ZH_REL_SAY.get(rel, rel_word) + (f" {name} " if name else "")
+    if re.match(r"的?生日是", rest):
+        val = re.sub(r"^的?生日是", "", rest)
+        return [
+            fact(f"{who}生日是{val}", subject="third_person", slot=f"{rel}.birthday", value=val)
+        ]
+    if nm := re.match(r"叫\s*([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
+        more = continuation(cl, i, zh=True)
+        text = f"{who}叫{nm.group(1)}" + (f"，{zh_third(more)}" if more else "")
+        return [fact(text, kind="relation", subject="third_person", slot=f"{rel}.name",
+                     value=nm.group(1))]  # fmt: skip
+    if len(rest) < 3 or re.search(r"你|吗|家住|家$", rest) or rest.startswith("家"):
+        return []
+    if not re.search(r"了|在|是|当|做|开始|去|住|上班|工作", rest):
+        return []
+    more = continuation(cl, i, zh=True)
+    text = who + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
+    kind = (
+        "event"
+        if re.search(r"了", rest) and re.search(r"上个月|去年|昨天|刚|上周|前", rest)
+        else "fact"
+    )
+    return [fact(_ampm(text), kind=kind, subject="third_person", slot=None)]  # type: ignore[arg-type]
+
+
+def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我们组的代码都在 GitLab 上 -> a standing fact about the user's team or project."""
+    t = cl[i].text
+    m = _TEAM.match(t)
+    if not m or ONE_OFF_ZH.search(t) or re.search(r"要不|吧$|想|打算", t):
+        return []
+    unit, rest = m.group(1).lower(), m.group(2).strip()
+    if not _TEAM_VERB.search(rest) or len(rest) < 3:
+        return []
+    owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
+    more = continuation(cl, i, zh=True)
+    text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
+    return [fact(text, subject="team", slot=_device_slot(rest) and f"team.{_device_slot(rest)}")]
+
+
+def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """潜水证今天拿到了 / 我下个月结婚啦 / 今天正式离职了 -> a life event of the user."""
+    t = cl[i].text
+    if re.search(r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]", t):
+        return []
+    if m := _GOT.match(t):
+        more = continuation(cl, i, zh=True, limit=1)
+        return [fact(f"用户拿到了{m.group(1)}" + (f"，{zh_third(more)}" if more else ""),
+                     kind="event", slot=None, value=m.group(1))]  # fmt: skip
+    m = _EVENT.search(t)
+    if not m or not (t.startswith("我") or m.start() <= 6):
+        return []
+    more = continuation(cl, i, zh=True, limit=1)
+    body = t[1:] if t.startswith("我") else t
+    slot = next((v for k, v in _EVENT_SLOT.items() if k in t), None)
+    return [fact("用户" + zh_third(body) + (f"，{zh_third(more)}" if more else ""),
+                 kind="event", slot=slot)]  # fmt: skip
+
+
+def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """Stances with and without like/hate verbs; under sarcasm a 'like' means the opposite."""
+    t = cl[i].text
+    if sarcastic:
+        liked = any(_LIKE.search(c.text) for c in cl)
+        m = _LIKE.search(t) or (None if liked else _AGAIN.match(t))
+        if m and m.re is _LIKE and m.group(1) in ("喜欢", "爱"):
+            obj = m.group(2)
+        elif m and m.re is _AGAIN:
+            obj = m.group(1)
+        else:
+            return []
+        return [
+            fact(f"用户不喜欢{obj}", kind="preference", slot=f"likes.{obj}", value=f"不喜欢{obj}")
+        ]
+    if m := _LOVE_IT.match(t):
+        return [fact(f"用户非常喜欢{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
+                     value="喜欢")]  # fmt: skip
+    if m := _WONT.match(t):
+        verb, obj = m.group("v1") or m.group("v2"), m.group("obj").strip()
+        return [
+            fact(f"用户不{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=f"不{verb}")
+        ]
+    if m := _ONLY.search(t):
+        verb, obj = m.group(1), m.group(2)
+        return [fact(f"用户只{verb}{obj}", kind="preference", slot=f"only.{_VERB_SLOT[verb]}",
+                     value=obj)]  # fmt: skip
+    if (m := _LIKE.search(t)) and t.startswith("我") and not re.search(r"这个|那个|一下|的话", t):
+        verb, obj = m.group(1), m.group(2)
+        return [fact(f"用户{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=verb)]
+    return []
+
+
+def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """吉他课挪到周五晚上了 -> the thing's new value (a change without a marker word)."""
+    t = cl[i].text
+    m = _MOVED.match(t)
+    if not m or ONE_OFF_ZH.search(m.group(1)):
+        return []
+    thing, val = m.group(1), m.group(2)
+    timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
+    slot = f"{thing}.time" if timey else (_device_slot(val) or thing)
+    return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
+
+
+def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """周四下午四点 剪头发 / 下周就要搬去成都了 -> a plan with its time."""
+    t = cl[i].text
+    m = _FRAGMENT.match(t)
+    act = m.group(4).strip() if m else ""
+    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, act) and len(act) >= 2:
+        if re.match(r"(?:师傅|人|快递)来", act) and i > 0 and not cl[i - 1].question:
+            act = f"{act}（{zh_third(cl[i - 1].text)}）"
+        more = continuation(cl, i, zh=True, limit=1)
+        more = more if len(more) <= 6 else ""
+        when = _ampm(m.group(1) + (m.group(2) or "").strip())
+        sep = " " if re.match(r"[A-Za-z]", act) else ""
+        text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
+        return [fact(text, kind="plan", slot=f"plan.{act.split('（')[0][:12]}", value=when)]
+    if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
+        body = t[1:] if t.startswith("我") else t
+        return [fact("用户" + zh_third(_ampm(body)), kind="plan", slot=None)]
+    return []
+
+
+ZH_RULES: tuple[ZhRule, ...] = (
+    names, standing, self_state, attributes, relation, team, value_change, event, plan, preference,
+)  # fmt: skip
