@@ -22,10 +22,12 @@ from langmem_plus.processors.derived import DerivedFact
 
 _ZH_MARK = re.compile(
     r"(?:\s*(?:……|…|\.\.\.)\s*|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
-    r"(?:不对|不是|说错了|等等|等一下)(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
+    r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下)(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
-    r",\s*(?:no wait|wait,? no|no,? wait|no|sorry,? I mean|I mean|scratch that),\s*", re.I
+    r",\s*(?:(?:no wait|wait,? no|no,? wait|sorry,? I mean|I mean|I meant|sorry,? I meant|scratch that|"
+    r"make that|oops,?|actually no|wait,? actually)[,\s]|no,)\s*",
+    re.I,
 )
 # value shapes: a corrected value replaces the last earlier value of the same shape
 _SHAPES = (
@@ -66,7 +68,30 @@ def self_correction(text: str) -> Repair | bool | None:
         old = olds[-1]
         fixed = before[: old.start()] + new.group().strip() + before[old.end() :]
         return Repair(fixed, old.group().strip(), new.group().strip())
-    return False
+    return _after_copula(before, after)
+
+
+_COPULA = re.compile(
+    r"(?:是|在|叫|去|到|定在|约在|改到|坐)(?=[^是在叫去到]{1,15}$)|\b(?:is|at|to|in|on)\s+(?=\S[^,]{0,24}$)"
+)
+
+
+def _after_copula(before: str, after: str) -> Repair | bool:
+    """'约在星巴克，不对，是瑞幸' -> the value after the last copula replaced by the new one."""
+    new = re.split(
+        r"[，,。.!！\s]" if not re.search(r"[A-Za-z]", after[:1]) else r"[，,。.!！]", after
+    )[0]
+    new = new.strip()
+    if not new or len(new) > 24 or re.search(r"我|你|吧|吗|呢|\b(?:I|you|let|me)\b", new):
+        return False
+    cops = list(_COPULA.finditer(before))
+    if not cops:
+        return False
+    cop = cops[-1]
+    old = before[cop.end() :].strip()
+    if not old or old == new:
+        return False
+    return Repair(before[: cop.end()] + new, old, new)
 
 
 def _zh_old(context: str) -> tuple[str, str, str]:
@@ -140,7 +165,10 @@ def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             who = f"User's {EN_REL_SAY.get(EN_REL[rel], rel)}"
             return [_corr(fact(f"{who} is {m.group(1)} {m.group(2)} now", subject="third_person",
                                slot=f"{EN_REL[rel]}.location", value=m.group(2)), None)]  # fmt: skip
-        m = re.match(r"^(?:it'?s|now it'?s|now) (.+?)(?: now)?$", t, re.I)
+        if (m := re.match(r"^I'?m (at|with|in|on|into) (.+?)(?: now)?$", t, re.I)) and old:
+            text = f"User is now {m.group(1)} {m.group(2)}, not {en_third(old)}"
+            return [_corr(fact(text, value=m.group(2)), old)]
+        m = re.match(r"^(?:it'?s|now it'?s|now|switched to|moved to) (.+?)(?: now)?$", t, re.I)
         if m and old and not re.search(r"\b(?:one|that|this|fine|ok|okay)\b", m.group(1), re.I):
             text = f"User now: {en_third(m.group(1))}, not {en_third(old)}"
             return [_corr(fact(text, kind="preference", value=m.group(1)), old)]

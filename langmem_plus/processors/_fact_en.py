@@ -53,7 +53,7 @@ _PERSON = re.compile(r"^(?:a |more of a )?([a-z]+) person$", _I)
 _MY_ATTR = re.compile(r"\bmy (" + "|".join(EN_ATTR) + r")(?:'s| is) (.{1,40})$", _I)
 _LIVE = re.compile(r"^I (?:live|moved) (?:in|to) ([A-Z][\w ]{1,30})$")
 _REL = re.compile(
-    r"\bmy (" + EN_REL_RE + r")\b(?:'s name is ([A-Z][a-z]+))?( [A-Z][a-z]+)?(.*)$", _I
+    r"\bmy (" + EN_REL_RE + r")\b(?:'s name is ([A-Z][a-z]+))?((?-i: [A-Z][a-z]+))?(.*)$", _I
 )
 _TEAM = re.compile(
     r"^(?:our|we)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
@@ -61,8 +61,9 @@ _TEAM = re.compile(
     _I,
 )
 _EVENT = re.compile(
-    r"^(?:I )?(?:just |finally |officially )?(passed|graduated(?: from)?|got engaged|got married|got promoted|"
-    r"got the job|got an offer|landed|quit|retired|started at|bought a house|closed on|adopted|"
+    r"^(?:I |we )?(?:just |finally |officially )?(passed|graduated(?: from)?|got engaged|got married|got promoted|got into|"
+    r"got accepted (?:to|into)|started my new job(?: at)?|"
+    r"got the job|got an offer|quit my job|retired|started at|bought a house|closed on|adopted|"
     r"signed the lease on)\b(.*)$",
     _I,
 )
@@ -101,6 +102,50 @@ _WORK = re.compile(
     r"\b(?:I work|working|work|works) (night shifts?|nights|days) at (?:the )?([a-z][\w ]{1,25}?)\b(?:\s+all week|\s+again)*$|^(?:\w+ )*?night shifts? at (?:the )?([a-z]\w+)",
     _I,
 )
+_JOB = re.compile(
+    r"^I (?:work|am working|'m working|now work) (from home|remotely|as an? [\w -]{2,25}|at [A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*|"
+    r"for [A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*)"
+)
+_HAVE_REL = re.compile(
+    r"^I (?:have|'ve got|got) (a|an|one|two|three|four|\d) ((?:"
+    + EN_REL_RE
+    + r"|puppy|kitten)s?)\b(.{0,40})$",
+    _I,
+)
+_MY_THING = re.compile(
+    r"^(.{1,30}?) (?:is|are) (?:literally |honestly )?my (jam|thing|fave|favorite|favourite|kryptonite|weakness|nemesis)\b",
+    _I,
+)
+_NO_FOR_ME = re.compile(r"^(?:no|zero) (.{2,25}) for me\b", _I)
+_KIND_OF_PERSON = re.compile(
+    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan)\b", _I
+)
+_RATHER = re.compile(r"^I'?d (?:much )?rather (.{2,30}?) than (.{2,30})$", _I)
+_HAVE_PLAN = re.compile(
+    r"^I(?:'ve| have)(?: got)? (?:a |an |my |the )?([a-z][\w' ]{1,30}?) (?:on |this |next )?("
+    + EN_DAY
+    + r")(?: at ("
+    + EN_TIME
+    + r"))?$",
+    _I,
+)
+_GOING = re.compile(
+    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*) (?:on |this |next )?("
+    + EN_DAY
+    + r"|next (?:week|month))",
+)
+_DAY_FIRST = re.compile(
+    r"^(?P<day>" + EN_DAY + r")(?: at)? (?P<time>" + EN_TIME + r"),? (?P<act>[a-z][\w/&' ]{1,30})$",
+    _I,
+)
+_MOVED_TO = re.compile(
+    r"^(?:I )?(?:just |finally )?(?:moved|relocated) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
+)
+_ON_NOW = re.compile(r"^I'?m (?:on|using|running) (.{2,30}?) now$", _I)
+_RESCHEDULED = re.compile(
+    r"^(?:my |our |the )?([a-z][\w' ]{2,24}?) (?:got |has been |was |is )?(?:moved|changed|pushed|switched|bumped) to (.+)$",
+    _I,
+)
 _BAD_START = re.compile(
     r"^(?:i|i'm|we|it|it's|that|this|they|he|she|you|what|how|so|and|but|oh)\b", _I
 )
@@ -111,6 +156,8 @@ def _device_slot(value: str) -> str | None:
 
 
 def _day(word: str) -> str:
+    if word.lower() in ("tmrw", "tmr"):
+        return "tomorrow"
     w = word.lower().rstrip("s")
     return (
         WEEKDAYS_EN.get(w[:3] if w.endswith("day") else w, word.capitalize())
@@ -213,6 +260,25 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (m := _MY_ATTR.search(t)) and not re.search(r"\bmy (?:" + EN_REL_RE + r")'s", t, _I):
         key, val = m.group(1).lower(), m.group(2).strip()
         return [fact(f"User's {key} is {val}", slot=EN_ATTR[key], value=val)]
+    if m := _JOB.match(t):
+        return [fact(f"User works {m.group(1)}", kind="profile", slot="job", value=m.group(1))]
+    if m := _HAVE_REL.match(t):
+        rest = m.group(3).strip(" ,")
+        text = f"User has {m.group(1)} {m.group(2)}" + (
+            f" {en_third(rest)}" if rest and len(rest.split()) <= 5 else ""
+        )
+        return [fact(text, kind="relation", subject="third_person", slot=None)]
+    if m := _MOVED_TO.match(t):
+        return [
+            fact(
+                f"User moved to {m.group(1)}",
+                kind="profile",
+                slot="home.location",
+                value=m.group(1),
+            )
+        ]
+    if (m := _ON_NOW.match(t)) and (dev := _device_slot(m.group(1))):
+        return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
     if m := _LIVE.match(t):
         return [
             fact(
@@ -245,6 +311,18 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     name, rest = (m.group(3) or "").strip(), m.group(4).strip()
     if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, _I):
         return []
+    durable = (
+        r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|[A-Z]\w*)|"
+        r"works|lives|just started|started|retired|passed away|moved|has|was born|turns|"
+        r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
+        r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
+    )
+    if (
+        ONE_OFF_EN.search(rest)
+        or not re.search(durable, rest, _I)
+        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, _I)
+    ):
+        return []
     if t[: m.start()].strip() and not re.match(
         r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), _I
     ):
@@ -268,8 +346,14 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (
         not m
         or ONE_OFF_EN.search(t)
-        or re.search(r"\b(?:let's|should|could|maybe|had|did)\b", t, _I)
+        or re.search(
+            r"\b(?:let's|should|could|maybe|had|did|going to|gonna|might|were|was)\b", t, _I
+        )
     ):
+        return []
+    if m.group(2).lower() in ("is", "are") and not re.search(r"\d|\b[A-Z][\w.]+", m.group(3)):
+        return []
+    if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
         return []
     noun = (m.group(1) or "").strip()
     what = (
@@ -302,7 +386,23 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'olives are a hard no for me', 'window seat or I'm miserable', 'I love X' (not sarcastic)."""
     t = cl[i].text
     if sarcastic:
-        return []
+        m = re.match(
+            r"^(?:oh )?I (?:just |absolutely |really |so )?(?:love|adore) (?!it\b)(.{2,40})$", t, _I
+        )
+        if (
+            not m
+            or ONE_OFF_EN.search(" ".join(c.text for c in cl))
+            or re.search(r"\b(?:this|that)\b", m.group(1), _I)
+        ):
+            return []
+        return [
+            fact(
+                f"User dislikes {en_third(m.group(1))}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value="dislikes",
+            )
+        ]
     if m := _HARD_NO.match(t):
         return [
             fact(
@@ -312,6 +412,35 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value="no",
             )
         ]
+    if m := _MY_THING.match(t):
+        bad = m.group(2).lower() in ("kryptonite", "nemesis")
+        verb = (
+            "can't resist"
+            if m.group(2).lower() in ("kryptonite", "weakness")
+            else ("dislikes" if bad else "loves")
+        )
+        return [
+            fact(
+                f"User {verb} {m.group(1)}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value=verb,
+            )
+        ]
+    if m := _NO_FOR_ME.match(t):
+        return [
+            fact(
+                f"User avoids {m.group(1)}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value="no",
+            )
+        ]
+    if m := _KIND_OF_PERSON.match(t):
+        text = f"User is {'not ' if m.group(1) else ''}a {m.group(2)} person"
+        return [fact(text, kind="preference", slot=f"person.{m.group(2)}", value=m.group(2))]
+    if m := _RATHER.match(t):
+        return [fact(f"User prefers {m.group(1)} over {m.group(2)}", kind="preference", slot=None)]
     if m := _OR_ELSE.match(t):
         return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
                      value=m.group(1))]  # fmt: skip
@@ -347,6 +476,9 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         f = fact(f"User now uses {new} instead of {old} for {en_third(thing)}", kind="preference",
                  slot=_device_slot(new) or thing, value=new)  # fmt: skip
         return [f.model_copy(update={"corrects": old})]
+    if (m := _RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
+        thing, val = m.group(1), m.group(2)
+        return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
     m = _NOW.match(t)
     if not m or _NOW_STOP.match(m.group(1)) or cl[i].question or ONE_OFF_EN.search(t):
         return []
@@ -370,7 +502,20 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 f"The {who} is coming on {day}", kind="plan", slot=f"{who.lower()}.visit", value=day
             )
         ]
-    m = _FRAGMENT.match(t)
+    if m := _HAVE_PLAN.match(t):
+        when = _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
+        return [
+            fact(
+                f"User has {m.group(1)} on {when}",
+                kind="plan",
+                slot=f"plan.{m.group(1)}",
+                value=when,
+            )
+        ]
+    if m := _GOING.match(t):
+        return [fact(f"User is {m.group(1)} to {m.group(2)} {_day(m.group(3))}", kind="plan",
+                     slot=f"trip.{m.group(2)}", value=m.group(3))]  # fmt: skip
+    m = _FRAGMENT.match(t) or _DAY_FIRST.match(t)
     if not m or _BAD_START.match(m.group("act")) or cl[i].question:
         return []
     act, day, time = m.group("act"), _day(m.group("day")), m.group("time")

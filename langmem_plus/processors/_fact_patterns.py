@@ -114,10 +114,11 @@ ZH_DAY = (
 )
 ZH_CLOCK = (
     r"(?:(?:早上|上午|中午|下午|晚上|傍晚|凌晨)?\s*(?:(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
-    r"[点:：](?:\d{1,2}分?|半|[一二三四五]十分?)?|\d{1,2}(?::\d{2})?\s*[ap]m))"
+    r"[点:：](?:\d{1,2}分?|半|[一二三四五]十分?)?|\d{1,2}(?::\d{2})?\s*[ap]m)|"
+    r"(?:早上|上午|中午|下午|晚上|傍晚|凌晨))"
 )
 EN_DAY = (
-    r"\b(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|tomorrow|tonight|"
+    r"\b(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|tomorrow|tmrw|tmr|tonight|"
     r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
 )
 EN_TIME = r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|\d{1,2})\b"
@@ -129,13 +130,6 @@ ONE_OFF_EN = re.compile(r"\b(?:today|yesterday|tonight|this (?:time|morning)|jus
 SARCASM_RE = re.compile(
     r"🙃|/s\b|真棒呢|真好呢|可太\S{1,6}了呢|best \w+ ever|yeah right|oh (?:great|wonderful|perfect)",
     re.I,
-)
-ZH_SELF_CORR_RE = re.compile(
-    r"[，,\s]*(?:……|…|\.\.\.)?\s*(?:[啊哦噢呃]\s*)?(?:不对|不是|说错了|等等|等一下)[，,。\s]*"
-    r"(?:[，,\s]*(?:是|应该是))?"
-)
-EN_SELF_CORR_RE = re.compile(
-    r"[,\s]+(?:no wait|wait,? no|no,? wait|sorry,? i mean|i mean|scratch that|no)[,\s]+", re.I
 )
 ZH_REMEMBER_RE = re.compile(r"^(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下)[，,:：\s]*(?!吗)")
 EN_REMEMBER_RE = re.compile(

@@ -25,7 +25,7 @@ ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
 _NAME = r"([\u4e00-\u9fff]{1,4}|[A-Z][a-z]{1,12})"
 _CALL_ME = re.compile(
-    r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*"
+    r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*(?![起吃去来回过出下上一做帮的干])"
     + _NAME
     + r"(?:就行|就好|就可以|吧)?$"
 )
@@ -37,31 +37,51 @@ _STATE = re.compile(
     r"^我(?:已经|早就|现在|其实)?(?:是(?:个|一个|一名)?)?(?:有)?(" + ZH_STATES_RE + r")"
 )
 _QUIT = re.compile(
-    r"^我(?:已经|早就|现在)?(?:不再|不|戒了|戒)(喝|吃|抽|碰)(酒|烟|肉|咖啡|奶茶|辣|甜食|\S{1,4}?)了"
+    r"^我(?:已经|早就|现在|其实|从来|完全|根本|一点都|平时)*(?:不再|不|戒了|戒|从不)(喝|吃|抽|碰)"
+    r"(酒|烟|肉|咖啡|奶茶|辣|甜食|[^\s，,了]{1,6}?)(?:了)?$"
+)
+_ALLERGY = re.compile(r"^我(?:其实|从小)?(?:对)?([^\s，,我你]{1,8}?)(?:严重)?过敏$")
+_JOB = re.compile(
+    r"^我(?:现在|目前|已经)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
+)
+_NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
+_HAVE_REL = re.compile(
+    r"^我(?:家)?有(一个|一只|两个|两只|三个|个|只|一条)(" + ZH_REL_RE + r")(.{0,12})$"
 )
 _IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
 _MY_ATTR = re.compile(
     r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
 )
-_LIVE = re.compile(r"^我(?:现在|目前)?(?:住在|住|搬到了|搬到|搬去了)\s*([^\s，,]{1,12}?)(?:了)?$")
-_REL = re.compile(r"^我(?:的|家)?\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
+_LIVE = re.compile(
+    r"^我?(?:现在|目前|已经)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
+)
+_REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
     r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
 )
-_TEAM_VERB = re.compile(r"是|用|在|跑|都|全部|统一|只|部署|托管|要求|需要|必须")
+_TEAM_VERB = re.compile(
+    r"[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
+)
+_OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
     r"(拿到了?|考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
     r"报名了|被录取|买了房|提车了|分手了)"
 )
 _EVENT_SLOT = {"离职": "job", "辞职": "job", "入职": "job", "结婚": "marital_status",
                "领证": "marital_status", "订婚": "marital_status", "分手": "relationship"}  # fmt: skip
-_GOT = re.compile(r"^([^我你他她，,]{1,10}?)\s*(?:今天|终于|刚刚?|总算)?(?:拿到了|到手了)")
+_GOT = re.compile(
+    r"^((?:[^我你他她，,]{0,8}?)(?:证|照|offer|Offer|通知书|签证|绿卡|学位|钥匙|奖|名额|房本|合同))\s*"
+    r"(?:今天|终于|刚刚?|总算)?(?:拿到了|到手了|下来了)"
+)
 _LOVE_IT = re.compile(r"^(.{1,10}?)(?:是我的命|是我的最爱|我的最爱)")
 _WONT = re.compile(
     r"^(?P<obj>[^我你，,]{1,12}?)我(?:现在|是|从来|真的|完全|根本|一点都|一点也|一秒都|一口都|都|也)*"
     r"(?:(?:不|不再|从不|没法)(?P<v1>碰|吃|喝|看|听|玩|穿)|(?P<v2>碰|吃|喝|看|听|玩|穿)不了)"
 )
-_ONLY = re.compile(r"我(?:平时)?(?:只|就只)(喝|吃|用|穿|看|听|玩)\s*([^\s，,]{1,12})")
+_ONLY = re.compile(
+    r"我(?:平时)?(?:只|就只)(喝|吃|用|穿|看|听|玩)(?![了过一几个])\s*([^\s，,了]{1,12})"
+)
 _LIKE = re.compile(
     r"我(?:可|真是|就|最|很|超|特别|超级|真的|非常|比较|还挺|挺|太)*(喜欢|爱|讨厌|受不了|不喜欢|不爱)"
     r"(?!你|吗)\s*(.{1,16}?)(?:了呢|了|呢)?$"
@@ -71,7 +91,10 @@ _MOVED = re.compile(
     r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
 )
 _FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
-_PLAN = re.compile(r"^(?:我)?(?:" + ZH_DAY + r"|接下来)\S{0,4}?(?:就要|打算|准备|计划|要|会)")
+_PLAN = re.compile(
+    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)\S{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
+    r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
+)
 _NOT_ACT = r"了|好|困|累|吗|你|怎么|热|冷|烦|哈|还是|就|也|都|再|还"
 _VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "看": "watch",
               "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
@@ -85,6 +108,11 @@ def _ampm(text: str) -> str:
         return ("上午" if ap == "am" else "下午") + h + "点" + (mins or "")
 
     return re.sub(r"(\d{1,2})(?::(\d{2}))?\s*([ap]m)\b", rep, text, flags=re.I)
+
+
+def _short(more: str, limit: int = 16) -> str:
+    """A continuation kept only when short: an event fact stays one short statement."""
+    return more if len(more) <= limit else ""
 
 
 def _device_slot(value: str) -> str | None:
@@ -137,10 +165,17 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if m.group(1) == "结婚" and re.search(r"结婚了", t) and not re.search(ZH_DAY, t):
             return [fact("用户已婚", kind="profile", slot=slot, value="已婚")]
         return [fact("用户" + zh_third(t[1:]), kind=kind, slot=slot, value=m.group(1))]  # type: ignore[arg-type]
-    if m := _QUIT.match(t):
+    if (
+        (m := _QUIT.match(t))
+        and not ONE_OFF_ZH.search(t)
+        and not re.search(r"[这那]|一口|了吧", m.group(2))
+    ):
         obj = m.group(2)
         return [fact("用户" + zh_third(t[1:]), kind="preference", slot=f"{m.group(1)}{obj}",
                      value=f"不{m.group(1)}{obj}")]  # fmt: skip
+    if (m := _ALLERGY.match(t)) and not re.search(r"什么|啥|是不是", t):
+        what = m.group(1)
+        return [fact(f"用户对{what}过敏", slot=f"allergy.{what}", value=what)]
     if m := _IDENTITY.match(t):
         return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
     return []
@@ -152,7 +187,18 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := _MY_ATTR.match(t):
         key, val = m.group(1), m.group(2).strip()
         return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
-    if (m := _LIVE.match(t)) and not re.search(r"几天|一晚|酒店", t):
+    if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
+        slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
+        return [
+            fact(f"用户在{m.group(1)}{m.group(2)}", kind="profile", slot=slot, value=m.group(1))
+        ]
+    if (m := _NOW_USE.match(t)) and (dev := _device_slot(m.group(1))):
+        return [fact(f"用户现在用{m.group(1)}", kind="preference", slot=dev, value=m.group(1))]
+    if m := _HAVE_REL.match(t):
+        rel = ZH_REL[m.group(2)]
+        return [fact(f"用户有{m.group(1)}{m.group(2)}{m.group(3)}", kind="relation",
+                     subject="third_person", slot=f"{rel}.count")]  # fmt: skip
+    if (m := _LIVE.match(t)) and not re.search(r"几天|一晚|酒店|家住", t):
         return [
             fact(f"用户住在{m.group(1)}", kind="profile", slot="home.location", value=m.group(1))
         ]
@@ -179,7 +225,15 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                      value=nm.group(1))]  # fmt: skip
     if len(rest) < 3 or re.search(r"你|吗|家住|家$", rest) or rest.startswith("家"):
         return []
-    if not re.search(r"了|在|是|当|做|开始|去|住|上班|工作", rest):
+    if re.match(r"(?:说|觉得|让|问|叫我|给我|跟我|老是|又|总是|非要|也说|刚才|今天)", rest):
+        return []
+    if ONE_OFF_ZH.search(rest) or re.search(r"真的|太|好[累烦困]|又|老是|总是|挺|超", rest):
+        return []
+    durable = (
+        r"叫|^是|在\S{1,10}(?:上班|工作|读|上学|当|做|住)|住在|做了\S*手术|退休|结婚|离婚|生了|去了|"
+        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬"
+    )
+    if not re.search(durable, rest):
         return []
     more = continuation(cl, i, zh=True)
     text = who + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
@@ -198,7 +252,11 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if not m or ONE_OFF_ZH.search(t) or re.search(r"要不|吧$|想|打算", t):
         return []
     unit, rest = m.group(1).lower(), m.group(2).strip()
-    if not _TEAM_VERB.search(rest) or len(rest) < 3:
+    if not _TEAM_VERB.search(rest) or len(rest) < 3 or _OPINION.search(rest):
+        return []
+    if "了" in rest and not re.search(r"已经|都|全部", rest):
+        return []
+    if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
     more = continuation(cl, i, zh=True)
@@ -209,18 +267,25 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """潜水证今天拿到了 / 我下个月结婚啦 / 今天正式离职了 -> a life event of the user."""
     t = cl[i].text
-    if re.search(r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]", t):
+    if re.search(
+        r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]|怕|担心|会不会|要不要|没", t
+    ):
         return []
     if m := _GOT.match(t):
-        more = continuation(cl, i, zh=True, limit=1)
+        more = _short(continuation(cl, i, zh=True, limit=1))
         return [fact(f"用户拿到了{m.group(1)}" + (f"，{zh_third(more)}" if more else ""),
                      kind="event", slot=None, value=m.group(1))]  # fmt: skip
     m = _EVENT.search(t)
-    if not m or not (t.startswith("我") or m.start() <= 6):
+    if re.match(r"^我(?:的|家)?(?:" + ZH_REL_RE + ")", t):
         return []
-    more = continuation(cl, i, zh=True, limit=1)
+    starts = re.match(r"我|今天|终于|刚|下个?月|昨天|上周|上个月|正式|总算|" + _EVENT.pattern, t)
+    if not m or not starts or m.start() > 8:
+        return []
+    more = _short(continuation(cl, i, zh=True, limit=1))
     body = t[1:] if t.startswith("我") else t
     slot = next((v for k, v in _EVENT_SLOT.items() if k in t), None)
+    if len(re.sub(r"今天|终于|刚刚?|正式|总算|了|啦|我", "", body)) < 2:
+        return []
     return [fact("用户" + zh_third(body) + (f"，{zh_third(more)}" if more else ""),
                  kind="event", slot=slot)]  # fmt: skip
 
@@ -229,6 +294,8 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """Stances with and without like/hate verbs; under sarcasm a 'like' means the opposite."""
     t = cl[i].text
     if sarcastic:
+        if any(ONE_OFF_ZH.search(c.text) or re.search(r"雨|天气|堵车", c.text) for c in cl):
+            return []
         liked = any(_LIKE.search(c.text) for c in cl)
         m = _LIKE.search(t) or (None if liked else _AGAIN.match(t))
         if m and m.re is _LIKE and m.group(1) in ("喜欢", "爱"):

@@ -18,16 +18,20 @@ from langmem_plus.processors._fact_en import EN_RULES
 from langmem_plus.processors._fact_patterns import (
     CJK_RE,
     EN_REMEMBER_RE,
+    EN_UNTIED_RE,
     LATIN_RE,
     SARCASM_RE,
     ZH_REMEMBER_RE,
+    ZH_UNTIED_RE,
 )
 from langmem_plus.processors._fact_text import (
     Clause,
+    en_third,
     fact,
     normalize,
     split_clauses,
     strip_fillers,
+    zh_third,
 )
 from langmem_plus.processors._fact_zh import ZH_RULES
 from langmem_plus.processors.derived import DerivedFact
@@ -36,6 +40,10 @@ __all__ = ["rule_facts"]
 
 _ROLES = ("user", "assistant")
 _PET_RE = re.compile(r"我(?:家|的)?(?:狗子|狗狗|狗|猫咪|猫)|\bmy (?:dog|cat|puppy|kitten)\b", re.I)
+_PRAISE_RE = re.compile(
+    r"真棒|太好了|好开心|真开心|太爱|最喜欢|就喜欢|喜欢|新体验|perfect|wonderful|great|best|love|fantastic|amazing",
+    re.I,
+)
 _ZH_SARCASM_LIKE = re.compile(r"我\S{0,3}(?:喜欢|爱)\S.*(?:呢|新体验|真棒|真好)[。！!~～]*$")
 
 
@@ -87,8 +95,9 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     sarcastic = bool(SARCASM_RE.search(raw) or _ZH_SARCASM_LIKE.search(text))
     lead = strip_fillers(text)
-    if m := ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead):
-        text = lead[m.end() :]
+    remember = ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead)
+    if remember:
+        text = lead[remember.end() :]
     untied = untied_correction(lead, context)
     if untied is not None:
         return untied
@@ -97,21 +106,49 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     if isinstance(repair, Repair):
         text = repair.text
-    facts = _clause_facts(split_clauses(text), sarcastic) + _pet_name(text)
+    clauses = split_clauses(text)
+    facts = _clause_facts(clauses, sarcastic) + _pet_name(text)
+    if remember and clauses and not any(0 in f.source_turns for f in facts):
+        facts = _remembered(clauses) + facts
+    facts = [f.model_copy(update={"source_turns": []}) for f in facts]
+    if sarcastic and _PRAISE_RE.search(raw):
+        facts = [f for f in facts if f.kind == "preference"]
     if isinstance(repair, Repair):
         facts = [
             f.model_copy(update={"correction": True, "corrects": repair.old})
             for f in facts
             if repair.new in f.text
         ]
+    elif context and (ZH_UNTIED_RE.match(lead) or EN_UNTIED_RE.match(lead)):
+        facts = [f.model_copy(update={"correction": True}) for f in facts]
     return facts
 
 
+def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
+    """What the user asked to remember, when no finer rule read it: its first clause only
+    (an aside after it is not part of what was to be remembered)."""
+    first = clauses[0]
+    t = first.text
+    if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b", t):
+        return []
+    if CJK_RE.search(t):
+        body = t[1:] if t.startswith("我") else t
+        return [fact("用户" + zh_third(body), confidence=0.8)]
+    m = re.match(r"^(?:my (.+)|I'?m (.+)|I am (.+)|I have (.+)|I'?ve got (.+))$", t, re.I)
+    if not m:
+        return []
+    rest = en_third(next(g for g in m.groups() if g))
+    lead = ("User's ", "User is ", "User is ", "User has ", "User has ")[m.lastindex - 1]  # type: ignore[operator]
+    return [fact(lead + rest, confidence=0.8)]
+
+
 def _clause_facts(clauses: list[Clause], sarcastic: bool) -> list[DerivedFact]:
-    """The facts each statement clause gives (the first rule that fires on a clause)."""
+    """The facts each statement clause gives (the first rule that fires on a clause); each
+    fact's `source_turns` holds the index of its clause, for the caller to replace."""
     out: list[DerivedFact] = []
+    consumed: set[int] = set()
     for i, clause in enumerate(clauses):
-        if clause.question or not clause.text:
+        if clause.question or not clause.text or i in consumed:
             continue
         rules: list[Callable[[list[Clause], int, bool], list[DerivedFact]]] = []
         if CJK_RE.search(clause.text):
@@ -121,8 +158,21 @@ def _clause_facts(clauses: list[Clause], sarcastic: bool) -> list[DerivedFact]:
         for rule in rules:
             found = rule(clauses, i, sarcastic)
             if found:
-                out.extend(found)
+                out.extend(f.model_copy(update={"source_turns": [i]}) for f in found)
+                consumed.update(_taken(clauses, i, found))
                 break
+    return out
+
+
+def _taken(clauses: list[Clause], i: int, found: list[DerivedFact]) -> set[int]:
+    """Indexes of the clauses after `i` that a fact already took in (its continuation)."""
+    texts = " ".join(f.text for f in found)
+    out: set[int] = set()
+    for j in range(i + 1, len(clauses)):
+        t = clauses[j].text
+        if not t or not (t in texts or zh_third(t) in texts or en_third(t) in texts):
+            break
+        out.add(j)
     return out
 
 
