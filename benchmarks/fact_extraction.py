@@ -176,13 +176,17 @@ def corrections_slots() -> dict[str, Any]:
                 new_i = _first_user(case, q.current[1:], after=old_i) if old_i is not None else None
             else:
                 old_i = _first_user(case, q.superseded)
-                new_i = _first_user(case, q.current, after=old_i if old_i is not None else -1)
+                # a self-correction states the old and the new value in the same turn
+                same = 1 if case.category == "self_correction" else 0
+                start = old_i - same if old_i is not None else -1
+                new_i = _first_user(case, q.current, after=start)
             row = per_cat[case.category]
             row["questions"] += 1
             if old_i is None or new_i is None:
                 continue
             old, new = _turn_facts(case, old_i), _turn_facts(case, new_i)
-            old_slots = {f.slot for f in old if f.slot}
+            same_turn = old_i == new_i  # a self-correction: nothing earlier to close
+            old_slots = {f.slot for f in old if f.slot} if not same_turn else set()
             new_has_value = [f for f in new if any(w.lower() in f.text.lower() for w in q.current)]
             agree = [f for f in new if f.slot and f.slot in old_slots]
             row["old_fact"] += bool(old)
@@ -190,6 +194,9 @@ def corrections_slots() -> dict[str, Any]:
             row["new_fact_with_current_value"] += bool(new_has_value)
             row["slot_agrees"] += bool(agree)
             row["marked_correction"] += any(f.correction for f in new)
+            row["old_value_in_new_fact"] += any(
+                w.lower() in f.text.lower() for f in new for w in q.superseded
+            ) and not any(f.corrects for f in new)
             details.append(
                 {
                     "id": case.id,
@@ -235,19 +242,23 @@ def to_markdown(res: dict[str, Any], corr: dict[str, Any] | None, command: str) 
             "### corrections.jsonl: slot agreement between the old and the new value's facts",
             "",
             "| category | questions | old turn gave a fact | new turn gave a fact | "
-            "… with the current value | slots agree | marked as correction |",
-            "|---|---|---|---|---|---|---|",
+            "… with the current value | slots agree | marked as correction | old value restated |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for cat, row in corr["by_category"].items():
             lines.append(
                 f"| {cat} | {row.get('questions', 0)} | {row.get('old_fact', 0)} | "
                 f"{row.get('new_fact', 0)} | {row.get('new_fact_with_current_value', 0)} | "
-                f"{row.get('slot_agrees', 0)} | {row.get('marked_correction', 0)} |"
+                f"{row.get('slot_agrees', 0)} | {row.get('marked_correction', 0)} | "
+                f"{row.get('old_value_in_new_fact', 0)} |"
             )
         lines += [
             "",
-            "In `both_stand` a slot agreement would close a fact that still stands (lower is "
-            "better there).",
+            "Per question: the old turn is the first user turn naming a superseded word, the new "
+            "turn the first later one naming a current word (for `self_correction` the same turn, "
+            "so no slot can agree there: what counts is that the old value is not restated as "
+            "current). In `both_stand` (first and later current values) a slot agreement would "
+            "close a fact that still stands, so lower is better there.",
             "",
         ]
     return "\n".join(lines)

@@ -31,7 +31,7 @@ _EN_MARK = re.compile(
 )
 # value shapes: a corrected value replaces the last earlier value of the same shape
 _SHAPES = (
-    re.compile(r"[A-Z]{1,3}\d{2,5}"),
+    re.compile(r"[A-Z]{1,3}\s?\d{2,5}"),
     re.compile(r"(?:农历)?[一二三四五六七八九十\d]{1,3}月[初一二三四五六七八九十廿\d]{1,3}[日号]?"),
     re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]"),
     re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I),
@@ -66,13 +66,15 @@ def self_correction(text: str) -> Repair | bool | None:
         if not olds:
             return False
         old = olds[-1]
-        fixed = before[: old.start()] + new.group().strip() + before[old.end() :]
+        rest = after[new.end() :].strip()
+        sep = " " if rest and re.match(r"[A-Za-z0-9]", rest) else ""
+        fixed = before[: old.start()] + new.group().strip() + before[old.end() :] + sep + rest
         return Repair(fixed, old.group().strip(), new.group().strip())
     return _after_copula(before, after)
 
 
 _COPULA = re.compile(
-    r"(?:是|在|叫|去|到|定在|约在|改到|坐)(?=[^是在叫去到]{1,15}$)|\b(?:is|at|to|in|on)\s+(?=\S[^,]{0,24}$)"
+    r"(?:是|在|叫|去|到|定在|约在|改到|坐)(?=[^是在叫去到]{1,15}$)|(?:'s|\b(?:is|at|to|in|on))\s+(?=\S[^,]{0,24}$)"
 )
 
 
@@ -91,7 +93,8 @@ def _after_copula(before: str, after: str) -> Repair | bool:
     old = before[cop.end() :].strip()
     if not old or old == new:
         return False
-    return Repair(before[: cop.end()] + new, old, new)
+    rest = after[after.index(new) + len(new) :]
+    return Repair(before[: cop.end()] + new + rest, old, new)
 
 
 def _zh_old(context: str) -> tuple[str, str, str]:
@@ -101,7 +104,7 @@ def _zh_old(context: str) -> tuple[str, str, str]:
         val = re.sub(r"^(?:还|现在)?(?:在|是|叫|去)", "", m.group(2))
         return m.group(1), m.group(2), val
     stmt = re.sub(r"^.*?你(?:不是|还在|还是|还|是不是|是|的)?", "", first)
-    stmt = re.sub(r"(?:吗|吧|呢|了)+$", "", stmt)
+    stmt = re.sub(r"(?:对吧|对不对|是吧|没错吧|对|吗|吧|呢|了)+$", "", stmt)
     return "", stmt, stmt
 
 
@@ -110,6 +113,8 @@ def _en_old(context: str) -> tuple[str, str]:
     if m := re.search(r"\byour (" + EN_REL_RE + r")\b", context, re.I):
         return m.group(1).lower(), ""
     if m := re.search(r"\byour ([\w -]{2,30}?)(?:\?|$| going| liking| still)", context, re.I):
+        return "", m.group(1)
+    if m := re.search(r"^(?:are you |you )?still (?:at|in|on|with|doing|using) ([\w -]{2,30}?)\?", context, re.I):
         return "", m.group(1)
     if m := re.search(
         r"\b(?:how's|how is|how are) (?:the )?([\w -]{2,30}?) (?:going|doing)", context, re.I
@@ -135,7 +140,7 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             return [_corr(fact(who + zh_third(body), subject="third_person",
                                slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
         if (m := re.match(r"^(?:而)?是\s*(\S{1,10})$", t)) and not re.search(r"[那这]", m.group(1)):
-            new = m.group(1)
+            new = _drop_common_tail(m.group(1), stmt)
             shared = [w for w in re.findall(r"[\u4e00-\u9fff]{2,}", stmt) if w in turn and w != new]
             shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
             if stmt and shared:
@@ -145,10 +150,22 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
                         shared[0],
                     )
                 ]
+        if (m := re.search(r"(?:跳去了|跳到了?|去了|换到了?|转到了?)\s*(\S{2,12})$", t)) and stmt:
+            slot = "job" if re.search(r"上班|工作|做|公司|干", stmt + context) else None
+            text = "用户" + zh_third(t) + f"（之前：{zh_third(stmt)}）"
+            return [_corr(fact(text, slot=slot, value=m.group(1)), stmt)]
         if re.match(r"(?:现在|改成|换成|改)", t) and stmt:
             text = "用户" + zh_third(t) + f"，不再{zh_third(stmt)}"
             return [_corr(fact(text, kind="preference", value=t), stmt)]
     return []
+
+
+def _drop_common_tail(new: str, stmt: str) -> str:
+    """'芒果过敏' against '菠萝过敏' -> '芒果': the part of the new value that differs."""
+    n = 0
+    while n < len(new) - 1 and n < len(stmt) and new[-1 - n] == stmt[-1 - n]:
+        n += 1
+    return new[: len(new) - n] if n >= 2 else new
 
 
 def _cjk_words(text: str) -> list[str]:
@@ -165,8 +182,8 @@ def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             who = f"User's {EN_REL_SAY.get(EN_REL[rel], rel)}"
             return [_corr(fact(f"{who} is {m.group(1)} {m.group(2)} now", subject="third_person",
                                slot=f"{EN_REL[rel]}.location", value=m.group(2)), None)]  # fmt: skip
-        if (m := re.match(r"^I'?m (at|with|in|on|into) (.+?)(?: now)?$", t, re.I)) and old:
-            text = f"User is now {m.group(1)} {m.group(2)}, not {en_third(old)}"
+        if m := re.match(r"^I'?m (at|with|in|on|into) (.+?) now$", t, re.I):
+            text = f"User is now {m.group(1)} {m.group(2)}" + (f", not {en_third(old)}" if old else "")
             return [_corr(fact(text, value=m.group(2)), old)]
         m = re.match(r"^(?:it'?s|now it'?s|now|switched to|moved to) (.+?)(?: now)?$", t, re.I)
         if m and old and not re.search(r"\b(?:one|that|this|fine|ok|okay)\b", m.group(1), re.I):

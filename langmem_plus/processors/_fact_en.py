@@ -113,7 +113,7 @@ _HAVE_REL = re.compile(
     _I,
 )
 _MY_THING = re.compile(
-    r"^(.{1,30}?) (?:is|are) (?:literally |honestly )?my (jam|thing|fave|favorite|favourite|kryptonite|weakness|nemesis)\b",
+    r"^(.{1,30}?) (?:is|are) (?:literally |honestly )?my (jam|thing|fave|favorite|favourite|nemesis)\b",
     _I,
 )
 _NO_FOR_ME = re.compile(r"^(?:no|zero) (.{2,25}) for me\b", _I)
@@ -130,12 +130,13 @@ _HAVE_PLAN = re.compile(
     _I,
 )
 _GOING = re.compile(
-    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*) (?:on |this |next )?("
+    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
+    r"(?: (?:on |this |next )?("
     + EN_DAY
-    + r"|next (?:week|month))",
+    + r"|next (?:week|month)))?$",
 )
 _DAY_FIRST = re.compile(
-    r"^(?P<day>" + EN_DAY + r")(?: at)? (?P<time>" + EN_TIME + r"),? (?P<act>[a-z][\w/&' ]{1,30})$",
+    r"^(?P<day>" + EN_DAY + r")(?: at)? (?P<time>" + EN_TIME + r"),? (?P<act>[a-z][\w/&' -]{1,30})$",
     _I,
 )
 _MOVED_TO = re.compile(
@@ -211,12 +212,12 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     )
     for c in cl[i + 1 : i + 4]:
         if (
-            re.match(r"(?:I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, _I)
+            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, _I)
             or c.question
         ):
             break
         body.append(c.text)
-    text = ", ".join(b for b in body if b)
+    text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=_I).strip(" ,")
     if len(text) < 6:
         return []
     if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, _I):
@@ -312,7 +313,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, _I):
         return []
     durable = (
-        r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|[A-Z]\w*)|"
+        r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|(?-i:[A-Z])\w*)|"
         r"works|lives|just started|started|retired|passed away|moved|has|was born|turns|"
         r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
         r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
@@ -413,12 +414,7 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := _MY_THING.match(t):
-        bad = m.group(2).lower() in ("kryptonite", "nemesis")
-        verb = (
-            "can't resist"
-            if m.group(2).lower() in ("kryptonite", "weakness")
-            else ("dislikes" if bad else "loves")
-        )
+        verb = "dislikes" if m.group(2).lower() == "nemesis" else "loves"
         return [
             fact(
                 f"User {verb} {m.group(1)}",
@@ -440,7 +436,7 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         text = f"User is {'not ' if m.group(1) else ''}a {m.group(2)} person"
         return [fact(text, kind="preference", slot=f"person.{m.group(2)}", value=m.group(2))]
     if m := _RATHER.match(t):
-        return [fact(f"User prefers {m.group(1)} over {m.group(2)}", kind="preference", slot=None)]
+        return [fact(f"User would rather {en_third(m.group(1))} than {en_third(m.group(2))}", kind="preference", slot=None)]
     if m := _OR_ELSE.match(t):
         return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
                      value=m.group(1))]  # fmt: skip
@@ -477,7 +473,7 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
                  slot=_device_slot(new) or thing, value=new)  # fmt: skip
         return [f.model_copy(update={"corrects": old})]
     if (m := _RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
-        thing, val = m.group(1), m.group(2)
+        thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
     m = _NOW.match(t)
     if not m or _NOW_STOP.match(m.group(1)) or cl[i].question or ONE_OFF_EN.search(t):
@@ -513,8 +509,13 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := _GOING.match(t):
-        return [fact(f"User is {m.group(1)} to {m.group(2)} {_day(m.group(3))}", kind="plan",
-                     slot=f"trip.{m.group(2)}", value=m.group(3))]  # fmt: skip
+        day = m.group(3)
+        if not day and i + 1 < len(cl):
+            nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, _I)
+            day = nxt.group(1) if nxt else None
+        when = f" on {_day(day)}" if day else ""
+        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
+                     slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
     m = _FRAGMENT.match(t) or _DAY_FIRST.match(t)
     if not m or _BAD_START.match(m.group("act")) or cl[i].question:
         return []

@@ -40,7 +40,7 @@ EN_ATTR = {"birthday": "birthday", "name": "name", "flight": "flight", "rent": "
 DEVICE_SLOTS = (
     (re.compile(r"macbook|thinkpad|xps|laptop|笔记本", re.I), "laptop"),
     (re.compile(r"iphone|pixel|galaxy|android phone|手机", re.I), "phone"),
-    (re.compile(r"neovim|vim|emacs|vs ?code|pycharm|intellij|编辑器", re.I), "editor"),
+    (re.compile(r"neovim|vim|emacs|vs ?code|pycharm|intellij|cursor|zed|sublime|编辑器", re.I), "editor"),
     (re.compile(r"notion|obsidian|evernote|logseq|onenote|笔记", re.I), "notes_app"),
     (re.compile(r"bazel|gradle|maven|cmake|webpack|vite", re.I), "build_tool"),
 )
@@ -85,10 +85,10 @@ ZH_FILLER_RE = re.compile(
 ZH_TAIL_RE = re.compile(r"(?:哈+|呀|啊|啦|哦|呢|嘛|了吧|吧|哈哈+|嘿嘿|～|~|\s)+$")
 EN_FILLER_RE = re.compile(
     r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|"
-    r"and btw|ngl|honestly|actually|ugh)\b[\s,]*)+",
+    r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks)\b[\s,]*)+",
     re.I,
 )
-EN_TAIL_RE = re.compile(r"(?:\s*\b(?:lol|lmao|haha|tbh|btw|honestly|ngl)\b)+\s*$", re.I)
+EN_TAIL_RE = re.compile(r"(?:\s*\b(?:lol|lmao|haha|tbh|btw|honestly|ngl|ugh|smh)\b)+\s*$", re.I)
 
 ZH_Q_RE = re.compile(
     r"(?:吗|么|呢|嘛)$|什么|啥|哪|谁|怎么|怎样|多少|几[点个号月天]|为什么|为啥|要不|是不是|"
@@ -129,6 +129,11 @@ ONE_OFF_EN = re.compile(r"\b(?:today|yesterday|tonight|this (?:time|morning)|jus
 
 SARCASM_RE = re.compile(
     r"🙃|/s\b|真棒呢|真好呢|可太\S{1,6}了呢|best \w+ ever|yeah right|oh (?:great|wonderful|perfect)",
+    re.I,
+)
+ZH_MARKER_RE = re.compile(r"更正一下|纠正一下|之前说错了|我说错了|刚才说错了|说错了|搞错了|记错了|改一下")
+EN_MARKER_RE = re.compile(
+    r"^(?:correction|update|actually|scratch that)\b|\b(?:I was wrong|I misspoke|I got that wrong|my bad)\b",
     re.I,
 )
 ZH_REMEMBER_RE = re.compile(r"^(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下)[，,:：\s]*(?!吗)")

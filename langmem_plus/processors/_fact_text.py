@@ -38,6 +38,7 @@ class Clause:
 def normalize(text: str) -> str:
     """The turn with emoji dropped, dashes as commas and spaces collapsed (length capped)."""
     text = EMOJI_RE.sub(" ", text[:MAX_TURN_CHARS])
+    text = re.sub(r"\s/s\b", " ", text)
     text = re.sub(r"\s+[—–-]+\s+|——", " ", text)
     text = text.replace("：", "，").replace(": ", ", ")
     return re.sub(r"[ \t]+", " ", text).strip()

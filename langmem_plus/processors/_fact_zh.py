@@ -23,7 +23,7 @@ from langmem_plus.processors.derived import DerivedFact
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
-_NAME = r"([\u4e00-\u9fff]{1,4}|[A-Z][a-z]{1,12})"
+_NAME = r"([\u4e00-\u9fff]{1,4}?|[A-Z][a-z]{1,12})"
 _CALL_ME = re.compile(
     r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*(?![起吃去来回过出下上一做帮的干])"
     + _NAME
@@ -40,7 +40,7 @@ _QUIT = re.compile(
     r"^我(?:已经|早就|现在|其实|从来|完全|根本|一点都|平时)*(?:不再|不|戒了|戒|从不)(喝|吃|抽|碰)"
     r"(酒|烟|肉|咖啡|奶茶|辣|甜食|[^\s，,了]{1,6}?)(?:了)?$"
 )
-_ALLERGY = re.compile(r"^我(?:其实|从小)?(?:对)?([^\s，,我你]{1,8}?)(?:严重)?过敏$")
+_ALLERGY = re.compile(r"^我(?:其实|从小|是|一直)*(?:对)?([^\s，,我你是对]{1,8}?)(?:严重)?过敏$")
 _JOB = re.compile(
     r"^我(?:现在|目前|已经)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
@@ -53,14 +53,14 @@ _MY_ATTR = re.compile(
     r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
 )
 _LIVE = re.compile(
-    r"^我?(?:现在|目前|已经)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
+    r"^我?(?:现在|目前|已经)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*(?![得的着过])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
 )
 _REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
     r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
 )
 _TEAM_VERB = re.compile(
-    r"[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
 )
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
@@ -87,12 +87,21 @@ _LIKE = re.compile(
     r"(?!你|吗)\s*(.{1,16}?)(?:了呢|了|呢)?$"
 )
 _AGAIN = re.compile(r"^又(?:是|要)\s*(.{1,16})$")
+_SET_AT = re.compile(
+    r"^(?:我们|咱们|我)?的?([^\s，,我你]{0,8}?)(定在|约在|安排在|改在|订在)\s*([^\s，,]{1,12})$"
+)
+_ROSE = re.compile(
+    r"^(?:我家|我的|我)?([^\s，,我你]{1,6}?)(?:又)?(涨到|降到|涨成|变成|提到|加到|降成)了?\s*([^\s，,]{1,12}?)了?$"
+)
+_INSTEAD = re.compile(
+    r"(?:不|不再)(去|用|在|做|买|报|吃|选)\s*([^\s，,了]{1,10})了?[，,]\s*(?:改|换)(?:成|去|用|为|到)?\s*([^\s，,了]{1,12})"
+)
 _MOVED = re.compile(
     r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
 )
 _FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
 _PLAN = re.compile(
-    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)\S{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
+    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
     r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
 )
 _NOT_ACT = r"了|好|困|累|吗|你|怎么|热|冷|烦|哈|还是|就|也|都|再|还"
@@ -141,6 +150,8 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     if ZH_STANDING_RE.match(t):
         body = ZH_STANDING_RE.sub("", t)
+        if not body and i + 1 < len(cl) and not cl[i + 1].question:
+            i, body = i + 1, cl[i + 1].text
         if "叫我" in body or len(body) < 3:
             return []
         more = [
@@ -259,6 +270,8 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
+    if re.match(r"每|周|星期|礼拜|用|在", rest):
+        owner = owner.rstrip("的")
     more = continuation(cl, i, zh=True)
     text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
     return [fact(text, subject="team", slot=_device_slot(rest) and f"team.{_device_slot(rest)}")]
@@ -328,10 +341,28 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """吉他课挪到周五晚上了 -> the thing's new value (a change without a marker word)."""
     t = cl[i].text
+    joined = "，".join(c.text for c in cl[i : i + 2])
+    if m := _INSTEAD.search(joined):
+        verb, old, new = m.group(1), m.group(2), m.group(3)
+        when = re.match(ZH_DAY + r"|五一|国庆|春节|端午|中秋|元旦|寒假|暑假", joined)
+        slot = f"{'trip' if verb == '去' else verb}.{when.group() if when else old}"
+        f = fact(f"用户{when.group() if when else ''}改{verb}{new}（不再{verb}{old}）", kind="plan",
+                 slot=slot, value=new)  # fmt: skip
+        return [f.model_copy(update={"correction": True, "corrects": old})]
+    if (m := _SET_AT.match(t)) and not ONE_OFF_ZH.search(t):
+        thing, verb, val = m.group(1), m.group(2), m.group(3)
+        timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
+        slot = f"{thing or 'meeting'}.{'time' if timey else 'place'}"
+        return [fact(f"用户{'的' + thing if thing else ''}{verb}{val}", kind="plan", slot=slot, value=val)]
+    if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
+        thing, verb, val = m.group(1), m.group(2), m.group(3)
+        return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
     m = _MOVED.match(t)
-    if not m or ONE_OFF_ZH.search(m.group(1)):
+    if not m or ONE_OFF_ZH.search(m.group(1)) or re.match(r"现在|已经|最近|后来|又|都|也|就", m.group(1)):
         return []
     thing, val = m.group(1), m.group(2)
+    if ONE_OFF_ZH.search(t):
+        return []
     timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
     slot = f"{thing}.time" if timey else (_device_slot(val) or thing)
     return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
@@ -353,7 +384,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [fact(text, kind="plan", slot=f"plan.{act.split('（')[0][:12]}", value=when)]
     if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
         body = t[1:] if t.startswith("我") else t
-        return [fact("用户" + zh_third(_ampm(body)), kind="plan", slot=None)]
+        day = re.search(ZH_DAY, body)
+        trip = re.search(r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body)
+        slot = f"trip.{day.group()}" if day and trip else None
+        return [fact("用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1))]
     return []
 
 

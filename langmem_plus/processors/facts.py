@@ -17,10 +17,12 @@ from langmem_plus.processors._fact_corrections import Repair, self_correction, u
 from langmem_plus.processors._fact_en import EN_RULES
 from langmem_plus.processors._fact_patterns import (
     CJK_RE,
+    EN_MARKER_RE,
     EN_REMEMBER_RE,
     EN_UNTIED_RE,
     LATIN_RE,
     SARCASM_RE,
+    ZH_MARKER_RE,
     ZH_REMEMBER_RE,
     ZH_UNTIED_RE,
 )
@@ -76,15 +78,16 @@ def rule_facts(
     """
     checked = _validate(turns, context)
     out: list[DerivedFact] = []
-    seen: set[str] = set()
+    seen: set[object] = set()
     before = context
     for idx, (role, text) in enumerate(checked):
         if role == "assistant":
             before = text
             continue
         for f in _turn_facts(text, before):
-            if f.text not in seen:
-                seen.add(f.text)
+            key = (f.subject, f.slot, f.value) if f.slot and f.value else f.text
+            if key not in seen:
+                seen.add(key)
                 out.append(f.model_copy(update={"source_turns": [idx]}))
     return out
 
@@ -119,7 +122,9 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
             for f in facts
             if repair.new in f.text
         ]
-    elif context and (ZH_UNTIED_RE.match(lead) or EN_UNTIED_RE.match(lead)):
+    elif ZH_MARKER_RE.search(lead) or EN_MARKER_RE.search(lead) or (
+        context and (ZH_UNTIED_RE.match(lead) or EN_UNTIED_RE.match(lead))
+    ):
         facts = [f.model_copy(update={"correction": True}) for f in facts]
     return facts
 
