@@ -128,7 +128,7 @@ ONE_OFF_EN = re.compile(r"\b(?:today|yesterday|tonight|this (?:time|morning)|jus
 # --------------------------------------------------------------------------- markers
 
 SARCASM_RE = re.compile(
-    r"🙃|/s\b|真棒呢|真好呢|可太\S{1,6}了呢|best \w+ ever|yeah right|oh (?:great|wonderful|perfect)",
+    r"/s\b|真棒呢|真好呢|可太\S{1,6}了呢|best \w+ ever|yeah right|oh (?:great|wonderful|perfect)",
     re.I,
 )
 ZH_MARKER_RE = re.compile(r"更正一下|纠正一下|之前说错了|我说错了|刚才说错了|说错了|搞错了|记错了|改一下")

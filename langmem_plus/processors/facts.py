@@ -96,7 +96,12 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     text = normalize(raw)
     if not text:
         return []
-    sarcastic = bool(SARCASM_RE.search(raw) or _ZH_SARCASM_LIKE.search(text))
+    # 🙃 alone is an eye-roll, not irony; with praise it marks the praise as meant backwards
+    sarcastic = bool(
+        SARCASM_RE.search(raw)
+        or _ZH_SARCASM_LIKE.search(text)
+        or ("🙃" in raw and _PRAISE_RE.search(raw))
+    )
     lead = strip_fillers(text)
     remember = ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead)
     if remember:
@@ -114,7 +119,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
     facts = [f.model_copy(update={"source_turns": []}) for f in facts]
-    if sarcastic and _PRAISE_RE.search(raw):
+    if sarcastic:  # only the inverted stance is read; the rest of an ironic turn is not literal
         facts = [f for f in facts if f.kind == "preference"]
     if isinstance(repair, Repair):
         facts = [
