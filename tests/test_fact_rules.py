@@ -34,23 +34,71 @@ def one(text: str, context: str | None = None) -> DerivedFact:
 # (text, context, subject, words that must all be in the fact, slot or None for "any")
 POSITIVE = [
     # value changes without a marker word
-    ("瑜伽课改到周六早上了，周四晚上那个老师走了", None, "user", ["瑜伽课", "周六早上"], "瑜伽课.time"),
+    (
+        "瑜伽课改到周六早上了，周四晚上那个老师走了",
+        None,
+        "user",
+        ["瑜伽课", "周六早上"],
+        "瑜伽课.time",
+    ),
     ("嗯…搬到望京快两个月了，通勤方便多了😌", None, "user", ["望京"], "home.location"),
     ("房租涨到4800了，心累", None, "user", ["房租", "4800"], "rent"),
-    ("been on a Pixel 8 since May, the camera is unreal tbh", None, "user", ["Pixel 8", "May"], "phone"),
-    ("standup got moved to 9:30 so mornings are rough now", None, "user", ["standup", "9:30"], "standup.time"),
-    ("Switched my editor from VS Code to Zed，启动快多了", None, "user", ["Zed", "VS Code"], "editor"),
+    (
+        "been on a Pixel 8 since May, the camera is unreal tbh",
+        None,
+        "user",
+        ["Pixel 8", "May"],
+        "phone",
+    ),
+    (
+        "standup got moved to 9:30 so mornings are rough now",
+        None,
+        "user",
+        ["standup", "9:30"],
+        "standup.time",
+    ),
+    (
+        "Switched my editor from VS Code to Zed，启动快多了",
+        None,
+        "user",
+        ["Zed", "VS Code"],
+        "editor",
+    ),
     # preferences without a like/hate verb
     ("香菜我是一口都不吃的，闻着就难受🤢", None, "user", ["不吃", "香菜"], None),
     ("甜豆花？不存在的，我只吃咸的", None, "user", ["只吃", "咸"], None),
-    ("aisle seat or I'm cranky for the whole flight lol", None, "user", ["prefers", "aisle seat"], None),
+    (
+        "aisle seat or I'm cranky for the whole flight lol",
+        None,
+        "user",
+        ["prefers", "aisle seat"],
+        None,
+    ),
     ("no dairy for me, it wrecks my stomach", None, "user", ["dairy"], None),
-    ("I'm not a morning person at all, please don't book anything before 10", None, "user", ["not a morning person"], None),
+    (
+        "I'm not a morning person at all, please don't book anything before 10",
+        None,
+        "user",
+        ["not a morning person"],
+        None,
+    ),
     # team / project facts with a we/our subject
     ("我们公司用飞书，不用钉钉，别给我推荐钉钉的插件", None, "team", ["飞书"], None),
-    ("我们 team 的 CI 跑在 GitHub Actions 上，self-hosted runner", None, "team", ["GitHub Actions"], None),
+    (
+        "我们 team 的 CI 跑在 GitHub Actions 上，self-hosted runner",
+        None,
+        "team",
+        ["GitHub Actions"],
+        None,
+    ),
     ("our staging db is Postgres 15, prod is still on 13", None, "team", ["Postgres 15"], None),
-    ("we deploy with ArgoCD to three clusters, so keep that in mind", None, "team", ["ArgoCD"], None),
+    (
+        "we deploy with ArgoCD to three clusters, so keep that in mind",
+        None,
+        "team",
+        ["ArgoCD"],
+        None,
+    ),
     # life events told as news
     ("驾照终于拿到了！！科目三一把过🎉", None, "user", ["拿到", "驾照"], None),
     ("我下周一入职新公司啦😆", None, "user", ["入职"], "job"),
@@ -58,38 +106,101 @@ POSITIVE = [
     # standing instructions, including a garble-free rewrite of requests
     ("以后解释东西先给结论，再说原因，我没耐心看长篇", None, "user", ["希望", "先给结论"], None),
     ("从现在开始，给我推荐餐厅的时候避开海鲜", None, "user", ["希望", "避开海鲜"], None),
-    ("from now on, answer in metric units, I don't do imperial", None, "user", ["metric units"], None),
+    (
+        "from now on, answer in metric units, I don't do imperial",
+        None,
+        "user",
+        ["metric units"],
+        None,
+    ),
     ("你以后直接叫我小周", None, "user", ["用户希望被称为小周"], "user.preferred_name"),
     ("叫我老王就行，别叫哥", None, "user", ["用户希望被称为老王"], "user.preferred_name"),
-    ("Please don't call me sir, I'm not 80 lol, just Dan", None, "user", ["called Dan", "not sir"], "user.preferred_name"),
+    (
+        "Please don't call me sir, I'm not 80 lol, just Dan",
+        None,
+        "user",
+        ["called Dan", "not sir"],
+        "user.preferred_name",
+    ),
     ("I use she/her pronouns btw", None, "user", ["she/her"], "user.pronouns"),
     # third persons: the fact is about them, never the user
-    ("介绍一下我家狗子：柯基，叫豆包，两岁，天天拆家🐶", None, "third_person", ["狗", "豆包"], "dog.name"),
+    (
+        "介绍一下我家狗子：柯基，叫豆包，两岁，天天拆家🐶",
+        None,
+        "third_person",
+        ["狗", "豆包"],
+        "dog.name",
+    ),
     ("我老婆在协和当护士，三班倒", None, "third_person", ["妻子", "协和", "护士"], None),
-    ("my sister just moved to Austin for a job at Dell", None, "third_person", ["sister", "Austin"], None),
-    ("Thanks for that, and btw my son's name is Leo, he's 7", None, "third_person", ["son", "Leo"], "son.name"),
+    (
+        "my sister just moved to Austin for a job at Dell",
+        None,
+        "third_person",
+        ["sister", "Austin"],
+        None,
+    ),
+    (
+        "Thanks for that, and btw my son's name is Leo, he's 7",
+        None,
+        "third_person",
+        ["son", "Leo"],
+        "son.name",
+    ),
     # plans written as fragments
     ("周四下午四点 剪头发", None, "user", ["周四下午四点", "剪头发"], None),
     ("周五 3pm dentist，别让我忘了", None, "user", ["周五", "下午3点", "dentist"], None),
     ("dentist tmrw 9am ugh", None, "user", ["dentist", "tomorrow", "9am"], None),
-    ("Thursday 6pm parent-teacher conference", None, "user", ["Thursday", "6pm", "parent-teacher"], None),
-    ("I have a job interview on Friday at 2pm, wish me luck", None, "user", ["job interview", "Friday", "2pm"], None),
+    (
+        "Thursday 6pm parent-teacher conference",
+        None,
+        "user",
+        ["Thursday", "6pm", "parent-teacher"],
+        None,
+    ),
+    (
+        "I have a job interview on Friday at 2pm, wish me luck",
+        None,
+        "user",
+        ["job interview", "Friday", "2pm"],
+        None,
+    ),
     # the second clause of a compound sentence
     ("哈哈好的，对了我下个月要去日本玩一周", None, "user", ["下个月", "日本"], None),
-    ("ok thanks, btw I'm allergic to shellfish so keep that in mind", None, "user", ["allergic to shellfish"], "allergy.shellfish"),
-    ("Long day lol, also I'm vegetarian now so no chicken recipes", None, "user", ["vegetarian"], "diet"),
+    (
+        "ok thanks, btw I'm allergic to shellfish so keep that in mind",
+        None,
+        "user",
+        ["allergic to shellfish"],
+        "allergy.shellfish",
+    ),
+    (
+        "Long day lol, also I'm vegetarian now so no chicken recipes",
+        None,
+        "user",
+        ["vegetarian"],
+        "diet",
+    ),
     # remember ... (the aside after it is not part of the fact)
     ("记一下我的车位号是 B2-117，老是忘", None, "user", ["车位号", "B2-117"], "parking_spot"),
     ("记得我乳糖不耐受啊，奶制品就别推荐了", None, "user", ["乳糖不耐受"], "lactose"),
-    ("remember I'm left-handed, so recommend tools accordingly", None, "user", ["left-handed"], "handedness"),
+    (
+        "remember I'm left-handed, so recommend tools accordingly",
+        None,
+        "user",
+        ["left-handed"],
+        "handedness",
+    ),
     # a durable fact behind a mood
     ("心情好差，下周就要搬去成都了，舍不得这边的朋友", None, "user", ["下周", "成都"], None),
     # 'actually' / 其实 in a statement, not a question
     ("其实我对猫毛过敏，所以别推荐养猫", None, "user", ["猫毛", "过敏"], "allergy.猫毛"),
-    ("Actually I'm allergic to penicillin, in case that matters", None, "user", ["penicillin"], None),
-    # sarcasm: the intended (opposite) stance
-    ("哇，又要加班到半夜，我可太爱加班了呢🙃", None, "user", ["不喜欢", "加班"], None),
-    ("Oh I just love 7am meetings /s", None, "user", ["dislikes", "7am meetings"], None),
+    (
+        "Actually I'm allergic to penicillin, in case that matters",
+        None,
+        "user",
+        ["penicillin"],
+        None,
+    ),
 ]
 
 
@@ -119,7 +230,9 @@ def test_call_me_is_not_rewritten_into_a_garble() -> None:
 
 def test_wife_birthday_and_reminder_are_two_facts() -> None:
     found = facts_of("记住 my wife 的生日是 9 月 3 号，提前一周提醒我")
-    assert any(f.subject == "third_person" and "生日" in f.text and "9 月 3" in f.text for f in found)
+    assert any(
+        f.subject == "third_person" and "生日" in f.text and "9 月 3" in f.text for f in found
+    )
     assert any(f.kind == "instruction" and "提醒" in f.text for f in found)
 
 
@@ -160,13 +273,43 @@ def test_a_self_correction_that_never_settles_stores_nothing(text: str) -> None:
 @pytest.mark.parametrize(
     ("context", "text", "subject", "words", "old"),
     [
-        ("你不是对花生过敏吗？", "不是那个，是腰果，花生吃了没事的", "user", ["腰果", "过敏"], "花生"),
+        (
+            "你不是对花生过敏吗？",
+            "不是那个，是腰果，花生吃了没事的",
+            "user",
+            ["腰果", "过敏"],
+            "花生",
+        ),
         ("你是菠萝过敏对吧？", "不是啦，是芒果过敏，菠萝没事", "user", ["芒果过敏"], "菠萝"),
-        ("你老公在华为，可以让他帮忙看看？", "他早跳了啊，去年底去了小红书做推荐", "third_person", ["老公", "小红书"], "华为"),
+        (
+            "你老公在华为，可以让他帮忙看看？",
+            "他早跳了啊，去年底去了小红书做推荐",
+            "third_person",
+            ["老公", "小红书"],
+            "华为",
+        ),
         ("你还在美团做后端吗？", "早就不在那了，年初跳去了蚂蚁", "user", ["蚂蚁"], None),
-        ("How's your sister doing in Berlin?", "nope, she moved, she's in Lisbon now", "third_person", ["sister", "Lisbon"], None),
-        ("Still at Google?", "nah I left Google in March, I'm at Stripe now", "user", ["Stripe"], "Google"),
-        ("Want me to plan around your Tuesday yoga?", "haven't been in months, it's 6am spin twice a week now", "user", ["6am spin"], "Tuesday yoga"),
+        (
+            "How's your sister doing in Berlin?",
+            "nope, she moved, she's in Lisbon now",
+            "third_person",
+            ["sister", "Lisbon"],
+            None,
+        ),
+        (
+            "Still at Google?",
+            "nah I left Google in March, I'm at Stripe now",
+            "user",
+            ["Stripe"],
+            "Google",
+        ),
+        (
+            "Want me to plan around your Tuesday yoga?",
+            "haven't been in months, it's 6am spin twice a week now",
+            "user",
+            ["6am spin"],
+            "Tuesday yoga",
+        ),
     ],
 )
 def test_untied_correction_is_read_against_the_context(
@@ -281,6 +424,25 @@ def test_stores_nothing(text: str) -> None:
     assert facts_of(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "哇，又要加班到半夜，我可太爱加班了呢🙃",
+        "我最喜欢周一早上的例会了，一开两小时，真棒呢",
+        "又是 on-call 的周末，真是 best weekend ever 呢🙃",
+        "Oh I just love 7am meetings /s",
+        "我可太喜欢改需求了",
+    ],
+)
+def test_sarcasm_is_stored_neither_literally_nor_reversed(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_an_eye_roll_emoji_alone_is_not_irony() -> None:
+    fact = one("vet for Biscuit — Wed 10:30, bring stool sample 🙃")
+    assert fact.kind == "plan" and "Wednesday" in fact.text and "10:30" in fact.text
+
+
 # --------------------------------------------------------------------------- exchanges
 
 
@@ -325,7 +487,23 @@ def test_bad_input_is_a_validation_error(turns: object, context: object) -> None
 _ZH = "我的你他们是在叫去了吗呢吧不对以后记住周五下午三点狗猫老公喜欢讨厌过敏搬到改到其实"
 _EN = "I my we our me call remember actually no wait from now on love hate is at Friday 3pm"
 _PIECES = st.sampled_from(
-    [*_ZH, *_EN.split(), " ", "，", ",", "。", "!", "…", "🙃", "😂", "/s", "lol", "哈哈", "3", "CA1833"]
+    [
+        *_ZH,
+        *_EN.split(),
+        " ",
+        "，",
+        ",",
+        "。",
+        "!",
+        "…",
+        "🙃",
+        "😂",
+        "/s",
+        "lol",
+        "哈哈",
+        "3",
+        "CA1833",
+    ]
 )
 _TEXT = st.lists(_PIECES, max_size=40).map("".join) | st.text(max_size=200)
 _SEPARATORS = set("，,。.!！?？;；…\n")

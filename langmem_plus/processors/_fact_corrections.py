@@ -26,7 +26,7 @@ _ZH_MARK = re.compile(
 )
 _EN_MARK = re.compile(
     r",\s*(?:(?:no wait|wait,? no|no,? wait|sorry,? I mean|I mean|I meant|sorry,? I meant|scratch that|"
-    r"make that|oops,?|actually no|wait,? actually)[,\s]|no,)\s*",
+    r"make that|oops,?|actually no|wait,? actually)[,\s]|no,|sorry,)\s*",
     re.I,
 )
 # value shapes: a corrected value replaces the last earlier value of the same shape
@@ -114,7 +114,9 @@ def _en_old(context: str) -> tuple[str, str]:
         return m.group(1).lower(), ""
     if m := re.search(r"\byour ([\w -]{2,30}?)(?:\?|$| going| liking| still)", context, re.I):
         return "", m.group(1)
-    if m := re.search(r"^(?:are you |you )?still (?:at|in|on|with|doing|using) ([\w -]{2,30}?)\?", context, re.I):
+    if m := re.search(
+        r"^(?:are you |you )?still (?:at|in|on|with|doing|using) ([\w -]{2,30}?)\?", context, re.I
+    ):
         return "", m.group(1)
     if m := re.search(
         r"\b(?:how's|how is|how are) (?:the )?([\w -]{2,30}?) (?:going|doing)", context, re.I
@@ -155,9 +157,19 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             text = "用户" + zh_third(t) + f"（之前：{zh_third(stmt)}）"
             return [_corr(fact(text, slot=slot, value=m.group(1)), stmt)]
         if re.match(r"(?:现在|改成|换成|改)", t) and stmt:
-            text = "用户" + zh_third(t) + f"，不再{zh_third(stmt)}"
-            return [_corr(fact(text, kind="preference", value=t), stmt)]
+            who, subject = _zh_owner(context, rel)
+            text = who + zh_third(t) + f"，不再{zh_third(stmt)}"
+            return [_corr(fact(text, kind="preference", subject=subject, value=t), stmt)]  # type: ignore[arg-type]
     return []
+
+
+def _zh_owner(context: str, rel: str) -> tuple[str, str]:
+    """Whose value the assistant's turn asked about: the user, their team, or a relation."""
+    if rel:
+        return "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel), "third_person"
+    if re.search(r"你们(?:组|团队|公司|项目|team)?", context):
+        return "用户团队", "team"
+    return "用户", "user"
 
 
 def _drop_common_tail(new: str, stmt: str) -> str:
@@ -183,8 +195,19 @@ def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             return [_corr(fact(f"{who} is {m.group(1)} {m.group(2)} now", subject="third_person",
                                slot=f"{EN_REL[rel]}.location", value=m.group(2)), None)]  # fmt: skip
         if m := re.match(r"^I'?m (at|with|in|on|into) (.+?) now$", t, re.I):
-            text = f"User is now {m.group(1)} {m.group(2)}" + (f", not {en_third(old)}" if old else "")
+            text = f"User is now {m.group(1)} {m.group(2)}" + (
+                f", not {en_third(old)}" if old else ""
+            )
             return [_corr(fact(text, value=m.group(2)), old)]
+        if (
+            m := re.match(
+                r"^I'?m (?:just |now )?(doing|into|taking|learning|playing|on) (.+?)(?: now)?$",
+                t,
+                re.I,
+            )
+        ) and old:
+            text = f"User is now {m.group(1)} {m.group(2)}, not {en_third(old)}"
+            return [_corr(fact(text, kind="preference", value=m.group(2)), old)]
         m = re.match(r"^(?:it'?s|now it'?s|now|switched to|moved to) (.+?)(?: now)?$", t, re.I)
         if m and old and not re.search(r"\b(?:one|that|this|fine|ok|okay)\b", m.group(1), re.I):
             text = f"User now: {en_third(m.group(1))}, not {en_third(old)}"

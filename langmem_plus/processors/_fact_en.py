@@ -20,6 +20,7 @@ from langmem_plus.processors._fact_patterns import (
     WEEKDAYS_EN,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, en_third, fact
+from langmem_plus.processors._patterns import _JOBS_EN
 from langmem_plus.processors.derived import DerivedFact
 
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
@@ -68,7 +69,35 @@ _EVENT = re.compile(
     _I,
 )
 _BABY = re.compile(r"^(?:our |the )?baby (girl|boy) (?:arrived|is here|was born)", _I)
-_HARD_NO = re.compile(r"^(.{1,30}?) (?:is|are) (?:a )?(?:hard |firm |big |definite )?no for me", _I)
+_HARD_NO = re.compile(
+    r"^(.{1,30}?) (?:is|are) (?:a )?(?:hard |firm |big |definite )?(?:no(?: for me)?|pass(?: for me)?|dealbreaker)$"
+    r"|^(?:hard pass on|never again with) (.{1,30})$",
+    _I,
+)
+_BETTER = re.compile(r"^([a-z][\w ]{0,20}?) > ([a-z][\w ]{0,20}?)(?:,? always| forever)?$", _I)
+_IM_JOB = re.compile(
+    r"^I'?m (?:a|an) (" + _JOBS_EN + r")(?: at ([A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*))?$"
+)
+_FROM = re.compile(r"^I'?m (?:originally )?from ([A-Z][\w]*(?: [A-Z]\w*)*)$")
+_YEARS_OLD = re.compile(r"^I'?m (\d{1,2}) (?:years old|yo)\b", _I)
+_LEARNING = re.compile(
+    r"^I'?(?:m|ve been) (?:learning|studying|taking lessons in) ([a-z][\w -]{1,25})$", _I
+)
+_A_NOW = re.compile(r"^I'?m (?:a|an) ([\w -]{2,25}?) now\b", _I)
+_DRIVE_NOW = re.compile(r"^I (drive|ride|use|have) (?:a |an )?(.{2,30}?) now$", _I)
+_DOING_NOW = re.compile(
+    r"^I'?m (?:just |now )?(?:doing|into|taking|learning|playing) (.{2,30}?)(?: now)?$", _I
+)
+_AT_DAY = re.compile(
+    r"^(?:my |our |the )?([a-z][\w' ]{1,24}?)(?:'s| is) (?:at |on )?("
+    + EN_DAY
+    + r"|"
+    + EN_TIME
+    + r")(?: at ("
+    + EN_TIME
+    + r"))?$",
+    _I,
+)
 _OR_ELSE = re.compile(r"^(.{1,30}?) or I'?m (?:miserable|dead|grumpy|useless|cranky|done)", _I)
 _LIKE = re.compile(
     r"^I (?:really |absolutely |just |totally )?(love|hate|prefer|can'?t stand|adore|despise|"
@@ -131,12 +160,14 @@ _HAVE_PLAN = re.compile(
 )
 _GOING = re.compile(
     r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
-    r"(?: (?:on |this |next )?("
-    + EN_DAY
-    + r"|next (?:week|month)))?$",
+    r"(?: (?:on |this |next )?(" + EN_DAY + r"|next (?:week|month)))?$",
 )
 _DAY_FIRST = re.compile(
-    r"^(?P<day>" + EN_DAY + r")(?: at)? (?P<time>" + EN_TIME + r"),? (?P<act>[a-z][\w/&' -]{1,30})$",
+    r"^(?P<day>"
+    + EN_DAY
+    + r")(?: at)? (?P<time>"
+    + EN_TIME
+    + r"),? (?P<act>[a-z][\w/&' -]{1,30})$",
     _I,
 )
 _MOVED_TO = re.compile(
@@ -238,6 +269,19 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         state = m.group(1).lower()
         text = f"User is {state}" + (" (doesn't drink alcohol)" if state == "sober" else "")
         return [fact(text, kind=kind, slot=slot, value=state)]  # type: ignore[arg-type]
+    if m := _IM_JOB.match(t):
+        text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")
+        return [fact(text, kind="profile", slot="job", value=m.group(1))]
+    if m := _FROM.match(t):
+        return [
+            fact(f"User is from {m.group(1)}", kind="profile", slot="hometown", value=m.group(1))
+        ]
+    if m := _YEARS_OLD.match(t):
+        return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := _LEARNING.match(t):
+        return [
+            fact(f"User is learning {m.group(1)}", slot=f"learning.{m.group(1)}", value=m.group(1))
+        ]
     if m := _AGE.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
     if m := _DONT.match(t):
@@ -387,32 +431,13 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'olives are a hard no for me', 'window seat or I'm miserable', 'I love X' (not sarcastic)."""
     t = cl[i].text
     if sarcastic:
-        m = re.match(
-            r"^(?:oh )?I (?:just |absolutely |really |so )?(?:love|adore) (?!it\b)(.{2,40})$", t, _I
-        )
-        if (
-            not m
-            or ONE_OFF_EN.search(" ".join(c.text for c in cl))
-            or re.search(r"\b(?:this|that)\b", m.group(1), _I)
-        ):
-            return []
-        return [
-            fact(
-                f"User dislikes {en_third(m.group(1))}",
-                kind="preference",
-                slot=f"likes.{m.group(1)}",
-                value="dislikes",
-            )
-        ]
+        return []
+    if m := _BETTER.match(t):
+        return [fact(f"User prefers {m.group(1)} over {m.group(2)}", kind="preference",
+                     slot=f"prefers.{m.group(2)}", value=m.group(1))]  # fmt: skip
     if m := _HARD_NO.match(t):
-        return [
-            fact(
-                f"User dislikes {m.group(1)}",
-                kind="preference",
-                slot=f"likes.{m.group(1)}",
-                value="no",
-            )
-        ]
+        what = m.group(1) or m.group(2)
+        return [fact(f"User dislikes {what}", kind="preference", slot=f"likes.{what}", value="no")]
     if m := _MY_THING.match(t):
         verb = "dislikes" if m.group(2).lower() == "nemesis" else "loves"
         return [
@@ -436,7 +461,13 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         text = f"User is {'not ' if m.group(1) else ''}a {m.group(2)} person"
         return [fact(text, kind="preference", slot=f"person.{m.group(2)}", value=m.group(2))]
     if m := _RATHER.match(t):
-        return [fact(f"User would rather {en_third(m.group(1))} than {en_third(m.group(2))}", kind="preference", slot=None)]
+        return [
+            fact(
+                f"User would rather {en_third(m.group(1))} than {en_third(m.group(2))}",
+                kind="preference",
+                slot=None,
+            )
+        ]
     if m := _OR_ELSE.match(t):
         return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
                      value=m.group(1))]  # fmt: skip
@@ -458,6 +489,11 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'been on a MacBook Air since March', 'rent's $2,150 now', 'switched notes from A to B'."""
     t = cl[i].text
+    if m := _A_NOW.match(t):
+        return [fact(f"User is a {m.group(1)} now", kind="profile", slot="job", value=m.group(1))]
+    if m := _DRIVE_NOW.match(t):
+        what = m.group(2)
+        return [fact(f"User {m.group(1)}s {what} now", slot=_device_slot(what) or what, value=what)]
     if m := _SINCE.search(t):
         what = re.split(r" and | but |,", m.group(1))[0]
         return [
@@ -491,6 +527,17 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
     t = cl[i].text
+    if (m := _AT_DAY.match(t)) and not _BAD_START.match(m.group(1)):
+        when = _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
+        thing = en_third(m.group(1))
+        return [
+            fact(
+                f"User's {thing} is {when}",
+                kind="plan",
+                slot=f"{m.group(1).lower()}.time",
+                value=when,
+            )
+        ]
     if m := _COMING.match(t):
         who, day = m.group(1), _day(m.group(2))
         return [
@@ -509,11 +556,11 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := _GOING.match(t):
-        day = m.group(3)
-        if not day and i + 1 < len(cl):
+        trip_day: str | None = m.group(3)
+        if not trip_day and i + 1 < len(cl):
             nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, _I)
-            day = nxt.group(1) if nxt else None
-        when = f" on {_day(day)}" if day else ""
+            trip_day = nxt.group(1) if nxt else None
+        when = f" on {_day(trip_day)}" if trip_day else ""
         return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
                      slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
     m = _FRAGMENT.match(t) or _DAY_FIRST.match(t)

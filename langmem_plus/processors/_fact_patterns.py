@@ -40,7 +40,10 @@ EN_ATTR = {"birthday": "birthday", "name": "name", "flight": "flight", "rent": "
 DEVICE_SLOTS = (
     (re.compile(r"macbook|thinkpad|xps|laptop|笔记本", re.I), "laptop"),
     (re.compile(r"iphone|pixel|galaxy|android phone|手机", re.I), "phone"),
-    (re.compile(r"neovim|vim|emacs|vs ?code|pycharm|intellij|cursor|zed|sublime|编辑器", re.I), "editor"),
+    (
+        re.compile(r"neovim|vim|emacs|vs ?code|pycharm|intellij|cursor|zed|sublime|编辑器", re.I),
+        "editor",
+    ),
     (re.compile(r"notion|obsidian|evernote|logseq|onenote|笔记", re.I), "notes_app"),
     (re.compile(r"bazel|gradle|maven|cmake|webpack|vite", re.I), "build_tool"),
 )
@@ -131,7 +134,9 @@ SARCASM_RE = re.compile(
     r"/s\b|真棒呢|真好呢|可太\S{1,6}了呢|best \w+ ever|yeah right|oh (?:great|wonderful|perfect)",
     re.I,
 )
-ZH_MARKER_RE = re.compile(r"更正一下|纠正一下|之前说错了|我说错了|刚才说错了|说错了|搞错了|记错了|改一下")
+ZH_MARKER_RE = re.compile(
+    r"更正一下|纠正一下|之前说错了|我说错了|刚才说错了|说错了|搞错了|记错了|改一下"
+)
 EN_MARKER_RE = re.compile(
     r"^(?:correction|update|actually|scratch that)\b|\b(?:I was wrong|I misspoke|I got that wrong|my bad)\b",
     re.I,

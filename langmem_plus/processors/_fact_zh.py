@@ -19,6 +19,7 @@ from langmem_plus.processors._fact_patterns import (
     ZH_STATES_RE,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, fact, zh_third
+from langmem_plus.processors._patterns import _JOBS_ZH
 from langmem_plus.processors.derived import DerivedFact
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
@@ -29,7 +30,7 @@ _CALL_ME = re.compile(
     + _NAME
     + r"(?:就行|就好|就可以|吧)?$"
 )
-_MY_NAME = re.compile(r"^我(?:的名字)?(?:叫|是)\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
+_MY_NAME = re.compile(r"^我(?:的名字)?叫\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
 _USE_ONLY = re.compile(
     r"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{0,20}|[\u4e00-\u9fff]{1,8})\s*吧?$"
 )
@@ -49,6 +50,18 @@ _HAVE_REL = re.compile(
     r"^我(?:家)?有(一个|一只|两个|两只|三个|个|只|一条)(" + ZH_REL_RE + r")(.{0,12})$"
 )
 _IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
+_HOMETOWN = re.compile(
+    r"^我(?:其实)?是([\u4e00-\u9fff]{2,4})人$|^我老家(?:是|在)\s*([\u4e00-\u9fff]{2,8}?)(?:的)?$"
+)
+_JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + _JOBS_ZH + r")(?:的)?$")
+_DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
+_AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
+_LEARNING = re.compile(
+    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?)\s*([^\s，,了]{2,10})(?:了)?$"
+)
+_PET = re.compile(
+    r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
+)
 _MY_ATTR = re.compile(
     r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
 )
@@ -74,7 +87,16 @@ _GOT = re.compile(
     r"^((?:[^我你他她，,]{0,8}?)(?:证|照|offer|Offer|通知书|签证|绿卡|学位|钥匙|奖|名额|房本|合同))\s*"
     r"(?:今天|终于|刚刚?|总算)?(?:拿到了|到手了|下来了)"
 )
-_LOVE_IT = re.compile(r"^(.{1,10}?)(?:是我的命|是我的最爱|我的最爱)")
+_LOVE_IT = re.compile(r"^(.{1,10}?)(?:是我的命|是我的最爱|我的最爱|一生推|yyds|永远的神)")
+_CANT_LIVE = re.compile(
+    r"^我(?:这人|这个人)?(?:真的|完全|根本)?(?:离不开|戒不掉|少不了)\s*([^\s，,了]{1,8})"
+)
+_CANT_STAND = re.compile(
+    r"^(?P<obj>[^我你，,]{1,12}?)我(?:是|真的|实在|完全|一直)*(?:受不了|接受不了|欣赏不来|无感|不感冒)"
+)
+_NOW_HAS = re.compile(
+    r"^我?(?:现在|目前)(?:改|换)?(开|骑|养|住)(?:的是|了)?\s*([^\s，,了]{2,12})(?:了)?$"
+)
 _WONT = re.compile(
     r"^(?P<obj>[^我你，,]{1,12}?)我(?:现在|是|从来|真的|完全|根本|一点都|一点也|一秒都|一口都|都|也)*"
     r"(?:(?:不|不再|从不|没法)(?P<v1>碰|吃|喝|看|听|玩|穿)|(?P<v2>碰|吃|喝|看|听|玩|穿)不了)"
@@ -86,7 +108,6 @@ _LIKE = re.compile(
     r"我(?:可|真是|就|最|很|超|特别|超级|真的|非常|比较|还挺|挺|太)*(喜欢|爱|讨厌|受不了|不喜欢|不爱)"
     r"(?!你|吗)\s*(.{1,16}?)(?:了呢|了|呢)?$"
 )
-_AGAIN = re.compile(r"^又(?:是|要)\s*(.{1,16})$")
 _SET_AT = re.compile(
     r"^(?:我们|咱们|我)?的?([^\s，,我你]{0,8}?)(定在|约在|安排在|改在|订在)\s*([^\s，,]{1,12})$"
 )
@@ -187,6 +208,28 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (m := _ALLERGY.match(t)) and not re.search(r"什么|啥|是不是", t):
         what = m.group(1)
         return [fact(f"用户对{what}过敏", slot=f"allergy.{what}", value=what)]
+    if m := _HOMETOWN.match(t):
+        place = m.group(1) or m.group(2)
+        return [fact(f"用户是{place}人", kind="profile", slot="hometown", value=place)]
+    if m := _JOB_IS.match(t):
+        return [fact(f"用户是{m.group(1)}", kind="profile", slot="job", value=m.group(1))]
+    if m := _DO_JOB.match(t):
+        return [fact(f"用户是做{m.group(1)}的", kind="profile", slot="job", value=m.group(1))]
+    if m := _AGE.match(t):
+        return [fact(f"用户{m.group(1)}岁", kind="profile", slot="age", value=m.group(1))]
+    if (m := _LEARNING.match(t)) and not ONE_OFF_ZH.search(t):
+        return [
+            fact(
+                f"用户在学{m.group(1)}",
+                kind="fact",
+                slot=f"learning.{m.group(1)}",
+                value=m.group(1),
+            )
+        ]
+    if m := _PET.match(t):
+        animal = m.group(3)
+        return [fact(f"用户养了{m.group(1)}{m.group(2)}{animal}", kind="relation", subject="third_person",
+                     slot=f"{'cat' if animal == '猫' else 'dog' if animal == '狗' else animal}.count")]  # fmt: skip
     if m := _IDENTITY.match(t):
         return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
     return []
@@ -203,6 +246,9 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [
             fact(f"用户在{m.group(1)}{m.group(2)}", kind="profile", slot=slot, value=m.group(1))
         ]
+    if m := _NOW_HAS.match(t):
+        slot = {"开": "car", "骑": "bike", "养": "pet", "住": "home.location"}[m.group(1)]
+        return [fact(f"用户现在{m.group(1)}{m.group(2)}", kind="fact", slot=slot, value=m.group(2))]
     if (m := _NOW_USE.match(t)) and (dev := _device_slot(m.group(1))):
         return [fact(f"用户现在用{m.group(1)}", kind="preference", slot=dev, value=m.group(1))]
     if m := _HAVE_REL.match(t):
@@ -229,7 +275,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [
             fact(f"{who}生日是{val}", subject="third_person", slot=f"{rel}.birthday", value=val)
         ]
-    if nm := re.match(r"叫\s*([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
+    if nm := re.match(r"叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
         more = continuation(cl, i, zh=True)
         text = f"{who}叫{nm.group(1)}" + (f"，{zh_third(more)}" if more else "")
         return [fact(text, kind="relation", subject="third_person", slot=f"{rel}.name",
@@ -294,35 +340,31 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     starts = re.match(r"我|今天|终于|刚|下个?月|昨天|上周|上个月|正式|总算|" + _EVENT.pattern, t)
     if not m or not starts or m.start() > 8:
         return []
-    more = _short(continuation(cl, i, zh=True, limit=1))
     body = t[1:] if t.startswith("我") else t
+    # a short event clause may need the next one ('结婚啦，婚礼在苏州'); a long one is enough
+    more = _short(continuation(cl, i, zh=True, limit=1)) if len(body) <= 8 else ""
     slot = next((v for k, v in _EVENT_SLOT.items() if k in t), None)
     if len(re.sub(r"今天|终于|刚刚?|正式|总算|了|啦|我", "", body)) < 2:
         return []
+    body = re.sub(r"终于|总算|正式|刚刚|啦|了吧", "", body)
     return [fact("用户" + zh_third(body) + (f"，{zh_third(more)}" if more else ""),
                  kind="event", slot=slot)]  # fmt: skip
 
 
 def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
-    """Stances with and without like/hate verbs; under sarcasm a 'like' means the opposite."""
+    """Stances with and without like/hate verbs (none under sarcasm: irony is not a stance)."""
     t = cl[i].text
     if sarcastic:
-        if any(ONE_OFF_ZH.search(c.text) or re.search(r"雨|天气|堵车", c.text) for c in cl):
-            return []
-        liked = any(_LIKE.search(c.text) for c in cl)
-        m = _LIKE.search(t) or (None if liked else _AGAIN.match(t))
-        if m and m.re is _LIKE and m.group(1) in ("喜欢", "爱"):
-            obj = m.group(2)
-        elif m and m.re is _AGAIN:
-            obj = m.group(1)
-        else:
-            return []
-        return [
-            fact(f"用户不喜欢{obj}", kind="preference", slot=f"likes.{obj}", value=f"不喜欢{obj}")
-        ]
+        return []
     if m := _LOVE_IT.match(t):
         return [fact(f"用户非常喜欢{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
                      value="喜欢")]  # fmt: skip
+    if m := _CANT_LIVE.match(t):
+        return [fact(f"用户离不开{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
+                     value="离不开")]  # fmt: skip
+    if m := _CANT_STAND.match(t):
+        obj = m.group("obj").strip()
+        return [fact(f"用户受不了{obj}", kind="preference", slot=f"likes.{obj}", value="不喜欢")]
     if m := _WONT.match(t):
         verb, obj = m.group("v1") or m.group("v2"), m.group("obj").strip()
         return [
@@ -332,7 +374,14 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         verb, obj = m.group(1), m.group(2)
         return [fact(f"用户只{verb}{obj}", kind="preference", slot=f"only.{_VERB_SLOT[verb]}",
                      value=obj)]  # fmt: skip
-    if (m := _LIKE.search(t)) and t.startswith("我") and not re.search(r"这个|那个|一下|的话", t):
+    # 可太/真是太/就喜欢 … 了 are how irony is said: taken literally they would store the opposite
+    irony = re.search(r"可太|真是太|太\S{0,2}(?:喜欢|爱)\S*了|^我就(?:喜欢|爱)", t)
+    if (
+        (m := _LIKE.search(t))
+        and t.startswith("我")
+        and not irony
+        and not re.search(r"这个|那个|一下|的话", t)
+    ):
         verb, obj = m.group(1), m.group(2)
         return [fact(f"用户{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=verb)]
     return []
@@ -353,12 +402,20 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
         slot = f"{thing or 'meeting'}.{'time' if timey else 'place'}"
-        return [fact(f"用户{'的' + thing if thing else ''}{verb}{val}", kind="plan", slot=slot, value=val)]
+        return [
+            fact(
+                f"用户{'的' + thing if thing else ''}{verb}{val}", kind="plan", slot=slot, value=val
+            )
+        ]
     if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
     m = _MOVED.match(t)
-    if not m or ONE_OFF_ZH.search(m.group(1)) or re.match(r"现在|已经|最近|后来|又|都|也|就", m.group(1)):
+    if (
+        not m
+        or ONE_OFF_ZH.search(m.group(1))
+        or re.match(r"现在|已经|最近|后来|又|都|也|就", m.group(1))
+    ):
         return []
     thing, val = m.group(1), m.group(2)
     if ONE_OFF_ZH.search(t):
@@ -382,12 +439,26 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         sep = " " if re.match(r"[A-Za-z]", act) else ""
         text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
         return [fact(text, kind="plan", slot=f"plan.{act.split('（')[0][:12]}", value=when)]
+    if (
+        (only := re.fullmatch(r"(" + ZH_DAY + r")\s*(" + ZH_CLOCK + r")", t))
+        and i + 1 < len(cl)
+        and re.match(r"^(?:去|回|到|看|做|开|上|见|接|送)\S{1,10}$", cl[i + 1].text)
+    ):
+        when = _ampm(only.group(1) + only.group(2))
+        act = cl[i + 1].text
+        return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
     if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
         body = t[1:] if t.startswith("我") else t
         day = re.search(ZH_DAY, body)
-        trip = re.search(r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body)
+        trip = re.search(
+            r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body
+        )
         slot = f"trip.{day.group()}" if day and trip else None
-        return [fact("用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1))]
+        return [
+            fact(
+                "用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1)
+            )
+        ]
     return []
 
 
