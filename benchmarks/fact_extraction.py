@@ -189,10 +189,13 @@ def corrections_slots() -> dict[str, Any]:
             old_slots = {f.slot for f in old if f.slot} if not same_turn else set()
             new_has_value = [f for f in new if any(w.lower() in f.text.lower() for w in q.current)]
             agree = [f for f in new if f.slot and f.slot in old_slots]
+            old_values = {f.value for f in old if f.value}
+            linked = agree or [f for f in new if f.corrects and f.corrects in old_values]
             row["old_fact"] += bool(old)
             row["new_fact"] += bool(new)
             row["new_fact_with_current_value"] += bool(new_has_value)
             row["slot_agrees"] += bool(agree)
+            row["slot_or_corrects_link"] += bool(linked)
             row["marked_correction"] += any(f.correction for f in new)
             row["old_value_in_new_fact"] += any(
                 w.lower() in f.text.lower() for f in new for w in q.superseded
@@ -242,14 +245,16 @@ def to_markdown(res: dict[str, Any], corr: dict[str, Any] | None, command: str) 
             "### corrections.jsonl: slot agreement between the old and the new value's facts",
             "",
             "| category | questions | old turn gave a fact | new turn gave a fact | "
-            "… with the current value | slots agree | marked as correction | old value restated |",
-            "|---|---|---|---|---|---|---|---|",
+            "… with the current value | slots agree | slot or `corrects` links to old | "
+            "marked as correction | old value restated |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for cat, row in corr["by_category"].items():
             lines.append(
                 f"| {cat} | {row.get('questions', 0)} | {row.get('old_fact', 0)} | "
                 f"{row.get('new_fact', 0)} | {row.get('new_fact_with_current_value', 0)} | "
-                f"{row.get('slot_agrees', 0)} | {row.get('marked_correction', 0)} | "
+                f"{row.get('slot_agrees', 0)} | {row.get('slot_or_corrects_link', 0)} | "
+                f"{row.get('marked_correction', 0)} | "
                 f"{row.get('old_value_in_new_fact', 0)} |"
             )
         lines += [

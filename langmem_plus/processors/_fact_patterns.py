@@ -46,6 +46,18 @@ DEVICE_SLOTS = (
     ),
     (re.compile(r"notion|obsidian|evernote|logseq|onenote|笔记", re.I), "notes_app"),
     (re.compile(r"bazel|gradle|maven|cmake|webpack|vite", re.I), "build_tool"),
+    (
+        re.compile(r"jenkins|github actions|gitlab ci|circleci|argo ?cd|travis|buildkite", re.I),
+        "ci",
+    ),
+    (re.compile(r"jira|linear|飞书项目|trello|asana|tapd|禅道", re.I), "issue_tracker"),
+    (re.compile(r"slack|飞书|钉钉|企业微信|microsoft teams|discord", re.I), "chat"),
+    (re.compile(r"github|gitlab|bitbucket|gitee", re.I), "code_host"),
+    (
+        re.compile(r"postgres|mysql|sqlite|mongodb|oracle|sql server|tidb|clickhouse", re.I),
+        "database",
+    ),
+    (re.compile(r"python ?\d|java ?\d|node ?\d|go ?1\.\d|django|rails|spring", re.I), "runtime"),
 )
 EN_STATES = {
     "vegetarian": ("diet", "preference"), "vegan": ("diet", "preference"),

@@ -140,6 +140,15 @@ def _ampm(text: str) -> str:
     return re.sub(r"(\d{1,2})(?::(\d{2}))?\s*([ap]m)\b", rep, text, flags=re.I)
 
 
+def _rel_slot(rel: str, rest: str) -> str | None:
+    """The attribute of a relation that a clause states (job, home), when it is clear."""
+    if re.search(r"在\S{1,10}(?:上班|工作|当|做)|跳槽|入职|离职|去了\S+(?:上班|工作|做)", rest):
+        return f"{rel}.job"
+    if re.search(r"住在|搬到|搬去", rest):
+        return f"{rel}.home"
+    return None
+
+
 def _short(more: str, limit: int = 16) -> str:
     """A continuation kept only when short: an event fact stays one short statement."""
     return more if len(more) <= limit else ""
@@ -299,7 +308,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if re.search(r"了", rest) and re.search(r"上个月|去年|昨天|刚|上周|前", rest)
         else "fact"
     )
-    return [fact(_ampm(text), kind=kind, subject="third_person", slot=None)]  # type: ignore[arg-type]
+    return [fact(_ampm(text), kind=kind, subject="third_person", slot=_rel_slot(rel, rest))]  # type: ignore[arg-type]
 
 
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:

@@ -42,6 +42,11 @@ __all__ = ["rule_facts"]
 
 _ROLES = ("user", "assistant")
 _PET_RE = re.compile(r"我(?:家|的)?(?:狗子|狗狗|狗|猫咪|猫)|\bmy (?:dog|cat|puppy|kitten)\b", re.I)
+# 'not X, (it's) Y' / '不是X，是Y': X is the value a correction replaces
+_NOT_BUT_RE = re.compile(
+    r"(?:不是|并不是)\s*([^\s，,是]{1,10}?)\s*[，,]?\s*(?:而)?是|\bnot (\S+(?: \S+)?),\s*(?:it'?s|but)\b",
+    re.I,
+)
 _PRAISE_RE = re.compile(
     r"真棒|太好了|好开心|真开心|太爱|最喜欢|就喜欢|喜欢|新体验|perfect|wonderful|great|best|love|fantastic|amazing",
     re.I,
@@ -135,7 +140,17 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         or EN_MARKER_RE.search(lead)
         or (context and (ZH_UNTIED_RE.match(lead) or EN_UNTIED_RE.match(lead)))
     ):
-        facts = [f.model_copy(update={"correction": True}) for f in facts]
+        not_but = _NOT_BUT_RE.search(text)
+        old = next((g for g in not_but.groups() if g), None) if not_but else None
+        facts = [
+            f.model_copy(
+                update={
+                    "correction": True,
+                    "corrects": f.corrects or (old if old and old not in f.text else None),
+                }
+            )
+            for f in facts
+        ]
     return facts
 
 
