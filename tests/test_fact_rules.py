@@ -249,6 +249,10 @@ def test_wife_birthday_and_reminder_are_two_facts() -> None:
         ("会议定在3点，不对，4点", "4点", "3点"),
         ("我们约在星巴克，哦不对，是瑞幸", "瑞幸", "星巴克"),
         ("my flight's UA 882, no wait, UA 872", "UA 872", "UA 882"),
+        ("我周三去体检……啊不对，是周四", "周四", "周三"),
+        ("明天下午三点，哦不，四点，去医院复查", "四点", "三点"),
+        ("我女儿今年五岁，哦不对，六岁了", "六岁", "五岁"),
+        ("dinner with Jess is Friday, no wait, Saturday", "Saturday", "Friday"),
     ],
 )
 def test_self_correction_keeps_only_the_last_value(text: str, new: str, old: str) -> None:
@@ -256,6 +260,11 @@ def test_self_correction_keeps_only_the_last_value(text: str, new: str, old: str
     assert found, text
     assert all(new in f.text and old not in f.text for f in found)
     assert all(f.correction and f.corrects == old for f in found)
+
+
+def test_a_bare_no_is_not_a_self_correction() -> None:
+    fact = one("我不喝酒，不，我是说啤酒都不碰")
+    assert "不喝酒" in fact.text and not fact.correction
 
 
 @pytest.mark.parametrize(
@@ -303,6 +312,15 @@ def test_a_self_correction_that_never_settles_stores_nothing(text: str) -> None:
             ["Stripe"],
             "Google",
         ),
+        (
+            "你们组还在用 Jenkins 吗？",
+            "早迁了，现在用 GitHub Actions",
+            "team",
+            ["GitHub Actions"],
+            None,
+        ),
+        ("你爸还在银行上班吗？", "不在了，他去年退休了", "third_person", ["父亲", "退休"], None),
+        ("你还住在上海吗？", "没有啦，我早就搬到杭州了", "user", ["杭州"], None),
         (
             "Want me to plan around your Tuesday yoga?",
             "haven't been in months, it's 6am spin twice a week now",

@@ -21,8 +21,8 @@ from langmem_plus.processors._fact_text import Clause, en_third, fact, split_cla
 from langmem_plus.processors.derived import DerivedFact
 
 _ZH_MARK = re.compile(
-    r"(?:\s*(?:……|…|\.\.\.)\s*|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
-    r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下)(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
+    r"(?:\s*(?:……|…|\.\.\.)\s*(?:[啊哦噢呃]\s*)?|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
+    r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
     r",\s*(?:(?:no wait|wait,? no|no,? wait|sorry,? I mean|I mean|I meant|sorry,? I meant|scratch that|"
@@ -36,7 +36,8 @@ _SHAPES = (
     re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]"),
     re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I),
     re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b", re.I),
-    re.compile(r"\d+(?:\.\d+)?\s*(?:栋|楼|号|层|室|岁|点|块|元|号楼)?"),
+    re.compile(r"[一二三四五六七八九十两]{1,3}(?:点半?|岁|号|栋|楼|层)"),
+    re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th)?\s*(?:栋|楼|号|层|室|岁|点|块|元|号楼)?"),
 )
 
 
@@ -66,9 +67,13 @@ def self_correction(text: str) -> Repair | bool | None:
         if not olds:
             return False
         old = olds[-1]
+        old_end = old.start() + len(old.group().rstrip())
+        tail = before[old_end:]
         rest = after[new.end() :].strip()
+        if rest and tail.strip().endswith(rest):
+            rest = ""  # 'on 5th street, I mean 6th street': the rest repeats what follows
         sep = " " if rest and re.match(r"[A-Za-z0-9]", rest) else ""
-        fixed = before[: old.start()] + new.group().strip() + before[old.end() :] + sep + rest
+        fixed = before[: old.start()] + new.group().strip() + tail + sep + rest
         return Repair(fixed, old.group().strip(), new.group().strip())
     return _after_copula(before, after)
 
@@ -101,9 +106,14 @@ def _zh_old(context: str) -> tuple[str, str, str]:
     """(relation word, statement, old value) that the assistant's turn attributed to the user."""
     first = next((c.text for c in split_clauses(context) if "你" in c.text), "")
     if m := re.search(r"你的?(" + ZH_REL_RE + r")(.*)$", first):
-        val = re.sub(r"^(?:还|现在)?(?:在|是|叫|去)", "", m.group(2))
-        return m.group(1), m.group(2), val
-    stmt = re.sub(r"^.*?你(?:不是|还在|还是|还|是不是|是|的)?", "", first)
+        rest = re.sub(r"(?:对吧|对不对|是吧|吗|吧|呢)+$", "", m.group(2))
+        rest = re.sub(r"^(?:还在|还是|还|现在)", "", rest)
+        val = re.sub(r"^(?:还|现在)?(?:在|是|叫|去)", "", rest)
+        val = re.sub(r"(?:上班|工作|读书|上学)$", "", val)
+        return m.group(1), rest, val
+    stmt = re.sub(
+        r"^.*?你(?:们(?:组|团队|公司|项目|team)?)?(?:不是|还在|还是|还|是不是|是|的)?", "", first
+    )
     stmt = re.sub(r"(?:对吧|对不对|是吧|没错吧|对|吗|吧|呢|了)+$", "", stmt)
     return "", stmt, stmt
 
@@ -115,7 +125,9 @@ def _en_old(context: str) -> tuple[str, str]:
     if m := re.search(r"\byour ([\w -]{2,30}?)(?:\?|$| going| liking| still)", context, re.I):
         return "", m.group(1)
     if m := re.search(
-        r"^(?:are you |you )?still (?:at|in|on|with|doing|using) ([\w -]{2,30}?)\?", context, re.I
+        r"^(?:are you |you |is \w+ |does \w+ )?still (?:at|in|on|with|doing|using|living in) ([\w -]{2,30}?)\?",
+        context,
+        re.I,
     ):
         return "", m.group(1)
     if m := re.search(
@@ -134,8 +146,17 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             continue
         if (
             rel
+            and re.search(r"[他她]", t)
+            and re.search(r"退休|结婚|离婚|搬|毕业|辞职|离职|生了", t)
+        ):
+            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
+            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
+            return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
+                               value=body), old)]  # fmt: skip
+        if (
+            rel
             and re.search(r"[他她]", turn)
-            and (m := re.search(r"(?:去了|跳到了?|换到了?|现在在|在)(.+)$", t))
+            and (m := re.search(r"(?:去了|跳到了?|换到了?|现在在|在)(.{2,})$", t))
         ):
             who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
             body = re.sub(r"^[他她](?:已经|早就)?", "", t)

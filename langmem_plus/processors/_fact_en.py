@@ -71,6 +71,11 @@ from langmem_plus.processors._fact_patterns import (
 from langmem_plus.processors._fact_text import Clause, continuation, en_third, fact
 from langmem_plus.processors.derived import DerivedFact
 
+# what 'X is Friday' says about a day rather than about a plan
+_NOT_EVENT = re.compile(
+    r"(?:today|tomorrow|tonight|yesterday|there|the weather|my day|the day|payday|day one)$", re.I
+)
+
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
 
@@ -408,22 +413,29 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
     m = _NOW.match(t)
-    if not m or _NOW_STOP.match(m.group(1)) or cl[i].question or ONE_OFF_EN.search(t):
+    if not m or _NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
         return []
-    thing, val = m.group(1), m.group(2)
+    team = (m.group(1) or "").strip().lower() == "our"
+    thing, val = m.group(2), m.group(3)
     if not re.search(
         r"\d|\$|\b[A-Z]|\b(?:weekly|daily|monthly|biweekly|yearly|every|twice|once)\b", val
     ):
         return []
     more = continuation(cl, i, zh=False, limit=1)
-    text = f"User's {thing} is {val} now" + (f", {more}" if more else "")
-    return [fact(text, slot=thing, value=val)]
+    owner = "The user's team's" if team else "User's"
+    text = f"{owner} {thing} is {val} now" + (f", {more}" if more else "")
+    slot = f"team.{thing}" if team else thing
+    return [fact(text, subject="team" if team else "user", slot=slot, value=val)]
 
 
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
     t = cl[i].text
-    if (m := _AT_DAY.match(t)) and not _BAD_START.match(m.group(1)):
+    if (
+        (m := _AT_DAY.match(t))
+        and not _BAD_START.match(m.group(1))
+        and not _NOT_EVENT.match(m.group(1))
+    ):
         when = _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
         thing = en_third(m.group(1))
         return [

@@ -41,7 +41,7 @@ _DONT = re.compile(
 )
 _PERSON = re.compile(r"^(?:a |more of a )?([a-z]+) person$", _I)
 _MY_ATTR = re.compile(r"\bmy (" + "|".join(EN_ATTR) + r")(?:'s| is) (.{1,40})$", _I)
-_LIVE = re.compile(r"^I (?:live|moved) (?:in|to) ([A-Z][\w ]{1,30})$")
+_LIVE = re.compile(r"^I (?:live|moved) (?:in|to|on) ([A-Z0-9][\w ]{1,30})$")
 _REL = re.compile(
     r"\bmy (" + EN_REL_RE + r")\b(?:'s name is ([A-Z][a-z]+))?((?-i: [A-Z][a-z]+))?(.*)$", _I
 )
@@ -99,7 +99,8 @@ _SWITCH = re.compile(
     _I,
 )
 _NOW = re.compile(
-    r"^(?:my )?([A-Za-z][\w-]{1,20}(?: [a-z][\w-]{1,20})?)(?:'s| is| are) (.{1,30}?) now\b(.*)$", _I
+    r"^(my |our )?([A-Za-z][\w-]{1,20}(?: [a-z][\w-]{1,20})?)(?:'s| is| are) (.{1,30}?) now\b(.*)$",
+    _I,
 )
 _NOW_STOP = re.compile(
     r"^(?:it|that|this|he|she|they|there|everything|life|weather|the weather|traffic|what|who|which|today)$",
@@ -149,7 +150,7 @@ _HAVE_PLAN = re.compile(
 )
 _GOING = re.compile(
     r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
-    r"(?: (?:on |this |next )?(" + EN_DAY + r"|next (?:week|month)))?$",
+    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)))?$",
 )
 _DAY_FIRST = re.compile(
     r"^(?P<day>"
@@ -160,7 +161,7 @@ _DAY_FIRST = re.compile(
     _I,
 )
 _MOVED_TO = re.compile(
-    r"^(?:I )?(?:just |finally )?(?:moved|relocated) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
+    r"^(?:I |we )?(?:just |finally )?(?:moved|relocated) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
 )
 _ON_NOW = re.compile(r"^I'?m (?:on|using|running) (.{2,30}?) now$", _I)
 _RESCHEDULED = re.compile(

@@ -12,7 +12,8 @@ from langmem_plus.processors._patterns import _EN_REL_WHO, _ZH_REL_WHO
 
 # --------------------------------------------------------------------------- lexicons
 
-ZH_REL = {**_ZH_REL_WHO, "狗子": "dog", "狗狗": "dog", "猫咪": "cat", "老妈": "mother",
+ZH_REL = {**_ZH_REL_WHO, "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister",
+          "闺蜜": "friend", "发小": "friend", "死党": "friend", "兄弟": "friend", "狗子": "dog", "狗狗": "dog", "猫咪": "cat", "老妈": "mother",
           "老爸": "father", "经理": "boss", "manager": "boss", "wife": "wife",
           "husband": "husband", "侄子": "nephew", "外甥": "nephew", "侄女": "niece",
           "外甥女": "niece"}  # fmt: skip
@@ -46,6 +47,13 @@ DEVICE_SLOTS = (
     ),
     (re.compile(r"notion|obsidian|evernote|logseq|onenote|笔记", re.I), "notes_app"),
     (re.compile(r"bazel|gradle|maven|cmake|webpack|vite", re.I), "build_tool"),
+    (
+        re.compile(
+            r"civic|tesla|model [3ysx]|corolla|camry|prius|truck|\bcar\b|特斯拉|比亚迪|汽车", re.I
+        ),
+        "car",
+    ),
+    (re.compile(r"\bbike\b|bicycle|自行车|电动车", re.I), "bike"),
     (
         re.compile(r"jenkins|github actions|gitlab ci|circleci|argo ?cd|travis|buildkite", re.I),
         "ci",
@@ -133,7 +141,8 @@ ZH_CLOCK = (
     r"(?:早上|上午|中午|下午|晚上|傍晚|凌晨))"
 )
 EN_DAY = (
-    r"\b(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|tomorrow|tmrw|tmr|tonight|"
+    r"\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|"
+    r"thurs|fri|sat|sun)s?|tomorrow|tmrw|tmr|tonight|"
     r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
 )
 EN_TIME = r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|\d{1,2})\b"
@@ -164,7 +173,7 @@ EN_STANDING_RE = re.compile(
     re.I,
 )
 ZH_UNTIED_RE = re.compile(
-    r"^(?:不是(?:那个|这个|啦|的)?|不对|没有啦?|早(?:就)?不\S{0,3}了|[他她]早\S{0,3}了|早没\S{0,3}了)"
+    r"^(?:不是(?:那个|这个|啦|的)?|不对|没有啦?|不在了|早(?:就)?不?[^\s，,]{1,3}了|[他她]早\S{0,3}了|早没\S{0,3}了)"
 )
 EN_UNTIED_RE = re.compile(
     r"^(?:nope|no|nah|not anymore|not a thing anymore|haven'?t been|that was years ago|"

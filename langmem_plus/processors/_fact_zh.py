@@ -66,7 +66,7 @@ _MY_ATTR = re.compile(
     r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
 )
 _LIVE = re.compile(
-    r"^我?(?:现在|目前|已经)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*(?![得的着过])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
+    r"^我?(?:现在|目前|已经|早就|早)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*(?![得的着过])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
 )
 _REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
@@ -250,6 +250,9 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := _MY_ATTR.match(t):
         key, val = m.group(1), m.group(2).strip()
         return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
+    switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
+    if switched and (m := re.match(r"^(?:我)?现在在\s*([A-Za-z\u4e00-\u9fff]{2,8})$", t)):
+        return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
         return [
