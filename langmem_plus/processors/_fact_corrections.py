@@ -25,8 +25,9 @@ _ZH_MARK = re.compile(
     r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
-    r",\s*(?:(?:no wait|wait,? no|no,? wait|sorry,? I mean|I mean|I meant|sorry,? I meant|scratch that|"
-    r"make that|oops,?|actually no|wait,? actually)[,\s]|no,|sorry,)\s*",
+    r"(?:[,，]|\.{3}|…)\s*(?:(?:no wait|wait,? no|no,? wait|oh wait|sorry,? I mean|I mean|I meant|"
+    r"sorry,? I meant|scratch that|make that|oops,?|actually no|wait,? actually)[,，\s]|no,|sorry,)"
+    r"\s*(?:是|it'?s\s)?\s*",
     re.I,
 )
 # value shapes: a corrected value replaces the last earlier value of the same shape
@@ -36,6 +37,7 @@ _SHAPES = (
     re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]"),
     re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I),
     re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b", re.I),
+    re.compile(r"\b\d{1,2}:\d{2}(?:\s*[ap]m)?\b", re.I),
     re.compile(r"[一二三四五六七八九十两]{1,3}(?:点半?|岁|号|栋|楼|层)"),
     re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th)?\s*(?:栋|楼|号|层|室|岁|点|块|元|号楼)?"),
 )
@@ -72,6 +74,11 @@ def self_correction(text: str) -> Repair | bool | None:
         rest = after[new.end() :].strip()
         if rest and tail.strip().endswith(rest):
             rest = ""  # 'on 5th street, I mean 6th street': the rest repeats what follows
+        first = re.split(r"[，,。]", rest)[0] if rest else ""
+        if tail.strip() and first.endswith(tail.strip()):
+            tail = (
+                ""  # '周一来，哦不对，是周二上午来': the new value's own words replace the old tail
+            )
         sep = " " if rest and re.match(r"[A-Za-z0-9]", rest) else ""
         fixed = before[: old.start()] + new.group().strip() + tail + sep + rest
         return Repair(fixed, old.group().strip(), new.group().strip())
