@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,24 @@ def evaluate(split: str | None = None) -> dict[str, Any]:
     return out
 
 
+def timing() -> dict[str, float]:
+    """Milliseconds per `rule_facts` call over every dev case (p50/p95/max), after warm-up."""
+    cases = load_extraction()
+    for c in cases[:5]:
+        rule_facts([{"role": "user", "text": c.text}], context=c.context)
+    ms = []
+    for c in cases:
+        t0 = time.perf_counter()
+        rule_facts([{"role": "user", "text": c.text}], context=c.context)
+        ms.append((time.perf_counter() - t0) * 1000)
+    ms.sort()
+    return {
+        "p50_ms": round(ms[len(ms) // 2], 3),
+        "p95_ms": round(ms[int(len(ms) * 0.95)], 3),
+        "max_ms": round(ms[-1], 3),
+    }
+
+
 def _first_user(case: CorrectionCase, words: tuple[str, ...], after: int = -1) -> int | None:
     for i, t in enumerate(case.turns):
         if i > after and t.role == "user" and any(w.lower() in t.text.lower() for w in words):
@@ -289,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     res = evaluate(args.split)
     corr = corrections_slots()
+    speed = timing()
     command = "python benchmarks/fact_extraction.py " + " ".join(argv or sys.argv[1:])
     for split, r in res.items():
         a = r["all"]
@@ -303,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.show_errors:
             for e in r["errors"]:
                 print(f"  {e['id']}: false={e['unmatched_preds']} missed={e['missed_gold']}")
+    print(f"rule_facts per turn: {speed}")
     for cat, row in corr["by_category"].items():
         print(f"corrections {cat:16s} {dict(row)}")
     if args.show_errors:
@@ -312,11 +333,16 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"command": command, "extraction": res, "corrections": corr}
+        payload = {"command": command, "extraction": res, "corrections": corr, "timing": speed}
         args.out.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(to_markdown(res, corr, command), encoding="utf-8")
+        md = to_markdown(res, corr, command)
+        md += (
+            f"\n### Speed\n\n`rule_facts` on one dev-set turn: p50 {speed['p50_ms']} ms, "
+            f"p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms (this machine, one process).\n"
+        )
+        args.md.write_text(md, encoding="utf-8")
     return 0
 
 
