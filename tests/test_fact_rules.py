@@ -190,6 +190,38 @@ POSITIVE = [
         ["left-handed"],
         "handedness",
     ),
+    # long, filler-laden and mixed turns
+    (
+        "嗯嗯好的～对了跟你说下，我下个月开始在 Shopee 上班了，做数据分析😆",
+        None,
+        "user",
+        ["Shopee", "上班"],
+        "job",
+    ),
+    (
+        "tbh I've been vegan since like 2019, so skip the meat stuff pls",
+        None,
+        "user",
+        ["vegan"],
+        "diet",
+    ),
+    (
+        "btw our team switched from Jira to Linear last sprint, way less clunky",
+        None,
+        "team",
+        ["Linear", "Jira"],
+        "team.issue_tracker",
+    ),
+    (
+        "ok so my partner Sam is allergic to nuts, keep that in mind for recipes",
+        None,
+        "third_person",
+        ["Sam", "allergic to nuts"],
+        None,
+    ),
+    ("Reminder: my passport expires in March 2025", None, "user", ["passport", "March 2025"], None),
+    ("记得提醒我每周五交周报", None, "user", ["希望", "每周五交周报"], None),
+    ("我妹今年考上了浙大，学计算机，全家都开心坏了", None, "third_person", ["妹妹", "浙大"], None),
     # a durable fact behind a mood
     ("心情好差，下周就要搬去成都了，舍不得这边的朋友", None, "user", ["下周", "成都"], None),
     # 'actually' / 其实 in a statement, not a question
@@ -411,6 +443,12 @@ NEGATIVE = [
     "我妈说明天要降温",
     "隔壁 team 的人今天又在会议室吵起来了 lol",
     "How long do indoor cats usually live?",
+    # a visit is not where the user lives; pets' and people's one-off news
+    "我爸妈下周来北京看我，住一周",
+    "lol my dog just ate a whole sock",
+    "我其实挺喜欢你这个回答的",
+    "I love you, you're so helpful",
+    "我们下周要不要一起吃饭？",
     # a time that is not a plan
     "四点了，好困",
     "现在剪个头发都要两百多，离谱",

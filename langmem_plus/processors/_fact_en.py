@@ -405,9 +405,21 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
             )
         ]
     if m := _SWITCH.match(t):
-        thing, old, new = m.group(1), m.group(2), m.group(3)
-        f = fact(f"User now uses {new} instead of {old} for {en_third(thing)}", kind="preference",
-                 slot=_device_slot(new) or thing, value=new)  # fmt: skip
+        who, thing, old, new = (
+            (m.group(1) or "").strip().lower(),
+            m.group(2) or "",
+            m.group(3),
+            m.group(4),
+        )
+        team = who.startswith(("we", "our"))
+        new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+        owner = "The user's team" if team else "User"
+        verb = "uses" if team else "now uses"
+        purpose = f" for {en_third(thing)}" if thing else ""
+        slot = _device_slot(new) or thing or None
+        f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
+                 subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
+                 value=new)  # fmt: skip
         return [f.model_copy(update={"corrects": old})]
     if (m := _RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]

@@ -24,7 +24,7 @@ _PRONOUNS = re.compile(
     r"\b(?:I use|my pronouns are) (she/her|he/him|they/them|she/they|he/they)", _I
 )
 _STATE = re.compile(
-    r"\bI(?:'m| am)\s+(?:now\s+|actually\s+|also\s+|officially\s+)?(?:a\s+)?("
+    r"\bI(?:'m| am|'ve been| have been)\s+(?:now\s+|actually\s+|also\s+|officially\s+)?(?:a\s+)?("
     + EN_STATES_RE
     + r")\b",
     _I,
@@ -95,7 +95,7 @@ _LIKE = re.compile(
 )
 _SINCE = re.compile(r"\b(?:I'?ve |I have )?been (?:on|using) (?:a |an |the )?(.+?) since (\w+)", _I)
 _SWITCH = re.compile(
-    r"^(?:I )?(?:switched|moved|migrated|changed) (?:my |our )?(\w+(?: \w+)?) from (.+?) to (\S+(?: [A-Z]\S*)?)",
+    r"^(I |we |our team |our \w+ )?(?:switched|moved|migrated|changed) (?:my |our )?(\w+(?: \w+)?)?\s*from (.+?) to (\S+(?: [A-Z]\S*)?)",
     _I,
 )
 _NOW = re.compile(

@@ -164,7 +164,8 @@ EN_MARKER_RE = re.compile(
 )
 ZH_REMEMBER_RE = re.compile(r"^(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下)[，,:：\s]*(?!吗)")
 EN_REMEMBER_RE = re.compile(
-    r"^(?:please )?(?:remember|note|keep in mind|fyi|for the record)(?: that)?[,:\s]+", re.I
+    r"^(?:please )?(?:remember|reminder|note|keep in mind|fyi|for the record)(?: that)?[,:\s]+",
+    re.I,
 )
 ZH_STANDING_RE = re.compile(r"^(?:你)?(?:以后|今后|往后|从现在开始|从今以后|之后)[，,\s]*")
 EN_STANDING_RE = re.compile(

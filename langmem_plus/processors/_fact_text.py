@@ -142,7 +142,9 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
             break
         if zh:
             if re.search(
-                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想", t
+                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|"
+                r"开心|高兴|难过|激动|坏了|死了|哭了|笑死|羡慕|全家",
+                t,
             ):
                 break
             if len(t) > 24:
@@ -150,7 +152,8 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
         elif (
             re.match(
                 r"(?:I|I'm|we|we're|it's|that's|so|but|because|which|and I|ouch|wow|"
-                r"everyone|anything|honestly|no idea)\b",
+                r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
+                r"tell|let|skip|give|lol)\b",
                 t,
                 re.I,
             )

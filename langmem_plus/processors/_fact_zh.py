@@ -43,7 +43,9 @@ _QUIT = re.compile(
 )
 _ALLERGY = re.compile(r"^我(?:其实|从小|是|一直)*(?:对)?([^\s，,我你是对]{1,8}?)(?:严重)?过敏$")
 _JOB = re.compile(
-    r"^我(?:现在|目前|已经)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
+    r"^我(?:现在|目前|已经|"
+    + ZH_DAY
+    + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
 _NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
 _HAVE_REL = re.compile(
@@ -66,14 +68,15 @@ _MY_ATTR = re.compile(
     r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
 )
 _LIVE = re.compile(
-    r"^我?(?:现在|目前|已经|早就|早)?(?:住在|住|搬到了|搬到|搬去了|搬家到)\s*(?![得的着过])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
+    r"^(?:我(?:现在|目前|已经|早就|早)?(?:住在|住)|我?(?:现在|目前|已经|早就|早)?(?:住在|搬到了|搬到|搬去了|搬家到))"
+    r"\s*(?![得的着过一两几\d])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
 )
 _REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
     r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
 )
 _TEAM_VERB = re.compile(
-    r"[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
 )
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
@@ -189,7 +192,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
         text = "，".join([body, *more])
         return [fact(f"用户希望{zh_third(text)}", kind="instruction", slot=None)]
-    if re.search(r"提前\S{0,4}提醒我", t):
+    if re.search(r"提前\S{0,4}提醒我|^(?:记得|记住)?提醒我(?:每|在)", t):
         return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=None)]
     if (m := _USE_ONLY.search(t)) and re.search(r"吧\W*$", cl[i].raw):
         val = m.group(1).strip()
@@ -256,7 +259,7 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
         return [
-            fact(f"用户在{m.group(1)}{m.group(2)}", kind="profile", slot=slot, value=m.group(1))
+            fact("用户" + zh_third(t[1:]).rstrip("了"), kind="profile", slot=slot, value=m.group(1))
         ]
     if m := _NOW_HAS.match(t):
         slot = {"开": "car", "骑": "bike", "养": "pet", "住": "home.location"}[m.group(1)]
@@ -281,7 +284,8 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     rel_word, name, rest = m.group(1), (m.group(2) or "").strip(), m.group(3).strip()
     rel = ZH_REL[rel_word]
-    who = "用户的" + ZH_REL_SAY.get(rel, rel_word) + (f" {name} " if name else "")
+    said = rel_word * 2 if rel_word in ("哥", "姐", "弟", "妹") else rel_word
+    who = "用户的" + ZH_REL_SAY.get(rel, said) + (f" {name} " if name else "")
     if re.match(r"的?生日是", rest):
         val = re.sub(r"^的?生日是", "", rest)
         return [
@@ -328,7 +332,7 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
-    if re.match(r"每|周|星期|礼拜|用|在", rest):
+    if re.match(r"每|周|星期|礼拜|用|在|不", rest):
         owner = owner.rstrip("的")
     more = continuation(cl, i, zh=True)
     text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
