@@ -103,6 +103,9 @@ POSITIVE = [
     ("驾照终于拿到了！！科目三一把过🎉", None, "user", ["拿到", "驾照"], None),
     ("我下周一入职新公司啦😆", None, "user", ["入职"], "job"),
     ("Got engaged last night!!! 💍 still can't believe it", None, "user", ["engaged"], None),
+    ("OMG we're pregnant!!! 😭", None, "user", ["pregnant"], "pregnancy"),
+    ("Guess what, I got my driver's license!", None, "user", ["got their driver's license"], None),
+    ("好消息！我们订婚了💍", None, "user", ["订婚"], "marital_status"),
     # standing instructions, including a garble-free rewrite of requests
     ("以后解释东西先给结论，再说原因，我没耐心看长篇", None, "user", ["希望", "先给结论"], None),
     ("从现在开始，给我推荐餐厅的时候避开海鲜", None, "user", ["希望", "避开海鲜"], None),
@@ -444,6 +447,8 @@ NEGATIVE = [
     "隔壁 team 的人今天又在会议室吵起来了 lol",
     "How long do indoor cats usually live?",
     # a visit is not where the user lives; pets' and people's one-off news
+    "快递拿到了",
+    "同事今天离职了",
     "我爸妈下周来北京看我，住一周",
     "lol my dog just ate a whole sock",
     "我其实挺喜欢你这个回答的",

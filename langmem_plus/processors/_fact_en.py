@@ -53,6 +53,7 @@ from langmem_plus.processors._fact_en_patterns import (
     _STATE,
     _SWITCH,
     _TEAM,
+    _WE_STATE,
     _WORK,
     _YEARS_OLD,
 )
@@ -322,9 +323,13 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     t = cl[i].text
     if m := _BABY.match(t):
         return [fact(f"User had a baby {m.group(1).lower()}", kind="event", slot=None)]
+    if m := _WE_STATE.match(t):
+        state = m.group(1).lower()
+        slot = "pregnancy" if state in ("pregnant", "expecting") else "marital_status"
+        return [fact(f"User and their partner are {state}", kind="event", slot=slot, value=state)]
     if (m := _EVENT.match(t)) and not cl[i].question:
         rest = re.split(r",| so | and I ", m.group(2))[0].strip()
-        return [fact(f"User {m.group(1).lower()} {rest}", kind="event", slot=None)]
+        return [fact(f"User {en_third(m.group(1).lower())} {en_third(rest)}", kind="event")]
     return []
 
 

@@ -54,9 +54,12 @@ _EVENT = re.compile(
     r"^(?:I |we )?(?:just |finally |officially )?(passed|graduated(?: from)?|got engaged|got married|got promoted|got into|"
     r"got accepted (?:to|into)|started my new job(?: at)?|"
     r"got the job|got an offer|quit my job|retired|started at|bought a house|closed on|adopted|"
-    r"signed the lease on)\b(.*)$",
+    r"signed the lease on|bought (?:a|my first|our first) (?:house|car|condo|apartment|flat)|"
+    r"got my (?:license|driver's license|degree|visa|green card|phd|diploma|black belt|certification)|"
+    r"defended my (?:thesis|dissertation)|got a raise)\b(.*)$",
     _I,
 )
+_WE_STATE = re.compile(r"^we'?re (?:officially )?(pregnant|expecting|engaged|married)\b(.*)$", _I)
 _BABY = re.compile(r"^(?:our |the )?baby (girl|boy) (?:arrived|is here|was born)", _I)
 _HARD_NO = re.compile(
     r"^(.{1,30}?) (?:is|are) (?:a )?(?:hard |firm |big |definite )?(?:no(?: for me)?|pass(?: for me)?|dealbreaker)$"

@@ -103,12 +103,13 @@ CLAUSE_SPLIT_RE = re.compile(
 )
 ZH_FILLER_RE = re.compile(
     r"^(?:嗯+|哈+|啊+|哦+|噢+|呃+|诶|欸|唉|哇|好吧|对了|另外|顺便说(?:一)?下|顺便|还有|不过|"
-    r"而且|然后|所以|话说|其实|说真的|老实说|讲真)[，,\s～~]*"
+    r"而且|然后|所以|话说|其实|说真的|老实说|讲真|天[呐哪啊]|好消息|告诉你个好消息|跟你说|你猜怎么着)[，,!！\s～~]*"
 )
 ZH_TAIL_RE = re.compile(r"(?:哈+|呀|啊|啦|哦|呢|嘛|了吧|吧|哈哈+|嘿嘿|～|~|\s)+$")
 EN_FILLER_RE = re.compile(
     r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|"
-    r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks)\b[\s,]*)+",
+    r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks|omg|yay|woohoo|guess what|good news|"
+    r"big news|news)\b[\s,!:]*)+",
     re.I,
 )
 EN_TAIL_RE = re.compile(r"(?:\s*\b(?:lol|lmao|haha|tbh|btw|honestly|ngl|ugh|smh)\b)+\s*$", re.I)

@@ -81,8 +81,8 @@ _TEAM_VERB = re.compile(
 )
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
-    r"(拿到了?|考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
-    r"报名了|被录取|买了房|提车了|分手了)"
+    r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
+    r"报名了|被录取|买了房|买房了|买车了|提车了|分手了|发表了|答辩通过|转正了|拿到了?绿卡)"
 )
 _EVENT_SLOT = {"离职": "job", "辞职": "job", "入职": "job", "结婚": "marital_status",
                "领证": "marital_status", "订婚": "marital_status", "分手": "relationship"}  # fmt: skip
@@ -354,9 +354,10 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if re.match(r"^我(?:的|家)?(?:" + ZH_REL_RE + ")", t):
         return []
     starts = re.match(r"我|今天|终于|刚|下个?月|昨天|上周|上个月|正式|总算|" + _EVENT.pattern, t)
-    if not m or not starts or m.start() > 8:
+    if not m or not (starts or len(t) <= 10) or m.start() > 8:
         return []
     body = t[1:] if t.startswith("我") else t
+    body = body[1:] if body.startswith("们") else body  # 我们订婚了: the user's own event
     # a short event clause may need the next one ('结婚啦，婚礼在苏州'); a long one is enough
     more = _short(continuation(cl, i, zh=True, limit=1)) if len(body) <= 8 else ""
     slot = next((v for k, v in _EVENT_SLOT.items() if k in t), None)
