@@ -41,6 +41,8 @@ from langmem_plus.store import HybridStore
 __all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
 
 MAX_LIMIT = 1000
+import os as _os
+_TIMELINE = _os.environ.get('LMP_TIMELINE', '1') == '1'
 TimeRangeArg = (
     str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
 )  # phrase, "auto", (start, end) or {"start": ..., "end": ...}
@@ -339,7 +341,14 @@ class Memory:
         query, tr = self.turns.time_range(time_range, query, user_id)
         fetch = min(MAX_LIMIT, limit * 2 + 10)
         found = self.store.search(ns, query=query, filter=flt, limit=fetch, time_range=tr)
-        items = current_view(found, limit=limit, include_superseded=include_superseded, as_of=when)
+        cfg = self.store.config
+        items = current_view(
+            found,
+            limit=limit,
+            include_superseded=include_superseded,
+            as_of=when,
+            recency=(cfg.w_recency, cfg.recency_half_life_days) if _TIMELINE else None,
+        )
         hits = []
         for it in items:
             rec = record_of(it)
