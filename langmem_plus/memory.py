@@ -41,8 +41,6 @@ from langmem_plus.store import HybridStore
 __all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
 
 MAX_LIMIT = 1000
-import os as _os
-_TIMELINE = _os.environ.get('LMP_TIMELINE', '1') == '1'
 TimeRangeArg = (
     str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
 )  # phrase, "auto", (start, end) or {"start": ..., "end": ...}
@@ -347,7 +345,7 @@ class Memory:
             limit=limit,
             include_superseded=include_superseded,
             as_of=when,
-            recency=(cfg.w_recency, cfg.recency_half_life_days) if _TIMELINE else None,
+            recency=(cfg.w_recency, cfg.recency_half_life_days),
         )
         hits = []
         for it in items:
