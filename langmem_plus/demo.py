@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.quoting import unquote_data
 
 __all__ = ["OfflineResponder", "load_demo_conversation", "run_demo"]
 
@@ -35,11 +36,12 @@ _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _unquote(quoted: str) -> str:
+    """The stored text of a quoted memory, first line only (an episode's user turn)."""
     try:
-        text = json.loads(quoted)
-    except json.JSONDecodeError:
+        text = unquote_data(quoted)
+    except ValueError:
         text = quoted.strip('"')
-    return str(text).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return text.split("\n", 1)[0]
 
 
 class OfflineResponder(BaseChatModel):
