@@ -116,6 +116,16 @@ POSITIVE = [
         ["metric units"],
         None,
     ),
+    ("别再给我推荐健身房了，我不会去的", None, "user", ["希望", "别再", "推荐健身房"], None),
+    (
+        "please always reply in Spanish, I'm practicing",
+        None,
+        "user",
+        ["always reply in Spanish"],
+        None,
+    ),
+    ("don't use emojis with me, ever", None, "user", ["emojis with the user"], None),
+    ("ok cool. also my team uses Terraform for everything", None, "team", ["Terraform"], None),
     ("你以后直接叫我小周", None, "user", ["用户希望被称为小周"], "user.preferred_name"),
     ("叫我老王就行，别叫哥", None, "user", ["用户希望被称为老王"], "user.preferred_name"),
     (
@@ -255,6 +265,12 @@ def test_the_dog_name_is_never_the_users_name() -> None:
     found = facts_of("介绍一下我家狗子：柯基，叫豆包，两岁，天天拆家🐶")
     assert not any(f.subject == "user" and "豆包" in f.text for f in found)
     assert not any(f.slot == "user.name" for f in found)
+
+
+def test_a_compound_relation_word_is_not_cut_in_half() -> None:
+    assert not any(
+        "brother -in-law" in f.text for f in facts_of("my brother-in-law is a cop in Dallas")
+    )
 
 
 def test_call_me_is_not_rewritten_into_a_garble() -> None:
@@ -453,6 +469,7 @@ NEGATIVE = [
     "lol my dog just ate a whole sock",
     "我其实挺喜欢你这个回答的",
     "I love you, you're so helpful",
+    "remember when we talked about Rust? anyway",
     "我们下周要不要一起吃饭？",
     # a time that is not a plan
     "四点了，好困",

@@ -162,6 +162,8 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
     if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b", t):
         return []
     if CJK_RE.search(t):
+        if t.startswith(("我们", "咱们")):
+            return [fact("用户团队" + zh_third(t[2:]), subject="team", confidence=0.8)]
         body = t[1:] if t.startswith("我") else t
         return [fact("用户" + zh_third(body), confidence=0.8)]
     m = re.match(r"^(?:my (.+)|I'?m (.+)|I am (.+)|I have (.+)|I'?ve got (.+))$", t, re.I)
