@@ -371,6 +371,13 @@ def test_a_self_correction_that_never_settles_stores_nothing(text: str) -> None:
             None,
         ),
         ("你爸还在银行上班吗？", "不在了，他去年退休了", "third_person", ["父亲", "退休"], None),
+        (
+            "也可以问问你在深圳做设计的表姐。",
+            "害，她早就不在那边了，那都是老黄历了，前年就回杭州自己开工作室了",
+            "third_person",
+            ["表姐", "杭州"],
+            None,
+        ),
         ("你还住在上海吗？", "没有啦，我早就搬到杭州了", "user", ["杭州"], None),
         (
             "Want me to plan around your Tuesday yoga?",
@@ -402,6 +409,16 @@ def test_untied_correction_is_read_against_the_context(
 )
 def test_a_transient_not_that_one_reply_stores_nothing(context: str, text: str) -> None:
     assert facts_of(text, context) == []
+
+
+def test_an_untied_correction_closes_the_slot_of_the_fact_it_fixes() -> None:
+    old = one("我表姐在深圳做室内设计")
+    new = one(
+        "害，她早就不在那边了，前年就回杭州自己开工作室了", "也可以问问你在深圳做设计的表姐。"
+    )
+    assert old.subject == new.subject == "third_person"
+    assert old.slot == new.slot == "cousin.job"
+    assert "不在" not in new.text and new.correction
 
 
 def test_marker_correction_names_the_old_value() -> None:
