@@ -116,6 +116,16 @@ POSITIVE = [
         ["metric units"],
         None,
     ),
+    ("别再给我推荐健身房了，我不会去的", None, "user", ["希望", "别再", "推荐健身房"], None),
+    (
+        "please always reply in Spanish, I'm practicing",
+        None,
+        "user",
+        ["always reply in Spanish"],
+        None,
+    ),
+    ("don't use emojis with me, ever", None, "user", ["emojis with the user"], None),
+    ("ok cool. also my team uses Terraform for everything", None, "team", ["Terraform"], None),
     ("你以后直接叫我小周", None, "user", ["用户希望被称为小周"], "user.preferred_name"),
     ("叫我老王就行，别叫哥", None, "user", ["用户希望被称为老王"], "user.preferred_name"),
     (
@@ -257,6 +267,12 @@ def test_the_dog_name_is_never_the_users_name() -> None:
     assert not any(f.slot == "user.name" for f in found)
 
 
+def test_a_compound_relation_word_is_not_cut_in_half() -> None:
+    assert not any(
+        "brother -in-law" in f.text for f in facts_of("my brother-in-law is a cop in Dallas")
+    )
+
+
 def test_call_me_is_not_rewritten_into_a_garble() -> None:
     fact = one("你以后直接叫我小周")
     assert "用户叫用户" not in fact.text and "叫用户" not in fact.text
@@ -355,6 +371,13 @@ def test_a_self_correction_that_never_settles_stores_nothing(text: str) -> None:
             None,
         ),
         ("你爸还在银行上班吗？", "不在了，他去年退休了", "third_person", ["父亲", "退休"], None),
+        (
+            "也可以问问你在深圳做设计的表姐。",
+            "害，她早就不在那边了，那都是老黄历了，前年就回杭州自己开工作室了",
+            "third_person",
+            ["表姐", "杭州"],
+            None,
+        ),
         ("你还住在上海吗？", "没有啦，我早就搬到杭州了", "user", ["杭州"], None),
         (
             "Want me to plan around your Tuesday yoga?",
@@ -386,6 +409,16 @@ def test_untied_correction_is_read_against_the_context(
 )
 def test_a_transient_not_that_one_reply_stores_nothing(context: str, text: str) -> None:
     assert facts_of(text, context) == []
+
+
+def test_an_untied_correction_closes_the_slot_of_the_fact_it_fixes() -> None:
+    old = one("我表姐在深圳做室内设计")
+    new = one(
+        "害，她早就不在那边了，前年就回杭州自己开工作室了", "也可以问问你在深圳做设计的表姐。"
+    )
+    assert old.subject == new.subject == "third_person"
+    assert old.slot == new.slot == "cousin.job"
+    assert "不在" not in new.text and new.correction
 
 
 def test_marker_correction_names_the_old_value() -> None:
@@ -453,6 +486,7 @@ NEGATIVE = [
     "lol my dog just ate a whole sock",
     "我其实挺喜欢你这个回答的",
     "I love you, you're so helpful",
+    "remember when we talked about Rust? anyway",
     "我们下周要不要一起吃饭？",
     # a time that is not a plan
     "四点了，好困",

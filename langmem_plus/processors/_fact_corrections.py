@@ -112,6 +112,8 @@ def _after_copula(before: str, after: str) -> Repair | bool:
 def _zh_old(context: str) -> tuple[str, str, str]:
     """(relation word, statement, old value) that the assistant's turn attributed to the user."""
     first = next((c.text for c in split_clauses(context) if "你" in c.text), "")
+    if m := re.search(r"你(?:在|的)?([^，。,你]{1,12}?)的(" + ZH_REL_RE + r")", context):
+        return m.group(2), m.group(1), re.sub(r"^(?:在|是)", "", m.group(1))
     if m := re.search(r"你的?(" + ZH_REL_RE + r")(.*)$", first):
         rest = re.sub(r"(?:对吧|对不对|是吧|吗|吧|呢)+$", "", m.group(2))
         rest = re.sub(r"^(?:还在|还是|还|现在)", "", rest)
@@ -160,10 +162,14 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             body = re.sub(r"^[他她](?:已经|早就)?", "", t)
             return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
                                value=body), old)]  # fmt: skip
+        if re.search(r"不在|不再|没有?|那边|那里|那儿|老黄历", t):
+            continue  # what no longer holds, or a wave at the old value: not the new value
         if (
             rel
             and re.search(r"[他她]", turn)
-            and (m := re.search(r"(?:去了|跳到了?|换到了?|现在在|在)(.{2,})$", t))
+            and (
+                m := re.search(r"(?:去了|跳到了?|换到了?|现在在|回|搬到了?|搬去了?|在)(.{2,})$", t)
+            )
         ):
             who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
             body = re.sub(r"^[他她](?:已经|早就)?", "", t)

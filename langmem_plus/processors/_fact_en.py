@@ -77,6 +77,14 @@ _NOT_EVENT = re.compile(
     r"(?:today|tomorrow|tonight|yesterday|there|the weather|my day|the day|payday|day one)$", re.I
 )
 
+# requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
+# "don't use emojis with me"
+_STANDING_IMPERATIVE = re.compile(
+    r"^(?:please )?(?:always|never) (?!been\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
+    r"^(?:please )?(?:don'?t|do not) .{2,}\b(?:with me|for me|ever|anymore|again)\b",
+    re.I,
+)
+
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
 
@@ -130,8 +138,13 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'from now on, keep answers short' -> a standing instruction (one-off requests are not)."""
     t = cl[i].text
+    if cl[i].question:
+        return []
+    if _STANDING_IMPERATIVE.match(t):
+        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=_I)
+        return [fact(f"User wants: {en_third(ask)}", kind="instruction")]
     m = EN_STANDING_RE.search(t)
-    if not m or m.group(0).lower() in ("always", "never") or cl[i].question:
+    if not m or m.group(0).lower() in ("always", "never"):
         return []
     body = (
         [EN_STANDING_RE.sub("", t).strip(" ,")]
@@ -165,6 +178,8 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         slot, kind = EN_STATES[m.group(1).lower()]
         state = m.group(1).lower()
         text = f"User is {state}" + (" (doesn't drink alcohol)" if state == "sober" else "")
+        if but := re.search(r"\bbut (.+)$", t[m.end() :], _I):
+            text += f", but {en_third(but.group(1))}"
         return [fact(text, kind=kind, slot=slot, value=state)]  # type: ignore[arg-type]
     if m := _IM_JOB.match(t):
         text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")

@@ -43,10 +43,10 @@ _PERSON = re.compile(r"^(?:a |more of a )?([a-z]+) person$", _I)
 _MY_ATTR = re.compile(r"\bmy (" + "|".join(EN_ATTR) + r")(?:'s| is) (.{1,40})$", _I)
 _LIVE = re.compile(r"^I (?:live|moved) (?:in|to|on) ([A-Z0-9][\w ]{1,30})$")
 _REL = re.compile(
-    r"\bmy (" + EN_REL_RE + r")\b(?:'s name is ([A-Z][a-z]+))?((?-i: [A-Z][a-z]+))?(.*)$", _I
+    r"\bmy (" + EN_REL_RE + r")\b(?!-)(?:'s name is ([A-Z][a-z]+))?((?-i: [A-Z][a-z]+))?(.*)$", _I
 )
 _TEAM = re.compile(
-    r"^(?:our|we)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
+    r"^(?:our|we|my team|my company)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
     r"build on|host|hosts|are on|use|run|deploy to|deploy) (.+)$",
     _I,
 )

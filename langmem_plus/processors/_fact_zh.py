@@ -181,6 +181,8 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     t = cl[i].text
     if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
         return []
+    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}|每次\S{1,8}都\S{2,}", t):
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction")]
     if ZH_STANDING_RE.match(t):
         body = ZH_STANDING_RE.sub("", t)
         if not body and i + 1 < len(cl) and not cl[i + 1].question:

@@ -107,6 +107,11 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         or _ZH_SARCASM_LIKE.search(text)
         or ("🙃" in raw and _PRAISE_RE.search(raw))
     )
+    if sarcastic:
+        # irony is not stored: read literally it is false, and reading it backwards is a
+        # guess (measured: the inverted stances were wrong more often than right on unseen
+        # chat); the episode keeps what was said
+        return []
     lead = strip_fillers(text)
     remember = ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead)
     if remember:
@@ -124,11 +129,6 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
     facts = [f.model_copy(update={"source_turns": []}) for f in facts]
-    if sarcastic:
-        # irony is not stored: read literally it is false, and reading it backwards is a
-        # guess (measured: the inverted stances were wrong more often than right on unseen
-        # chat); the episode keeps what was said
-        return []
     if isinstance(repair, Repair):
         facts = [
             f.model_copy(update={"correction": True, "corrects": repair.old})
@@ -162,6 +162,8 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
     if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b", t):
         return []
     if CJK_RE.search(t):
+        if t.startswith(("我们", "咱们")):
+            return [fact("用户团队" + zh_third(t[2:]), subject="team", confidence=0.8)]
         body = t[1:] if t.startswith("我") else t
         return [fact("用户" + zh_third(body), confidence=0.8)]
     m = re.match(r"^(?:my (.+)|I'?m (.+)|I am (.+)|I have (.+)|I'?ve got (.+))$", t, re.I)
