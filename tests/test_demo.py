@@ -26,10 +26,13 @@ def test_run_demo_offline(tmp_path: Any) -> None:
     output = "\n".join(lines)
     assert "NOT a language model" in output and "injected context" in output
     assert "keyword=" in output and "stored:" in output
+    assert "episode" in output and "closed old fact 'User lives in Beijing'" in output
     assert summary["turns"] == sum(len(s["turns"]) for s in load_demo_conversation()["sessions"])
     # session 3 recalls the corrected fact, not the old one, and the session-1 preference
     s3 = summary["replies"][-3:]
-    assert "Shanghai" in s3[0] and "Beijing" not in s3[0]
+    quoted = [line[2:] for line in s3[0].splitlines() if line.startswith("- ")]
+    assert quoted[0] == "User lives in Shanghai"  # the current fact first
+    assert "User lives in Beijing" not in s3[0]  # the superseded fact is not recalled
     assert "川菜" in s3[1]
     assert "calcTotal" in s3[2]  # 上次 -> search_memory tool over the previous session
     assert all(r.startswith(OFFLINE_LABEL) for r in summary["replies"])
