@@ -122,7 +122,7 @@ def test_request_shape_and_ops_parse(server: FakeOpenAI) -> None:
     assert body["model"] == "test-model"
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert "memory monitor" in body["messages"][0]["content"]
-    assert "[m1] 用户住在上海" in body["messages"][1]["content"]
+    assert '[m1] "用户住在上海"' in body["messages"][1]["content"]
     assert "tools" in body or "response_format" in body
     if "response_format" in body:
         schema = body["response_format"]["json_schema"]["schema"]
