@@ -238,6 +238,11 @@ class PostTurnSteps(ABC):
 
             old = conv.get_profile(job.user_id) or UserProfile(user_id=job.user_id)
             new = writer.update(old, dialogue)
+            if new is not None and "background" not in old.edited_by_user:
+                # the background is what the user's current facts say (derived precision-first
+                # with their sources), never a guess of the writer's own (a pet's name is not
+                # the user's name)
+                new = new.model_copy(update={"background": self._background(job, old)})
             if new is not None and new.model_dump(exclude={"updated_at"}) != old.model_dump(
                 exclude={"updated_at"}
             ):
@@ -245,6 +250,21 @@ class PostTurnSteps(ABC):
                 report["profile_updated"] = True
         except Exception as exc:
             logger.warning("profile writer failed: %s", exc)
+
+    def _background(self, job: PostTurnJob, old: Any) -> str:
+        """The user's current profile facts (about the user, not third persons), newest last."""
+        facts = []
+        for it in job.store.search(job.namespace, filter={"kind": "semantic"}, limit=200):
+            value = it.value if isinstance(it.value, dict) else {}
+            meta = value.get("metadata") or {}
+            if value.get("superseded_by") or meta.get("subject", "user") != "user":
+                continue
+            if meta.get("fact_kind") == "profile" and isinstance(value.get("text"), str):
+                facts.append((str(value.get("occurred_at") or ""), value["text"]))
+        if not facts:
+            return str(old.background or "")
+        facts.sort()
+        return "; ".join(dict.fromkeys(text for _, text in facts))[-600:]
 
     def _reconsolidate(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]

@@ -289,3 +289,29 @@ def test_inject_context_keeps_list_content() -> None:
     out = inject_context(sys, "CTX")
     assert out is not None and out.content[-1] == {"type": "text", "text": "CTX"}
     assert inject_context(None, "") is None
+
+
+def test_turn_becomes_an_episode_with_derived_facts_and_a_true_profile() -> None:
+    store = HybridStore(index=False)
+    mw = MemoryMiddleware(background=False)
+    agent = create_agent(
+        scripted(["好可爱！", "好的", "记下了"]),
+        middleware=[mw],
+        store=store,
+        checkpointer=InMemorySaver(),
+    )
+    said = "介绍一下我家狗子：柯基，叫豆包，两岁，天天拆家🐶 嗯…我住在杭州滨江"
+    _say(agent, said, _cfg("t", "u"))
+    report = mw.reports[-1]
+    [episode] = report["episodes"]
+    ep = store.get(("memories", "u"), episode)
+    assert ep is not None and ep.value["kind"] == "episodic"
+    assert ep.value["text"] == f"{said}\n好可爱！"  # the exchange, verbatim
+    facts = [store.get(("memories", "u"), f).value for f in report["facts"]]
+    assert all(f["source_ids"] == [episode] for f in facts)
+    profile = store.conversations.get_profile("u")
+    # the dog's name never becomes the user's (the profile is built from derived facts)
+    assert profile is None or "用户叫豆包" not in profile.background
+    _say(agent, "搬家了，现在住在西湖区，离公司近多了", _cfg("t", "u"))
+    _say(agent, "thanks", _cfg("t", "u"))
+    assert len(store.search(("memories", "u"), filter={"kind": "episodic"}, limit=10)) == 3
