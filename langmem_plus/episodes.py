@@ -32,6 +32,7 @@ __all__ = [
     "current_view",
     "episode_record",
     "episode_turns",
+    "is_verbatim",
     "record_of_item",
     "split_exchanges",
 ]
@@ -87,6 +88,8 @@ def episode_record(
         spans.append([pos, pos + len(text)])
         pos += len(text) + 1
     meta: dict[str, Any] = {"roles": [str(t["role"]) for t in turns], "spans": spans}
+    if chitchat:
+        meta["chitchat"] = True
     if turn_ids:
         meta["turn_ids"] = list(turn_ids)
     joined = "\n".join(texts)
@@ -105,6 +108,11 @@ def episode_record(
         occurred_at=occurred_at,
         metadata=meta,
     )
+
+
+def is_verbatim(rec: MemoryRecord) -> bool:
+    """An exchange kept as said (ground truth), not a summarised episode."""
+    return rec.kind == "episodic" and isinstance(rec.metadata.get("spans"), list)
 
 
 def episode_turns(rec: MemoryRecord) -> list[dict[str, str]]:

@@ -21,6 +21,7 @@ from langgraph.store.base import BaseStore, Item, PutOp
 from pydantic import BaseModel, Field
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.episodes import is_verbatim
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors.episodic import EpisodeMerger, EpisodeSeparator, episode_time
 from langmem_plus.processors.reviewer import Reviewer
@@ -214,7 +215,10 @@ def consolidate(
     merger = merger or EpisodeMerger(config=cfg)
     separator = separator or EpisodeSeparator(config=cfg)
     report = ConsolidationReport()
-    episodes = [r for r in load_records(store, namespace) if r.kind == "episodic"]
+    # summarised episodes only: exchanges kept verbatim are never merged or rewritten
+    episodes = [
+        r for r in load_records(store, namespace) if r.kind == "episodic" and not is_verbatim(r)
+    ]
     report.scanned = len(episodes)
     current: dict[str, MemoryRecord] = {r.id: r for r in episodes}
     puts: dict[str, PutOp] = {}
@@ -310,6 +314,9 @@ def decay(
             report.protected += 1
             continue
         is_episode = rec.category == "episode"
+        if is_verbatim(rec) and not rec.metadata.get("chitchat"):
+            report.protected += 1  # an exchange as said is ground truth: it does not decay
+            continue
         if is_episode and now - episode_time(rec) >= timedelta(days=cfg.episode_delete_after_days):
             puts.append(_delete(namespace, rec.id))
             report.deleted += 1

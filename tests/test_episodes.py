@@ -273,3 +273,20 @@ def test_logged_turns_share_the_episodes_text(tmp_path: Path) -> None:
     again = Memory(tmp_path / "m.db", embeddings=False)
     assert [t.content for t in again.store.conversations.turns("u1")] == [said, "好的，周二见"]
     assert again.get(ids[0], "u1").text == f"{said}\n好的，周二见"
+
+
+def test_exchanges_survive_decay_and_consolidation_but_chitchat_decays() -> None:
+    from langmem_plus.lifecycle import consolidate, decay
+
+    mem = Memory(embeddings=False)
+    said = [
+        "I'm flying to Lisbon on May 3 for the offsite",
+        "I'm flying to Lisbon on May 3 for the offsite!!",  # a near-duplicate, still kept
+    ]
+    kept = [mem.add(t, "u", timestamp=T0)[0] for t in said]
+    chat = mem.add("thanks!", "u", timestamp=T0)[0]
+    ns = ("memories", "u")
+    consolidate(mem.store, ns, embeddings=None, now=T0 + timedelta(days=400))
+    report = decay(mem.store, ns, now=T0 + timedelta(days=400))
+    assert chat in report.deleted_ids
+    assert [mem.get(k, "u").text for k in kept] == said
