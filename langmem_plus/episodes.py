@@ -222,11 +222,65 @@ class EpisodeKeeper:
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
         for fact in facts:
             self._apply(store, namespace, fact, episode, at, kept, writes)
+        if derive and self._corrects(dialogue, facts, context):
+            self._correct_older(store, namespace, dialogue, context, episode, kept, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         self._write(store, writes)
         self._share_text(store, namespace, episode, turn_ids)
         return kept
+
+    @staticmethod
+    def _corrects(
+        dialogue: Sequence[Mapping[str, str]], facts: Sequence[DerivedFact], context: str | None
+    ) -> bool:
+        from langmem_plus.processors.facts import is_correction
+
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        untied = context is not None and any(f.correction and f.corrects for f in facts)
+        return untied or is_correction(said)
+
+    def _correct_older(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        dialogue: Sequence[Mapping[str, str]],
+        context: str | None,
+        episode: MemoryRecord,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """A turn that says an earlier statement was wrong or is over: the one older episode
+        most about the same thing (sharing at least two content words) is marked
+        `corrected_by` and ranked lower, and its facts on those words are closed."""
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        words = _content_words(said) | (_content_words(context) if context else set())
+        query = f"{said} {context or ''}"[:2000]
+        for it in store.search(namespace, query=query, filter={"kind": "episodic"}, limit=5):
+            old = record_of_item(it)
+            if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+                continue
+            when = old.occurred_at or old.created_at
+            user_words = _content_words(
+                " ".join(t["text"] for t in episode_turns(old) if t["role"] == "user")
+            )
+            if when >= (episode.occurred_at or when) or len(words & user_words) < 2:
+                continue
+            old = writes.get((namespace, old.id), old)
+            old.corrected_by = episode.id
+            writes[(namespace, old.id)] = old
+            successor = kept.fact_ids[0] if kept.fact_ids else episode.id
+            for fid in old.derived_ids:
+                fact = writes.get((namespace, fid))
+                if fact is None:
+                    item = store.get(namespace, fid)
+                    fact = record_of_item(item) if item is not None else None
+                if fact is None or not fact.is_current or fact.id in kept.fact_ids:
+                    continue
+                if len(_content_words(fact.text) & words) >= 2:
+                    self._close(store, namespace, fact, successor, episode.occurred_at, writes)
+                    kept.closed_ids.append(fact.id)
+            return
 
     @staticmethod
     def _share_text(
@@ -330,7 +384,7 @@ class EpisodeKeeper:
         writes[(namespace, new.id)] = new
         kept.fact_ids.append(new.id)
         for old in {r.id: r for r in closing}.values():
-            self._close(store, namespace, old, new, at, writes)
+            self._close(store, namespace, old, new.id, at, writes)
             kept.closed_ids.append(old.id)
 
     def _close(
@@ -338,17 +392,25 @@ class EpisodeKeeper:
         store: BaseStore,
         namespace: tuple[str, ...],
         old: MemoryRecord,
-        new: MemoryRecord,
-        at: datetime,
+        by: str,
+        at: datetime | None,
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
+        """Close `old`: valid until `at`, superseded by the fact (or correcting episode) `by`."""
+        at = at or utcnow()
         old.valid_to = max(at, old.valid_from or at)
-        old.superseded_by = new.id
+        old.superseded_by = by
+        successor = writes.get((namespace, by))
         old.metadata = {
             **old.metadata,
             "updates": [
                 *(old.metadata.get("updates") or []),
-                {"event": "SUPERSEDED", "at": at.isoformat(), "by": new.id, "text": new.text},
+                {
+                    "event": "SUPERSEDED",
+                    "at": at.isoformat(),
+                    "by": by,
+                    "text": successor.text if successor is not None else None,
+                },
             ],
         }
         writes[(namespace, old.id)] = old
@@ -396,6 +458,13 @@ class EpisodeKeeper:
             )
 
 
+def _content_words(text: str | None) -> set[str]:
+    """Lower-cased search tokens of `text` without stop words and single characters."""
+    from langmem_plus.text import tokenize
+
+    return {t.lower() for t in tokenize(text or "") if len(t) > 1}
+
+
 def _is_chitchat(dialogue: Sequence[Mapping[str, str]]) -> bool:
     from langmem_plus.processors.rules import is_chitchat
 
@@ -439,7 +508,8 @@ def current_view(
                 if not include_superseded:
                     continue
                 stale = True
-            stale = stale or (rec.kind == "episodic" and rec.facts_superseded and as_of is None)
+            replaced = rec.facts_superseded or rec.corrected_by is not None
+            stale = stale or (rec.kind == "episodic" and replaced and as_of is None)
         score = float(getattr(it, "score", None) or 0.0)
         comps = getattr(it, "components", None)
         if isinstance(comps, dict):

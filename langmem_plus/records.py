@@ -46,6 +46,7 @@ _OPTIONAL_FIELDS = (
     "valid_to",
     "superseded_by",
     "facts_superseded",
+    "corrected_by",
 )
 
 
@@ -115,6 +116,9 @@ class MemoryRecord(BaseModel):
     superseded_by: str | None = Field(None, description="a fact: the fact that replaced it")
     facts_superseded: bool = Field(
         False, description="an episode: every fact derived from it has been superseded"
+    )
+    corrected_by: str | None = Field(
+        None, description="an episode: the later episode whose correction replaced what it said"
     )
 
     @field_validator(

@@ -38,7 +38,7 @@ from langmem_plus.processors._fact_text import (
 from langmem_plus.processors._fact_zh import ZH_RULES
 from langmem_plus.processors.derived import DerivedFact
 
-__all__ = ["rule_facts"]
+__all__ = ["is_correction", "rule_facts"]
 
 _ROLES = ("user", "assistant")
 _PET_RE = re.compile(r"我(?:家|的)?(?:狗子|狗狗|狗|猫咪|猫)|\bmy (?:dog|cat|puppy|kitten)\b", re.I)
@@ -52,6 +52,25 @@ _PRAISE_RE = re.compile(
     re.I,
 )
 _ZH_SARCASM_LIKE = re.compile(r"我\S{0,3}(?:喜欢|爱)\S.*(?:呢|新体验|真棒|真好)[。！!~～]*$")
+
+
+# strong correction words only: a bare "actually" / "其实" also opens ordinary sentences
+_STRONG_ZH = re.compile(
+    r"更正|纠正|说错了|记错了|搞错了|弄错了|口误|老黄历|早就不在|已经不在|早就不[用做干]|停用了"
+)
+_STRONG_EN = re.compile(
+    r"\b(?:correction\s*[:,-]|I was wrong|I misspoke|I got (?:that|it) wrong|told you wrong|"
+    r"scratch that|my bad|that was years ago|not there anymore|no longer (?:at|in|with|on))",
+    re.I,
+)
+
+
+def is_correction(text: str) -> bool:
+    """Whether a user turn says, in so many words, that something said before was wrong or is
+    over ("更正一下", "I told you wrong", "她早就不在那了"); ordinary openers do not count."""
+    if not isinstance(text, str):
+        raise ValidationError("text must be a string")
+    return bool(_STRONG_ZH.search(text) or _STRONG_EN.search(text))
 
 
 def _validate(turns: object, context: object) -> list[tuple[str, str]]:
