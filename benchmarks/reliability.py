@@ -192,7 +192,8 @@ def integrity(path: Path) -> str:
         conn.close()
 
 
-def _open_memory(path: Path | None, emb: Embeddings | None, **cfg: Any) -> Any:
+def open_memory(path: Path | None, emb: Embeddings | None, **cfg: Any) -> Any:
+    """A `Memory` on `path` with `emb` (None: no vectors) and MemoryConfig fields `cfg`."""
     from langmem_plus.config import MemoryConfig
     from langmem_plus.memory import Memory
 
@@ -221,7 +222,7 @@ def child_writer(db: Path, wid: int, ops: int, seed: int, log_path: Path, emb_ki
     """One writer process: `ops` mixed add/update/delete/search ops, each acked after it returns."""
     log = JsonLog(log_path)
     rng = random.Random(seed * 1000 + wid)
-    mem = _open_memory(db, make_embeddings(emb_kind))
+    mem = open_memory(db, make_embeddings(emb_kind))
     log.write(t="ready")
     live: dict[str, tuple[str, int]] = {}  # key -> (user, seq of its text)
     for seq in range(ops):
@@ -269,13 +270,16 @@ def child_reader(db: Path, logs: list[Path], seed: int, log_path: Path, emb_kind
     """A reader process: checks that writes other processes acknowledged are visible here."""
     log = JsonLog(log_path)
     rng = random.Random(seed * 7919 + len(logs))
-    mem = _open_memory(db, make_embeddings(emb_kind))
+    mem = open_memory(db, make_embeddings(emb_kind))
     log.write(t="ready")
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
+    finished = False
+    final_checks = 50  # after the writers finish, a last round (so every run checks something)
+    while time.monotonic() < deadline and final_checks > 0:
         entries = [read_log(p) for p in logs]
-        if all(any(e.get("t") == "done" for e in es) for es in entries):
-            break
+        if finished or all(any(e.get("t") == "done" for e in es) for es in entries):
+            finished = True
+            final_checks -= 1
         w = rng.randrange(len(logs))
         live = [e for e in _latest(entries[w]).values() if e["op"] == "put"]
         if not live:
@@ -314,7 +318,7 @@ def run_concurrency(
     """N writer processes x M mixed ops + reader processes on one file; then verify."""
     work.mkdir(parents=True, exist_ok=True)
     db = work / "conc.db"
-    _open_memory(db, make_embeddings(embeddings)).close()  # create schema once
+    open_memory(db, make_embeddings(embeddings)).close()  # create schema once
     wlogs = [work / f"w{i}.jsonl" for i in range(writers)]
     rlogs = [work / f"r{i}.jsonl" for i in range(readers)]
     t0 = time.monotonic()
@@ -355,7 +359,7 @@ def run_concurrency(
     acked = sum(1 for es in went for e in es if e.get("t") == "ack")
     # final state: every acknowledged write present with its last value, deletes gone
     lost = wrong = resurrected = unsearchable = extra = 0
-    mem = _open_memory(db, make_embeddings(embeddings))
+    mem = open_memory(db, make_embeddings(embeddings))
     try:
         present = {u: _all_records(mem, u) for u in CONC_USERS}
         expected: dict[str, set[str]] = {u: set() for u in CONC_USERS}
@@ -432,7 +436,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
     log = JsonLog(log_path)
     rng = random.Random(seed * 31 + rid)
     emb = make_embeddings(emb_kind)
-    mem = _open_memory(db, emb, snapshot_min_vectors=0)
+    mem = open_memory(db, emb, snapshot_min_vectors=0)
     live = {(u, k) for u in (*CRASH_USERS, CONS_USER) for k in _all_records(mem, u)}
     log.write(t="ready")
     mix = np.cumsum(_MIX[focus])
@@ -478,7 +482,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
         else:  # close (writes the FAISS snapshot: snapshot_min_vectors=0) and reopen
             log.write(t="int", op="reopen", seq=seq)
             mem.close()
-            mem = _open_memory(db, emb, snapshot_min_vectors=0)
+            mem = open_memory(db, emb, snapshot_min_vectors=0)
             log.write(t="ack", op="reopen", seq=seq)
 
 
@@ -533,8 +537,8 @@ def compare_to_rebuild(
     src.backup(dst)
     src.close()
     dst.close()
-    a = _open_memory(path, emb, **cfg)
-    b = _open_memory(rebuilt, emb, **cfg)
+    a = open_memory(path, emb, **cfg)
+    b = open_memory(rebuilt, emb, **cfg)
     out = {"keyword_rows": 0, "vector_rows": 0, "search": 0, "orphans": 0}
     observed: dict[tuple[str, str], str] = {}
     try:
@@ -567,7 +571,7 @@ def compare_to_rebuild(
 
 
 @dataclass
-class _Model:
+class AckModel:
     """What the acks say the store holds: (user, key) -> text."""
 
     state: dict[tuple[str, str], str]
@@ -585,7 +589,7 @@ class _Model:
 
 
 def check_acked(
-    model: _Model, observed: dict[tuple[str, str], str], inflight: dict[str, Any] | None
+    model: AckModel, observed: dict[tuple[str, str], str], inflight: dict[str, Any] | None
 ) -> dict[str, int]:
     """Compare the observed store with the acked model, allowing the one op in flight."""
     out = {"lost": 0, "wrong_value": 0, "resurrected_or_extra": 0}
@@ -615,7 +619,7 @@ def check_acked(
 
 
 def _adopt_inflight(
-    model: _Model, observed: dict[tuple[str, str], str], inflight: dict[str, Any] | None
+    model: AckModel, observed: dict[tuple[str, str], str], inflight: dict[str, Any] | None
 ) -> None:
     """The op in flight at the kill either committed or not: the model takes what is there."""
     if not inflight or inflight["op"] not in ("add", "put", "delete", "consolidate"):
@@ -652,7 +656,7 @@ def run_crash(
     db = work / "crash.db"
     emb = make_embeddings(embeddings)
     rng = random.Random(seed)
-    model = _Model({})
+    model = AckModel({})
     totals = {
         "integrity_failures": 0,
         "open_failures": 0,
@@ -739,7 +743,7 @@ def run_crash(
                 mine = {k: t for k, t in observed.items() if k[0] == CONS_USER}
                 before = {k: t for k, t in model.state.items() if k[0] == CONS_USER}
                 if mine != before:  # it committed: then completely (a rerun finds nothing)
-                    with _open_memory(vdb, emb, snapshot_min_vectors=0) as mem:
+                    with open_memory(vdb, emb, snapshot_min_vectors=0) as mem:
                         rep = mem.consolidate(CONS_USER)[CONS_USER]
                     if rep["merged"] or rep["separated"]:
                         totals["partial_consolidation"] += 1
@@ -1619,7 +1623,7 @@ _INVISIBLE = re.compile(
 _DELIMS = ("</memory_context>", "<memory_context>", "</memory>", "<system>", "</memories>")
 
 
-def _escapes(text: str, baseline: str) -> list[str]:
+def escapes(text: str, baseline: str) -> list[str]:
     """How `text` (built over a hostile memory) escapes compared with `baseline` (same build over
     a benign memory): a line that starts with an instruction, an extra delimiter, a raw line
     separator, an invisible/bidi character."""
@@ -1712,7 +1716,7 @@ def run_injection(injections: dict[str, str] | None = None) -> dict[str, Any]:
     for name, text, cat in items:
         outs = _injection_outputs(text, cat, "inj")
         for p in paths:
-            esc = _escapes(outs[p], baseline[p])
+            esc = escapes(outs[p], baseline[p])
             if esc:
                 per_path[p] += 1
                 details.append(f"{p} / {name}: {', '.join(esc)}")
