@@ -164,6 +164,28 @@ class JsonLog:
         self.f.flush()
 
 
+class LogTail:
+    """Reads a JSON-lines log incrementally (only complete lines; a torn last line waits)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.entries: list[dict[str, Any]] = []
+
+    def read(self) -> list[dict[str, Any]]:
+        """Every complete entry so far."""
+        if self.path.exists():
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+            end = chunk.rfind(b"\n") + 1
+            for line in chunk[:end].splitlines():
+                with contextlib.suppress(json.JSONDecodeError):
+                    self.entries.append(json.loads(line))
+            self.offset += end
+        return self.entries
+
+
 def read_log(path: Path) -> list[dict[str, Any]]:
     """Every complete line of a JSON-lines log (a torn last line is dropped)."""
     if not path.exists():
@@ -272,11 +294,12 @@ def child_reader(db: Path, logs: list[Path], seed: int, log_path: Path, emb_kind
     rng = random.Random(seed * 7919 + len(logs))
     mem = open_memory(db, make_embeddings(emb_kind))
     log.write(t="ready")
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 1800
     finished = False
     final_checks = 50  # after the writers finish, a last round (so every run checks something)
+    tails = [LogTail(p) for p in logs]
     while time.monotonic() < deadline and final_checks > 0:
-        entries = [read_log(p) for p in logs]
+        entries = [t.read() for t in tails]
         if finished or all(any(e.get("t") == "done" for e in es) for es in entries):
             finished = True
             final_checks -= 1
@@ -1867,7 +1890,7 @@ def _workdir(keep: Path | None) -> Iterator[Path]:
 def run_all(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections with the sizes of `args`; returns the results dict."""
     q = args.quick
-    emb = args.embeddings or ("hash" if q else "use")
+    emb = args.embeddings or "hash"
     want = args.sections or list(SECTIONS)
     out: dict[str, Any] = {
         "meta": {
@@ -1933,7 +1956,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="CI sizes (about a minute)")
     p.add_argument("--sections", nargs="+", choices=SECTIONS, help="run only these sections")
     p.add_argument("--embeddings", choices=["hash", "use"],
-                   help="hash (fast, default with --quick) or use (the shipped model)")  # fmt: skip
+                   help="hash (default: fast, deterministic) or use (the shipped USE model; "
+                        "far slower on 2 cores)")  # fmt: skip
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--out", type=Path, help="write the results as JSON here")
     p.add_argument("--md", type=Path, help="write the Markdown tables here")
