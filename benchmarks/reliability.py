@@ -550,8 +550,75 @@ def _vectors(path: Path, dims: int) -> dict[tuple[str, str, str], np.ndarray]:
     return out
 
 
+Hit = tuple[float, float, float]  # score, raw BM25, raw vector similarity
+
+
+def _hits(mem: Any, q: str, user: str) -> dict[str, Hit]:
+    out = {}
+    for h in mem.search(q, user, limit=50):
+        c = h.components
+        out[h.id] = (h.score, float(c.get("bm25", 0.0)), float(c.get("vector", 0.0)))
+    return out
+
+
+def _ranking_differs(ha: dict[str, Hit], hb: dict[str, Hit], tol: float = 1e-3) -> str:
+    """Why two top-k results disagree ('' when they agree). An item's raw BM25 and vector
+    similarity must match; its final score may move by `SCORE_TOL` because score parts are
+    normalised over the candidate pool, and a FAISS index that was given float32 embeddings
+    (a store that wrote them) and one rebuilt from the int8 copies in SQLite can pick pools
+    that differ at the margin. An id only in one list counts if it scored above the other
+    list's cut-off by more than that."""
+    for k in set(ha) & set(hb):
+        (sa, ba, va), (sb, bb, vb) = ha[k], hb[k]
+        if abs(ba - bb) > tol or abs(va - vb) > tol or abs(sa - sb) > SCORE_TOL:
+            return (
+                f"{k}: score/bm25/vector {sa:.4f}/{ba:.4f}/{va:.4f} vs {sb:.4f}/{bb:.4f}/{vb:.4f}"
+            )
+    for mine, other, side in ((ha, hb, "opened"), (hb, ha, "rebuilt")):
+        floor = min((h[0] for h in other.values()), default=float("-inf"))
+        for k in set(mine) - set(other):
+            if mine[k][0] > floor + SCORE_TOL or len(other) < len(mine):
+                return f"{k} ({mine[k][0]:.4f}) only in the {side} copy's results"
+    return ""
+
+
+SCORE_TOL = 0.05
+
+
+def faiss_vs_sql(mem: Any, path: Path, tol: float = 0.02) -> int:
+    """Vectors where the FAISS index a store holds disagrees with its SQLite `vectors` table:
+    an id only on one side, or a vector further than `tol` (int8 rounding is ~0.004) away.
+
+    Reads the store's vector index through its private attribute: no public accessor exists,
+    and this is the index the searches use."""
+    from langmem_plus.store.veccodec import decode_vecs
+
+    vec = getattr(mem.store, "_vec", None)
+    if vec is None:
+        return 0
+    conn = sqlite3.connect(str(path))
+    try:
+        rows = dict(conn.execute("SELECT id, vec FROM vectors").fetchall())
+    finally:
+        conn.close()
+    held = set(getattr(vec, "_vec_ns", {}))
+    bad = len(held ^ set(rows))
+    both = sorted(held & set(rows))
+    got = vec.reconstruct(both)
+    for i in both:
+        want = decode_vecs([rows[i]], mem.store.dims)[0]
+        if i not in got or float(np.max(np.abs(got[i] - want))) > tol:
+            bad += 1
+    return bad
+
+
 def compare_to_rebuild(
-    path: Path, emb: Embeddings, users: Sequence[str], work: Path, **cfg: Any
+    path: Path,
+    emb: Embeddings,
+    users: Sequence[str],
+    work: Path,
+    samples: list[str] | None = None,
+    **cfg: Any,
 ) -> tuple[dict[str, int], dict[tuple[str, str], str]]:
     """Open `path` as a user would, and a backup of it rebuilt by `reindex()`; count where the
     keyword index, the vectors and the search results of the two differ. Also returns what
@@ -565,7 +632,7 @@ def compare_to_rebuild(
     dst.close()
     a = open_memory(path, emb, **cfg)
     b = open_memory(rebuilt, emb, **cfg)
-    out = {"keyword_rows": 0, "vector_rows": 0, "search": 0, "orphans": 0}
+    out = {"keyword_rows": 0, "vector_rows": 0, "faiss": 0, "search": 0, "orphans": 0}
     observed: dict[tuple[str, str], str] = {}
     try:
         for user in users:
@@ -577,6 +644,7 @@ def compare_to_rebuild(
                 out["orphans"] += len(ra)
             else:
                 out["keyword_rows"] += len(set(ra) ^ set(rb))
+        out["faiss"] = faiss_vs_sql(a, path)
         va, vb = _vectors(path, a.store.dims), _vectors(rebuilt, b.store.dims)
         out["vector_rows"] += len(set(va) ^ set(vb))
         out["vector_rows"] += sum(
@@ -586,10 +654,11 @@ def compare_to_rebuild(
             texts = sorted(_all_records(a, user).values())
             queries = [*texts[:: max(1, len(texts) // 6)][:6], "hiking lake picnic", "coffee"]
             for q in queries:
-                ha = {h.id: h.score for h in a.search(q, user, limit=50)}
-                hb = {h.id: h.score for h in b.search(q, user, limit=50)}
-                if set(ha) != set(hb) or any(abs(ha[k] - hb[k]) > 1e-3 for k in ha):
+                why = _ranking_differs(_hits(a, q, user), _hits(b, q, user))
+                if why:
                     out["search"] += 1
+                    if samples is not None and len(samples) < 5:
+                        samples.append(f"search {user!r} {q[:40]!r}: {why}")
     finally:
         a.close()
         b.close()
@@ -644,6 +713,23 @@ def check_acked(
     return out
 
 
+def half_merged(mem: Any, user: str) -> list[str]:
+    """Merged records that coexist with a record they replaced (`merged_from_ids`): a
+    consolidation applied in part. Every merge must be all or nothing."""
+    recs: list[Any] = []
+    while True:
+        page = mem.get_all(user, limit=500, offset=len(recs)).items
+        recs += page
+        if len(page) < 500:
+            break
+    present = {r.id for r in recs}
+    out = []
+    for r in recs:
+        sources = set(r.metadata.get("merged_from_ids") or []) - {r.id}
+        out += [f"{r.id} with {s}" for s in sorted(sources & present)]
+    return out
+
+
 def _adopt_inflight(
     model: AckModel, observed: dict[tuple[str, str], str], inflight: dict[str, Any] | None
 ) -> None:
@@ -692,6 +778,7 @@ def run_crash(
         "partial_consolidation": 0,
         "keyword_rows": 0,
         "vector_rows": 0,
+        "faiss": 0,
         "search": 0,
         "orphans": 0,
         "hangs": 0,
@@ -755,25 +842,26 @@ def run_crash(
             if not p.name.endswith("-shm"):
                 shutil.copy2(p, vdir / p.name)
         vdb = vdir / "crash.db"
+        pristine = work / f"kill{r}-as-left"  # kept when the round fails, for diagnosis
+        shutil.copytree(vdir, pristine, dirs_exist_ok=True)
+        failed_before = len(failures)
         where = f"kill {r} ({focus}, in flight: {inflight and inflight['op']})"
         try:
             ok = integrity(vdb)
             if ok != "ok":
                 totals["integrity_failures"] += 1
                 failures.append(f"{where}: integrity: {ok}")
+            why: list[str] = []
             diff, observed = compare_to_rebuild(
-                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, snapshot_min_vectors=0
+                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, snapshot_min_vectors=0
             )
+            failures += [f"{where}: {w}" for w in why]
             res = check_acked(model, observed, inflight)
-            if inflight and inflight["op"] == "consolidate":
-                mine = {k: t for k, t in observed.items() if k[0] == CONS_USER}
-                before = {k: t for k, t in model.state.items() if k[0] == CONS_USER}
-                if mine != before:  # it committed: then completely (a rerun finds nothing)
-                    with open_memory(vdb, emb, snapshot_min_vectors=0) as mem:
-                        rep = mem.consolidate(CONS_USER)[CONS_USER]
-                    if rep["merged"] or rep["separated"]:
-                        totals["partial_consolidation"] += 1
-                        failures.append(f"{where}: consolidation left half-done")
+            with open_memory(vdb, emb, snapshot_min_vectors=0) as mem:
+                half = half_merged(mem, CONS_USER)
+            if half:
+                totals["partial_consolidation"] += len(half)
+                failures.append(f"{where}: merged and replaced records side by side: {half[:3]}")
             for k, v in {**res, **diff}.items():
                 totals[k] += v
                 if v:
@@ -782,6 +870,8 @@ def run_crash(
         except Exception as exc:
             totals["open_failures"] += 1
             failures.append(f"{where}: {_err_line(exc)}")
+        if len(failures) == failed_before:
+            shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(vdir, ignore_errors=True)
     return {
         "kills": kills,
@@ -791,7 +881,7 @@ def run_crash(
         "acked_ops": acked,
         "items_at_end": len(model.state),
         **totals,
-        "failures": failures[:20],
+        "failure_samples": failures[:20],
         "wall_s": round(time.monotonic() - t0, 1),
     }
 
@@ -1308,7 +1398,7 @@ def run_hostile(
         "lost_by": lost,
         "index_differs_from_rebuild": index_diff,
         "integrity": integrity(db),
-        "failures": [
+        "failure_samples": [
             f"{r['interface']} {r['case']} {r['call']}: {r['outcome']} {r['detail']}"
             for r in rows
             if r["outcome"] in ("raw", "5xx", "hang")
@@ -1782,7 +1872,7 @@ def failures_of(section: str, res: dict[str, Any]) -> int:
     if section == "crash":
         keys = ("integrity_failures", "open_failures", "lost", "wrong_value",
                 "resurrected_or_extra", "partial_consolidation", "keyword_rows", "vector_rows",
-                "search", "orphans", "hangs", "child_errors")  # fmt: skip
+                "faiss", "search", "orphans", "hangs", "child_errors")  # fmt: skip
         return sum(int(res[k]) for k in keys)
     if section == "hostile":
         return (
@@ -1861,7 +1951,7 @@ def _summary(name: str, r: dict[str, Any]) -> str:
             f"{r['kills']} SIGKILLs (during: {during}); {r['acked_ops']} acked ops; integrity "
             f"failures {r['integrity_failures']}, lost {r['lost']}, wrong {r['wrong_value']}, "
             f"extra {r['resurrected_or_extra']}, index != rebuild: keyword {r['keyword_rows']}, "
-            f"vectors {r['vector_rows']}, searches {r['search']}; partial consolidation "
+            f"vectors {r['vector_rows']}, FAISS {r['faiss']}, searches {r['search']}; half-applied merges "
             f"{r['partial_consolidation']}; snapshot temp files left behind "
             f"{r['leftover_tmp_files']} (not counted)"
         )

@@ -96,6 +96,7 @@ def test_hostile_runs_and_reports(tmp_path: Path) -> None:
     assert set(res["index_differs_from_rebuild"]) == {
         "keyword_rows",
         "vector_rows",
+        "faiss",
         "search",
         "orphans",
     }
@@ -150,7 +151,7 @@ def test_rebuild_comparison_agrees_on_a_sound_store(tmp_path: Path) -> None:
     diff, observed = rel.compare_to_rebuild(
         tmp_path / "a.db", rel.HashEmbeddings(), ["k0"], tmp_path
     )
-    assert diff == {"keyword_rows": 0, "vector_rows": 0, "search": 0, "orphans": 0}
+    assert diff == {"keyword_rows": 0, "vector_rows": 0, "faiss": 0, "search": 0, "orphans": 0}
     assert len(observed) == 12
 
 
@@ -177,6 +178,28 @@ def test_rebuild_comparison_detects_a_damaged_index(
     conn.close()
     diff, _ = rel.compare_to_rebuild(tmp_path / "a.db", rel.HashEmbeddings(), ["k0"], tmp_path)
     assert diff[counter] > 0
+
+
+def test_faiss_check_sees_an_index_that_disagrees_with_sqlite(tmp_path: Path) -> None:
+    _small_store(tmp_path / "a.db")
+    mem = rel.open_memory(tmp_path / "a.db", rel.HashEmbeddings())
+    assert rel.faiss_vs_sql(mem, tmp_path / "a.db") == 0
+    conn = sqlite3.connect(str(tmp_path / "a.db"))
+    with conn:
+        conn.execute(
+            "UPDATE vectors SET vec = (SELECT vec FROM vectors ORDER BY id DESC LIMIT 1) "
+            "WHERE id = (SELECT MIN(id) FROM vectors)"
+        )
+    conn.close()
+    assert rel.faiss_vs_sql(mem, tmp_path / "a.db") == 1
+    mem.close()
+
+
+def test_ranking_comparison_tolerates_pool_noise_not_a_changed_item() -> None:
+    a = {"x": (0.60, 3.0, 0.50), "y": (0.40, 1.0, 0.30)}
+    assert rel._ranking_differs(a, {"x": (0.61, 3.0, 0.50), "y": (0.40, 1.0, 0.30)}) == ""
+    assert rel._ranking_differs(a, {"x": (0.60, 3.0, 0.45), "y": (0.40, 1.0, 0.30)})
+    assert rel._ranking_differs(a, {"x": (0.60, 3.0, 0.50)})  # y went missing
 
 
 def test_ack_check_counts_lost_extra_and_allows_the_op_in_flight() -> None:
@@ -221,3 +244,16 @@ def test_tokens_are_one_search_word() -> None:
 
     for a, b in [(0, 0), (3, 17), (900, 123456)]:
         assert tokenize(rel.token(a, b)) == [rel.token(a, b)]
+
+
+def test_half_merged_finds_a_merge_applied_in_part() -> None:
+    mem = rel.open_memory(None, None)
+    (a,) = mem.add("we went hiking at the lake", "kc", infer=False)
+    (b,) = mem.add("hiking at the lake with anna", "kc", infer=False, metadata={"x": 1})
+    assert rel.half_merged(mem, "kc") == []
+    mem.add("merged: hiking at the lake", "kc", infer=False, metadata={"merged_from_ids": [a, b]})
+    assert len(rel.half_merged(mem, "kc")) == 2
+    mem.delete(a, "kc")
+    mem.delete(b, "kc")
+    assert rel.half_merged(mem, "kc") == []
+    mem.close()
