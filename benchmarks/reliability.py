@@ -46,8 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-TARGET = 0  # every failure count below is meant to be 0
-
 
 def _quiet() -> None:
     """Silence the INFO line httpx logs per TestClient request (the MCP SDK turns it on)."""
@@ -160,6 +158,7 @@ class JsonLog:
         self.f = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the child
 
     def write(self, **entry: Any) -> None:
+        """Append one entry and flush it to the OS (it survives a SIGKILL of this process)."""
         self.f.write(json.dumps(entry, ensure_ascii=True) + "\n")
         self.f.flush()
 
@@ -672,6 +671,7 @@ class AckModel:
     state: dict[tuple[str, str], str]
 
     def apply(self, e: dict[str, Any]) -> None:
+        """Apply one acknowledged op (put, delete, or a consolidation's resulting state)."""
         if e["op"] == "put":
             self.state[(e["user"], e["key"])] = e["text"]
         elif e["op"] == "delete":
