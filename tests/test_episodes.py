@@ -290,3 +290,42 @@ def test_exchanges_survive_decay_and_consolidation_but_chitchat_decays() -> None
     report = decay(mem.store, ns, now=T0 + timedelta(days=400))
     assert chat in report.deleted_ids
     assert [mem.get(k, "u").text for k in kept] == said
+
+
+def test_a_marked_correction_ranks_the_corrected_episode_lower() -> None:
+    mem = Memory(embeddings=False)
+    first = mem.add(
+        [
+            {"role": "user", "content": "My sister Priya's wedding is June 21 in Austin, I'm a "
+             "bridesmaid so I need to sort a dress and flights 😅"},
+            {"role": "assistant", "content": "Congrats to Priya! June 21 in Austin, noted."},
+        ],
+        "u", session_id="s1", timestamp=T0,
+    )  # fmt: skip
+    mem.add("Booked my dentist cleaning for next Tuesday", "u", timestamp=T0 + timedelta(days=2))
+    fix = mem.add(
+        [
+            {"role": "user", "content": "Oops, I told you wrong last week - Priya's wedding is "
+             "June 14, not June 21. The 21st is the rehearsal for her friend's thing lol"},
+            {"role": "assistant", "content": "Got it, June 14."},
+        ],
+        "u", session_id="s2", timestamp=T0 + timedelta(days=6),
+    )  # fmt: skip
+    old = mem.get(first[0], "u")
+    assert old.corrected_by == fix[0]
+    hits = mem.search("When is Priya's wedding?", "u", limit=5)
+    assert hits[0].id == fix[0] or "June 14" in hits[0].text
+    assert {h.id: h for h in hits}[first[0]].components["superseded"] == 1.0
+    # the old episode is still there, word for word
+    assert old.text.startswith("My sister Priya's wedding is June 21")
+
+
+def test_an_ordinary_actually_does_not_correct_anything() -> None:
+    mem = Memory(embeddings=False)
+    first = mem.add("My sister Priya's wedding is June 21 in Austin", "u", timestamp=T0)
+    mem.add(
+        "Actually Priya's wedding playlist is done, June 21 will be fun",
+        "u",
+        timestamp=T0 + timedelta(days=1),
+    )
+    assert mem.get(first[0], "u").corrected_by is None
