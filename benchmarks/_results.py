@@ -21,6 +21,13 @@ def machine() -> str:
     return f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
 
 
+def publish(res: dict[str, Any], md: str, out: Path | None, md_path: Path | None) -> None:
+    """Print the Markdown `md` of results `res`, then write both where asked."""
+    print(md)
+    write_json(out, res)
+    write_text(md_path, md)
+
+
 def write_json(path: Path | None, data: Any, *, indent: int = 2, newline: bool = True) -> None:
     """`data` as UTF-8 JSON at `path` (non-ASCII kept as is); nothing when `path` is None."""
     if path is None:

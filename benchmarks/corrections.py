@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import command_line, machine, write_json, write_text
+from _results import command_line, machine, publish
 from evaldata import CorrectionCase, load_corrections
 
 from langmem_plus import Memory
@@ -198,10 +198,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "systems": summarise(raw),
         "failures": {name: [r for r in rows if r["lost"]] for name, rows in raw["rows"].items()},
     }
-    md = markdown(res)
-    print(md)
-    write_json(args.out, res)
-    write_text(args.md, md)
+    publish(res, markdown(res), args.out, args.md)
     return res
 
 

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import command_line, machine, write_json, write_text  # noqa: E402
+from _results import command_line, machine, publish  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
@@ -476,10 +476,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "exchanges": sum(len(c.exchanges) for c in convs),
         "systems": systems,
     }
-    md = markdown(res)
-    print(md)
-    write_json(args.out, res)
-    write_text(args.md, md)
+    publish(res, markdown(res), args.out, args.md)
     return res
 
 
