@@ -22,8 +22,6 @@ data's README defines it.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import tempfile
 import time
@@ -35,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _results import command_line, machine, publish
 from evaldata import CorrectionCase, load_corrections
 
 from langmem_plus import Memory
@@ -191,22 +190,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     emb: Any = default_embeddings() if args.embeddings == "default" else False
     raw = run(cases, emb)
     res = {
-        "command": "python benchmarks/corrections.py " + " ".join(argv or sys.argv[1:]),
-        "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
+        "command": command_line("corrections.py", argv),
+        "machine": machine(),
         "embeddings": getattr(emb, "model_name", "none" if emb is False else type(emb).__name__),
         "scenarios": len(cases),
         "questions": len(raw["rows"]["pipeline"]),
         "systems": summarise(raw),
         "failures": {name: [r for r in rows if r["lost"]] for name, rows in raw["rows"].items()},
     }
-    md = markdown(res)
-    print(md)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(md, encoding="utf-8")
+    publish(res, markdown(res), args.out, args.md)
     return res
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import platform
 import re
 import sqlite3
 import statistics
@@ -46,7 +45,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _results import command_line, machine, publish  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
@@ -466,8 +467,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 sum(_bytes_excl_vectors(r.path) for r in runs[name]) / max(1, turns)
             )
     res = {
-        "command": "python benchmarks/e2e_memory.py " + " ".join(argv or sys.argv[1:]),
-        "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
+        "command": command_line("e2e_memory.py", argv),
+        "machine": machine(),
         "embeddings": getattr(inner, "model_name", type(inner).__name__),
         "set": args.set,
         "conversations": len(convs),
@@ -475,14 +476,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "exchanges": sum(len(c.exchanges) for c in convs),
         "systems": systems,
     }
-    md = markdown(res)
-    print(md)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(md, encoding="utf-8")
+    publish(res, markdown(res), args.out, args.md)
     return res
 
 

@@ -32,7 +32,6 @@ in `both_stand` scenarios, where it would wrongly close a fact that still stands
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import defaultdict
@@ -43,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _results import write_json, write_text  # noqa: E402
 from evaldata import CorrectionCase, ExtractionCase, load_corrections, load_extraction  # noqa: E402
 
 from langmem_plus.processors.derived import DerivedFact  # noqa: E402
@@ -331,18 +331,15 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {d['id']} {d['category']} agree={d['slot_agrees']} old={d['old']} new={d['new']}"
             )
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"command": command, "extraction": res, "corrections": corr, "timing": speed}
-        args.out.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+    payload = {"command": command, "extraction": res, "corrections": corr, "timing": speed}
+    write_json(args.out, payload, indent=1, newline=False)
     if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
         md = to_markdown(res, corr, command)
         md += (
             f"\n### Speed\n\n`rule_facts` on one dev-set turn: p50 {speed['p50_ms']} ms, "
             f"p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms (this machine, one process).\n"
         )
-        args.md.write_text(md, encoding="utf-8")
+        write_text(args.md, md)
     return 0
 
 

@@ -27,8 +27,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import faiss  # noqa: E402
+from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
@@ -532,11 +534,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         }
     table = markdown(results)
     print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    if args.md:
-        args.md.write_text(table + "\n", encoding="utf-8")
+    write_json(args.out, results, newline=False)
+    write_text(args.md, table + "\n")
     return results
 
 

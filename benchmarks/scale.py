@@ -36,7 +36,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
 
@@ -942,11 +944,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         r.pop("search_ms_samples", None)
         r.pop("search_ms_warm_samples", None)
         r.pop("queries", None)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    if args.md:
-        args.md.write_text(text + "\n", encoding="utf-8")
+    write_json(args.out, results, newline=False)
+    write_text(args.md, text + "\n")
     if args.plot:
         plot(results, args.plot)
     return results

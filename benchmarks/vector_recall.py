@@ -25,7 +25,6 @@ Two measurements, both on real USE-multilingual embeddings (`default_embeddings`
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -42,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import faiss  # noqa: E402
+from _results import write_json, write_text  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import default_embeddings  # noqa: E402
@@ -410,12 +410,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results["use_texts_per_s"] = emb.texts / max(emb.seconds, 1e-9)
     text = markdown(results)
     print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(text + "\n", encoding="utf-8")
+    write_json(args.out, results, newline=False)
+    write_text(args.md, text + "\n")
     return results
 
 

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load(name: str) -> ModuleType:
-    """Import a benchmarks/ script as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _datasets() -> Path | None:
@@ -36,7 +22,7 @@ def test_retrieval_quality_smoke(tmp_path: Path) -> None:
     data = _datasets()
     if data is None:
         pytest.skip("shared datasets not available")
-    rq = _load("retrieval_quality")
+    rq = load_benchmark("retrieval_quality")
     out = tmp_path / "q.json"
     res = rq.main(["--data", str(data), "--smoke", "--out", str(out)])
     assert out.exists()
@@ -48,7 +34,7 @@ def test_retrieval_quality_smoke(tmp_path: Path) -> None:
 
 
 def test_locomo_evidence_normalisation() -> None:
-    rq = _load("retrieval_quality")
+    rq = load_benchmark("retrieval_quality")
     valid = {"D8:6", "D9:17", "D9:1", "D4:4", "D4:6", "D11:26", "D30:5"}
     assert rq.normalise_evidence(["D8:6; D9:17"], valid) == ["D8:6", "D9:17"]
     assert rq.normalise_evidence(["D9:1 D4:4 D4:6"], valid) == ["D9:1", "D4:4", "D4:6"]
@@ -57,7 +43,7 @@ def test_locomo_evidence_normalisation() -> None:
 
 
 def test_scale_smoke(tmp_path: Path) -> None:
-    sc = _load("scale")
+    sc = load_benchmark("scale")
     out = tmp_path / "s.json"
     res = sc.main(["--smoke", "--out", str(out), "--plot", str(tmp_path / "p.png")])
     assert out.exists() and (tmp_path / "p.png").exists()
@@ -76,7 +62,7 @@ def test_vector_recall_smoke(tmp_path: Path) -> None:
     data = _datasets()
     if data is None:
         pytest.skip("shared datasets not available")
-    vr = _load("vector_recall")
+    vr = load_benchmark("vector_recall")
     out, md = tmp_path / "v.json", tmp_path / "v.md"
     res = vr.main(["--data", str(data), "--smoke", "--out", str(out), "--md", str(md)])
     assert out.exists() and md.exists()

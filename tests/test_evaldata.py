@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 
 
-def _evaldata() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_bench_evaldata", ROOT / "benchmarks" / "evaldata.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ev = _evaldata()
+ev = load_benchmark("evaldata")
 
 
 def test_data_validates() -> None:

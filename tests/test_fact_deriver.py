@@ -6,56 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from _agent_fakes import Scripted, ScriptedTools
+from _openai_server import FakeOpenAI, chat_openai, completion, loopback, tool_completion
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.exceptions import OutputParserException
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import AIMessage
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import Derivation, FactDeriver, prompts
 from langmem_plus.processors import deriver as deriver_module
 from langmem_plus.processors.derived import DerivedFact
-
-
-class Scripted(BaseChatModel):
-    """Answers (or raises) the scripted items in order, recording every request."""
-
-    script: list[Any]
-    calls: int = 0
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        item = self.script[min(self.calls, len(self.script) - 1)]
-        self.calls += 1
-        if isinstance(item, BaseException):
-            raise item
-        msg = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-class ScriptedTools(Scripted):
-    """Scripted model with tool calling, so `with_structured_output` goes through tools."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
 
 
 class Status(Exception):
@@ -393,82 +360,14 @@ def test_cleaned_facts_always_point_inside_the_exchange(answer: list[dict[str, A
 
 
 # --------------------------------------------------------------- ChatOpenAI over loopback
-def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 321, "completion_tokens": 45, "total_tokens": 366},
-    }
-
-
-class FakeOpenAI:
-    """Answers POST /v1/chat/completions from a script of (status, body) pairs."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, dict[str, Any]]] = []
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                server.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                status, body = server.script.pop(0) if server.script else (500, {"error": "empty"})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def server() -> Iterator[FakeOpenAI]:
-    srv = FakeOpenAI()
-    yield srv
-    srv.close()
-
-
-def chat_openai(server: FakeOpenAI) -> Any:
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(
-        model="test-model", base_url=server.base_url, api_key="test", max_retries=0, timeout=10
-    )
+    with FakeOpenAI() as srv:
+        yield srv
 
 
 def tool_answer(facts: list[dict[str, Any]]) -> dict[str, Any]:
-    call = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "FactsOut", "arguments": json.dumps({"facts": facts})},
-    }
-    return completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
-
-
-def loopback(test: Any) -> Any:
-    """Sockets on, to 127.0.0.1 only, for a test that talks to the `server` fixture."""
-    for mark in (pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])):
-        test = mark(test)
-    return pytest.mark.network(test)
+    return tool_completion("FactsOut", {"facts": facts})
 
 
 @loopback
@@ -486,7 +385,7 @@ def test_chat_openai_one_request_per_exchange(server: FakeOpenAI, asynchronous: 
     ]
     assert (out.calls, out.prompt_tokens, out.completion_tokens) == (1, 321, 45)
     assert not out.tokens_estimated and not out.fell_back
-    (body,) = server.requests
+    (body,) = server.bodies
     assert body["tools"][0]["function"]["name"] == "FactsOut"
     assert body["messages"][0]["content"] == prompts.FACT_DERIVER_PROMPT
     assert '[0] user: "国庆不去成都了' in body["messages"][1]["content"]

@@ -3,20 +3,14 @@ must not store, and that they never raise on any text."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from _bench import load_benchmark
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors.derived import DerivedFact
 from langmem_plus.processors.facts import rule_facts
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def facts_of(text: str, context: str | None = None) -> list[DerivedFact]:
@@ -629,18 +623,7 @@ def test_never_stores_a_question(body: str, mark: str, context: str | None) -> N
 # --------------------------------------------------------------------------- benchmark
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_bench_fact_extraction", ROOT / "benchmarks" / "fact_extraction.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_heldout_precision_stays_at_or_above_target() -> None:
-    result = _bench().evaluate("heldout")["heldout"]["all"]
+    result = load_benchmark("fact_extraction").evaluate("heldout")["heldout"]["all"]
     assert result["precision"] >= 0.90, result
     assert result["negative_fp_rate"] <= 0.05, result

@@ -9,14 +9,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
+from _agent_fakes import Scripted, ScriptedTools
 from langchain_core.language_models.fake_chat_models import (
     FakeMessagesListChatModel,
     GenericFakeChatModel,
 )
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import AIMessage
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
@@ -40,35 +38,6 @@ from langmem_plus.records import MemoryRecord, UserProfile
 class ToolFake(GenericFakeChatModel):
     """GenericFakeChatModel that accepts tools, so `with_structured_output` uses tool calls."""
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-
-class Scripted(BaseChatModel):
-    """Returns (or raises) the scripted items in order; counts calls and keeps the prompts."""
-
-    script: list[Any]
-    calls: int = 0
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-    tools: bool = False
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        item = self.script[min(self.calls, len(self.script) - 1)]
-        self.calls += 1
-        if isinstance(item, BaseException):
-            raise item
-        msg = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-class ScriptedTools(Scripted):
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         return self
 

@@ -10,12 +10,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from _agent_fakes import Scripted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus.config import MemoryConfig
@@ -35,21 +33,6 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 CFG = MemoryConfig(merge_threshold=0.85, separate_threshold=0.65)  # the seed thresholds
 DIM = 8
-
-
-class Scripted(BaseChatModel):
-    """Answers every call with the same scripted text."""
-
-    answer: str
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.answer))])
 
 
 class TwoVectors(Embeddings):
@@ -201,7 +184,7 @@ fragments = st.one_of(
 @given(text=st.one_of(chitchat, knowledge_q, fragments), use_model=st.booleans())
 def test_p03_chitchat_and_knowledge_not_written(text: str, use_model: bool) -> None:
     model = (
-        Scripted(answer='{"write_episodic": false, "reason": "chitchat"}') if use_model else None
+        Scripted(script=['{"write_episodic": false, "reason": "chitchat"}']) if use_model else None
     )
     assert (
         WriteDecider(model=model).decide([{"role": "user", "text": text}]).write_episodic is False
@@ -241,10 +224,10 @@ remember_st = st.one_of(
 def test_p04_explicit_remember_is_written(text: str, model_answer: str | None) -> None:
     model = None
     if model_answer == "garbage":
-        model = Scripted(answer="no idea")
+        model = Scripted(script=["no idea"])
     elif model_answer is not None:
         model = Scripted(
-            answer=json.dumps({"write_episodic": model_answer == "true", "thing": "x"})
+            script=[json.dumps({"write_episodic": model_answer == "true", "thing": "x"})]
         )
     assert WriteDecider(model=model).decide([{"role": "user", "text": text}]).write_episodic
 
@@ -328,7 +311,7 @@ def test_p08_p09_reconsolidation(
 ) -> None:
     rec = episode("e", text, chat, T0 + timedelta(minutes=minutes), who)
     rec.metadata["updates"] = [{"time": T0.isoformat(), "desc": "x"}] * n_updates
-    model = Scripted(answer=answer) if answer else None
+    model = Scripted(script=[answer]) if answer else None
     new = Reconsolidator(model=model).reconsolidate(rec, context, now=T0)
     assert new.metadata["time"] == rec.metadata["time"]
     assert new.chat_id == rec.chat_id and new.who == rec.who
@@ -403,7 +386,7 @@ def test_p11_below_band_untouched(cos: float) -> None:
 def test_p13_semantic_records_complete(facts: list[str], chat: str, use_model: bool) -> None:
     ep = episode("e", "用户喜欢爬山", chat, T0)
     writer = SemanticWriter(
-        model=Scripted(answer=json.dumps({"facts": [{"fact": f} for f in facts]}))
+        model=Scripted(script=[json.dumps({"facts": [{"fact": f} for f in facts]})])
         if use_model
         else None
     )

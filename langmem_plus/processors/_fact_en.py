@@ -58,7 +58,6 @@ from langmem_plus.processors._fact_en_patterns import (
     _YEARS_OLD,
 )
 from langmem_plus.processors._fact_patterns import (
-    DEVICE_SLOTS,
     EN_ATTR,
     EN_DAY,
     EN_REL,
@@ -68,6 +67,7 @@ from langmem_plus.processors._fact_patterns import (
     EN_STATES,
     ONE_OFF_EN,
     WEEKDAYS_EN,
+    device_slot,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, en_third, fact
 from langmem_plus.processors.derived import DerivedFact
@@ -88,10 +88,6 @@ _STANDING_IMPERATIVE = re.compile(
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
 
-def _device_slot(value: str) -> str | None:
-    return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
-
-
 def _day(word: str) -> str:
     if word.lower() in ("tmrw", "tmr"):
         return "tomorrow"
@@ -101,6 +97,11 @@ def _day(word: str) -> str:
         if w[:3] in WEEKDAYS_EN
         else word
     )
+
+
+def _when(m: re.Match[str]) -> str:
+    """'Friday at 3pm' from a match whose group 2 is the day and group 3 the optional time."""
+    return _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
 
 
 def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -234,7 +235,7 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=m.group(1),
             )
         ]
-    if (m := _ON_NOW.match(t)) and (dev := _device_slot(m.group(1))):
+    if (m := _ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
     if m := _LIVE.match(t):
         return [
@@ -322,7 +323,7 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
     )
     value = re.split(r",| so | but | because ", m.group(3))[0].strip()
-    slot = _device_slot(value)
+    slot = device_slot(value)
     return [
         fact(
             f"{what} {m.group(2)} {value}",
@@ -414,13 +415,13 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return [fact(f"User is a {m.group(1)} now", kind="profile", slot="job", value=m.group(1))]
     if m := _DRIVE_NOW.match(t):
         what = m.group(2)
-        return [fact(f"User {m.group(1)}s {what} now", slot=_device_slot(what) or what, value=what)]
+        return [fact(f"User {m.group(1)}s {what} now", slot=device_slot(what) or what, value=what)]
     if m := _SINCE.search(t):
         what = re.split(r" and | but |,", m.group(1))[0]
         return [
             fact(
                 f"User has used {what} since {m.group(2)}",
-                slot=_device_slot(what) or what,
+                slot=device_slot(what) or what,
                 value=what,
             )
         ]
@@ -436,7 +437,7 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         owner = "The user's team" if team else "User"
         verb = "uses" if team else "now uses"
         purpose = f" for {en_third(thing)}" if thing else ""
-        slot = _device_slot(new) or thing or None
+        slot = device_slot(new) or thing or None
         f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
                  subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
                  value=new)  # fmt: skip
@@ -468,7 +469,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         and not _BAD_START.match(m.group(1))
         and not _NOT_EVENT.match(m.group(1))
     ):
-        when = _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
+        when = _when(m)
         thing = en_third(m.group(1))
         return [
             fact(
@@ -486,7 +487,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := _HAVE_PLAN.match(t):
-        when = _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
+        when = _when(m)
         return [
             fact(
                 f"User has {m.group(1)} on {when}",

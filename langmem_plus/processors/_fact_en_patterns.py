@@ -14,6 +14,8 @@ from langmem_plus.processors._fact_patterns import (
 from langmem_plus.processors._patterns import _JOBS_EN
 
 _I = re.IGNORECASE
+# an optional ' at <time>' closing a day pattern: the group after the day (`_when` in _fact_en)
+_AT_TIME_END = r"(?: at (" + EN_TIME + r"))?$"
 
 _CALL_ME = re.compile(r"\bcall me ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
 _NOT_CALL = re.compile(r"\bdon'?t call me (\w+)", _I)
@@ -85,9 +87,8 @@ _AT_DAY = re.compile(
     + EN_DAY
     + r"|"
     + EN_TIME
-    + r")(?: at ("
-    + EN_TIME
-    + r"))?$",
+    + r")"
+    + _AT_TIME_END,
     _I,
 )
 _OR_ELSE = re.compile(r"^(.{1,30}?) or I'?m (?:miserable|dead|grumpy|useless|cranky|done)", _I)
@@ -146,9 +147,8 @@ _RATHER = re.compile(r"^I'?d (?:much )?rather (.{2,30}?) than (.{2,30})$", _I)
 _HAVE_PLAN = re.compile(
     r"^I(?:'ve| have)(?: got)? (?:a |an |my |the )?([a-z][\w' ]{1,30}?) (?:on |this |next )?("
     + EN_DAY
-    + r")(?: at ("
-    + EN_TIME
-    + r"))?$",
+    + r")"
+    + _AT_TIME_END,
     _I,
 )
 _GOING = re.compile(

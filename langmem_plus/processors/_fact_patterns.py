@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from langmem_plus.processors._patterns import _EN_REL_WHO, _ZH_REL_WHO
+from langmem_plus.processors._patterns import _EN_REL_WHO, _ZH_REL_WHO, longest_first
 
 # --------------------------------------------------------------------------- lexicons
 
@@ -24,8 +24,8 @@ ZH_REL_SAY = {"father": "父亲", "mother": "母亲", "boss": "经理", "wife": 
               "cat": "猫"}  # fmt: skip
 EN_REL_SAY = {"father": "father", "mother": "mother", "boss": "manager"}
 
-ZH_REL_RE = "|".join(sorted(ZH_REL, key=len, reverse=True))
-EN_REL_RE = "|".join(sorted(EN_REL, key=len, reverse=True))
+ZH_REL_RE = longest_first(ZH_REL)
+EN_REL_RE = longest_first(EN_REL)
 
 # attribute words of a person or the user -> slot suffix
 ZH_ATTR = {"生日": "birthday", "名字": "name", "航班": "flight", "车位号": "parking_spot",
@@ -67,6 +67,13 @@ DEVICE_SLOTS = (
     ),
     (re.compile(r"python ?\d|java ?\d|node ?\d|go ?1\.\d|django|rails|spring", re.I), "runtime"),
 )
+
+
+def device_slot(value: str) -> str | None:
+    """The slot of the first device or tool `value` names (laptop, editor, ci...), if any."""
+    return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
+
+
 EN_STATES = {
     "vegetarian": ("diet", "preference"), "vegan": ("diet", "preference"),
     "pescatarian": ("diet", "preference"), "sober": ("alcohol", "fact"),
@@ -85,8 +92,8 @@ ZH_STATES = {
     "怀孕": ("pregnancy", "fact"), "近视": ("eyesight", "profile"),
     "色盲": ("colorblind", "profile"), "糖尿病": ("diabetes", "fact"),
 }  # fmt: skip
-ZH_STATES_RE = "|".join(sorted(ZH_STATES, key=len, reverse=True))
-EN_STATES_RE = "|".join(sorted(EN_STATES, key=len, reverse=True))
+ZH_STATES_RE = longest_first(ZH_STATES)
+EN_STATES_RE = longest_first(EN_STATES)
 WEEKDAYS_EN = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
                "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
                "sat": "Saturday", "sun": "Sunday"}  # fmt: skip

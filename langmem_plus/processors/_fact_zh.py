@@ -6,7 +6,6 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors._fact_patterns import (
-    DEVICE_SLOTS,
     ONE_OFF_ZH,
     ZH_ATTR,
     ZH_CLOCK,
@@ -17,9 +16,10 @@ from langmem_plus.processors._fact_patterns import (
     ZH_STANDING_RE,
     ZH_STATES,
     ZH_STATES_RE,
+    device_slot,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, fact, zh_third
-from langmem_plus.processors._patterns import _JOBS_ZH
+from langmem_plus.processors._patterns import _JOBS_ZH, longest_first
 from langmem_plus.processors.derived import DerivedFact
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
@@ -64,9 +64,7 @@ _LEARNING = re.compile(
 _PET = re.compile(
     r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
 )
-_MY_ATTR = re.compile(
-    r"^我的?\s*(" + "|".join(sorted(ZH_ATTR, key=len, reverse=True)) + r")(?:是|为)\s*(\S.{0,24})$"
-)
+_MY_ATTR = re.compile(r"^我的?\s*(" + longest_first(ZH_ATTR) + r")(?:是|为)\s*(\S.{0,24})$")
 _LIVE = re.compile(
     r"^(?:我(?:现在|目前|已经|早就|早)?(?:住在|住)|我?(?:现在|目前|已经|早就|早)?(?:住在|搬到了|搬到|搬去了|搬家到))"
     r"\s*(?![得的着过一两几\d])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
@@ -128,6 +126,8 @@ _PLAN = re.compile(
     r"^(?:我)?(?:" + ZH_DAY + r"|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
     r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
 )
+# a value that names a day or a time of day (so the slot is the thing's time)
+_TIMEY = re.compile(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午")
 _NOT_ACT = r"了|好|困|累|吗|你|怎么|热|冷|烦|哈|还是|就|也|都|再|还"
 _VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "看": "watch",
               "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
@@ -155,10 +155,6 @@ def _rel_slot(rel: str, rest: str) -> str | None:
 def _short(more: str, limit: int = 16) -> str:
     """A continuation kept only when short: an event fact stays one short statement."""
     return more if len(more) <= limit else ""
-
-
-def _device_slot(value: str) -> str | None:
-    return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
 
 
 def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -198,7 +194,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=None)]
     if (m := _USE_ONLY.search(t)) and re.search(r"吧\W*$", cl[i].raw):
         val = m.group(1).strip()
-        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=_device_slot(val) or
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=device_slot(val) or
                      f"prefers.{t[: m.start()][-4:]}", value=val)]  # fmt: skip
     return []
 
@@ -266,7 +262,7 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := _NOW_HAS.match(t):
         slot = {"开": "car", "骑": "bike", "养": "pet", "住": "home.location"}[m.group(1)]
         return [fact(f"用户现在{m.group(1)}{m.group(2)}", kind="fact", slot=slot, value=m.group(2))]
-    if (m := _NOW_USE.match(t)) and (dev := _device_slot(m.group(1))):
+    if (m := _NOW_USE.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"用户现在用{m.group(1)}", kind="preference", slot=dev, value=m.group(1))]
     if m := _HAVE_REL.match(t):
         rel = ZH_REL[m.group(2)]
@@ -338,7 +334,7 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         owner = owner.rstrip("的")
     more = continuation(cl, i, zh=True)
     text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
-    return [fact(text, subject="team", slot=_device_slot(rest) and f"team.{_device_slot(rest)}")]
+    return [fact(text, subject="team", slot=device_slot(rest) and f"team.{device_slot(rest)}")]
 
 
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -419,7 +415,7 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return [f.model_copy(update={"correction": True, "corrects": old})]
     if (m := _SET_AT.match(t)) and not ONE_OFF_ZH.search(t):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
-        timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
+        timey = _TIMEY.search(val)
         slot = f"{thing or 'meeting'}.{'time' if timey else 'place'}"
         return [
             fact(
@@ -439,8 +435,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     thing, val = m.group(1), m.group(2)
     if ONE_OFF_ZH.search(t):
         return []
-    timey = re.search(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午", val)
-    slot = f"{thing}.time" if timey else (_device_slot(val) or thing)
+    timey = _TIMEY.search(val)
+    slot = f"{thing}.time" if timey else (device_slot(val) or thing)
     return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
 
 

@@ -4,6 +4,14 @@ relations, jobs, technologies, time phrases, and one regex per rule family."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+
+def longest_first(words: Iterable[str]) -> str:
+    """A regex alternation of `words`, longest first, so that a word wins over its prefix
+    (表哥 over 哥, best friend over friend)."""
+    return "|".join(sorted(words, key=len, reverse=True))
+
 
 _ZH_REL_WHO = {
     "好朋友": "friend", "朋友": "friend", "同事": "colleague", "老板": "boss", "领导": "boss",
@@ -35,9 +43,9 @@ _EN_REL_WHO = {
     "parents": "parents", "advisor": "advisor", "teacher": "teacher",
 }  # fmt: skip
 
-_ZH_REL_RE = "|".join(sorted(_ZH_REL_WHO, key=len, reverse=True))
+_ZH_REL_RE = longest_first(_ZH_REL_WHO)
 
-_EN_REL_RE = "|".join(sorted(_EN_REL_WHO, key=len, reverse=True))
+_EN_REL_RE = longest_first(_EN_REL_WHO)
 
 _JOBS_EN = (
     "engineer|developer|programmer|teacher|doctor|nurse|student|designer|manager|lawyer|"

@@ -24,7 +24,7 @@ from pydantic import ValidationError as PydanticValidationError
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
 from langmem_plus.processors._base import BaseProcessor, normalize_turns
-from langmem_plus.processors._llm import CallTrace
+from langmem_plus.processors._llm import CallTrace, StructuredLLM
 from langmem_plus.processors.derived import DerivedFact, FactKind, FactSubject
 from langmem_plus.processors.facts import rule_facts
 
@@ -239,12 +239,21 @@ def _derivation(
 class FactDeriver(BaseProcessor):
     """Derives the facts of one exchange: one structured model call, or the rules."""
 
-    def _job(self, turns: Any, existing: Any, context: Any, now: Any) -> _Job:
+    def _start(
+        self, turns: Any, existing: Any, context: Any, now: Any
+    ) -> Derivation | tuple[_Job, StructuredLLM]:
+        """The arguments checked, then the answer when no call is needed (no user text, or
+        no model: the rules), else the job and the model to ask; shared by `run`/`arun`."""
         if context is not None and not isinstance(context, str):
             raise ValidationError("context must be the previous assistant turn's text or None")
         if now is not None and not isinstance(now, datetime):
             raise ValidationError("now must be a datetime or None")
-        return _Job(normalize_turns(turns), normalize_facts(existing), context or None, now)
+        job = _Job(normalize_turns(turns), normalize_facts(existing), context or None, now)
+        if not job.user_turns:
+            return Derivation()
+        if self.llm is None:
+            return job.rules()
+        return job, self.llm
 
     def run(
         self,
@@ -258,13 +267,12 @@ class FactDeriver(BaseProcessor):
         current facts `existing` (`[{"id", "text", "slot"}]`, the ones a new fact may
         supersede); `context` is the assistant turn before, `now` dates relative plans.
         An exchange without user text yields no facts and makes no call."""
-        job = self._job(turns, existing, context, now)
-        if not job.user_turns:
-            return Derivation()
-        if self.llm is None:
-            return job.rules()
+        start = self._start(turns, existing, context, now)
+        if isinstance(start, Derivation):
+            return start
+        job, llm = start
         return job.finish(
-            self.llm.call_traced(
+            llm.call_traced(
                 FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
             )
         )
@@ -278,13 +286,12 @@ class FactDeriver(BaseProcessor):
         now: datetime | None = None,
     ) -> Derivation:
         """Async twin of `run`."""
-        job = self._job(turns, existing, context, now)
-        if not job.user_turns:
-            return Derivation()
-        if self.llm is None:
-            return job.rules()
+        start = self._start(turns, existing, context, now)
+        if isinstance(start, Derivation):
+            return start
+        job, llm = start
         return job.finish(
-            await self.llm.acall_traced(
+            await llm.acall_traced(
                 FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
             )
         )

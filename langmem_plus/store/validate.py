@@ -410,34 +410,38 @@ class CheckedStore(BaseStore):
     """A `BaseStore` whose public methods check their arguments before building ops.
 
     LangGraph's own methods turn any key into a string and iterate whatever is passed as
-    a namespace; here a wrong type is a `ValidationError` / `InvalidNamespaceError`.
+    a namespace; here a wrong type is a `ValidationError` / `InvalidNamespaceError`. Each
+    sync/async twin shares one `_*_args` check.
     """
+
+    @staticmethod
+    def _item_args(namespace: Any, key: Any, refresh_ttl: Any = None) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        _refresh(refresh_ttl)
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """Retrieve one item (arguments checked first)."""
-        check_namespace(namespace)
-        check_key(key)
-        _refresh(refresh_ttl)
+        self._item_args(namespace, key, refresh_ttl)
         return super().get(namespace, key, refresh_ttl=refresh_ttl)
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """Async twin of `get`."""
-        check_namespace(namespace)
-        check_key(key)
-        _refresh(refresh_ttl)
+        self._item_args(namespace, key, refresh_ttl)
         return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
 
-    def _put_args(self, namespace: Any, key: Any, value: Any) -> None:
+    def _put_args(self, namespace: Any, key: Any, value: Any, ttl: Any) -> None:
         check_namespace(namespace)
         check_key(key)
         if not isinstance(value, Mapping):
             raise ValidationError(
                 f"value must be a dict, got {type(value).__name__} (use delete() to delete)"
             )
+        _ttl(ttl)
 
     def put(
         self,
@@ -449,8 +453,7 @@ class CheckedStore(BaseStore):
         ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
         """Store or update an item (arguments checked first)."""
-        self._put_args(namespace, key, value)
-        _ttl(ttl)
+        self._put_args(namespace, key, value, ttl)
         super().put(namespace, key, value, index, ttl=ttl)
 
     async def aput(
@@ -463,21 +466,23 @@ class CheckedStore(BaseStore):
         ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
         """Async twin of `put`."""
-        self._put_args(namespace, key, value)
-        _ttl(ttl)
+        self._put_args(namespace, key, value, ttl)
         await super().aput(namespace, key, value, index, ttl=ttl)
 
     def delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Delete an item (arguments checked first)."""
-        check_namespace(namespace)
-        check_key(key)
+        self._item_args(namespace, key)
         super().delete(namespace, key)
 
     async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
         """Async twin of `delete`."""
-        check_namespace(namespace)
-        check_key(key)
+        self._item_args(namespace, key)
         await super().adelete(namespace, key)
+
+    @staticmethod
+    def _search_args(namespace_prefix: Any, refresh_ttl: Any) -> None:
+        check_namespace(namespace_prefix, what="namespace_prefix")
+        _refresh(refresh_ttl)
 
     def search(
         self,
@@ -491,8 +496,7 @@ class CheckedStore(BaseStore):
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
         """Search items (arguments checked first; the op itself is checked in `batch`)."""
-        check_namespace(namespace_prefix, what="namespace_prefix")
-        _refresh(refresh_ttl)
+        self._search_args(namespace_prefix, refresh_ttl)
         return super().search(
             namespace_prefix,
             query=query,
@@ -514,8 +518,7 @@ class CheckedStore(BaseStore):
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
         """Async twin of `search`."""
-        check_namespace(namespace_prefix, what="namespace_prefix")
-        _refresh(refresh_ttl)
+        self._search_args(namespace_prefix, refresh_ttl)
         return await super().asearch(
             namespace_prefix,
             query=query,

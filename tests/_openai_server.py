@@ -1,0 +1,120 @@
+"""A local OpenAI-compatible chat server for tests (127.0.0.1 only): answers
+POST /v1/chat/completions from a script and records every request, so processors can be
+driven through a real ChatOpenAI client without leaving the machine."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+# Sockets on, to 127.0.0.1 only: the marks a test that talks to FakeOpenAI needs.
+LOOPBACK = [
+    pytest.mark.enable_socket,
+    pytest.mark.allow_hosts(["127.0.0.1"]),
+    pytest.mark.network,
+]
+
+
+def loopback(test: Any) -> Any:
+    """Marks one test with LOOPBACK (for a module whose other tests stay offline)."""
+    for mark in LOOPBACK:
+        test = mark(test)
+    return test
+
+
+class FakeOpenAI:
+    """Answers POST /v1/chat/completions from a script of (status, body) pairs; an empty
+    script answers 500. Each request is kept as {"path", "body", "auth"}."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict[str, Any]]] = []
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                server.requests.append(
+                    {
+                        "path": self.path,
+                        "body": json.loads(self.rfile.read(length) or b"{}"),
+                        "auth": self.headers.get("Authorization"),
+                    }
+                )
+                status, body = server.script.pop(0) if server.script else (500, {"error": "empty"})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        """The JSON body of each request, in order."""
+        return [r["body"] for r in self.requests]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def chat_openai(server: FakeOpenAI) -> Any:
+    """A ChatOpenAI client for `server`, with the client's own retries off."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model="test-model", base_url=server.base_url, api_key="test", max_retries=0, timeout=10
+    )
+
+
+def completion(message: dict[str, Any] | str, finish: str = "stop") -> dict[str, Any]:
+    """A chat.completion body with one choice (a str is the assistant's text); 321 prompt
+    and 45 completion tokens."""
+    if isinstance(message, str):
+        message = {"role": "assistant", "content": message}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 321, "completion_tokens": 45, "total_tokens": 366},
+    }
+
+
+def tool_completion(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A chat.completion body whose answer is one call of tool `name` with `args`."""
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+    return completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
