@@ -1,4 +1,4 @@
-"""MCP server (seed 001): memory search (keyword + time range), add and recall as tools.
+"""MCP server: memory search (keywords + a time range), add, recall and delete as tools.
 
 Run it over stdio: ``python -m langmem_plus.mcp_server --db memory.db --user alice``. Needs
 the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`` also works).
@@ -6,6 +6,9 @@ the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`
 A server acts for exactly one user, fixed when it starts: ``--user``, or the user of the API
 key in ``LANGMEM_PLUS_API_KEY`` (an admin key needs ``--user`` too). Its tools take no user
 argument, and a call that names another user in ``user_id`` is refused with a clear error.
+
+A bad call (a bad argument, an unknown memory id) returns its message to the client as a tool
+error and logs one line; only a crash (a bug) is logged with its traceback.
 """
 
 from __future__ import annotations
@@ -49,6 +52,20 @@ def _server_class() -> tuple[Any, type[Exception]]:
         raise MissingExtraError.for_extra("mcp", "mcp") from None
 
 
+def _said(exc: BaseException) -> bool:
+    """Whether `exc` is a bad call whose message is meant for the caller: the project's own
+    errors and plain value/lookup errors (not pydantic's, which the SDK reports itself)."""
+    if isinstance(exc, LangmemPlusError):
+        return True
+    try:
+        from pydantic import ValidationError as PydanticValidationError
+    except ImportError:  # pragma: no cover - pydantic is a core dependency
+        return False
+    return isinstance(exc, (ValueError, LookupError)) and not isinstance(
+        exc, PydanticValidationError
+    )
+
+
 def resolve_user(memory: Memory, user: str | None = None, api_key: str | None = None) -> str:
     """The one user a server acts for: `user`, or the user of `api_key` (checked against the
     keys in `memory`'s database). An admin key needs `user`; a user's key may not name
@@ -89,14 +106,22 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
                         f"{named!r} (start another server for that user)"
                     )
                 arguments = {k: v for k, v in arguments.items() if k != "user_id"}
-            return await super().call_tool(name, arguments, *args, **kwargs)
+            try:
+                return await super().call_tool(name, arguments, *args, **kwargs)
+            except tool_error as exc:
+                # The SDK hides the message of anything but a ToolError ("Error executing
+                # tool x") and logs its traceback; a bad call's message is for the client.
+                cause = exc.__cause__
+                if cause is None or not _said(cause):
+                    raise
+                raise tool_error(f"Error executing tool {name}: {cause}") from cause
 
     server = _OneUserServer("langmem-plus", instructions=_INSTRUCTIONS)
     server.bound_user = bound
 
     def _time(time: str | None, start: str | None, end: str | None) -> Any:
         if time and (start or end):
-            raise ValueError("give time or start/end, not both")
+            raise ValidationError("give time or start/end, not both")
         if time:
             return time
         return (start, end) if start or end else None
@@ -150,7 +175,8 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
         time: str | None = None,
         conversation_id: str | None = None,
     ) -> dict[str, Any]:
-        """Recall past conversation turns and summaries relevant to the query (seed 002)."""
+        """Recall past conversation turns and session summaries relevant to the query, best
+        first, with how many turns were searched and how long it took."""
         return memory.recall(
             query, bound, limit=limit, session_id=conversation_id,
             time_range=time,
