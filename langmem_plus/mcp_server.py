@@ -17,10 +17,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langmem_plus._memory_checks import check_label
 from langmem_plus.apikeys import AuthenticationError, KeyStore
+from langmem_plus.cli import default_db_path, quiet_jieba
 from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
 
@@ -198,7 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command line, where other local users could read it.
     """
     parser = argparse.ArgumentParser(prog="python -m langmem_plus.mcp_server")
-    parser.add_argument("--db", default=os.environ.get("LANGMEM_PLUS_DB"), help="database file")
+    parser.add_argument(
+        "--db", default=os.environ.get("LANGMEM_PLUS_DB"),
+        help="database file (env LANGMEM_PLUS_DB; default: the one `langmem-plus where` shows)",
+    )  # fmt: skip
     parser.add_argument(
         "--user", default=os.environ.get("LANGMEM_PLUS_USER") or None,
         help="the one user this server acts for (env LANGMEM_PLUS_USER; default: the API "
@@ -210,8 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--model", help="chat model for add_memory inference (init_chat_model)")
     args = parser.parse_args(argv)
+    quiet_jieba()  # stderr is the client's log: no dictionary-loading lines
+    db = Path(args.db) if args.db else default_db_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
     memory = Memory(
-        args.db or "./.langmem_plus/memory.db",
+        db,
         model=args.model,
         embeddings=False if args.embeddings == "none" else None,
     )
