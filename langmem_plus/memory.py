@@ -42,8 +42,7 @@ __all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
 
 MAX_LIMIT = 1000
 import os as _os
-
-_TIMELINE = _os.environ.get("LMP_TIMELINE", "1") == "1"
+_TIMELINE = _os.environ.get('LMP_TIMELINE', '1') == '1'
 TimeRangeArg = (
     str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
 )  # phrase, "auto", (start, end) or {"start": ..., "end": ...}
