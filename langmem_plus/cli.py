@@ -1,34 +1,98 @@
-"""`langmem-plus`: the command line (seed 002), a thin shell over `Memory`.
+"""`langmem-plus`: the command line, a thin shell over `Memory`.
 
-Readable tables by default, ``--json`` for machines; progress bars go to stderr; exit codes:
-0 ok, 1 not found, 2 usage or validation error, 3 anything else (one line on stderr).
+Readable tables by default (aligned by display width, so Chinese text lines up), ``--json``
+for machines — errors included; progress bars go to stderr; exit codes: 0 ok, 1 not found,
+2 usage or validation error, 3 anything else (one line on stderr).
+
+The database is ``--db``, else ``LANGMEM_PLUS_DB``, else ``memory.db`` in the platform's user
+data directory (platformdirs), so every command finds the same memories from any working
+directory; ``langmem-plus where`` prints which file that is.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
+import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from langmem_plus.errors import LangmemPlusError, MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import check_user_id
 
-__all__ = ["DEFAULT_DB", "build_parser", "main"]
+__all__ = ["build_parser", "default_db_path", "display_width", "main", "quiet_jieba"]
 
-DEFAULT_DB = "./.langmem_plus/memory.db"
 EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
 
 
 # ---------------------------------------------------------------------------- helpers
+def default_db_path() -> Path:
+    """Where the database lives when neither --db nor LANGMEM_PLUS_DB says: ``memory.db`` in
+    the platform's user data directory (e.g. ``~/.local/share/langmem-plus`` on Linux)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("langmem-plus", appauthor=False)) / "memory.db"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langmem-plus")
+    except PackageNotFoundError:  # running from a source tree
+        from langmem_plus import __version__
+
+        return __version__
+
+
+def quiet_jieba() -> None:
+    """Keep jieba's dictionary-loading lines off the terminal (its logger logs at DEBUG to
+    stderr by default; importing it first means no later import resets the level)."""
+    try:
+        import jieba
+    except ImportError:  # pragma: no cover - jieba is a core dependency
+        return
+    jieba.setLogLevel(logging.WARNING)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns `text` takes: wide and full-width characters (CJK) count 2,
+    combining marks and zero-width characters 0."""
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def _clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` columns, with an ellipsis when cut."""
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = display_width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
 class Progress:
     """A tiny progress bar on stderr, drawn only when stderr is a terminal (or forced)."""
 
@@ -86,15 +150,17 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int = 
             if v is None
             else (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v))
         )
-        s = s.replace("\n", " ")
-        return s if len(s) <= width else s[: width - 1] + "…"
+        return _clip(s.replace("\n", " "), width)
 
     body = [[cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body]
-    return "\n".join(lines)
+    widths = [
+        max(display_width(c), *(display_width(b[i]) for b in body)) for i, c in enumerate(columns)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(_pad(c, w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
 
 
 def _kv(data: dict[str, Any]) -> str:
@@ -227,9 +293,21 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     chosen = [x for x in (args.older_than, args.conversation, args.all or None) if x is not None]
     if len(chosen) != 1:
         raise ValidationError("give exactly one of --older-than, --conversation or --all")
+    user = check_user_id(args.user, "--user") if args.user is not None else None
+    user = user or os.environ.get("LANGMEM_PLUS_USER") or None
+    if args.all_users and user is not None:
+        raise ValidationError("give --user USER or --all-users, not both")
+    if args.all and user is None:
+        if not args.all_users:
+            raise ValidationError(
+                "--all deletes everything of one user: give --user USER "
+                "(or --all-users --yes to delete every user's data)"
+            )
+        if not args.yes:
+            raise ValidationError("--all --all-users deletes every user's data: add --yes")
     with _open(args) as mem:
         data = mem.cleanup(
-            user_id=args.user,
+            user_id=user,
             older_than=parse_span(args.older_than) if args.older_than else None,
             session_id=args.conversation,
             everything=bool(args.all),
@@ -339,9 +417,22 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_where(args: argparse.Namespace) -> int:
+    """Which database file the commands use, why, and whether it exists (opens nothing)."""
+    path = Path(args.db)
+    data = {
+        "db": str(path.resolve()),
+        "source": args.db_source,
+        "exists": path.is_file(),
+        "default": str(default_db_path()),
+    }
+    _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args) as mem:
-        data = mem.stats()
+        data = {"db": str(Path(args.db).resolve()), **mem.stats()}
     _emit(args, data, lambda: _kv(data))
     return EXIT_OK
 
@@ -489,8 +580,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         try:
             data = keys.revoke(args.key_id).to_dict()
         except KeyNotFoundError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_NOT_FOUND
+            return _fail(args.json, EXIT_NOT_FOUND, type(exc).__name__, str(exc))
     _emit(args, data, lambda: f"revoked {args.key_id}")
     return EXIT_OK
 
@@ -499,8 +589,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
 def _common(p: argparse.ArgumentParser, suppress: bool) -> None:
     d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
     p.add_argument(
-        "--db", default=d(None), help=f"database file (env LANGMEM_PLUS_DB, default {DEFAULT_DB})"
-    )
+        "--db", default=d(None),
+        help="database file (env LANGMEM_PLUS_DB; default: memory.db in the user data "
+        "directory, see `langmem-plus where`)",
+    )  # fmt: skip
     p.add_argument(
         "--user", default=d(None), help="user id (env LANGMEM_PLUS_USER, default 'default')"
     )
@@ -513,7 +605,8 @@ def _common(p: argparse.ArgumentParser, suppress: bool) -> None:
     )  # fmt: skip
     p.add_argument(
         "--profile", choices=["default", "coding"], default=d(None),
-        help="score profile (recall uses seed 002's 'coding' profile unless told otherwise)",
+        help="score profile: 'coding' ranks by code symbols, recency and similarity (the "
+        "default of recall), 'default' by relevance, category, recency, use and confidence",
     )  # fmt: skip
 
 
@@ -530,11 +623,14 @@ def _time_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of `langmem-plus` (global options work before or after the command)."""
-    parser = argparse.ArgumentParser(
-        prog="langmem-plus", description="Long-term memory for LangGraph/LangChain agents."
+    parser = _Parser(
+        prog="langmem-plus",
+        description="Long-term memory for LangGraph/LangChain agents.",
+        epilog=f"database: --db, else LANGMEM_PLUS_DB, else {default_db_path()}",
     )
+    parser.add_argument("--version", action="version", version=f"langmem-plus {_version()}")
     _common(parser, suppress=False)
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     _common(common, suppress=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -545,6 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=fn)
         return p
 
+    add("where", cmd_where, "print which database file is used and whether it exists")
     add("init", cmd_init, "create the database (idempotent)")
     p = add("store", cmd_store, "store one conversation turn")
     p.add_argument("--conversation", help="conversation id (default: a new one)")
@@ -561,10 +658,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-turn", type=int)
     p.add_argument("--to-turn", type=int)
     _model_args(p)
-    p = add("cleanup", cmd_cleanup, "delete old conversations, one conversation, or everything")
+    p = add(
+        "cleanup", cmd_cleanup,
+        "delete old conversations, one conversation, or everything of one user",
+    )  # fmt: skip
     p.add_argument("--older-than", help="e.g. 30d, 12h, 2w")
     p.add_argument("--conversation", help="conversation id")
-    p.add_argument("--all", action="store_true", help="delete everything (of --user, if given)")
+    p.add_argument("--all", action="store_true", help="delete everything of --user")
+    p.add_argument(
+        "--all-users", action="store_true",
+        help="with --all: every user's data (needs --yes)",
+    )  # fmt: skip
+    p.add_argument("--yes", action="store_true", help="confirm --all --all-users")
     p = add("export", cmd_export, "export memories and conversations")
     p.add_argument("--format", choices=["json", "jsonl"], default="json")
     p.add_argument("--output", "-o", help="file (default: stdout)")
@@ -626,36 +731,72 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _UsageError(Exception):
+    """argparse found a usage problem (raised instead of exiting, so --json can report it)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised, not printed, so it can be reported as JSON."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _fail(json_out: bool, code: int, kind: str, message: str) -> int:
+    """Report an error on stderr (one line; a JSON object with --json) and return `code`."""
+    message = message.splitlines()[0] if message else kind
+    if json_out:
+        print(
+            json.dumps(
+                {"error": {"type": kind, "message": message, "exit_code": code}},
+                ensure_ascii=False,
+            ),
+            file=sys.stderr,
+        )
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `langmem-plus`; returns the exit code."""
+    quiet_jieba()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    json_out = "--json" in argv
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+    except _UsageError as exc:
+        if not json_out:
+            parser.print_usage(sys.stderr)
+        return _fail(json_out, EXIT_USAGE, "UsageError", str(exc))
+    except SystemExit as exc:  # --help / --version (0)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
-    args.db_given = args.db or os.environ.get("LANGMEM_PLUS_DB")
-    args.db = args.db or os.environ.get("LANGMEM_PLUS_DB") or DEFAULT_DB
+    env_db = os.environ.get("LANGMEM_PLUS_DB")
+    args.db_given = args.db or env_db
+    args.db_source = "--db" if args.db else "LANGMEM_PLUS_DB" if env_db else "default"
+    args.db = args.db or env_db or str(default_db_path())
     args.embeddings = args.embeddings or os.environ.get("LANGMEM_PLUS_EMBEDDINGS") or "default"
     if args.embeddings not in ("default", "none"):
-        print("error: LANGMEM_PLUS_EMBEDDINGS must be 'default' or 'none'", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(
+            args.json, EXIT_USAGE, "UsageError",
+            "LANGMEM_PLUS_EMBEDDINGS must be 'default' or 'none'",
+        )  # fmt: skip
+    if args.command not in ("where", "demo") and args.db_source == "default":
+        Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     try:
         return int(args.func(args))
     except MemoryNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_NOT_FOUND
+        return _fail(args.json, EXIT_NOT_FOUND, type(exc).__name__, str(exc))
     except (ValidationError, ValueError) as exc:
-        print(
-            f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        return _fail(args.json, EXIT_USAGE, type(exc).__name__, str(exc))
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args.json, EXIT_ERROR, "KeyboardInterrupt", "interrupted")
+    except BrokenPipeError:  # `langmem-plus list | head`: the reader has all it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except (LangmemPlusError, Exception) as exc:  # one clear line, never a traceback
-        print(f"error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args.json, EXIT_ERROR, type(exc).__name__, f"{type(exc).__name__}: {exc}")
 
 
 if __name__ == "__main__":

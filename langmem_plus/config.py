@@ -41,7 +41,11 @@ class MemoryConfig(BaseModel):
         0.5, ge=0, le=1, description="Confidence assumed for items that carry none."
     )
     # --- seed 002's coding profile ---------------------------------------------------
-    profile: ScoreProfile = Field("default", description="'default' (seed 000) or 'coding'.")
+    profile: ScoreProfile = Field(
+        "default",
+        description="'default' (relevance, category, recency, use, confidence) or 'coding' "
+        "(code symbols, recency, similarity).",
+    )
     w_symbol: float = Field(0.4, ge=0, description="coding profile: symbol match weight.")
     w_code_recency: float = Field(0.3, ge=0, description="coding profile: recency weight.")
     w_similarity: float = Field(0.3, ge=0, description="coding profile: similarity weight.")
@@ -222,13 +226,13 @@ class MemoryConfig(BaseModel):
         0.81,
         ge=-1,
         le=1,
-        description="cosine >= this: merge (seed: 0.85 for its model; 0.81 calibrated for USE).",
+        description="cosine >= this: merge (0.81 calibrated for the default USE embeddings).",
     )
     separate_threshold: float = Field(
         0.55,
         ge=-1,
         le=1,
-        description="cosine >= this: separate (seed: 0.65; 0.55 calibrated for USE).",
+        description="cosine >= this: separate (0.55 calibrated for the default USE embeddings).",
     )
     merge_window_same_chat_s: int = Field(1800, ge=0, description="Same chat merge window.")
     merge_window_diff_chat_s: int = Field(604800, ge=0, description="Cross chat merge window.")

@@ -3,7 +3,7 @@
 
 Without a model it answers with `OfflineResponder`, a deterministic stand-in that is NOT a
 language model: it only quotes the memories injected into its prompt (and calls the
-search_memory tool for 上次 / last time questions). With `model="openai:gpt-4o-mini"` or
+recall_memories tool for 上次 / last time questions). With `model="openai:gpt-4o-mini"` or
 `base_url=...` a real chat model answers instead. Post-turn processors are rule-based.
 """
 
@@ -48,7 +48,7 @@ class OfflineResponder(BaseChatModel):
     """Deterministic offline stand-in for a chat model (NOT an LLM).
 
     Composes its reply from the memories in the injected `<memory_context>`, so the demo and
-    tests show what memory contributed. Asks the search_memory tool about 上次 / last time.
+    tests show what memory contributed. Asks the recall_memories tool about 上次 / last time.
     """
 
     use_tools: bool = True
@@ -58,9 +58,9 @@ class OfflineResponder(BaseChatModel):
         return "langmem-offline-responder"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OfflineResponder:
-        """Accept tools (create_agent binds them); only search_memory is ever called."""
+        """Accept tools (create_agent binds them); only recall_memories is ever called."""
         names = {getattr(t, "name", None) for t in tools}
-        return self.model_copy(update={"use_tools": "search_memory" in names})
+        return self.model_copy(update={"use_tools": "recall_memories" in names})
 
     def _generate(
         self,
@@ -85,7 +85,11 @@ class OfflineResponder(BaseChatModel):
             and isinstance(last, HumanMessage)
             and _LAST_TIME_RE.search(str(last.content))
         ):
-            call = {"name": "search_memory", "args": {"query": str(last.content)}, "id": "search-1"}
+            call = {
+                "name": "recall_memories",
+                "args": {"query": str(last.content)},
+                "id": "search-1",
+            }
             return AIMessage("", tool_calls=[call])
         memories = _MEMORY_RE.findall(system.text if system else "")
         if not memories:

@@ -1,4 +1,4 @@
-"""MCP server (seed 001): memory search (keyword + time range), add and recall as tools.
+"""MCP server: memory search (keywords + a time range), add, recall and delete as tools.
 
 Run it over stdio: ``python -m langmem_plus.mcp_server --db memory.db --user alice``. Needs
 the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`` also works).
@@ -6,6 +6,9 @@ the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`
 A server acts for exactly one user, fixed when it starts: ``--user``, or the user of the API
 key in ``LANGMEM_PLUS_API_KEY`` (an admin key needs ``--user`` too). Its tools take no user
 argument, and a call that names another user in ``user_id`` is refused with a clear error.
+
+A bad call (a bad argument, an unknown memory id) returns its message to the client as a tool
+error and logs one line; only a crash (a bug) is logged with its traceback.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langmem_plus._memory_checks import check_label
 from langmem_plus.apikeys import AuthenticationError, KeyStore
+from langmem_plus.cli import default_db_path, quiet_jieba
 from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
 
@@ -47,6 +52,20 @@ def _server_class() -> tuple[Any, type[Exception]]:
         return FastMCP, ToolError1
     except ImportError:
         raise MissingExtraError.for_extra("mcp", "mcp") from None
+
+
+def _said(exc: BaseException) -> bool:
+    """Whether `exc` is a bad call whose message is meant for the caller: the project's own
+    errors and plain value/lookup errors (not pydantic's, which the SDK reports itself)."""
+    if isinstance(exc, LangmemPlusError):
+        return True
+    try:
+        from pydantic import ValidationError as PydanticValidationError
+    except ImportError:  # pragma: no cover - pydantic is a core dependency
+        return False
+    return isinstance(exc, (ValueError, LookupError)) and not isinstance(
+        exc, PydanticValidationError
+    )
 
 
 def resolve_user(memory: Memory, user: str | None = None, api_key: str | None = None) -> str:
@@ -89,14 +108,22 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
                         f"{named!r} (start another server for that user)"
                     )
                 arguments = {k: v for k, v in arguments.items() if k != "user_id"}
-            return await super().call_tool(name, arguments, *args, **kwargs)
+            try:
+                return await super().call_tool(name, arguments, *args, **kwargs)
+            except tool_error as exc:
+                # The SDK hides the message of anything but a ToolError ("Error executing
+                # tool x") and logs its traceback; a bad call's message is for the client.
+                cause = exc.__cause__
+                if cause is None or not _said(cause):
+                    raise
+                raise tool_error(f"Error executing tool {name}: {cause}") from cause
 
     server = _OneUserServer("langmem-plus", instructions=_INSTRUCTIONS)
     server.bound_user = bound
 
     def _time(time: str | None, start: str | None, end: str | None) -> Any:
         if time and (start or end):
-            raise ValueError("give time or start/end, not both")
+            raise ValidationError("give time or start/end, not both")
         if time:
             return time
         return (start, end) if start or end else None
@@ -150,7 +177,8 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
         time: str | None = None,
         conversation_id: str | None = None,
     ) -> dict[str, Any]:
-        """Recall past conversation turns and summaries relevant to the query (seed 002)."""
+        """Recall past conversation turns and session summaries relevant to the query, best
+        first, with how many turns were searched and how long it took."""
         return memory.recall(
             query, bound, limit=limit, session_id=conversation_id,
             time_range=time,
@@ -172,7 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command line, where other local users could read it.
     """
     parser = argparse.ArgumentParser(prog="python -m langmem_plus.mcp_server")
-    parser.add_argument("--db", default=os.environ.get("LANGMEM_PLUS_DB"), help="database file")
+    parser.add_argument(
+        "--db", default=os.environ.get("LANGMEM_PLUS_DB"),
+        help="database file (env LANGMEM_PLUS_DB; default: the one `langmem-plus where` shows)",
+    )  # fmt: skip
     parser.add_argument(
         "--user", default=os.environ.get("LANGMEM_PLUS_USER") or None,
         help="the one user this server acts for (env LANGMEM_PLUS_USER; default: the API "
@@ -184,8 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--model", help="chat model for add_memory inference (init_chat_model)")
     args = parser.parse_args(argv)
+    quiet_jieba()  # stderr is the client's log: no dictionary-loading lines
+    db = Path(args.db) if args.db else default_db_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
     memory = Memory(
-        args.db or "./.langmem_plus/memory.db",
+        db,
         model=args.model,
         embeddings=False if args.embeddings == "none" else None,
     )

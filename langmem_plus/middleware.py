@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +32,7 @@ from langmem_plus._engine import (
     thread_id_from_config,
 )
 from langmem_plus.config import MemoryConfig
+from langmem_plus.errors import ValidationError
 from langmem_plus.working import WorkingMemory
 
 __all__ = ["MemoryAgentState", "MemoryMiddleware", "inject_context"]
@@ -78,8 +79,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     `store` defaults to the store given to `create_agent(store=...)`; `model` drives the
     processors (a chat model or `init_chat_model` string; None = offline rules). The user is
     `context["user_id"]` or `config["configurable"]["user_id"]`; each user has its own
-    namespace (`("memories", "{user_id}")` by default). `tools=True` adds the search/manage
-    memory tools. `background=False` runs the processors inline (deterministic, slower).
+    namespace (`("memories", "{user_id}")` by default). `tools=True` adds the memory tools,
+    ``recall_memories`` and ``edit_memory`` (rename them with
+    ``tool_names={"search": ..., "manage": ...}``); two tools of one name in the agent raise
+    `ValidationError` at the first model call. `background=False` runs the processors inline (deterministic, slower).
     """
 
     state_schema = MemoryAgentState
@@ -99,6 +102,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         reset_window_on_expiry: bool = True,
         show_scores: bool = False,
         tools: bool = False,
+        tool_names: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
@@ -118,13 +122,30 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         self.background = background
         self.worker = PostTurnWorker(self.engine.process, debounce_s=debounce_s)
         self.tools: Sequence[BaseTool] = []
+        names = dict(tool_names or {})
+        if set(names) - {"search", "manage"}:
+            raise ValidationError(f"tool_names takes 'search' and 'manage', got {sorted(names)!r}")
         if tools:
-            from langmem_plus.tools import create_manage_memory_tool, create_search_memory_tool
+            from langmem_plus.tools import (
+                MANAGE_TOOL_NAME,
+                SEARCH_TOOL_NAME,
+                create_manage_memory_tool,
+                create_search_memory_tool,
+            )
 
             self.tools = [
-                create_search_memory_tool(store=store, namespace=namespace, config=self.config),
-                create_manage_memory_tool(store=store, namespace=namespace),
+                create_search_memory_tool(
+                    store=store,
+                    namespace=namespace,
+                    config=self.config,
+                    name=names.get("search", SEARCH_TOOL_NAME),
+                ),
+                create_manage_memory_tool(
+                    store=store, namespace=namespace, name=names.get("manage", MANAGE_TOOL_NAME)
+                ),
             ]
+        elif names:
+            raise ValidationError("tool_names needs tools=True")
         _live.add(self)
 
     # ------------------------------------------------------------------ helpers
@@ -164,6 +185,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         return await asyncio.to_thread(self.before_model, state, runtime)
 
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.tools:
+            from langmem_plus.tools import check_unique_tool_names
+
+            check_unique_tool_names(list(request.tools or []), own=self.tools)
         ctx = request.state.get("memory_context") if request.state else None
         text = ctx.get("text") if isinstance(ctx, dict) else None
         if not text:

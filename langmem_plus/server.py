@@ -1,4 +1,4 @@
-"""REST API (seed 000) over `Memory`: FastAPI, OpenAPI schema at ``/openapi.json``.
+"""REST API over `Memory`: FastAPI, OpenAPI schema at ``/openapi.json``.
 
 Every call acts for one user. With API keys configured (``langmem-plus keys create``), a call
 needs ``Authorization: Bearer <key>``: a user's key acts as that user (an ``X-User-Id`` naming
@@ -8,6 +8,11 @@ then binds loopback only. User ids: 1-256 characters, valid Unicode (namespaces.
 them). Bodies over ``max_body_bytes`` are refused (413) before any parsing; each key gets a
 token-bucket rate limit (429 with ``Retry-After``). Bad input gets a 4xx with a clear
 ``detail``, never a 500.
+
+The schema is true to the app: every status a route can answer is declared with the body it
+sends (every error is ``{"detail": "<one line>"}``; a 422 from request validation adds
+``errors``, one entry per field), and every operation has a stable ``operationId`` for
+generated clients.
 
 Working memory (``GET /memory/working/{session_id}``): with a LangGraph ``checkpointer`` the
 session's ``working_memory`` state value is read from its latest checkpoint (``thread_id`` =
@@ -165,10 +170,12 @@ class TimeRangeIn(_Strict):
 
 
 class SearchIn(_Strict):
-    """A memory search."""
+    """A memory search; `offset` skips that many of the best hits (paging; offset + limit
+    may be at most the search limit)."""
 
     query: str = Field(min_length=1, max_length=10_000)
     limit: int = Field(5, ge=1, le=MAX_LIMIT)
+    offset: int = Field(0, ge=0, le=MAX_LIMIT - 1)
     filters: dict[str, Any] | None = None
     time_range: str | TimeRangeIn | None = Field(
         None, description="a phrase ('昨天', 'last week', 'auto') or {start, end}"
@@ -210,7 +217,7 @@ class ProfileIn(_Strict):
 
 
 class WorkingMemoryOut(BaseModel):
-    """The working memory of an active session (seed 000)."""
+    """The working memory of an active session: topic, context variables, turn count."""
 
     session_id: str
     current_topic: str | None = None
@@ -228,6 +235,22 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class FieldErrorOut(BaseModel):
+    """One field that failed request validation (the rejected value is not echoed)."""
+
+    loc: list[str | int] = Field(description="where: body/query/header/path, then the field")
+    msg: str
+    type: str
+
+
+class ValidationErrorOut(BaseModel):
+    """Invalid input: `detail` says what and how to fix it; `errors` lists each field when
+    the request did not match the schema (absent when the app itself refused a value)."""
+
+    detail: str
+    errors: list[FieldErrorOut] | None = None
+
+
 _ACCESS_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "API key missing, malformed, unknown or revoked"},
     403: {"model": ErrorOut, "description": "the key may not act for the X-User-Id given"},
@@ -240,8 +263,18 @@ _ACCESS_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+_ROUTE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **_ACCESS_RESPONSES,
+    400: {"model": ErrorOut, "description": "the request cannot be carried out as given"},
+    422: {"model": ValidationErrorOut, "description": "invalid input"},
+}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "the user has no memory with this id"}
+}
+
+
 class RecallOut(BaseModel):
-    """Seed 002's recall answer."""
+    """Relevant past turns and summaries, how many were searched, and how long it took."""
 
     results: list[dict[str, Any]]
     total_searched: int
@@ -312,6 +345,7 @@ def create_app(
     try:
         from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request
         from fastapi import Path as PathParam
+        from fastapi.exceptions import RequestValidationError
         from fastapi.responses import JSONResponse
         from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     except ImportError:
@@ -382,10 +416,28 @@ def create_app(
             raise _deny(422, f"X-User-Id header missing: {need}")
         return check_label("X-User-Id", x_user_id)
 
-    router = APIRouter(responses=_ACCESS_RESPONSES)
+    router = APIRouter(responses=_ROUTE_RESPONSES)
 
     def _error(status: int, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {
+                "loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
+            for e in exc.errors()
+        ]
+        summary = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:5]
+        ).replace("\n", " ")
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        return JSONResponse(
+            {"detail": f"invalid request: {summary}{more}", "errors": errors}, status_code=422
+        )
 
     @app.exception_handler(MemoryNotFoundError)
     async def _not_found(_: Request, exc: MemoryNotFoundError) -> JSONResponse:
@@ -405,12 +457,15 @@ def create_app(
 
     memory_id = PathParam(..., min_length=1, max_length=256, description="memory id")
 
-    @app.get("/health", tags=["meta"])
+    @app.get("/health", tags=["meta"], operation_id="health")
     def health() -> dict[str, str]:
         """Liveness check."""
         return {"status": "ok"}
 
-    @router.get("/memory/long-term", response_model=PageOut, tags=["long-term"])
+    @router.get(
+        "/memory/long-term", response_model=PageOut, tags=["long-term"],
+        operation_id="listMemories",
+    )  # fmt: skip
     def list_memories(
         uid: str = Depends(user),
         limit: int = Query(20, ge=1, le=MAX_LIMIT),
@@ -419,7 +474,10 @@ def create_app(
         """List the user's long-term memories (oldest first) with the total for paging."""
         return mem.get_all(uid, limit=limit, offset=offset).model_dump()
 
-    @router.post("/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"])
+    @router.post(
+        "/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"],
+        operation_id="addMemories",
+    )  # fmt: skip
     def add_memory(body: AddIn, uid: str = Depends(user)) -> Any:
         """Remember a text or messages: each exchange kept as an episode, facts derived."""
         msgs = body.messages if isinstance(body.messages, str) else [
@@ -441,7 +499,7 @@ def create_app(
                 continue
         return {"ids": ids, "memories": records}
 
-    @router.delete("/memory/long-term", tags=["long-term"])
+    @router.delete("/memory/long-term", tags=["long-term"], operation_id="clearMemories")
     def clear_memories(
         uid: str = Depends(user),
         include_conversations: bool = Query(
@@ -451,54 +509,84 @@ def create_app(
         """Delete all long-term memories of the user (working memory stays until it expires)."""
         return mem.reset(uid, keep_conversations=not include_conversations)
 
-    @router.get("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
+    @router.get(
+        "/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"],
+        responses=_NOT_FOUND, operation_id="getMemory",
+    )  # fmt: skip
     def get_memory(memory_id: str = memory_id, uid: str = Depends(user)) -> Any:
         """One memory; 404 when the user has no memory with this id."""
         return mem.get(memory_id, uid)
 
-    @router.patch("/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"])
+    @router.patch(
+        "/memory/long-term/{memory_id}", response_model=MemoryRecord, tags=["long-term"],
+        responses=_NOT_FOUND, operation_id="updateMemory",
+    )  # fmt: skip
     def update_memory(body: UpdateIn, memory_id: str = memory_id, uid: str = Depends(user)) -> Any:
         """Change a memory's text or fields; the change is kept in its history."""
         return mem.update(memory_id, uid, text=body.text, data=body.data)
 
-    @router.delete("/memory/long-term/{memory_id}", tags=["long-term"])
+    @router.delete(
+        "/memory/long-term/{memory_id}", tags=["long-term"], responses=_NOT_FOUND,
+        operation_id="deleteMemory",
+    )  # fmt: skip
     def delete_memory(memory_id: str = memory_id, uid: str = Depends(user)) -> dict[str, Any]:
         """Delete one memory from every index."""
         mem.delete(memory_id, uid)
         return {"deleted": True, "id": memory_id}
 
-    @router.get("/memory/long-term/{memory_id}/history", tags=["long-term"])
+    @router.get(
+        "/memory/long-term/{memory_id}/history", tags=["long-term"], responses=_NOT_FOUND,
+        operation_id="getMemoryHistory",
+    )  # fmt: skip
     def memory_history(
         memory_id: str = memory_id, uid: str = Depends(user)
     ) -> list[dict[str, Any]]:
         """How a memory came to be: creation, then each change."""
         return mem.history(memory_id, uid)
 
-    @router.post("/memory/search", response_model=SearchOut, tags=["search"])
+    @router.post(
+        "/memory/search", response_model=SearchOut, tags=["search"],
+        operation_id="searchMemories",
+    )  # fmt: skip
     def search(body: SearchIn, uid: str = Depends(user)) -> Any:
-        """Hybrid search with the spec score; each hit explains its score."""
+        """Hybrid search, best first; each hit explains its score. `offset` pages on."""
         tr: Any = body.time_range
         if isinstance(tr, TimeRangeIn):
             tr = (tr.start, tr.end)
-        hits = mem.search(body.query, uid, limit=body.limit, filters=body.filters, time_range=tr)
-        return {"results": [h.model_dump() for h in hits]}
+        if body.offset + body.limit > MAX_LIMIT:
+            raise ValidationError(
+                f"offset + limit must be at most {MAX_LIMIT}, got {body.offset} + {body.limit}"
+            )
+        hits = mem.search(
+            body.query, uid, limit=body.offset + body.limit, filters=body.filters, time_range=tr
+        )
+        return {"results": [h.model_dump() for h in hits[body.offset :]]}
 
-    @router.get("/memory/recall", response_model=RecallOut, tags=["search"])
+    @router.get(
+        "/memory/recall", response_model=RecallOut, tags=["search"],
+        operation_id="recallConversations",
+    )  # fmt: skip
     def recall(
         query: str = Query(..., min_length=1, max_length=10_000),
         limit: int = Query(5, ge=1, le=MAX_LIMIT),
         session_id: str | None = Query(None, min_length=1, max_length=256),
         uid: str = Depends(user),
     ) -> Any:
-        """Relevant past conversation turns and summaries (seed 002's shape)."""
+        """Relevant past conversation turns and summaries, best first."""
         return mem.recall(query, uid, limit=limit, session_id=session_id)
 
-    @router.get("/memory/profile", response_model=UserProfile, tags=["profile"])
+    @router.get(
+        "/memory/profile", response_model=UserProfile, tags=["profile"],
+        operation_id="getProfile",
+    )  # fmt: skip
     def get_profile(uid: str = Depends(user)) -> Any:
         """The user's profile document (empty sections when none was written)."""
         return mem.get_profile(uid)
 
-    @router.put("/memory/profile", response_model=UserProfile, tags=["profile"])
+    @router.put(
+        "/memory/profile", response_model=UserProfile, tags=["profile"],
+        operation_id="updateProfile",
+    )  # fmt: skip
     def put_profile(body: ProfileIn, uid: str = Depends(user)) -> Any:
         """Edit profile sections by hand; they are then protected from automatic rewrites."""
         return mem.put_profile(uid, **body.model_dump(exclude_none=True))
@@ -506,8 +594,11 @@ def create_app(
     @router.get(
         "/memory/working/{session_id}",
         response_model=WorkingMemoryOut,
-        responses={404: {"description": "no active working memory for this session"}},
+        responses={
+            404: {"model": ErrorOut, "description": "no active working memory for this session"}
+        },
         tags=["working"],
+        operation_id="getWorkingMemory",
     )
     def working(
         session_id: str = PathParam(..., min_length=1, max_length=256),

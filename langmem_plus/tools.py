@@ -1,5 +1,9 @@
-"""Memory tools for the model (seed 001's active RAG): search with keywords and a time range,
-and manage (create / update / delete). Namespaced per user from the runtime context/config.
+"""Memory tools for the model (active recall): search with keywords and a time range, and
+edit (create / update / delete). Namespaced per user from the runtime context/config.
+
+Their default names, `recall_memories` and `edit_memory`, are our own: LangMem's tools are
+called `search_memory` and `manage_memory`, and one agent may use both sets. Every factory
+takes `name=`; `check_unique_tool_names` refuses two tools of one name in one agent.
 
 Everything stored that a tool shows the model (memory text, category, id, conversation turns,
 session titles) is quoted with `langmem_plus.quoting.quote_data` inside one
@@ -35,10 +39,66 @@ from langmem_plus.text.timeparse import (
 from langmem_plus.text.tokenize import tokenize
 from langmem_plus.working import WorkingMemory
 
-__all__ = ["create_manage_memory_tool", "create_search_memory_tool", "resolve_time_range"]
+__all__ = [
+    "MANAGE_TOOL_NAME",
+    "SEARCH_TOOL_NAME",
+    "check_tool_name",
+    "check_unique_tool_names",
+    "create_manage_memory_tool",
+    "create_search_memory_tool",
+    "resolve_time_range",
+]
+
+SEARCH_TOOL_NAME = "recall_memories"
+MANAGE_TOOL_NAME = "edit_memory"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 _RANGE_SPLIT = re.compile(r"\s*(?:\.\.|~|～|至|到|\bto\b|–|—)\s*")
 TimeRange = tuple[datetime, datetime]
+
+
+def check_tool_name(name: Any) -> str:
+    """`name` if chat model APIs accept it as a tool name (1-64 of A-Z a-z 0-9 _ -)."""
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+        raise ValidationError(
+            f"tool name must be 1-64 characters of letters, digits, '_' or '-', got {name!r}"
+        )
+    return name
+
+
+def _tool_name(t: Any) -> str | None:
+    if isinstance(t, dict):
+        fn = t.get("function")
+        return str(fn.get("name")) if isinstance(fn, dict) else t.get("name")
+    return getattr(t, "name", None)
+
+
+def check_unique_tool_names(tools: Sequence[Any], own: Sequence[BaseTool] = ()) -> None:
+    """Refuse two tools of one name: a tool node keeps only one of them, silently.
+
+    `tools` are the tools an agent offers the model; `own` are tools that must be among them
+    as themselves (an agent's tool node keeps the last tool of a name, so another tool of
+    the same name shows up in their place)."""
+    seen: set[str] = set()
+    dupes: list[str] = []
+    for t in tools:
+        name = _tool_name(t)
+        if name is None:
+            continue
+        if name in seen and name not in dupes:
+            dupes.append(name)
+        seen.add(name)
+    by_name = {_tool_name(t): t for t in tools}
+    for mine in own:
+        other = by_name.get(mine.name)
+        if other is not None and other is not mine and mine.name not in dupes:
+            dupes.append(mine.name)
+    if dupes:
+        raise ValidationError(
+            f"two tools share the name(s) {dupes}: the agent would call only one of them. "
+            "Rename one, e.g. MemoryMiddleware(tools=True, tool_names={'search': ..., "
+            "'manage': ...}) or create_search_memory_tool(name=...)"
+        )
 
 
 def _now(clock: Callable[[], datetime] | None) -> datetime:
@@ -139,23 +199,38 @@ def _role(role: Any) -> str:
     return role if role in _ROLES else quote_data(str(role), 40)
 
 
+def _date(value: dict[str, Any], created_at: datetime) -> str:
+    """The day a memory is about: when it happened if known, else when the memory says it
+    was made (imported memories keep theirs), else when the store wrote it."""
+    for key in ("occurred_at", "created_at"):
+        when = value.get(key)
+        if isinstance(when, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", when[:10]):
+            return when[:10]
+    return created_at.strftime("%Y-%m-%d")
+
+
 def _format_hits(hits: Sequence[Any]) -> tuple[list[str], list[dict[str, Any]]]:
-    """One line per hit (every stored string quoted) and the raw hits as artifact."""
+    """One line per hit for the model (kind, category, date, text, id; every stored string
+    quoted) and, as artifact for code, each hit with its score and score components."""
     lines: list[str] = []
     artifact: list[dict[str, Any]] = []
     for i, it in enumerate(hits, 1):
         value = it.value if isinstance(it.value, dict) else {"text": str(it.value)}
         text = str(value.get("text", value))
         score = getattr(it, "score", None)
-        date = it.created_at.strftime("%Y-%m-%d")
-        head = f"{i}. [category={quote_data(str(value.get('category', 'fact')), 80)}, {date}"
-        head += f", score {score:.2f}]" if score is not None else "]"
+        date = _date(value, it.created_at)
+        category = quote_data(str(value.get("category", "fact")), 80)
+        kind = value.get("kind")
+        head = f"{i}. [" + (f"kind={quote_data(str(kind), 40)}, " if kind else "")
+        head += f"category={category}, {date}]"
         lines.append(f"{head} {quote_data(text)} (id={quote_data(str(it.key))})")
         artifact.append(
             {
                 "id": it.key,
                 "text": text,
+                "kind": kind,
                 "category": value.get("category"),
+                "date": date,
                 "created_at": it.created_at.isoformat(),
                 "score": score,
                 "components": dict(getattr(it, "components", None) or {}),
@@ -227,12 +302,15 @@ def create_search_memory_tool(
     config: MemoryConfig | None = None,
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
-    name: str = "search_memory",
+    name: str = SEARCH_TOOL_NAME,
 ) -> BaseTool:
-    """A tool that searches the user's memories by keywords and an optional time range.
+    """A tool (named `name`, ``recall_memories`` by default) that searches the user's memories
+    by keywords and an optional time range.
 
-    Returns text for the model and, as artifact, each hit with its score parts.
+    Returns text for the model (each memory's kind, category, date, text and id) and, as
+    artifact for code, each hit with its score and score components.
     """
+    check_tool_name(name)
     cfg = config or MemoryConfig()
     template = tuple(namespace)
 
@@ -326,9 +404,11 @@ def create_manage_memory_tool(
     *,
     namespace: Sequence[str] = ("memories", "{user_id}"),
     default_user_id: str | None = None,
-    name: str = "manage_memory",
+    name: str = MANAGE_TOOL_NAME,
 ) -> BaseTool:
-    """A tool that creates, updates or deletes one memory of the current user."""
+    """A tool (named `name`, ``edit_memory`` by default) that creates, updates or deletes one
+    memory of the current user."""
+    check_tool_name(name)
     template = tuple(namespace)
 
     def _manage(
@@ -384,7 +464,7 @@ def create_manage_memory_tool(
         Args:
             action: 'create' a new memory, 'update' one (needs id), or 'delete' one (needs id).
             content: the memory text for create/update, one short statement.
-            id: the memory id (from search_memory) for update/delete.
+            id: the memory id (from the memory search results) for update/delete.
             category: preference, fact, pattern or episode.
         """
         return _manage(action, content, id, category, runtime)

@@ -1,4 +1,4 @@
-"""The `langmem-plus` command line (seed 002's contract), in-process plus one real subprocess."""
+"""The `langmem-plus` command line, in-process plus real subprocesses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from langmem_plus.cli import Progress, main, parse_span
+from langmem_plus.cli import (
+    Progress,
+    build_parser,
+    default_db_path,
+    display_width,
+    main,
+    parse_span,
+)
 from langmem_plus.errors import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +46,7 @@ def _json(run, *argv: str):
     return json.loads(out)
 
 
-def test_store_then_recall_in_seed_002_shape(run):
+def test_store_then_recall_shape(run):
     stored = _json(run, "store", "--conversation", "conv-1", "--role", "user",
                    "--content", "processPayment 函数存在并发问题 in src/order.ts")  # fmt: skip
     assert set(stored) == {"turn_id", "conversation_id", "symbols_extracted", "stored_at"}
@@ -83,7 +90,7 @@ def test_cleanup_modes(run):
     assert out["space_freed_kb"] >= 0
     assert _json(run, "cleanup", "--conversation", "other")["turns_deleted"] == 1
     _json(run, "add", "I prefer tabs", "--no-infer")
-    everything = _json(run, "cleanup", "--all")
+    everything = _json(run, "cleanup", "--all", "--user", "default")
     assert everything["turns_deleted"] == 1 and everything["memories_deleted"] == 1
     assert _json(run, "recall", "-q", "talk")["total_searched"] == 0
     assert _json(run, "stats")["items"] == 0
@@ -203,3 +210,144 @@ def test_console_script_subprocess(tmp_path):
         check=False,
     )  # fmt: skip
     assert missing.returncode == 1 and missing.stderr.startswith("error:")
+    # Chinese text through the knowledge monitor loads jieba: none of its lines on stderr
+    added = subprocess.run(
+        [*cmd, "--db", db, "add", "我喜欢川菜，周末常去成都", "--json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert added.returncode == 0 and added.stderr == "", added.stderr
+
+
+def test_cleanup_all_needs_one_user_or_all_users_yes(run):
+    for user in ("alice", "bob"):
+        _json(run, "add", f"{user} likes tea", "--no-infer", "--user", user)
+        _json(run, "store", "--user", user, "--conversation", "c", "--content", "hi")
+    for argv in (
+        ["cleanup", "--all"],  # used to delete every user's data without asking
+        ["cleanup", "--all", "--all-users"],
+        ["cleanup", "--all", "--all-users", "--user", "alice", "--yes"],
+    ):
+        code, _, err = run(*argv)
+        assert code == 2 and err.startswith("error: "), argv
+    assert _json(run, "stats")["items"] > 0
+    assert _json(run, "list", "--user", "alice")["total"] == 1
+    gone = _json(run, "cleanup", "--all", "--user", "alice")
+    assert gone["memories_deleted"] == 1 and gone["turns_deleted"] == 1
+    assert _json(run, "list", "--user", "alice")["total"] == 0
+    assert _json(run, "list", "--user", "bob")["total"] == 1
+    rest = _json(run, "cleanup", "--all", "--all-users", "--yes")
+    assert rest["memories_deleted"] == 1
+    assert _json(run, "list", "--user", "bob")["total"] == 0
+
+
+def test_default_database_is_in_the_user_data_dir(tmp_path, monkeypatch, capsys):
+    """Without --db or LANGMEM_PLUS_DB every working directory sees the same database."""
+    import platformdirs
+
+    monkeypatch.delenv("LANGMEM_PLUS_DB", raising=False)
+    monkeypatch.setenv("LANGMEM_PLUS_EMBEDDINGS", "none")
+    monkeypatch.delenv("LANGMEM_PLUS_USER", raising=False)
+    data_dir = tmp_path / "data"
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda *a, **k: str(data_dir))
+    assert default_db_path() == data_dir / "memory.db"
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    assert main(["add", "I keep bees", "--no-infer", "--json"]) == 0
+    monkeypatch.chdir(tmp_path / "two")
+    capsys.readouterr()
+    assert main(["search", "bees", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["text"] == "I keep bees"
+    assert main(["where", "--json"]) == 0
+    where = json.loads(capsys.readouterr().out)
+    assert where == {
+        "db": str((data_dir / "memory.db").resolve()),
+        "source": "default",
+        "exists": True,
+        "default": str(data_dir / "memory.db"),
+    }
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["db"] == where["db"]
+    assert main(["--help"]) == 0
+    assert str(data_dir / "memory.db") in capsys.readouterr().out.replace("\n", "")
+    assert not list((tmp_path / "one").iterdir()) and not list((tmp_path / "two").iterdir())
+    monkeypatch.setenv("LANGMEM_PLUS_DB", str(tmp_path / "env.db"))
+    assert main(["where", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "LANGMEM_PLUS_DB"
+
+
+def test_version(capsys):
+    from langmem_plus import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"langmem-plus {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "kind"),
+    [
+        (["get", "missing-id"], 1, "MemoryNotFoundError"),
+        (["frobnicate"], 2, "UsageError"),
+        (["recall"], 2, "UsageError"),
+        (["recall", "-q", "x", "--limit", "0"], 2, "ValidationError"),
+        (["cleanup", "--all"], 2, "ValidationError"),
+        (["search", "x", "--user", ""], 2, "ValidationError"),
+        (["keys", "revoke", "0123456789ab"], 1, "KeyNotFoundError"),
+    ],
+)
+def test_json_errors_are_json(run, argv, code, kind):
+    run("init")
+    got, out, err = run(*argv, "--json")
+    assert got == code and out == ""
+    (line,) = err.splitlines()
+    body = json.loads(line)["error"]
+    assert body["type"] == kind and body["exit_code"] == code and body["message"]
+
+
+def test_tables_align_chinese_text_by_display_width(run):
+    assert display_width("川菜") == 4 and display_width("tea") == 3
+    assert display_width("e\u0301") == 1  # a combining accent takes no column
+    for text in ("我喜欢川菜，在上海工作", "I like tea", "喜欢 tea 和 咖啡"):
+        _json(run, "add", text, "--no-infer", "--category", "preference")
+    code, out, _ = run("list")
+    assert code == 0
+    lines = out.splitlines()
+    header, rule, rows = lines[0], lines[1], lines[2:5]
+    start = display_width(header[: header.index("text")])
+    for row in rows:  # every text starts in the header's column, by display width
+        cells = row.split("  ")
+        text = next(c.strip() for c in reversed(cells) if c.strip())
+        assert display_width(row[: row.index(text)]) == start, row
+    assert display_width(rule) == max(display_width(r) for r in rows)
+    long = "长" * 80
+    _json(run, "add", long, "--no-infer")
+    code, out, _ = run("list")
+    (row,) = [r for r in out.splitlines() if "长" in r]
+    shown = row[row.index("长") :].rstrip()
+    assert shown.endswith("…") and display_width(shown) <= 60
+
+
+def test_help_says_what_things_do_never_seed_numbers():
+    parser = build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:
+        texts += [p.format_help() for p in action.choices.values()]
+    assert texts and not any("seed" in t.lower() for t in texts)
+
+
+def test_jieba_loading_lines_never_reach_the_terminal():
+    """jieba logs its dictionary loading to stderr at DEBUG; the CLI silences its logger, so
+    a later first use (here part-of-speech tagging, as the knowledge monitor does) is quiet."""
+    use = "import jieba.posseg as p; list(p.cut('我喜欢川菜'))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def stderr_of(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+            check=True,
+        )  # fmt: skip
+        return done.stderr
+
+    assert "prefix dict" in stderr_of(use)  # jieba on its own is loud
+    quiet = "from langmem_plus.cli import main; main(['--version']); " + use
+    assert stderr_of(quiet) == ""

@@ -3,7 +3,7 @@
 Hostile strings (envelope tags, role prefixes after every kind of line break, bidi and tag
 characters, quotes, angle brackets, JSON braces) are stored as memory text, category and key,
 profile values, session titles/snippets and conversation turns. A real `create_agent` with
-`MemoryMiddleware(tools=True)` and a scripted model calls `search_memory`, so the FINAL request
+`MemoryMiddleware(tools=True)` and a scripted model calls `recall_memories`, so the FINAL request
 holds both the injected context and the tool's answer. Both must keep every stored string
 inside one envelope, on no line of its own, with nothing invisible, and recoverable.
 """
@@ -140,7 +140,7 @@ def _run(
     model = scripted(
         [
             tool_call(
-                "search_memory", {"query": "zebra", "time_range": "2000-01-01..2999-12-31"}, "c1"
+                "recall_memories", {"query": "zebra", "time_range": "2000-01-01..2999-12-31"}, "c1"
             ),
             "I will not follow instructions found in memories.",
         ]

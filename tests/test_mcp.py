@@ -159,3 +159,42 @@ def test_bound_server_in_process(hash_embeddings):
                 await server.call_tool("search_memory", {"query": "PIN", "user_id": "john_smith"})
 
         asyncio.run(go())
+
+
+def test_a_bad_call_returns_its_message_and_logs_one_line(hash_embeddings, caplog):
+    """The client reads why a call failed; the server logs one line per bad call, no traceback."""
+    import logging
+
+    from mcp import Client
+
+    from langmem_plus.mcp_server import build_server
+    from langmem_plus.memory import Memory
+
+    with Memory(embeddings=hash_embeddings) as mem:
+        server = build_server(mem, user="amy")
+
+        async def go() -> list[str]:
+            async with Client(server) as client:
+                texts = []
+                for tool, args in [
+                    ("delete_memory", {"memory_id": "no-such-id"}),
+                    ("search_memory", {"query": "x", "time": "whenever"}),
+                    ("search_memory", {"query": "x", "time": "yesterday", "start": "2026-01-01"}),
+                    ("search_memory", {"query": "x", "limit": 0}),
+                    ("add_memory", {"text": "", "infer": False}),
+                ]:
+                    res = await client.call_tool(tool, args)
+                    assert res.is_error
+                    texts.append(res.content[0].text)
+                return texts
+
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="mcp"):
+            texts = asyncio.run(go())
+    assert "no-such-id" in texts[0]
+    assert "start/end" in texts[2]
+    for text in texts:  # each says why, beyond the SDK's bare "Error executing tool x"
+        assert text.startswith("Error executing tool ") and len(text.split(": ", 1)) == 2, text
+    failures = [r for r in caplog.records if "failed" in r.getMessage() or r.exc_info]
+    assert len(failures) == 5
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in failures)

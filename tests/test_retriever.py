@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -155,3 +156,150 @@ def test_async():
     assert docs[0].page_content == "User lives in Shanghai"
     r = MemoryRetriever(store=_two_users(), user_id="john_smith", k=2)
     assert [d.id for d in asyncio.run(r.ainvoke("PIN"))] == ["b"]
+
+
+# --- what VectorStoreRetriever users pass ------------------------------------------------
+
+
+def test_search_kwargs_k_filter_and_runtime_keywords():
+    r = MemoryRetriever(store=_STORE, user_id="u1", search_kwargs={"k": 1})
+    assert len(r.invoke("user")) == 1
+    assert len(r.invoke("user", k=3)) == 3  # the call's keyword wins
+    none = r.invoke("tea", filter={"category": "preference"})
+    assert none == []
+    some = MemoryRetriever(
+        store=_STORE, user_id="u1", search_kwargs={"filter": {"category": "fact"}}
+    )
+    assert some.invoke("tea") and some.invoke("tea", filter={"category": "x"}) == []
+
+
+def test_async_takes_the_same_keywords():
+    import asyncio
+
+    r = MemoryRetriever(store=_STORE, user_id="u1", search_kwargs={"k": 2})
+    assert len(asyncio.run(r.ainvoke("user"))) == 2
+    assert asyncio.run(r.ainvoke("tea", filter={"category": "preference"})) == []
+    with pytest.raises(ValidationError, match="unknown"):
+        asyncio.run(r.ainvoke("tea", top_k=2))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"search_kwargs": {"top_k": 1}},
+        {"search_kwargs": {"k": 0}},
+        {"search_kwargs": {"score_threshold": "high"}},
+        {"search_kwargs": {"lambda_mult": 2}},
+        {"search_kwargs": {"filter": "fact"}},
+        {"k": 2, "search_kwargs": {"k": 1}},
+        {"search_type": "nearest"},
+        {"search_type": "similarity_score_threshold"},  # needs a threshold
+        {"topk": 3},  # an unknown field is refused, not ignored
+        {"score_threshold": "x"},
+    ],
+)
+def test_unknown_or_bad_search_parameters_are_refused(kwargs: dict[str, Any]):
+    with pytest.raises(ValidationError) as info:
+        MemoryRetriever(store=_STORE, user_id="u1", **kwargs)
+    assert str(info.value).startswith("MemoryRetriever")
+
+
+def test_unknown_invoke_keyword_is_refused():
+    r = MemoryRetriever(store=_STORE, user_id="u1")
+    with pytest.raises(ValidationError, match="top_k"):
+        r.invoke("tea", top_k=1)
+    with pytest.raises(ValidationError):
+        r.invoke("tea", fetch_k=0)
+
+
+def test_score_threshold_keeps_only_scores_at_or_above_it():
+    everything = MemoryRetriever(store=_STORE, user_id="u1", k=6).invoke("green tea")
+    scores = [d.metadata["score"] for d in everything]
+    cut = (scores[0] + scores[1]) / 2  # between the best and the second
+    for r in (
+        MemoryRetriever(
+            store=_STORE,
+            user_id="u1",
+            search_type="similarity_score_threshold",
+            search_kwargs={"score_threshold": cut, "k": 6},
+        ),
+        MemoryRetriever(store=_STORE, user_id="u1", k=6, score_threshold=cut),
+    ):
+        docs = r.invoke("green tea")
+        assert [d.id for d in docs] == [everything[0].id]
+        assert all(d.metadata["score"] >= cut for d in docs)
+    plain = MemoryRetriever(store=_STORE, user_id="u1", k=6)
+    assert len(plain.invoke("green tea", score_threshold=min(scores) - 1e-9)) == 6
+    assert plain.invoke("green tea", score_threshold=scores[0] + 1.0) == []
+
+
+def test_a_threshold_on_an_unscored_store_is_an_error_not_an_empty_answer():
+    from langgraph.store.memory import InMemoryStore
+
+    store = InMemoryStore()  # no index: search returns items without scores
+    store.put(user_namespace("u"), "a", {"text": "tea"})
+    assert MemoryRetriever(store=store, user_id="u").invoke("tea")[0].id == "a"
+    with pytest.raises(ValidationError, match="score"):
+        MemoryRetriever(store=store, user_id="u", score_threshold=0.1).invoke("tea")
+
+
+def _mmr_store() -> HybridStore:
+    store = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
+    texts = {
+        "t1": "green tea every morning",
+        "t2": "green tea every morning please",
+        "t3": "green tea every morning always",
+        "c1": "black coffee, no tea",
+    }
+    for key, text in texts.items():
+        store.put(user_namespace("m"), key, {"text": text})
+    return store
+
+
+def test_mmr_trades_near_duplicates_for_other_relevant_memories():
+    store = _mmr_store()
+    plain = MemoryRetriever(store=store, user_id="m", k=2).invoke("green tea morning")
+    assert {d.id for d in plain} <= {"t1", "t2", "t3"}  # two near duplicates
+    mmr = MemoryRetriever(
+        store=store, user_id="m", search_type="mmr", search_kwargs={"k": 2, "fetch_k": 4}
+    )
+    got = [d.id for d in mmr.invoke("green tea morning")]
+    assert got[0] in {"t1", "t2", "t3"} and got[1] == "c1"
+    # lambda_mult=1 is plain relevance: the near duplicates again
+    same = mmr.invoke("green tea morning", lambda_mult=1.0)
+    assert {d.id for d in same} <= {"t1", "t2", "t3"}
+
+
+def test_mmr_needs_embeddings():
+    with pytest.raises(ValidationError, match="embeddings"):
+        MemoryRetriever(store=HybridStore(index=False), user_id="u", search_type="mmr")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3),
+    st.integers(1, 10),
+    st.floats(0, 1),
+)
+def test_mmr_order_picks_distinct_documents_best_first(
+    docs: list[list[float]], query: list[float], k: int, lam: float
+) -> None:
+    import numpy as np
+
+    from langmem_plus.retriever import mmr_order
+
+    order = mmr_order(query, docs, k, lam)
+    assert len(order) == min(k, len(docs)) == len(set(order))
+    d = np.asarray(docs)
+    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+    q = np.asarray(query) / max(float(np.linalg.norm(query)), 1e-12)
+    rel = d @ q
+    if lam > 0:  # the first pick is the most relevant document
+        assert rel[order[0]] == pytest.approx(rel.max())
+    if lam == 1:  # pure relevance: relevance order
+        assert all(rel[a] >= rel[b] - 1e-9 for a, b in itertools.pairwise(order))

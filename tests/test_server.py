@@ -392,3 +392,190 @@ def test_openapi_declares_bearer_and_access_errors(mem):
             assert {"401", "403", "413", "429"} <= set(op["responses"]), (method, path)
     retry = schema["paths"]["/memory/search"]["post"]["responses"]["429"]
     assert "Retry-After" in retry["headers"]
+
+
+# ---------------------------------------------------------------------------- the schema is true
+_OPERATION_IDS = {
+    ("get", "/health"): "health",
+    ("get", "/memory/long-term"): "listMemories",
+    ("post", "/memory/long-term"): "addMemories",
+    ("delete", "/memory/long-term"): "clearMemories",
+    ("get", "/memory/long-term/{memory_id}"): "getMemory",
+    ("patch", "/memory/long-term/{memory_id}"): "updateMemory",
+    ("delete", "/memory/long-term/{memory_id}"): "deleteMemory",
+    ("get", "/memory/long-term/{memory_id}/history"): "getMemoryHistory",
+    ("post", "/memory/search"): "searchMemories",
+    ("get", "/memory/recall"): "recallConversations",
+    ("get", "/memory/profile"): "getProfile",
+    ("put", "/memory/profile"): "updateProfile",
+    ("get", "/memory/working/{session_id}"): "getWorkingMemory",
+}
+
+
+def _conformance_checks() -> list:
+    from schemathesis.checks import (
+        content_type_conformance,
+        not_a_server_error,
+        response_headers_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    return [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_schema_conformance,
+        response_headers_conformance,
+    ]
+
+
+def _violations(case, response) -> list[str]:
+    from schemathesis.core.failures import FailureGroup
+
+    try:
+        case.validate_response(response, checks=_conformance_checks())
+    except (Exception, FailureGroup) as exc:  # schemathesis raises a group of failures
+        return [
+            f"{case.method} {case.path} {response.status_code}: {str(e).splitlines()[0]}"
+            for e in getattr(exc, "exceptions", [exc])
+        ]
+    return []
+
+
+def test_every_operation_has_a_stable_operation_id(mem):
+    schema = create_app(mem).openapi()
+    found = {
+        (method, path): op["operationId"]
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+    }
+    assert found == _OPERATION_IDS
+
+
+def test_declared_404s_and_one_error_shape(mem):
+    schema = create_app(mem).openapi()
+    paths = schema["paths"]
+    for method in ("get", "patch", "delete"):
+        assert "404" in paths["/memory/long-term/{memory_id}"][method]["responses"]
+    assert "404" in paths["/memory/long-term/{memory_id}/history"]["get"]["responses"]
+    assert "404" in paths["/memory/working/{session_id}"]["get"]["responses"]
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    invalid = schema["components"]["schemas"]["ValidationErrorOut"]
+    assert invalid["properties"]["detail"]["type"] == "string" and invalid["required"] == ["detail"]
+    for ops in paths.values():
+        for op in ops.values():
+            for status, response in op["responses"].items():
+                if status.startswith("4"):
+                    ref = response["content"]["application/json"]["schema"]["$ref"]
+                    assert ref.rsplit("/", 1)[1] in ("ErrorOut", "ValidationErrorOut")
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "kwargs", "status"),
+    [
+        ("/memory/long-term/{memory_id}", "GET", {"path_parameters": {"memory_id": "nope"}}, 404),
+        ("/memory/long-term/{memory_id}/history", "GET",
+         {"path_parameters": {"memory_id": "nope"}}, 404),
+        ("/memory/long-term/{memory_id}", "PATCH",
+         {"path_parameters": {"memory_id": "nope"}, "body": {"text": "x"}}, 404),
+        ("/memory/long-term/{memory_id}", "DELETE", {"path_parameters": {"memory_id": "nope"}}, 404),
+        ("/memory/working/{session_id}", "GET", {"path_parameters": {"session_id": "s"}}, 404),
+        ("/memory/long-term", "GET", {"query": {"limit": 0}}, 422),  # request validation
+        ("/memory/long-term", "GET", {"headers": {}}, 422),  # no X-User-Id: the app's own 422
+        ("/memory/search", "POST", {"body": {"query": "x", "time_range": "soonish"}}, 422),
+        ("/memory/search", "POST", {"body": {"query": "x", "limit": 10, "offset": 995}}, 422),
+        ("/memory/long-term", "POST",
+         {"body": {"messages": "x", "metadata": {"confidence": 9}}}, 422),
+        ("/memory/search", "POST", {"body": {"query": "x", "offset": 1}}, 200),
+    ],
+)  # fmt: skip
+def test_each_answer_the_app_sends_matches_the_schema(mem, path, method, kwargs, status):
+    schemathesis = pytest.importorskip("schemathesis")
+    app = create_app(mem, rate_limit=None)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    headers = kwargs.pop("headers", ALICE)
+    case = schema[path][method].Case(headers=headers, **kwargs)
+    response = case.call()
+    assert response.status_code == status, response.text
+    assert not _violations(case, response)
+    assert isinstance(response.json().get("detail", ""), str)
+
+
+def test_access_errors_match_the_schema(mem):
+    schemathesis = pytest.importorskip("schemathesis")
+    keys = KeyStore(mem.store.db)
+    _, token = keys.create(user_id="alice")
+    clock = _Clock()
+    app = create_app(mem, rate_limit=RateLimiter(30, burst=1, clock=clock), max_body_bytes=200)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    profile = schema["/memory/profile"]["GET"]
+    statuses = []
+    for headers in ({}, _bearer(token), _bearer(token), "later", _bearer(token, **BOB)):
+        if headers == "later":  # the bucket refills
+            clock.now += 10
+            continue
+        case = profile.Case(headers=headers)
+        response = case.call()
+        statuses.append(response.status_code)
+        assert not _violations(case, response)
+    assert statuses == [401, 200, 429, 403]
+    clock.now += 10
+    big = schema["/memory/long-term"]["POST"].Case(
+        headers=_bearer(token), body={"messages": "x" * 500, "infer": False}
+    )
+    response = big.call()
+    assert response.status_code == 413 and not _violations(big, response)
+
+
+def test_search_offset_pages_through_the_ranking(mem):
+    for text in ("tea in the morning", "tea after lunch", "tea at night"):
+        mem.add(text, "alice", infer=False)
+    with TestClient(create_app(mem)) as client:
+        first = client.post("/memory/search", json={"query": "tea", "limit": 3}, headers=ALICE)
+        ranked = [h["id"] for h in first.json()["results"]]
+        assert len(ranked) == 3
+        for offset in range(4):
+            page = client.post(
+                "/memory/search", json={"query": "tea", "limit": 1, "offset": offset},
+                headers=ALICE,
+            )  # fmt: skip
+            assert [h["id"] for h in page.json()["results"]] == ranked[offset : offset + 1]
+        too_far = client.post(
+            "/memory/search", json={"query": "tea", "limit": 5, "offset": 999}, headers=ALICE
+        )
+        assert too_far.status_code == 422 and "offset + limit" in too_far.json()["detail"]
+
+
+def test_schemathesis_every_response_conforms(mem):
+    """Generated requests (valid and invalid) for every operation: each response's status,
+    content type, headers and body are the ones the schema declares; never a 5xx."""
+    schemathesis = pytest.importorskip("schemathesis")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis.errors import Unsatisfiable
+
+    mem.add("a memory about Python", "alice", infer=False)
+    app = create_app(mem, rate_limit=None)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    failures: list[str] = []
+    calls: list[int] = []
+    for result in schema.get_all_operations():
+        op = result.ok()
+        for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
+
+            @settings(
+                max_examples=6, deadline=None, database=None, derandomize=True,
+                suppress_health_check=list(HealthCheck),
+            )  # fmt: skip
+            @given(case=op.as_strategy(generation_mode=mode))
+            def check(case) -> None:
+                response = case.call()
+                calls.append(response.status_code)
+                failures.extend(_violations(case, response))
+
+            try:
+                check()
+            except Unsatisfiable:  # no way to make a request invalid (e.g. /health)
+                continue
+    assert not failures, sorted(set(failures))
+    assert len(calls) >= 60 and {200, 404, 422} <= set(calls)

@@ -1,4 +1,4 @@
-"""search_memory / manage_memory tools: keywords, natural time ranges, per-user namespaces."""
+"""recall_memories / edit_memory tools: keywords, natural time ranges, per-user namespaces."""
 
 from __future__ import annotations
 
@@ -6,17 +6,23 @@ import asyncio
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from _agent_fakes import FakeClock, scripted, tool_call
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_plus import HybridStore
+from langmem_plus.errors import ValidationError
 from langmem_plus.middleware import MemoryMiddleware
 from langmem_plus.quoting import needs_escape, unquote_data
 from langmem_plus.records import MemoryRecord, SessionSummary
 from langmem_plus.tools import (
+    MANAGE_TOOL_NAME,
     RESULTS_TAG,
+    SEARCH_TOOL_NAME,
+    check_unique_tool_names,
     create_manage_memory_tool,
     create_search_memory_tool,
     resolve_time_range,
@@ -127,8 +133,8 @@ def test_tools_inside_an_agent_with_runtime_store_and_async() -> None:
     mw = MemoryMiddleware(tools=True, background=False, clock=clock)
     model = scripted(
         [
-            tool_call("search_memory", {"query": "sister"}, "c1"),
-            tool_call("manage_memory", {"action": "create", "content": "Amy plays chess"}, "c2"),
+            tool_call("recall_memories", {"query": "sister"}, "c1"),
+            tool_call("edit_memory", {"action": "create", "content": "Amy plays chess"}, "c2"),
             "Your sister is Lena.",
         ]
     )
@@ -144,3 +150,74 @@ def test_tools_inside_an_agent_with_runtime_store_and_async() -> None:
     assert tool_msgs[1].content.startswith("created memory")
     texts = [i.value["text"] for i in store.search(("memories", "amy"), limit=20)]
     assert "Amy plays chess" in texts
+
+
+@tool("search_memory")
+def langmem_like_search(query: str) -> str:
+    """A tool named like LangMem's search tool."""
+    return "from the other memory tool"
+
+
+def test_default_names_are_our_own_and_coexist_with_langmems() -> None:
+    assert (SEARCH_TOOL_NAME, MANAGE_TOOL_NAME) == ("recall_memories", "edit_memory")
+    assert {SEARCH_TOOL_NAME, MANAGE_TOOL_NAME}.isdisjoint({"search_memory", "manage_memory"})
+    store = HybridStore(index=False)
+    _put(store, "amy", "Amy's sister is called Lena", NOW)
+    mw = MemoryMiddleware(tools=True, background=False, clock=FakeClock(NOW))
+    assert [t.name for t in mw.tools] == ["recall_memories", "edit_memory"]
+    model = scripted(
+        [
+            tool_call("search_memory", {"query": "sister"}, "c1"),
+            tool_call("recall_memories", {"query": "sister"}, "c2"),
+            "done",
+        ]
+    )
+    agent = create_agent(model, tools=[langmem_like_search], middleware=[mw], store=store)
+    out = agent.invoke(
+        {"messages": [{"role": "user", "content": "who is my sister?"}]},
+        {"configurable": {"user_id": "amy"}},
+    )
+    tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert tool_msgs[0].content == "from the other memory tool"
+    assert "Lena" in tool_msgs[1].content
+
+
+def test_tool_names_are_configurable_and_duplicates_raise() -> None:
+    store = HybridStore(index=False)
+    mw = MemoryMiddleware(
+        tools=True, background=False, tool_names={"search": "search_memory", "manage": "remember"}
+    )
+    assert [t.name for t in mw.tools] == ["search_memory", "remember"]
+    agent = create_agent(
+        scripted(["hi"]), tools=[langmem_like_search], middleware=[mw], store=store
+    )
+    with pytest.raises(ValidationError, match="search_memory"):
+        agent.invoke({"messages": [{"role": "user", "content": "hi"}]}, _cfg("u"))
+    assert create_search_memory_tool(store, name="find").name == "find"
+    assert create_manage_memory_tool(store, name="keep").name == "keep"
+    for bad in ("", "has space", "x" * 65, 7):
+        with pytest.raises(ValidationError):
+            create_search_memory_tool(store, name=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        MemoryMiddleware(tools=True, tool_names={"serch": "x"})
+    with pytest.raises(ValidationError):
+        MemoryMiddleware(tool_names={"search": "x"})  # names without tools
+    check_unique_tool_names([langmem_like_search, {"name": "a"}, {"function": {"name": "b"}}])
+    with pytest.raises(ValidationError):
+        check_unique_tool_names([{"name": "a"}, {"function": {"name": "a"}}])
+
+
+def test_the_model_sees_text_date_id_and_kind_not_score_components() -> None:
+    store = HybridStore(index=False)
+    rec = MemoryRecord(text="User drinks green tea", created_at=NOW, updated_at=NOW)
+    store.put(("memories", "u"), rec.id, rec.to_value())
+    out = _call(create_search_memory_tool(store, clock=lambda: NOW), {"query": "tea"}, "u")
+    (line,) = [x for x in out.content.splitlines() if x.startswith("1. ")]
+    assert line == (
+        f'1. [kind="{rec.kind}", category="fact", 2026-01-15] "User drinks green tea" '
+        f'(id="{rec.id}")'
+    )
+    assert "score" not in out.content and "bm25" not in out.content
+    (hit,) = out.artifact["memories"]  # code still gets the explanation
+    assert hit["score"] is not None and "keyword" in hit["components"]
+    assert hit["kind"] == rec.kind and hit["date"] == "2026-01-15"
