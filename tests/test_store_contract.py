@@ -624,3 +624,17 @@ def test_segments_partition_calls_in_order_with_no_read_after_write(groups):
         for i in r:
             assert not (wrote and not all(groups[i]))  # no read once the run has written
             wrote = wrote or any(groups[i])
+
+
+def test_abatch_refuses_bad_ops_at_the_call(hash_index):
+    s = HybridStore(index=hash_index)
+
+    async def main() -> None:
+        for bad in (5, "ops", {"a": 1}, [object()]):
+            with pytest.raises(ValidationError):
+                await s.abatch(bad)  # type: ignore[arg-type]
+        s.close()
+        with pytest.raises(StoreClosedError):
+            await s.abatch([])
+
+    asyncio.run(main())

@@ -367,9 +367,9 @@ class HybridStore(validate.CheckedStore):
         Concurrent calls on one event loop (`aget`, `asearch`, `aput`, ... all come here) are
         coalesced: they share one embedding call and one transaction, in call order.
         """
-        ops = list(ops)
+        self._ensure_open()
+        ops = validate.check_ops(ops, self.config.max_item_chars * validate.MAX_VALUE_FACTOR)
         if not ops:
-            self._ensure_open()
             return []
         return await self._coalescer.submit(ops)
 
