@@ -8,10 +8,14 @@ import threading
 import time
 
 import pytest
-from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
+from conftest import HashEmbeddings
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
 
 from langmem_plus import HybridStore, MemorySearchItem
-from langmem_plus.errors import InvalidQueryError, ValidationError
+from langmem_plus.errors import InvalidQueryError, StoreClosedError, ValidationError
+from langmem_plus.store.batching import segments
 
 
 @pytest.fixture
@@ -357,3 +361,280 @@ def test_substring_fallback_when_no_term_matches():
     hits = s.search(("m",), query="咖啡")
     assert hits and hits[0].key == "a"
     s.close()
+
+
+# ---------------------------------------------------------------- LangGraph conventions
+def test_from_conn_string_opens_and_closes_sync_and_async(tmp_path, hash_index):
+    path = tmp_path / "m.db"
+    with HybridStore.from_conn_string(str(path), index=hash_index) as s:
+        s.setup()
+        s.setup()  # idempotent: migrations already ran on open
+        s.put(("a",), "k", {"text": "kept"})
+    with pytest.raises(StoreClosedError):
+        s.get(("a",), "k")
+
+    async def main() -> None:
+        async with HybridStore.from_conn_string(path, index=hash_index) as s2:
+            assert await s2.setup() is None
+            assert (await s2.aget(("a",), "k")).value == {"text": "kept"}
+        assert s2._closed
+        async with HybridStore(index=False) as s3:
+            await s3.aput(("b",), "k", {"text": "x"})
+        with pytest.raises(StoreClosedError):
+            await s3.aget(("b",), "k")
+
+    asyncio.run(main())
+    with HybridStore.from_conn_string(":memory:", index=False) as mem:
+        assert mem.path is None
+
+
+def test_from_conn_string_refuses_bad_arguments_before_opening(tmp_path):
+    with pytest.raises(ValidationError):
+        HybridStore.from_conn_string(42)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="distance_type"):
+        HybridStore.from_conn_string(str(tmp_path / "x.db"), index={"distance_type": "l2"})
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_ttl_methods_work_sync_and_awaited(hash_index):
+    s = HybridStore(index=hash_index)
+    assert s.sweep_ttl() == 0
+    fut = s.start_ttl_sweeper(60)
+    assert s.start_ttl_sweeper(60) is fut  # already running
+    assert not fut.done()
+    assert s.stop_ttl_sweeper() == True  # noqa: E712 - the result compares like a bool
+    assert fut.done()
+
+    async def main() -> None:
+        n = await s.sweep_ttl()
+        assert n == 0 and type(n) is int
+        fut2 = await s.start_ttl_sweeper(60)
+        assert fut2 is s._sweeper_future
+        stopped = await s.stop_ttl_sweeper()
+        assert stopped is True and fut2.done()
+        fut3 = await s.astart_ttl_sweeper(60)
+        assert await s.astop_ttl_sweeper() is True and fut3.done()
+
+    asyncio.run(main())
+    fut4 = s.start_ttl_sweeper(60)
+    fut4.cancel()  # LangGraph's way to stop the sweeper
+    assert s._sweeper_stop.is_set()
+    assert s.start_ttl_sweeper(60) is not fut4  # a fresh sweeper after a cancel
+    s.close()
+    assert s._sweeper is None
+
+
+def test_ttl_sweep_removes_items_whose_time_is_up(hash_index):
+    s = HybridStore(index=hash_index)
+    s.put(("m",), "a", {"text": "short lived"}, ttl=5)
+    s.put(("m",), "b", {"text": "long lived"})
+    with s.db.write() as conn:  # the TTL has run out (no sleeping in tests)
+        conn.execute("UPDATE items SET expires_at = expires_at - 3600 WHERE key='a'")
+    # LangGraph's default: visible until swept (a read without refresh leaves the TTL alone)
+    assert s.get(("m",), "a", refresh_ttl=False) is not None
+
+    async def sweep() -> int:
+        return await s.sweep_ttl()
+
+    assert asyncio.run(sweep()) == 1
+    assert s.get(("m",), "a") is None and s.get(("m",), "b") is not None
+    s.close()
+
+
+def test_index_config_keys_are_honoured_or_refused(tmp_path, hash_embeddings):
+    base = {"dims": hash_embeddings.dims, "embed": hash_embeddings}
+    s = HybridStore(index={**base, "text_fields": ["body"]})  # SqliteStore's spelling
+    assert s.fields == ["body"] and s.index_config["fields"] == ["body"]
+    s.put(("d",), "k", {"body": "quantum tunnelling", "text": "unrelated words"})
+    s.put(("d",), "j", {"body": "pasta recipes", "text": "quantum tunnelling"})
+    assert s.search(("d",), query="quantum tunnelling", limit=1)[0].key == "k"
+    s.close()
+    assert HybridStore(index={**base, "text_fields": "body"}).fields == ["body"]
+    same = HybridStore(index={**base, "fields": ["body"], "text_fields": ["body"]})
+    assert same.fields == ["body"]
+    with pytest.raises(ValidationError, match="disagree"):
+        HybridStore(index={**base, "fields": ["a"], "text_fields": ["b"]})
+    for key in ("distance_type", "ann_index_config", "__tokenized_fields"):
+        with pytest.raises(ValidationError, match=key):
+            HybridStore(tmp_path / "y.db", index={**base, key: 1})  # type: ignore[misc]
+    assert not (tmp_path / "y.db").exists()
+
+
+# ---------------------------------------------------------------- async coalescing
+class _CountingEmbeddings(HashEmbeddings):
+    """HashEmbeddings that count model calls and fail on a poisoned text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        if any("poison" in t for t in texts):
+            raise RuntimeError("embedding service rejected a text")
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls += 1
+        return super().embed_query(text)
+
+
+def _counting_store() -> tuple[HybridStore, _CountingEmbeddings, list[int]]:
+    emb = _CountingEmbeddings()
+    s = HybridStore(index={"dims": emb.dims, "embed": emb, "fields": ["text"]})
+    executes: list[int] = []
+    real = s._execute
+
+    def spy(plan, doc_vecs, q_vecs):  # type: ignore[no-untyped-def]
+        executes.append(len(plan.ops))
+        return real(plan, doc_vecs, q_vecs)
+
+    s._execute = spy  # type: ignore[method-assign]
+    return s, emb, executes
+
+
+def test_concurrent_async_calls_share_one_batch():
+    s, emb, executes = _counting_store()
+
+    async def main() -> None:
+        await asyncio.gather(
+            *(s.aput(("n",), f"k{i}", {"text": f"topic{i} shared words"}) for i in range(20))
+        )
+        assert executes == [20] and emb.calls == 1  # one transaction, one embedding call
+        hits = await asyncio.gather(
+            *(s.asearch(("n",), query=f"topic{i}", limit=1) for i in range(10))
+        )
+        assert [h[0].key for h in hits] == [f"k{i}" for i in range(10)]  # each its own answer
+        assert executes == [20, 10]
+        got = await asyncio.gather(*(s.aget(("n",), f"k{i}") for i in range(5)))
+        assert [g.key for g in got] == [f"k{i}" for i in range(5)]
+        assert executes == [20, 10, 5]
+
+    asyncio.run(main())
+    s.close()
+
+
+def test_coalesced_calls_keep_call_order():
+    s, _emb, executes = _counting_store()
+
+    async def main() -> list:
+        return await asyncio.gather(
+            s.aput(("o",), "k", {"text": "one"}),
+            s.aget(("o",), "k"),
+            s.aput(("o",), "k", {"text": "two"}),
+            s.aput(("o",), "j", {"text": "three"}),
+            s.aget(("o",), "k"),
+            s.adelete(("o",), "k"),
+            s.aget(("o",), "k"),
+            s.asearch(("o",)),
+        )
+
+    out = asyncio.run(main())
+    assert out[1].value == {"text": "one"} and out[4].value == {"text": "two"}
+    assert out[6] is None and [i.key for i in out[7]] == ["j"]
+    assert executes == [1, 3, 2, 2]  # a read after a write starts the next batch
+    s.close()
+
+
+def test_a_bad_call_fails_alone_in_a_shared_batch():
+    s, _emb, _executes = _counting_store()
+
+    async def main() -> list:
+        return await asyncio.gather(
+            s.aput(("p",), "good", {"text": "fine"}),
+            s.abatch([SearchOp(("p",), limit=-1)]),  # invalid: refused when planned
+            s.aput(("p",), "bad", {"text": "poison pill"}),  # the embedding model fails
+            s.aput(("p",), "also-good", {"text": "fine too"}),
+            return_exceptions=True,
+        )
+
+    out = asyncio.run(main())
+    assert out[0] is None and out[3] is None
+    assert isinstance(out[1], InvalidQueryError)
+    assert isinstance(out[2], RuntimeError)
+    assert s.get(("p",), "good") is not None and s.get(("p",), "also-good") is not None
+    assert s.get(("p",), "bad") is None
+    s.close()
+
+
+def test_sync_api_is_untouched_by_coalescing(hash_index):
+    s = HybridStore(index=hash_index)
+    assert isinstance(s, BaseStore)
+
+    async def inside_a_loop() -> None:  # sync calls from a coroutine still work directly
+        s.put(("q",), "k", {"text": "sync"})
+        assert s.get(("q",), "k").value == {"text": "sync"}
+        assert (await s.aget(("q",), "k")).value == {"text": "sync"}
+        assert await s.abatch([]) == []
+
+    asyncio.run(inside_a_loop())
+    s.close()
+
+
+_call = st.tuples(
+    st.sampled_from(["put", "get", "delete", "search"]),
+    st.sampled_from(["a", "b", "c"]),
+    st.integers(0, 3),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_call, min_size=1, max_size=12))
+def test_coalesced_results_equal_one_by_one(calls):
+    """Any mix of concurrent calls returns what the same calls return one at a time."""
+
+    async def run(s: HybridStore, together: bool) -> list:
+        def make(kind: str, key: str, n: int):  # type: ignore[no-untyped-def]
+            if kind == "put":
+                return s.aput(("h",), key, {"text": f"v{n}", "n": n})
+            if kind == "get":
+                return s.aget(("h",), key)
+            if kind == "delete":
+                return s.adelete(("h",), key)
+            return s.asearch(("h",), filter={"n": n})
+
+        if together:
+            out = await asyncio.gather(*(make(*c) for c in calls))
+        else:
+            out = [await make(*c) for c in calls]
+        return [
+            [(i.key, i.value) for i in r]
+            if isinstance(r, list)
+            else (None if r is None else (r.key, r.value))
+            for r in out
+        ]
+
+    a, b = HybridStore(index=False), HybridStore(index=False)
+    try:
+        assert asyncio.run(run(a, True)) == asyncio.run(run(b, False))
+    finally:
+        a.close()
+        b.close()
+
+
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=3), max_size=10))
+def test_segments_partition_calls_in_order_with_no_read_after_write(groups):
+    ops_groups = [
+        [PutOp(("s",), "k", {"t": 1}) if w else GetOp(("s",), "k") for w in g] for g in groups
+    ]
+    runs = segments(ops_groups)
+    assert [i for r in runs for i in r] == list(range(len(groups)))
+    for r in runs:
+        wrote = False
+        for i in r:
+            assert not (wrote and not all(groups[i]))  # no read once the run has written
+            wrote = wrote or any(groups[i])
+
+
+def test_abatch_refuses_bad_ops_at_the_call(hash_index):
+    s = HybridStore(index=hash_index)
+
+    async def main() -> None:
+        for bad in (5, "ops", {"a": 1}, [object()]):
+            with pytest.raises(ValidationError):
+                await s.abatch(bad)  # type: ignore[arg-type]
+        s.close()
+        with pytest.raises(StoreClosedError):
+            await s.abatch([])
+
+    asyncio.run(main())

@@ -2,7 +2,8 @@
 
 SQLite is the truth (items, keyword postings, int8 vectors); the FAISS indexes are derived
 and rebuilt or synced from it. `batch` plans the ops once (pure), embeds, then does the I/O;
-`abatch` differs only in awaiting the embeddings and running the I/O in a worker thread.
+`abatch` differs in awaiting the embeddings and running the I/O in a worker thread, and in
+coalescing concurrent calls into one batch (`batching.py`), as LangGraph's async stores do.
 """
 
 from __future__ import annotations
@@ -36,13 +37,13 @@ from langgraph.store.base import (
 )
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.embeddings import default_embeddings, embedding_model_name
+from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding_model_name
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
     StoreClosedError,
     ValidationError,
 )
-from langmem_plus.store import _maintenance, _ranking, _writes, validate
+from langmem_plus.store import _maintenance, _ranking, _writes, batching, conventions, validate
 from langmem_plus.store import check as _checks
 from langmem_plus.store._common import (
     _ROW_COLS,
@@ -82,16 +83,32 @@ class _Plan:
     queries: list[str]
 
 
+def _merge_plans(plans: Sequence[_Plan]) -> _Plan:
+    """One plan running several plans' ops in order (a later put of the same key wins)."""
+    if len(plans) == 1:
+        return plans[0]
+    ops: list[Op] = []
+    puts: dict[tuple[tuple[str, ...], str], _PutPlan] = {}
+    queries: list[str] = []
+    for p in plans:
+        ops.extend(p.ops)
+        puts.update(p.puts)
+        queries.extend(p.queries)
+    return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
+
+
 class HybridStore(validate.CheckedStore):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
     `HybridStore("memories.db")` persists to SQLite (a large store's FAISS snapshot sits
     beside it as `memories.db.faiss`). `index=` takes LangGraph's `IndexConfig` (`dims`,
-    `embed`, `fields`; default fields: `["text"]`, falling back to every string in the value);
-    `index=False` turns vectors off (keyword search only). A database on read-only media
-    opens read-only (`read_only=True` forces it): reads work, writes raise
-    `ReadOnlyStoreError`.
+    `embed`, `fields`, or SqliteStore's `text_fields`; other keys are refused; default fields:
+    `["text"]`, falling back to every string in the value, where LangGraph's default is
+    `["$"]`); `index=False` turns vectors off (keyword search only). A database on read-only
+    media opens read-only (`read_only=True` forces it): reads work, writes raise
+    `ReadOnlyStoreError`. LangGraph's conventions hold too: `from_conn_string(...)` as a
+    context manager (`with` and `async with`), `setup()`, and TTL methods that can be awaited.
     """
 
     supports_ttl: bool = True
@@ -105,6 +122,7 @@ class HybridStore(validate.CheckedStore):
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
     ) -> None:
+        index = conventions.index_config(index)
         validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
         self.path = None if path is None else Path(path)
@@ -161,8 +179,10 @@ class HybridStore(validate.CheckedStore):
                 self._vec.open(conn, self.model_name)
             _checks.warn_missing_vectors(self)
         self._conversations: ConversationLog | None = None
+        self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+        self._sweeper_future: conventions.SweeperFuture | None = None
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
 
@@ -232,11 +252,45 @@ class HybridStore(validate.CheckedStore):
             self._db.close()
             self._closed = True
 
+    async def aclose(self) -> None:
+        """Async `close` (the vector snapshot is written in a worker thread). Idempotent."""
+        await asyncio.to_thread(self.close)
+
     def __enter__(self) -> HybridStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> HybridStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    @classmethod
+    def from_conn_string(
+        cls,
+        conn_string: str | Path,
+        *,
+        index: IndexConfig | Literal[False] | None = None,
+        config: MemoryConfig | None = None,
+        ttl: TTLConfig | None = None,
+        read_only: bool | None = None,
+    ) -> conventions.StoreOpener:
+        """LangGraph's spelling: `with HybridStore.from_conn_string("m.db") as store:` (or
+        `async with`); `":memory:"` is an in-memory store. The store closes on exit."""
+        path = conventions.store_path(conn_string)
+        validate.check_init(path, conventions.index_config(index), config, ttl, read_only)
+        return conventions.StoreOpener(
+            cls, path, index=index, config=config, ttl=ttl, read_only=read_only
+        )
+
+    def setup(self) -> conventions.SetupDone:
+        """Nothing left to do: migrations run when the store opens. Kept, idempotent and
+        awaitable (`await store.setup()`), so code written for LangGraph's stores runs."""
+        self._ensure_open()
+        return conventions.SetupDone()
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -308,10 +362,48 @@ class HybridStore(validate.CheckedStore):
         return self._execute(plan, doc_vecs, q_vecs)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async `batch`: embeddings awaited, SQLite work in a worker thread (loop never blocks)."""
-        plan = self._plan(ops)
-        doc_vecs, q_vecs = await self._embed_async(plan)
-        return await asyncio.to_thread(self._execute, plan, doc_vecs, q_vecs)
+        """Async `batch`: embeddings awaited, SQLite work in a worker thread (loop never blocks).
+
+        Concurrent calls on one event loop (`aget`, `asearch`, `aput`, ... all come here) are
+        coalesced: they share one embedding call and one transaction, in call order.
+        """
+        self._ensure_open()
+        ops = validate.check_ops(ops, self.config.max_item_chars * validate.MAX_VALUE_FACTOR)
+        if not ops:
+            return []
+        return await self._coalescer.submit(ops)
+
+    async def _abatch_groups(self, groups: list[list[Op]]) -> list[batching.GroupOutcome]:
+        """Run several callers' op lists as one batch; one outcome per caller."""
+        outcomes: list[batching.GroupOutcome] = [[] for _ in groups]
+        plans: list[tuple[int, _Plan]] = []
+        for i, ops in enumerate(groups):
+            try:
+                plans.append((i, self._plan(ops)))
+            except Exception as exc:  # this caller's bad input fails only this caller
+                outcomes[i] = exc
+        if not plans:
+            return outcomes
+        merged = _merge_plans([p for _, p in plans])
+        try:
+            doc_vecs, q_vecs = await self._embed_async(merged)
+            results = await asyncio.to_thread(self._execute, merged, doc_vecs, q_vecs)
+        except Exception:
+            if len(plans) == 1:
+                raise
+            # e.g. a write to a read-only store: run each caller alone so reads still succeed
+            for i, plan in plans:
+                try:
+                    doc_vecs, q_vecs = await self._embed_async(plan)
+                    outcomes[i] = await asyncio.to_thread(self._execute, plan, doc_vecs, q_vecs)
+                except Exception as exc:
+                    outcomes[i] = exc
+            return outcomes
+        start = 0
+        for i, plan in plans:
+            outcomes[i] = results[start : start + len(plan.ops)]
+            start += len(plan.ops)
+        return outcomes
 
     def _embed_sync(self, plan: _Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         if self.embeddings is None:
@@ -327,6 +419,13 @@ class HybridStore(validate.CheckedStore):
         if self.embeddings is None:
             return None, {}
         docs = self._embed_inputs(plan)
+        if isinstance(self.embeddings, USEEmbeddings) and len(docs) + len(plan.queries) > 1:
+            # USE embeds a query exactly as a document: one model call for the whole batch
+            both = await self.embeddings.aembed_documents(docs + plan.queries)
+            arr = np.asarray(both, dtype=np.float32).reshape(len(both), -1)
+            return (arr[: len(docs)] if docs else None), dict(
+                zip(plan.queries, arr[len(docs) :], strict=True)
+            )
         doc_vecs = (
             np.asarray(await self.embeddings.aembed_documents(docs), dtype=np.float32)
             if docs
@@ -579,23 +678,60 @@ class HybridStore(validate.CheckedStore):
         return await asyncio.to_thread(self.mark_used, namespace, list(keys), now=now)
 
     # ================================================================ maintenance
-    def sweep_ttl(self) -> int:
-        """Delete expired items from every index; returns how many were removed."""
-        return _maintenance.sweep_ttl(self)
+    def sweep_ttl(self) -> conventions.AwaitableInt:
+        """Delete expired items from every index; returns how many were removed.
+
+        The count is an `int` that can also be awaited (`await store.sweep_ttl()`, as with
+        `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
+        """
+        return conventions.AwaitableInt(_maintenance.sweep_ttl(self))
 
     async def asweep_ttl(self) -> int:
         """Async twin of `sweep_ttl`."""
         return await asyncio.to_thread(_maintenance.sweep_ttl, self)
 
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
-        """Start a daemon thread that sweeps expired items periodically."""
-        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
-        _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> conventions.SweeperFuture:
+        """Start a daemon thread that sweeps expired items periodically.
 
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; True when it has stopped."""
+        Returns a future that is done when the sweeper stops; cancelling it stops the sweeper
+        (as with `SqliteStore`). Awaiting the call gives the same future. A second call while
+        the sweeper runs returns the running sweeper's future.
+        """
+        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
+        self._ensure_open()
+        if self._sweeper is not None:
+            if self._sweeper_future is not None and not self._sweeper_future.done():
+                return self._sweeper_future
+            self.stop_ttl_sweeper()  # its future was cancelled: the old thread is ending
+        _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
+        future = conventions.SweeperFuture()
+        future.add_done_callback(lambda f: self._sweeper_stop.set() if f.cancelled() else None)
+        self._sweeper_future = future
+        return future
+
+    async def astart_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> conventions.SweeperFuture:
+        """Async twin of `start_ttl_sweeper` (the sweeper is a thread either way)."""
+        return self.start_ttl_sweeper(sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> conventions.AwaitableBool:
+        """Stop the sweeper thread; true when it has stopped (or was not running).
+
+        The result compares equal to True/False and can also be awaited.
+        """
         validate.check_interval("timeout", timeout)
-        return _maintenance.stop_ttl_sweeper(self, timeout)
+        stopped = _maintenance.stop_ttl_sweeper(self, timeout)
+        future, self._sweeper_future = self._sweeper_future, None
+        if future is not None and not future.done():
+            future.set_result(None)
+        return conventions.AwaitableBool(stopped)
+
+    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Async twin of `stop_ttl_sweeper` (waits for the thread in a worker thread)."""
+        return bool(await asyncio.to_thread(self.stop_ttl_sweeper, timeout))
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
