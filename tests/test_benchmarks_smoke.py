@@ -75,3 +75,47 @@ def test_vector_recall_smoke(tmp_path: Path) -> None:
     rows = next(iter(ivf["queries"].values()))["nprobe"]
     assert set(rows) == {"8", "16", "32", "64"}
     assert all(0.0 <= v["recall@10_vs_float32"] <= 1.0 for v in rows.values())
+
+
+def test_corrections_smoke(tmp_path: Path) -> None:
+    cb = load_benchmark("corrections")
+    out = tmp_path / "c.json"
+    res = cb.main(["--max-cases", "3", "--embeddings", "none", "--out", str(out)])
+    assert out.exists() and res["scenarios"] == 3
+    for s in res["systems"].values():
+        assert 0.0 <= s["superseded_wins"] <= 1.0 and s["questions"] >= 3
+
+
+def test_corrections_judge() -> None:
+    cb = load_benchmark("corrections")
+    # the old value alone ranks first: superseded wins
+    assert cb.judge(["moved from Porto", "offsite in Lisbon"], ["Lisbon"], ["Porto"])["lost"]
+    # a hit holding both values counts for the current one
+    assert not cb.judge(["Lisbon, not Porto", "Porto"], ["Lisbon"], ["Porto"])["lost"]
+    # both stand: every value must be found
+    assert cb.judge(["10k in 52 min"], ["52", "49"], [])["lost"]
+
+
+def test_e2e_memory_smoke(tmp_path: Path) -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    e2e = load_benchmark("e2e_memory")
+    res = e2e.main(
+        ["--data", str(data), "--set", "memorybank", "--max-convs", "1", "--max-q", "2",
+         "--llm-standin", "--out", str(tmp_path / "e.json")]
+    )  # fmt: skip
+    pipe = res["systems"]["pipeline"]
+    assert pipe["model_calls_per_exchange"] == 1.0 and pipe["prompt_tokens_per_exchange"] > 0
+    assert 0.0 <= pipe["evidence_recall"] <= 1.0 and pipe["bytes_per_turn_excl_vectors"] > 0
+
+
+def test_async_batching_smoke(tmp_path: Path) -> None:
+    from conftest import HashEmbeddings
+
+    ab = load_benchmark("async_batching")
+    res = ab.main(
+        ["--n", "4", "--rounds", "1", "--corpus", "20", "--out", str(tmp_path / "a.json")],
+        embeddings=HashEmbeddings(),
+    )
+    assert res
