@@ -179,9 +179,12 @@ def _between(text: str, tag: str) -> list[str]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    texts=st.lists(hostile, min_size=1, max_size=3),
+    texts=st.lists(hostile, min_size=1, max_size=3, unique=True),  # a text names its memory
     categories=st.lists(hostile, min_size=3, max_size=3),
-    keys=st.lists(hostile, min_size=3, max_size=3),
+    # keys the store accepts (no NUL, at most 1024 characters): hostile, yet valid
+    keys=st.lists(
+        hostile.filter(lambda k: "\x00" not in k and len(k) < 1000), min_size=3, max_size=3
+    ),
     profile=st.lists(hostile, min_size=3, max_size=3),
     session=st.tuples(hostile, hostile),
     turn=hostile,
