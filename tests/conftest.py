@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import os
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from langchain_core.embeddings import Embeddings
 
 from langmem_plus.text import tokenize
+
+# property tests draw the same examples on every run (CI must not depend on luck); set
+# HYPOTHESIS_PROFILE=explore to draw new ones locally
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
 class HashEmbeddings(Embeddings):
