@@ -8,17 +8,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, get_args
 
 import pydantic
 from pydantic_core import PydanticSerializationError
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
-from langmem_plus.records import MemoryRecord
+from langmem_plus.records import Category, Kind, MemoryRecord, Source, Tier
 from langmem_plus.store.validate import check_json, has_lone_surrogate
 
 __all__ = [
+    "FIELD_WORDS",
     "SETTABLE",
     "check_id",
     "check_int",
@@ -42,6 +43,22 @@ SETTABLE = frozenset(
     {"kind", "category", "tier", "text", "key", "value", "tags", "symbols", "who", "chat_id",
      "session_id", "confidence", "importance", "source", "verified", "metadata"}
 )  # fmt: skip
+# record fields that hold one of a fixed set of words; in `metadata=` any other word is the
+# caller's own metadata (mem0 users write ``{"category": "food"}``), not a bad field value
+FIELD_WORDS: dict[str, frozenset[str]] = {
+    "kind": frozenset(get_args(Kind)),
+    "category": frozenset(get_args(Category)),
+    "tier": frozenset(get_args(Tier)),
+    "source": frozenset(get_args(Source)),
+}
+
+
+def _sets_field(key: str, value: Any) -> bool:
+    """Whether `metadata[key]` sets the record field `key` (else it stays metadata)."""
+    if key not in SETTABLE or key in ("text", "metadata"):
+        return False
+    words = FIELD_WORDS.get(key)
+    return words is None or (isinstance(value, str) and value in words)
 
 
 def check_label(name: str, value: Any) -> str:
@@ -173,13 +190,17 @@ def make_record(**fields: Any) -> MemoryRecord:
 
 
 def with_metadata(record: MemoryRecord, meta: Mapping[str, Any]) -> MemoryRecord:
-    """Known record fields in `meta` set the field; everything else joins `record.metadata`."""
+    """Known record fields in `meta` set the field; everything else joins `record.metadata`.
+
+    A word a fixed-word field cannot hold (``{"category": "food"}``) is kept in `metadata`
+    under its key; other bad field values (``{"confidence": 7}``) are refused.
+    """
     if not meta:
         return record
     check_json(dict(meta), "metadata")
     data = record.model_dump()
-    fields = {k: v for k, v in meta.items() if k in SETTABLE and k not in ("text", "metadata")}
-    extra = {k: v for k, v in meta.items() if k not in SETTABLE or k == "metadata"}
+    fields = {k: v for k, v in meta.items() if _sets_field(k, v)}
+    extra = {k: v for k, v in meta.items() if k not in fields}
     nested = extra.pop("metadata", None)
     merged = {**data["metadata"], **(nested if isinstance(nested, Mapping) else {}), **extra}
     return make_record(**{**data, **fields, "metadata": merged})

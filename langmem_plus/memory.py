@@ -9,6 +9,7 @@ the logic is written once.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,6 +31,13 @@ from langmem_plus._memory_checks import (
     record_of,
     with_metadata,
 )
+from langmem_plus._memory_scopes import (
+    config_kwargs,
+    mem0_dict,
+    pick_id,
+    scope_metadata,
+    translate_filters,
+)
 from langmem_plus._memory_turns import ConversationIndex
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodes import EpisodeKeeper, current_view, split_exchanges
@@ -38,7 +46,7 @@ from langmem_plus.namespaces import MEMORY_ROOT, unescape_label, user_namespace
 from langmem_plus.records import ConversationTurn, MemoryRecord, UserProfile, utcnow
 from langmem_plus.store import HybridStore
 
-__all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit"]
+__all__ = ["AsyncMemory", "Memory", "MemoryPage", "SearchHit", "as_mem0"]
 
 MAX_LIMIT = 1000
 TimeRangeArg = (
@@ -55,6 +63,18 @@ class SearchHit(BaseModel):
     components: dict[str, Any] = Field(default_factory=dict)
     memory: MemoryRecord
 
+    def to_dict(self) -> dict[str, Any]:
+        """This hit in mem0's shape: id, memory (the text), score, metadata, scopes, times."""
+        return mem0_dict(self.memory, self.score)
+
+    def __getitem__(self, key: str) -> Any:
+        """mem0-style reading: ``hit["memory"]`` is the text, ``hit["id"]``, ``hit["score"]``."""
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``dict.get`` on `to_dict()`."""
+        return self.to_dict().get(key, default)
+
 
 class MemoryPage(BaseModel):
     """One page of a user's memories, oldest first, with the total for paging."""
@@ -70,6 +90,34 @@ class MemoryPage(BaseModel):
         """Offset of the next page, or None on the last one."""
         nxt = self.offset + len(self.items)
         return nxt if nxt < self.total else None
+
+    def __getitem__(self, key: str) -> Any:
+        """mem0-style reading: ``page["results"]`` is the list of memory dicts."""
+        if key != "results":
+            raise KeyError(key)
+        return [mem0_dict(r) for r in self.items]
+
+
+def as_mem0(result: Any) -> Any:
+    """A `Memory` result in mem0's shape: hits, records and pages as ``{"results": [...]}``
+    of dicts, one record as a dict, add's ids as ``{"results": [{"id": ...}]}``."""
+    if isinstance(result, MemoryRecord):
+        return mem0_dict(result)
+    if isinstance(result, SearchHit):
+        return result.to_dict()
+    if isinstance(result, MemoryPage):
+        return {"results": result["results"]}
+    if isinstance(result, (list, tuple)):
+        out = []
+        for r in result:
+            if isinstance(r, str):
+                out.append({"id": r})
+            elif isinstance(r, (MemoryRecord, SearchHit)):
+                out.append(as_mem0(r))
+            else:
+                raise ValidationError(f"cannot show {type(r).__name__} in mem0's shape")
+        return {"results": out}
+    raise ValidationError(f"cannot show {type(result).__name__} in mem0's shape")
 
 
 def _record_events(rec: MemoryRecord) -> list[dict[str, Any]]:
@@ -146,6 +194,12 @@ class Memory:
         self.last_cost: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Memory:
+        """A Memory from a dict: our keys (path, model, embeddings, config, store) or mem0's
+        (``llm``: provider and model, ``history_db_path``, ``version``); others are refused."""
+        return cls(**config_kwargs(config))
+
     def close(self) -> None:
         """Close the store if this Memory opened it (a passed-in store stays open)."""
         if self._owns_store:
@@ -174,6 +228,9 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         infer: bool = True,
         timestamp: datetime | str | float | None = None,
+        *,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[str]:
         """Remember `messages` (text, a message or a list); returns the ids created or changed.
 
@@ -184,12 +241,13 @@ class Memory:
         `infer=False` stores each user/assistant message as given. `timestamp` is when the
         messages were said (imported history keeps its dates; recency is computed from it).
         With `session_id` the turns are also logged in the conversation table. Record fields
-        in `metadata` (category, tags, who, confidence, …) set the field; the rest is kept in
-        `metadata`.
+        in `metadata` (category, tags, who, confidence, …) set the field; the rest, and a word a
+        field cannot hold (``{"category": "food"}``), is kept in `metadata`. mem0's `agent_id`
+        and `run_id` scope the memories: kept as ``metadata.agent_id`` / ``metadata.run_id``.
         """
         self.namespace(user_id)
         msgs = normalize_messages(messages)
-        meta = check_mapping("metadata", metadata)
+        meta = {**check_mapping("metadata", metadata), **scope_metadata(agent_id, run_id)}
         with_metadata(MemoryRecord(text="probe"), meta)  # reject bad fields before writing
         sid = None if session_id is None else check_id("session_id", session_id)
         if not isinstance(infer, bool):
@@ -317,6 +375,9 @@ class Memory:
         *,
         include_superseded: bool = False,
         as_of: datetime | str | float | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        threshold: float | None = None,
     ) -> list[SearchHit]:
         """Memories of `user_id` most relevant to `query`, best first, each with its score parts.
 
@@ -327,6 +388,10 @@ class Memory:
         (``{"category": "preference"}``); `time_range` is a ``(start, end)`` pair (datetimes,
         ISO strings or epoch seconds; None = open), a time phrase (``"昨天"``, ``"last week"``)
         or ``"auto"`` to take the phrase from the query. An empty result is an empty list.
+        A filter key that is no record field, or a word the field cannot hold, is looked up in
+        `metadata` (``{"topic": "food"}`` matches ``metadata.topic``); `agent_id` / `run_id`
+        keep one agent's or run's memories; `threshold` drops hits scoring below it. Hits
+        also read as mem0's dicts (``hit["memory"]``; `as_mem0` for ``{"results": [...]}``).
         """
         ns = self.namespace(user_id)
         if not isinstance(query, str) or not query.strip():
@@ -335,7 +400,13 @@ class Memory:
         if not isinstance(include_superseded, bool):
             raise ValidationError("include_superseded must be True or False")
         when = check_time("as_of", as_of)
-        flt = check_mapping("filters", filters) or None
+        flt = translate_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id) or None
+        if threshold is not None and (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not math.isfinite(threshold)
+        ):
+            raise ValidationError(f"threshold must be a finite number, got {threshold!r}")
         query, tr = self.turns.time_range(time_range, query, user_id)
         fetch = min(MAX_LIMIT, limit * 2 + 10)
         found = self.store.search(ns, query=query, filter=flt, limit=fetch, time_range=tr)
@@ -359,33 +430,85 @@ class Memory:
                     memory=rec,
                 )
             )
+        if threshold is not None:
+            hits = [h for h in hits if h.score >= threshold]
         return hits
 
-    def get(self, id: str, user_id: str) -> MemoryRecord:
-        """The memory `id` of `user_id`; raises MemoryNotFoundError when absent."""
-        ns = self.namespace(user_id)
-        item = self.store.get(ns, check_id("id", id))
+    def get(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> MemoryRecord:
+        """The memory `id` (mem0's `memory_id`); raises MemoryNotFoundError when absent.
+
+        Ids are unique across users, so `user_id` is optional; given, it must be the owner.
+        """
+        mid = pick_id(id, memory_id)
+        ns = self._owner(mid) if user_id is None else self.namespace(user_id)
+        item = self.store.get(ns, mid)
         if item is None:
-            raise MemoryNotFoundError(f"no memory {id!r} for user {user_id!r}")
+            who = "" if user_id is None else f" for user {user_id!r}"
+            raise MemoryNotFoundError(f"no memory {mid!r}{who}")
         return record_of(item)
 
-    def get_all(self, user_id: str, limit: int = 100, offset: int = 0) -> MemoryPage:
-        """One page of the user's memories (oldest first) and the total count."""
+    def _owner(self, mid: str) -> tuple[str, str]:
+        """The user namespace holding memory `mid` (one indexed lookup across all users)."""
+        found = [ns for ns in self.store.locate(mid, (MEMORY_ROOT,)) if len(ns) == 2]
+        if not found:
+            raise MemoryNotFoundError(f"no memory {mid!r}")
+        if len(found) > 1:
+            raise ValidationError(f"memory id {mid!r} exists for several users: give user_id")
+        return (found[0][0], found[0][1])
+
+    def get_all(
+        self,
+        user_id: str,
+        limit: int = 100,
+        offset: int = 0,
+        *,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> MemoryPage:
+        """One page of the user's memories (oldest first) and the total count.
+
+        `agent_id`, `run_id` and `filters` (as in `search`) narrow it to matching memories.
+        """
         ns = self.namespace(user_id)
         check_int("limit", limit, 1, MAX_LIMIT)
         check_int("offset", offset, 0, 10**12)
+        flt = translate_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        if flt:
+            matching = [record_of(it) for it in self._matching(ns, flt)]
+            return MemoryPage(
+                items=matching[offset : offset + limit],
+                total=len(matching),
+                limit=limit,
+                offset=offset,
+            )
         items = self.store.search(ns, limit=limit + 1, offset=offset)
         own = [record_of(it) for it in items if tuple(it.namespace) == ns][:limit]
         return MemoryPage(items=own, total=self.store.count(ns), limit=limit, offset=offset)
 
-    def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
+    def _matching(self, ns: tuple[str, ...], flt: dict[str, Any]) -> list[Any]:
+        """Every item of namespace `ns` (not below it) matching store filter `flt`, oldest first."""
+        out: list[Any] = []
+        offset = 0
+        while True:
+            page = self.store.search(ns, filter=flt, limit=MAX_LIMIT, offset=offset)
+            out += [it for it in page if tuple(it.namespace) == ns]
+            if len(page) < MAX_LIMIT:
+                return out
+            offset += MAX_LIMIT
+
+    def history(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """How memory `id` came to be, oldest first: for a fact, the whole validity chain.
 
         Each fact of the chain (the ones it replaced, itself, the ones that replaced it) gives
         an ``ADD`` event with its sources and validity; each closing a ``SUPERSEDED`` event
         naming the newer fact; changes made through `update` follow as ``UPDATE`` events.
         """
-        rec = self.get(id, user_id)
+        rec = self.get(id, user_id, memory_id=memory_id)
         chain = self._chain(rec)
         out: list[dict[str, Any]] = []
         for fact in chain:
@@ -424,12 +547,22 @@ class Memory:
     # ------------------------------------------------------------------ write
     def update(
         self,
-        id: str,
-        user_id: str,
+        id: str | None = None,
+        user_id: str | None = None,
         text: str | None = None,
-        data: Mapping[str, Any] | None = None,
+        data: str | Mapping[str, Any] | None = None,
+        *,
+        memory_id: str | None = None,
     ) -> MemoryRecord:
-        """Change a memory's text and/or fields; the change is logged in `metadata.updates`."""
+        """Change a memory's text and/or fields; the change is logged in `metadata.updates`.
+
+        `data` is a dict of fields, or the new text as in mem0 (``update(id, data="text")``).
+        """
+        id = pick_id(id, memory_id)
+        if isinstance(data, str):
+            if text is not None:
+                raise ValidationError("give the new text once: text or data")
+            text, data = data, None
         rec = self.get(id, user_id)
         fields = check_mapping("data", data)
         if text is None and not fields:
@@ -459,12 +592,50 @@ class Memory:
         meta["updates"] = [*(meta.get("updates") or []), entry]
         new = make_record(**{**rec.model_dump(), **fields, "metadata": meta, "updated_at": now})
         self.store.put(rec.namespace, rec.id, new.to_value())
-        return self.get(id, user_id)
+        item = self.store.get(rec.namespace, rec.id)
+        if item is None:  # deleted meanwhile by another writer
+            raise MemoryNotFoundError(f"no memory {id!r}")
+        return record_of(item)
 
-    def delete(self, id: str, user_id: str) -> None:
+    def delete(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> None:
         """Delete memory `id` from SQLite, the keyword index and the vectors."""
-        rec = self.get(id, user_id)
+        rec = self.get(id, user_id, memory_id=memory_id)
         self.store.delete(rec.namespace, rec.id)
+
+    def delete_all(
+        self,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, int]:
+        """Delete the memories of a user, an agent or a run (mem0's `delete_all`).
+
+        Scopes combine: ``delete_all(user_id="alice", run_id="r1")`` deletes only alice's
+        memories of run r1. Without `user_id` every user's memories in the scope go.
+        Conversations and profiles stay (`reset` deletes those too).
+        """
+        scopes = scope_metadata(agent_id, run_id)
+        if user_id is None and not scopes:
+            raise ValidationError("give user_id, agent_id or run_id (delete_all deletes a scope)")
+        if user_id is not None:
+            spaces: list[tuple[str, ...]] = [self.namespace(user_id)]
+        else:
+            spaces = [
+                ns
+                for ns in self.store.list_namespaces(prefix=(MEMORY_ROOT,), limit=2**62)
+                if len(ns) == 2
+            ]
+        flt = translate_filters(None, agent_id=agent_id, run_id=run_id)
+        keys: list[tuple[tuple[str, ...], str]] = []
+        for ns in spaces:
+            if flt:
+                keys += [(ns, it.key) for it in self._matching(ns, flt)]
+            else:
+                keys += [(n, k) for n, k in self.store.keys(ns, exact=True)]
+        self._delete_keys(keys)
+        return {"memories_deleted": len(keys)}
 
     def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
         """Delete everything of a user: memories, and (unless kept) turns, summaries, profile."""
@@ -661,39 +832,78 @@ class AsyncMemory:
             path, store=store, model=model, config=config, embeddings=embeddings
         )
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> AsyncMemory:
+        """See `Memory.from_config`."""
+        return cls(memory=Memory.from_config(config))
+
     async def add(
         self, messages: Any, user_id: str, session_id: str | None = None,
         metadata: Mapping[str, Any] | None = None, infer: bool = True,
+        timestamp: datetime | str | float | None = None, *,
+        agent_id: str | None = None, run_id: str | None = None,
     ) -> list[str]:  # fmt: skip
         """See `Memory.add`."""
         return await asyncio.to_thread(
-            self.sync.add, messages, user_id, session_id, metadata, infer
-        )
+            lambda: self.sync.add(
+                messages, user_id, session_id, metadata, infer, timestamp,
+                agent_id=agent_id, run_id=run_id,
+            )
+        )  # fmt: skip
 
     async def search(
         self, query: str, user_id: str, limit: int = 5,
-        filters: Mapping[str, Any] | None = None, time_range: TimeRangeArg = None,
+        filters: Mapping[str, Any] | None = None, time_range: TimeRangeArg = None, *,
+        include_superseded: bool = False, as_of: datetime | str | float | None = None,
+        agent_id: str | None = None, run_id: str | None = None, threshold: float | None = None,
     ) -> list[SearchHit]:  # fmt: skip
         """See `Memory.search`."""
-        return await asyncio.to_thread(self.sync.search, query, user_id, limit, filters, time_range)
+        return await asyncio.to_thread(
+            lambda: self.sync.search(
+                query, user_id, limit, filters, time_range,
+                include_superseded=include_superseded, as_of=as_of,
+                agent_id=agent_id, run_id=run_id, threshold=threshold,
+            )
+        )  # fmt: skip
 
-    async def get(self, id: str, user_id: str) -> MemoryRecord:
+    async def get(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> MemoryRecord:
         """See `Memory.get`."""
-        return await asyncio.to_thread(self.sync.get, id, user_id)
+        return await asyncio.to_thread(lambda: self.sync.get(id, user_id, memory_id=memory_id))
 
-    async def get_all(self, user_id: str, limit: int = 100, offset: int = 0) -> MemoryPage:
+    async def get_all(
+        self, user_id: str, limit: int = 100, offset: int = 0, *,
+        agent_id: str | None = None, run_id: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> MemoryPage:  # fmt: skip
         """See `Memory.get_all`."""
-        return await asyncio.to_thread(self.sync.get_all, user_id, limit, offset)
+        return await asyncio.to_thread(
+            lambda: self.sync.get_all(
+                user_id, limit, offset, agent_id=agent_id, run_id=run_id, filters=filters
+            )
+        )
 
     async def update(
-        self, id: str, user_id: str, text: str | None = None, data: Mapping[str, Any] | None = None
-    ) -> MemoryRecord:
+        self, id: str | None = None, user_id: str | None = None, text: str | None = None,
+        data: str | Mapping[str, Any] | None = None, *, memory_id: str | None = None,
+    ) -> MemoryRecord:  # fmt: skip
         """See `Memory.update`."""
-        return await asyncio.to_thread(self.sync.update, id, user_id, text, data)
+        return await asyncio.to_thread(
+            lambda: self.sync.update(id, user_id, text, data, memory_id=memory_id)
+        )
 
-    async def delete(self, id: str, user_id: str) -> None:
+    async def delete(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> None:
         """See `Memory.delete`."""
-        await asyncio.to_thread(self.sync.delete, id, user_id)
+        await asyncio.to_thread(lambda: self.sync.delete(id, user_id, memory_id=memory_id))
+
+    async def delete_all(
+        self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, int]:
+        """See `Memory.delete_all`."""
+        return await asyncio.to_thread(self.sync.delete_all, user_id, agent_id, run_id)
 
     async def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
         """See `Memory.reset`."""
@@ -701,9 +911,11 @@ class AsyncMemory:
             self.sync.reset, user_id, keep_conversations=keep_conversations
         )
 
-    async def history(self, id: str, user_id: str) -> list[dict[str, Any]]:
+    async def history(
+        self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """See `Memory.history`."""
-        return await asyncio.to_thread(self.sync.history, id, user_id)
+        return await asyncio.to_thread(lambda: self.sync.history(id, user_id, memory_id=memory_id))
 
     async def consolidate(self, user_id: str | None = None) -> dict[str, Any]:
         """See `Memory.consolidate`."""

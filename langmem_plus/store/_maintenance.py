@@ -176,6 +176,19 @@ def keys(
     return [(tuple(ns.split(_SEP)), key) for ns, key in rows]
 
 
+def locate(store: HybridStore, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
+    """Namespaces in (or under) `prefix` that hold an item with `key`, oldest item first."""
+    store._ensure_open()
+    where, args = _prefix_where(prefix, False)
+    with store._db.read() as conn:
+        rows = conn.execute(
+            f"SELECT n.ns FROM items i JOIN namespaces n ON n.id = i.ns_id "
+            f"WHERE i.key = ? AND {where} ORDER BY i.id",
+            (key, *args),
+        ).fetchall()
+    return [tuple(ns.split(_SEP)) for (ns,) in rows]
+
+
 def restore_item_stats(
     store: HybridStore,
     rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],

@@ -765,6 +765,14 @@ class HybridStore(validate.CheckedStore):
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
         return _maintenance.keys(self, namespace_prefix, exact)
 
+    def locate(self, key: str, namespace_prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        """Namespaces in (or under) `namespace_prefix` holding an item with `key` (one SQL
+        query, whatever the number of namespaces): how a globally unique id is found."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        if not isinstance(key, str) or not key:
+            raise ValidationError("key must be a non-empty string")
+        return _maintenance.locate(self, key, namespace_prefix)
+
     def restore_item_stats(
         self,
         rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],
