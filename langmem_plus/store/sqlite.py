@@ -197,6 +197,9 @@ _MIGRATIONS: list[str | tuple[str, ...]] = [
     );
     CREATE INDEX IF NOT EXISTS turn_text_item ON turn_text(item_id);
     """,
+    # 008_item_key: find an item by key across namespaces in one index probe
+    # (`HybridStore.locate`: Memory.get(id) without a user id)
+    "CREATE INDEX IF NOT EXISTS items_key ON items(key);",
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
