@@ -67,6 +67,10 @@ def translate_filters(
     for key, value in check_mapping("filters", filters).items():
         if not isinstance(key, str):
             raise ValidationError(f"filter keys must be strings, got {key!r}")
+        if key in ("AND", "OR", "NOT"):
+            raise ValidationError(
+                f"{key} filters are not supported: give one dict of conditions (all must hold)"
+            )
         if key == "user_id":
             if value != user_id:
                 raise ValidationError("filter user_id differs from the user_id argument")

@@ -100,6 +100,14 @@ def test_agent_and_run_scopes_filter_search_and_get_all(mem):
     assert hit["agent_id"] == "dj" and hit["run_id"] == "r1" and hit["user_id"] == "alice"
 
 
+def test_a_later_run_leaves_earlier_runs_memories_in_their_scope(mem):
+    first = mem.add("I live in Lyon", "u", run_id="r1")
+    mem.add("I moved to Paris, I live in Paris now", "u", run_id="r2")
+    assert {mem.get(i).metadata["run_id"] for i in first} == {"r1"}
+    mem.delete_all(user_id="u", run_id="r2")
+    assert {r.id for r in mem.get_all("u").items} == set(first)
+
+
 def test_delete_all_by_user_agent_and_run(mem):
     mem.add("a1 alpha", "alice", infer=False, agent_id="ops", run_id="r1")
     mem.add("a2 alpha", "alice", infer=False, agent_id="ops", run_id="r2")
@@ -154,6 +162,8 @@ def test_filters_on_free_keys_match_metadata(mem):
     assert len(mem.search("ramen", "alice", filters={"user_id": "alice"})) == 3
     with pytest.raises(ValidationError):
         mem.search("ramen", "alice", filters={"user_id": "bob"})
+    with pytest.raises(ValidationError, match="not supported"):
+        mem.search("ramen", "alice", filters={"OR": [{"topic": "food"}, {"topic": "books"}]})
 
 
 _word = st.text(string.ascii_lowercase + "_", min_size=1, max_size=12)
