@@ -138,7 +138,6 @@ class MemoryEngine(PostTurnSteps):
         namespace: Sequence[str] = ("memories", "{user_id}"),
         clock: Callable[[], datetime] | None = None,
         summarize: bool = True,
-        store_episodes: bool = False,
         reset_window_on_expiry: bool = True,
         show_scores: bool = False,
     ) -> None:
@@ -154,7 +153,6 @@ class MemoryEngine(PostTurnSteps):
         self.namespace_template = ns
         self.clock = clock
         self.summarize = summarize
-        self.store_episodes = store_episodes
         self.reset_window_on_expiry = reset_window_on_expiry
         self.show_scores = show_scores
         self.processors = _Processors(model, self.config)

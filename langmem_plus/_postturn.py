@@ -118,7 +118,6 @@ class PostTurnSteps(ABC):
     config: MemoryConfig
     processors: _Processors
     summarize: bool
-    store_episodes: bool
     reports: deque[dict[str, Any]]
 
     ALL_STEPS = frozenset(

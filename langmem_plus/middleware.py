@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
@@ -76,7 +77,10 @@ def _flush_at_exit() -> None:  # pragma: no cover - interpreter shutdown
 class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     """Memory for `create_agent`: recall + layered context before the model, processing after.
 
-    `store` defaults to the store given to `create_agent(store=...)`; `model` drives the
+    After each turn the exchange is kept verbatim as an episode (its message times as
+    `occurred_at`), facts are derived from it with their sources — one model call with
+    `model`, precision-first rules without — and facts it replaces are closed, never
+    overwritten. `store` defaults to the store given to `create_agent(store=...)`; `model` drives the
     processors (a chat model or `init_chat_model` string; None = offline rules). The user is
     `context["user_id"]` or `config["configurable"]["user_id"]`; each user has its own
     namespace (`("memories", "{user_id}")` by default). `tools=True` adds the memory tools,
@@ -98,7 +102,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         background: bool = True,
         debounce_s: float = 1.0,
         summarize: bool = True,
-        store_episodes: bool = False,
+        store_episodes: bool | None = None,
         reset_window_on_expiry: bool = True,
         show_scores: bool = False,
         tools: bool = False,
@@ -106,6 +110,13 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
+        if store_episodes is not None:
+            warnings.warn(
+                "store_episodes has no effect: every exchange is kept as an episode now "
+                "(it will be removed in the next release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.engine = MemoryEngine(
             store=store,
             model=model,
@@ -113,7 +124,6 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             namespace=namespace,
             clock=clock,
             summarize=summarize,
-            store_episodes=store_episodes,
             reset_window_on_expiry=reset_window_on_expiry,
             show_scores=show_scores,
         )
