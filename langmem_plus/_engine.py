@@ -27,6 +27,7 @@ from langchain_core.messages import (
 )
 from langgraph.store.base import BaseStore
 
+from langmem_plus._memory_checks import check_time
 from langmem_plus._postturn import PostTurnJob, PostTurnSteps, _conversations, _Processors
 from langmem_plus._worker import PostTurnWorker
 from langmem_plus.config import MemoryConfig
@@ -87,6 +88,22 @@ def thread_id_from_config(config: Mapping[str, Any] | None) -> str | None:
 def namespace_for(template: Sequence[str], user_id: str) -> tuple[str, ...]:
     """Fill `{user_id}` in a namespace template with the escaped id (see `namespaces.py`)."""
     return fill_template(template, user_id)
+
+
+def message_time(message: BaseMessage) -> datetime | None:
+    """When a message was said, if it carries a time (`additional_kwargs` or
+    `response_metadata` key ``timestamp`` / ``created_at``: ISO 8601 or epoch seconds);
+    imported or replayed histories keep their dates this way."""
+    for meta in (message.additional_kwargs, message.response_metadata):
+        for key in ("timestamp", "created_at"):
+            raw = meta.get(key) if isinstance(meta, Mapping) else None
+            if raw is None:
+                continue
+            try:
+                return check_time(key, raw)
+            except ValidationError:
+                logger.warning("ignoring an unreadable message %s: %r", key, raw)
+    return None
 
 
 def _now(clock: Callable[[], datetime] | None) -> datetime:
@@ -217,7 +234,8 @@ class MemoryEngine(PostTurnSteps):
                 continue
             rt = _role_and_text(m)
             if rt is not None and conv is not None:
-                conv.add_turn(user_id, wm.session_id, rt[0], rt[1], created_at=self.now())
+                at = message_time(m) or self.now()
+                conv.add_turn(user_id, wm.session_id, rt[0], rt[1], created_at=at)
                 written += 1
             last_id = m.id
         return wm.model_copy(update={"persisted_id": last_id}), written

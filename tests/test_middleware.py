@@ -315,3 +315,18 @@ def test_turn_becomes_an_episode_with_derived_facts_and_a_true_profile() -> None
     _say(agent, "搬家了，现在住在西湖区，离公司近多了", _cfg("t", "u"))
     _say(agent, "thanks", _cfg("t", "u"))
     assert len(store.search(("memories", "u"), filter={"kind": "episodic"}, limit=10)) == 3
+
+
+def test_a_message_time_dates_its_episode() -> None:
+    store = HybridStore(index=False)
+    mw = MemoryMiddleware(background=False)
+    agent = create_agent(
+        scripted(["ok"]), middleware=[mw], store=store, checkpointer=InMemorySaver()
+    )
+    said = HumanMessage(
+        "we moved the standup to 9:30", additional_kwargs={"timestamp": "2024-04-15T09:00:00Z"}
+    )
+    agent.invoke({"messages": [said]}, _cfg("t", "u"))
+    [episode] = mw.reports[-1]["episodes"]
+    value = store.get(("memories", "u"), episode).value
+    assert value["occurred_at"].startswith("2024-04-15T09:00:00")
