@@ -343,7 +343,9 @@ def create_app(
     try:
         from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request
         from fastapi import Path as PathParam
-        from fastapi.responses import JSONResponse
+        from fastapi.encoders import jsonable_encoder
+        from fastapi.exceptions import RequestValidationError
+        from fastapi.responses import JSONResponse, Response
         from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
     except ImportError:
         raise MissingExtraError.for_extra("server", "fastapi") from None
@@ -441,6 +443,14 @@ def create_app(
     @app.exception_handler(LangmemPlusError)
     async def _other(_: Request, exc: LangmemPlusError) -> JSONResponse:
         return _error(400, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_: Request, exc: RequestValidationError) -> Response:
+        # FastAPI's own handler echoes the input, and a lone surrogate in it (the JSON escape
+        # \ud800) cannot be encoded as UTF-8: the 422 became a 500. Same body, encodable.
+        body = {"detail": jsonable_encoder(exc.errors())}
+        data = json.dumps(body, ensure_ascii=False, default=str).encode("utf-8", "replace")
+        return Response(data, status_code=422, media_type="application/json")
 
     memory_id = PathParam(..., min_length=1, max_length=256, description="memory id")
 

@@ -164,3 +164,23 @@ def test_a_user_key_cannot_name_another_user_in_utf8(mem):
         assert c.get("/memory/long-term", headers=same).json()["total"] == 1
         other = {**auth, "X-User-Id": "用户乙".encode()}
         assert c.get("/memory/long-term", headers=other).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/memory/search", '{"query": "\\udfff"}'),
+        ("POST", "/memory/long-term", '{"messages": "a \\ud800 b", "infer": false}'),
+    ],
+)
+def test_a_lone_surrogate_in_a_body_is_a_422_not_a_500(mem, method, path, body):
+    with TestClient(create_app(mem), raise_server_exceptions=False) as c:
+        r = c.request(
+            method,
+            path,
+            content=body,
+            headers={"X-User-Id": "hu", "content-type": "application/json"},
+        )
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"]
+    assert mem.store.list_namespaces() == []
