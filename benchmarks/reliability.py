@@ -873,10 +873,15 @@ def run_crash(
         if len(failures) == failed_before:
             shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(vdir, ignore_errors=True)
+    # A killed snapshot write leaves its temp file; the next open must clean it up.
+    with contextlib.suppress(Exception), open_memory(db, emb, snapshot_min_vectors=0):
+        pass
+    leftover = sorted(p.name for p in work.glob("crash.db*.tmp"))
+    failures += [f"snapshot temp file left after reopening: {n}" for n in leftover]
     return {
         "kills": kills,
         "embeddings": embeddings,
-        "leftover_tmp_files": len(list(work.glob("crash.db*.tmp"))),
+        "leftover_tmp_files": len(leftover),
         "killed_during": dict(sorted(killed_during.items())),
         "acked_ops": acked,
         "items_at_end": len(model.state),
@@ -914,7 +919,8 @@ def _nested_list(depth: int) -> list[Any]:
 
 
 def hostile_corpus() -> list[Case]:
-    """About 60 hostile inputs. Swappable: any list of `Case` works with `run_hostile`."""
+    """About 70 hostile inputs for REST, MCP and the CLI (the Python API runs tests/hostile.py's
+    corpus). Swappable: any list of `Case` works with `run_hostile`."""
     deep, deep_list = _nested(10_000), _nested_list(10_000)
     return [
         # text
@@ -954,6 +960,9 @@ def hostile_corpus() -> list[Case]:
         Case("user-int", "user", 42),
         Case("user-none", "user", None),
         Case("user-percent", "user", "%2E%2E"),
+        Case("user-rfc8187-not-utf8", "user", "UTF-8''%FF%FE"),
+        Case("user-rfc8187-cut", "user", "UTF-8''%E7%94"),
+        Case("user-cjk", "user", "用户甲"),
         # memory ids
         Case("id-empty", "id", ""),
         Case("id-nul", "id", "a\x00"),
@@ -1026,61 +1035,6 @@ def _with_timeout(fn: Callable[[], Any], timeout: float) -> tuple[str, Any, Base
     return "done", box.get("r"), box.get("e")
 
 
-def _py_calls(mem: Any, target: str, case: Case) -> list[tuple[str, Callable[[], Any]]]:
-    v, u = case.value, "hu"
-    store = mem.store
-    t = case.target
-    if t == "text":
-        return [
-            ("Memory.add", lambda: mem.add(v, u, infer=False)),
-            ("Memory.add(infer)", lambda: mem.add(v, u)),
-            ("Memory.update", lambda: mem.update(target, u, text=v)),
-            ("HybridStore.put", lambda: store.put(("hostile",), "k", {"text": v})),
-        ]
-    if t == "query":
-        return [
-            ("Memory.search", lambda: mem.search(v, u)),
-            ("HybridStore.search", lambda: store.search(("hostile",), query=v)),
-        ]
-    if t == "user":
-        return [
-            ("Memory.add", lambda: mem.add("hello there", v, infer=False)),
-            ("Memory.search", lambda: mem.search("hello", v)),
-            ("Memory.get_all", lambda: mem.get_all(v)),
-            ("HybridStore.put", lambda: store.put(("memories", v), "k", {"text": "x"})),
-        ]
-    if t == "id":
-        return [
-            ("Memory.get", lambda: mem.get(v, u)),
-            ("Memory.delete", lambda: mem.delete(v, u)),
-            ("HybridStore.put", lambda: store.put(("hostile",), v, {"text": "x"})),
-        ]
-    if t == "limit":
-        return [
-            ("Memory.search", lambda: mem.search("lake", u, limit=v)),
-            ("Memory.get_all", lambda: mem.get_all(u, limit=v)),
-            ("HybridStore.list_namespaces", lambda: store.list_namespaces(limit=v)),
-        ]
-    if t == "offset":
-        return [("Memory.get_all", lambda: mem.get_all(u, offset=v))]
-    if t == "filters":
-        return [
-            ("Memory.search", lambda: mem.search("lake", u, filters=v)),
-            ("HybridStore.search", lambda: store.search(("hostile",), filter=v)),
-        ]
-    if t == "metadata":
-        return [
-            ("Memory.add", lambda: mem.add("lake trip", u, metadata=v, infer=False)),
-            ("Memory.update", lambda: mem.update(target, u, data=v)),
-            ("HybridStore.put", lambda: store.put(("hostile",), "m", {"text": "x", "meta": v})),
-        ]
-    if t == "import":
-        return [("Memory.import_", lambda: mem.import_(v))]
-    if t == "time":
-        return [("Memory.search", lambda: mem.search("lake", u, time_range=v))]
-    return []
-
-
 def _json_ok(value: Any) -> bool:
     try:
         json.dumps(value, allow_nan=False)
@@ -1149,10 +1103,11 @@ def _mcp_calls(case: Case) -> list[tuple[str, dict[str, Any]]]:
         return [("add_memory", {"text": v, "infer": False})]
     if t == "query":
         return [("search_memory", {"query": v}), ("recall_conversations", {"query": v})]
-    if t == "user":
+    if t == "user":  # the server acts for "hu" only: naming anyone else must be refused
         return [
             ("search_memory", {"query": "lake", "user_id": v}),
             ("add_memory", {"text": "hello there", "infer": False, "user_id": v}),
+            ("delete_memory", {"memory_id": "x", "user_id": v}),
         ]
     if t == "id":
         return [("delete_memory", {"memory_id": v})]
@@ -1259,16 +1214,93 @@ def _classify_mcp(exc: BaseException | None) -> str:
     return "raw"
 
 
+def _auth_cases(
+    hu: str, other: str, revoked: str, admin: str
+) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """REST calls on hu's memories with missing, wrong, revoked or another user's credentials:
+    each must be refused (a 2xx is an auth bypass). Reads, and the delete-all route."""
+    creds: list[tuple[str, dict[str, Any]]] = [
+        ("auth-none", {"X-User-Id": "hu"}),
+        ("auth-empty-bearer", {"X-User-Id": "hu", "Authorization": "Bearer "}),
+        ("auth-garbage", {"X-User-Id": "hu", "Authorization": "Bearer garbage"}),
+        ("auth-basic-scheme", {"X-User-Id": "hu", "Authorization": f"Basic {hu}"}),
+        ("auth-token-tampered", {"Authorization": f"Bearer {hu[:-2]}xx"}),
+        ("auth-token-10k", {"Authorization": "Bearer " + "a" * 10_000}),
+        ("auth-token-utf8", {"Authorization": "Bearer 密钥".encode()}),
+        ("auth-revoked", {"Authorization": f"Bearer {revoked}"}),
+        ("auth-other-user-key", {"X-User-Id": "hu", "Authorization": f"Bearer {other}"}),
+        ("auth-own-key-names-other", {"X-User-Id": "hv", "Authorization": f"Bearer {hu}"}),
+        ("auth-admin-without-user", {"Authorization": f"Bearer {admin}"}),
+    ]
+    calls = [("GET /memory/long-term", "GET", "/memory/long-term", {}),
+             ("POST /memory/search", "POST", "/memory/search", {"json": {"query": "lake"}}),
+             ("DELETE /memory/long-term", "DELETE", "/memory/long-term", {})]  # fmt: skip
+    return [
+        (name, label, method, url, {**kw, "headers": headers})
+        for name, headers in creds
+        for label, method, url, kw in calls
+    ]
+
+
+def python_corpus() -> list[Any]:
+    """The Python API's hostile cases: tests/hostile.py's `cases()` (HybridStore, Memory,
+    apply_ops), the corpus tests/test_hostile_inputs.py holds to its contract."""
+    tests_dir = str(ROOT / "tests")
+    if tests_dir not in sys.path:
+        sys.path.insert(0, tests_dir)
+    import hostile
+
+    return list(hostile.cases())
+
+
+def _run_python_cases(
+    mem: Any, cases: Sequence[Any], rows: list[dict[str, Any]], must_reject: list[str],
+    timeout_s: float,
+) -> int:  # fmt: skip
+    """Run tests/hostile.py cases against `mem` and its store, each under a timeout; after
+    each, its sentinels must be intact (else re-planted and counted). Returns the losses."""
+    import hostile
+
+    subjects = hostile.Subjects(store=mem.store, memory=mem)
+    hostile.plant_sentinel(subjects)
+    lost = 0
+    for c in cases:
+        st, res, exc = _with_timeout(lambda c=c: hostile.run_case(c, subjects), timeout_s)
+        if st == "hang":
+            out, detail = "hang", ""
+        elif exc is not None:  # run_case catches Exception; this is a BaseException
+            out, detail = "raw", _err_line(exc)
+        elif res.startswith("raw:"):
+            out, detail = "raw", res[4:]
+        else:
+            out, detail = ("rejected" if res.startswith("rejected") else "accepted"), ""
+            if out == "accepted" and c.reject:
+                must_reject.append(f"python {c.id}")
+        rows.append({"interface": "python", "case": c.id, "call": c.id.split(".")[0],
+                     "outcome": out, "detail": detail})  # fmt: skip
+        _quiet()
+        try:
+            ok = hostile.sentinel_intact(subjects)
+        except Exception:
+            ok = False
+        if not ok:
+            lost += 1
+            hostile.plant_sentinel(subjects)
+    return lost
+
+
 def run_hostile(
     work: Path,
     *,
     corpus: Sequence[Case] | None = None,
-    interfaces: Sequence[str] = ("python", "rest", "mcp", "cli"),
+    python_cases: Sequence[Any] | None = None,
+    interfaces: Sequence[str] = ("python", "rest", "rest+keys", "mcp", "cli"),
     cli_quick_only: bool = False,
     embeddings: str = "hash",
     timeout_s: float = 60,
 ) -> dict[str, Any]:
-    """Every case through Python, REST, MCP and CLI: count raw exceptions, 5xx and hangs."""
+    """Every case through Python (tests/hostile.py's corpus), REST without and with API keys,
+    MCP and the CLI (this file's corpus): count raw exceptions, 5xx, hangs, auth bypasses."""
     from langmem_plus.memory import Memory
 
     work.mkdir(parents=True, exist_ok=True)
@@ -1298,24 +1330,24 @@ def run_hostile(
             sentinel = mem.add(sentinel_text, "hu", infer=False)[0]
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
+    backfilled = 0
+    must_reject: list[str] = []
+    py_cases: list[Any] = []
     if "python" in interfaces:
-        for c in cases:
-            for label, fn in _py_calls(mem, target, c):
-                st, _, exc = _with_timeout(fn, timeout_s)
-                out = "hang" if st == "hang" else _classify_py(exc)
-                rows.append(
-                    {"interface": "python", "case": c.name, "call": label, "outcome": out,
-                     "detail": _err_line(exc) if exc is not None and out == "raw" else ""}
-                )  # fmt: skip
+        py_cases = list(python_cases if python_cases is not None else python_corpus())
+        py_lost = _run_python_cases(mem, py_cases, rows, must_reject, timeout_s)
+        if py_lost:
+            lost["python"] = py_lost
         survived("python")
-    if "rest" in interfaces:
+    auth_bypass: list[str] = []
+    if "rest" in interfaces or "rest+keys" in interfaces:
         from fastapi.testclient import TestClient
 
+        from langmem_plus.apikeys import KeyStore
         from langmem_plus.server import create_app
 
-        client = TestClient(create_app(mem), raise_server_exceptions=False)
-        for c in cases:
-            for label, method, url, kw in _rest_calls(c, target):
+        def rest_run(iface: str, client: Any, calls: list[tuple[str, str, str, str, dict]]) -> None:
+            for cname, label, method, url, kw in calls:
                 st, resp, exc = _with_timeout(
                     lambda m=method, u=url, k=kw: client.request(m, u, **k), timeout_s
                 )
@@ -1327,21 +1359,51 @@ def run_hostile(
                     out, detail = "5xx", f"{resp.status_code} {resp.text[:200]}"
                 else:
                     out, detail = ("accepted" if resp.status_code < 400 else "rejected"), ""
-                rows.append(
-                    {"interface": "rest", "case": c.name, "call": label, "outcome": out,
-                     "detail": detail}
-                )  # fmt: skip
-                survived(f"rest ({c.name} {label})")
+                if out == "accepted" and cname.startswith(("auth-", "user-")) and iface != "rest":
+                    auth_bypass.append(f"{iface} {cname} {label}: {resp.status_code}")
+                rows.append({"interface": iface, "case": cname, "call": label, "outcome": out,
+                             "detail": detail})  # fmt: skip
+                survived(f"{iface} ({cname} {label})")
+
+        plain = [(c.name, *call) for c in cases for call in _rest_calls(c, target)]
+        if "rest" in interfaces:  # no API keys: X-User-Id is trusted
+            rest_run("rest", TestClient(create_app(mem), raise_server_exceptions=False), plain)
+        if "rest+keys" in interfaces:  # API keys: every call needs one; hu's key acts as hu
+            keys = KeyStore.open(work / "hostile-keys.db")
+            _, hu_token = keys.create(user_id="hu")
+            _, other_token = keys.create(user_id="hv")
+            revoked, revoked_token = keys.create(user_id="hu")
+            keys.revoke(revoked.key_id)
+            _, admin_token = keys.create(admin=True)
+            app = create_app(mem, keys=keys, rate_limit=None)
+            keyed = [
+                (n, lb, m, u, {**kw, "headers": {**kw["headers"], "Authorization": f"Bearer {hu_token}"}})
+                for n, lb, m, u, kw in plain
+            ]  # fmt: skip
+            auth = _auth_cases(hu_token, other_token, revoked_token, admin_token)
+            rest_run("rest+keys", TestClient(app, raise_server_exceptions=False), keyed + auth)
+            keys.close()
     if "mcp" in interfaces:
         from langmem_plus.mcp_server import build_server
 
-        server = build_server(mem, default_user="hu")
+        server = build_server(mem, user="hu")
         for c in cases:
+            if c.target == "user":  # a server started for a hostile user id
+                st, _, exc = _with_timeout(lambda v=c.value: build_server(mem, user=v), timeout_s)
+                out = "hang" if st == "hang" else _classify_py(exc)
+                rows.append({"interface": "mcp", "case": c.name, "call": "build_server",
+                             "outcome": out, "detail": _err_line(exc) if out == "raw" and exc
+                             else ""})  # fmt: skip
             for tool, targs in _mcp_calls(c):
                 st, _, exc = _with_timeout(
                     lambda t=tool, a=targs: asyncio.run(server.call_tool(t, a)), timeout_s
                 )
                 out = "hang" if st == "hang" else _classify_mcp(exc)
+                named = targs.get("user_id")
+                if out == "accepted" and named is not None and named != "hu":
+                    auth_bypass.append(
+                        f"mcp {c.name} {tool}: acted for user_id {targs['user_id']!r}"
+                    )
                 detail = ""
                 if out == "raw" and exc is not None:
                     detail = _err_line(exc.__cause__ or exc)
@@ -1371,6 +1433,10 @@ def run_hostile(
             )  # fmt: skip
         mem = Memory(db, embeddings=make_embeddings(embeddings))
         survived("cli")
+        # The CLI ran with embeddings off (it cannot load this script's model), so what it
+        # stored has no vectors: opening warns, and backfill_vectors() is the documented
+        # remedy. Apply it, so the rebuild comparison below checks the indexes, not that.
+        backfilled = mem.store.backfill_vectors()
         mem.close()
     # bad input must not have bent the indexes either: compare with a rebuild
     check = work / "index-check"
@@ -1389,6 +1455,7 @@ def run_hostile(
         per[r["interface"]][r["outcome"]] += 1
     return {
         "cases": len(cases),
+        "python_cases": len(py_cases),
         "calls": len(rows),
         "per_interface": per,
         "tracebacks": sum(1 for r in rows if r["outcome"] == "raw"),
@@ -1396,13 +1463,18 @@ def run_hostile(
         "hangs": sum(1 for r in rows if r["outcome"] == "hang"),
         "lost": sum(lost.values()),
         "lost_by": lost,
+        "accepted_must_reject": len(must_reject),
+        "auth_bypass": len(auth_bypass),
         "index_differs_from_rebuild": index_diff,
+        "cli_items_backfilled": backfilled,
         "integrity": integrity(db),
         "failure_samples": [
             f"{r['interface']} {r['case']} {r['call']}: {r['outcome']} {r['detail']}"
             for r in rows
             if r["outcome"] in ("raw", "5xx", "hang")
-        ],
+        ]
+        + [f"accepted, must be rejected: {x}" for x in must_reject]
+        + [f"auth bypass: {x}" for x in auth_bypass],
     }
 
 
@@ -1425,6 +1497,7 @@ def run_isolation(
     """Random multi-user ops through Python, REST, MCP and CLI on one file: count leaks."""
     from fastapi.testclient import TestClient
 
+    from langmem_plus.apikeys import KeyStore
     from langmem_plus.mcp_server import build_server
     from langmem_plus.memory import Memory
     from langmem_plus.server import create_app
@@ -1433,18 +1506,32 @@ def run_isolation(
     db = work / "iso.db"
     rng = random.Random(seed)
     mem = Memory(db, embeddings=make_embeddings(embeddings))
-    client = TestClient(create_app(mem), raise_server_exceptions=False)
-    server = build_server(mem)
+    client = TestClient(create_app(mem), raise_server_exceptions=False)  # trusts X-User-Id
+    keys = KeyStore.open(work / "iso-keys.db")
+    tokens = {u: keys.create(user_id=u)[1] for u in ISO_USERS}
+    admin_token = keys.create(admin=True)[1]
+    keyed = TestClient(create_app(mem, keys=keys, rate_limit=None), raise_server_exceptions=False)
+    servers: dict[str, Any] = {}  # one MCP server per user, as they are started
     _quiet()
     owner: dict[str, str] = {}  # token -> user
     ids: dict[str, list[str]] = {u: [] for u in ISO_USERS}
     via: dict[str, str] = {}  # memory id -> the interface that wrote it
-    counts = {"ops": 0, "leaks": 0, "cross_user_deletes": 0, "rejected": 0, "errors": 0}
+    counts = {"ops": 0, "leaks": 0, "cross_user_deletes": 0, "auth_bypass": 0, "rejected": 0,
+              "errors": 0}  # fmt: skip
     by_iface: dict[str, int] = {}
     leak_samples: list[str] = []
 
     def hdr(u: str) -> dict[str, Any]:
+        """X-User-Id as raw UTF-8, or percent-encoded (RFC 8187), chosen at random."""
+        if rng.random() < 0.3:
+            return {"X-User-Id": "UTF-8''" + urllib.parse.quote(u, safe="")}
         return {"X-User-Id": u.encode("utf-8")}
+
+    def khdr(u: str) -> dict[str, Any]:
+        """Credentials for u: u's own key (mostly), or the admin key naming u."""
+        if rng.random() < 0.2:
+            return {"Authorization": f"Bearer {admin_token}", **hdr(u)}
+        return {"Authorization": f"Bearer {tokens[u]}"}
 
     def check(u: str, texts: Iterable[str], how: str) -> None:
         for t in texts:
@@ -1455,9 +1542,11 @@ def run_isolation(
                     if len(leak_samples) < 10:
                         leak_samples.append(f"{how}: {u!r} saw {own!r}'s {m[0]}")
 
-    def mcp(tool: str, args: dict[str, Any]) -> Any:
+    def mcp(u: str, tool: str, args: dict[str, Any]) -> Any:
+        if u not in servers:
+            servers[u] = build_server(mem, user=u)
         try:
-            r = asyncio.run(server.call_tool(tool, args))
+            r = asyncio.run(servers[u].call_tool(tool, args))
         except Exception as exc:
             if _classify_mcp(exc) != "rejected":
                 raise
@@ -1474,9 +1563,8 @@ def run_isolation(
     for step in range(ops):
         u = rng.choice(ISO_USERS)
         others = [x for x in ISO_USERS if x != u and ids[x]]
-        iface = rng.choice(
-            ("python", "rest", "mcp", "cli") if cli_left > 0 else ("python", "rest", "mcp")
-        )
+        ifaces = ("python", "rest", "rest+keys", "mcp")
+        iface = rng.choice((*ifaces, "cli") if cli_left > 0 else ifaces)
         op = rng.choice(("add", "search", "search_other", "list", "get_other"))
         tok = token(rng.randrange(1000), step + 1)
         victim = rng.choice(others) if others else u
@@ -1497,43 +1585,56 @@ def run_isolation(
                 else:
                     with contextlib.suppress(KeyError):
                         check(u, [mem.get(vid, u).text], "python get")
-            elif iface == "rest":
+            elif iface in ("rest", "rest+keys"):
+                c, h = (client, hdr(u)) if iface == "rest" else (keyed, khdr(u))
                 if op == "add":
                     owner[tok] = u
-                    r = client.post("/memory/long-term", headers=hdr(u),
-                                    json={"messages": f"secret {tok} pin", "infer": False})  # fmt: skip
+                    r = c.post("/memory/long-term", headers=h,
+                               json={"messages": f"secret {tok} pin", "infer": False})  # fmt: skip
                     if r.status_code == 201:
                         ids[u] += r.json()["ids"]
-                        via.update(dict.fromkeys(r.json()["ids"], "rest"))
+                        via.update(dict.fromkeys(r.json()["ids"], iface))
                     else:
                         counts["rejected"] += 1
                 elif op.startswith("search"):
-                    r = client.post(
-                        "/memory/search", headers=hdr(u), json={"query": query, "limit": 50}
-                    )
-                    check(u, [r.text], "rest search")
+                    r = c.post("/memory/search", headers=h, json={"query": query, "limit": 50})
+                    check(u, [r.text], f"{iface} search")
                     counts["rejected"] += r.status_code >= 400
                 elif op == "list":
-                    r = client.get("/memory/long-term", headers=hdr(u), params={"limit": 500})
-                    check(u, [r.text], "rest list")
+                    r = c.get("/memory/long-term", headers=h, params={"limit": 500})
+                    check(u, [r.text], f"{iface} list")
                     counts["rejected"] += r.status_code >= 400
                 else:
-                    r = client.get(f"/memory/long-term/{vid}", headers=hdr(u))
-                    check(u, [r.text], "rest get")
+                    r = c.get(f"/memory/long-term/{vid}", headers=h)
+                    check(u, [r.text], f"{iface} get")
+                    if iface == "rest+keys":  # u's key naming the victim must be refused
+                        h2 = {"Authorization": f"Bearer {tokens[u]}", **hdr(victim)}
+                        r = c.get("/memory/long-term", headers=h2, params={"limit": 500})
+                        check(u, [r.text], "rest+keys list naming another user")
+                        if r.status_code < 400 and victim != u:
+                            counts["auth_bypass"] += 1
+                            leak_samples.append(f"{u!r}'s key listed {victim!r}: {r.status_code}")
             elif iface == "mcp":
                 if op == "add":
                     owner[tok] = u
-                    new = mcp("add_memory", {"text": f"secret {tok} pin", "infer": False,
-                                             "user_id": u}).get("ids", [])  # fmt: skip
+                    new = mcp(u, "add_memory", {"text": f"secret {tok} pin", "infer": False}).get(
+                        "ids", []
+                    )
                     ids[u] += new
                     via.update(dict.fromkeys(new, "mcp"))
                 elif op == "get_other":
-                    res = mcp("delete_memory", {"memory_id": vid, "user_id": u})
-                    if res.get("deleted"):
+                    res = mcp(u, "delete_memory", {"memory_id": vid})
+                    if res.get("deleted") and victim != u:
                         counts["cross_user_deletes"] += 1
+                    # a tool call that names another user is refused by u's server
+                    res = mcp(u, "search_memory", {"query": vtok, "limit": 50, "user_id": victim})
+                    check(u, [json.dumps(res, ensure_ascii=False)], "mcp search naming another")
+                    if res and victim != u:
+                        counts["auth_bypass"] += 1
+                        leak_samples.append(f"mcp server of {u!r} acted for {victim!r}")
                 else:
                     q = query if op != "list" else "secret"
-                    res = mcp("search_memory", {"query": q, "limit": 50, "user_id": u})
+                    res = mcp(u, "search_memory", {"query": q, "limit": 50})
                     check(u, [json.dumps(res, ensure_ascii=False)], "mcp search")
             else:
                 cli_left -= 1
@@ -1573,6 +1674,7 @@ def run_isolation(
                 lost += 1
                 lost_by[via.get(i, "python")] = lost_by.get(via.get(i, "python"), 0) + 1
                 leak_samples.append(f"lost: {u!r} {i} (written via {via.get(i, 'python')})")
+    keys.close()
     mem.close()
     return {
         "users": list(ISO_USERS),
@@ -1663,7 +1765,7 @@ def run_forensics(
                     client.delete("/memory/long-term", headers={"X-User-Id": "fu"},
                                   params={"include_conversations": "true"})  # fmt: skip
             elif how == "mcp delete":
-                server = build_server(mem, default_user="fu")
+                server = build_server(mem, user="fu")
                 for i in mine:
                     asyncio.run(server.call_tool("delete_memory", {"memory_id": i}))
             elif how == "cli delete":
@@ -1826,7 +1928,7 @@ def _injection_outputs(text: str, category: str, user: str) -> dict[str, str]:
     tool = create_search_memory_tool(store=store, default_user_id=user)
     out["search_memory tool"] = str(tool.invoke({"query": "pwnmark"}))
     mem = Memory(store=store)
-    server = build_server(mem, default_user=user)
+    server = build_server(mem, user=user)
     res = asyncio.run(server.call_tool("search_memory", {"query": "pwnmark"}))
     out["mcp search_memory"] = "\n".join(getattr(c, "text", "") for c in res.content)
     store.close()
@@ -1872,7 +1974,8 @@ def failures_of(section: str, res: dict[str, Any]) -> int:
     if section == "crash":
         keys = ("integrity_failures", "open_failures", "lost", "wrong_value",
                 "resurrected_or_extra", "partial_consolidation", "keyword_rows", "vector_rows",
-                "faiss", "search", "orphans", "hangs", "child_errors")  # fmt: skip
+                "faiss", "search", "orphans", "hangs", "child_errors",
+                "leftover_tmp_files")  # fmt: skip
         return sum(int(res[k]) for k in keys)
     if section == "hostile":
         return (
@@ -1880,11 +1983,16 @@ def failures_of(section: str, res: dict[str, Any]) -> int:
             + res["http_5xx"]
             + res["hangs"]
             + res["lost"]
+            + res["accepted_must_reject"]
+            + res["auth_bypass"]
             + int(res["integrity"] != "ok")
             + sum(res["index_differs_from_rebuild"].values())
         )
     if section == "isolation":
-        return res["leaks"] + res["cross_user_deletes"] + res["lost"] + res["errors"]
+        return (
+            res["leaks"] + res["cross_user_deletes"] + res["auth_bypass"] + res["lost"]
+            + res["errors"]
+        )  # fmt: skip
     if section == "forensics":
         return res["survivors"] + res["not_deleted"] + res["errors"]
     if section == "injection":
@@ -1952,20 +2060,24 @@ def _summary(name: str, r: dict[str, Any]) -> str:
             f"failures {r['integrity_failures']}, lost {r['lost']}, wrong {r['wrong_value']}, "
             f"extra {r['resurrected_or_extra']}, index != rebuild: keyword {r['keyword_rows']}, "
             f"vectors {r['vector_rows']}, FAISS {r['faiss']}, searches {r['search']}; half-applied merges "
-            f"{r['partial_consolidation']}; snapshot temp files left behind "
-            f"{r['leftover_tmp_files']} (not counted)"
+            f"{r['partial_consolidation']}; snapshot temp files left after reopening "
+            f"{r['leftover_tmp_files']}"
         )
     if name == "hostile":
         return (
-            f"{r['cases']} cases, {r['calls']} calls: raw exceptions {r['tracebacks']}, "
-            f"HTTP 5xx {r['http_5xx']}, hangs {r['hangs']}, lost {r['lost']}, index rows/searches "
+            f"{r['python_cases']} Python cases (tests/hostile.py) + {r['cases']} REST/MCP/CLI "
+            f"cases, {r['calls']} calls: raw exceptions {r['tracebacks']}, "
+            f"HTTP 5xx {r['http_5xx']}, hangs {r['hangs']}, lost {r['lost']}, accepted though "
+            f"it must be rejected {r['accepted_must_reject']}, auth bypasses {r['auth_bypass']}, "
+            f"index rows/searches "
             f"!= rebuild {sum(r['index_differs_from_rebuild'].values())}"
         )
     if name == "isolation":
         return (
             f"{r['ops']} ops ({', '.join(f'{k} {v}' for k, v in r['ops_by_interface'].items())}), "
             f"{len(r['users'])} users: leaks {r['leaks']}, cross-user deletes "
-            f"{r['cross_user_deletes']}, lost {r['lost']}, errors {r['errors']}"
+            f"{r['cross_user_deletes']}, auth bypasses {r['auth_bypass']}, lost {r['lost']}, "
+            f"errors {r['errors']}"
         )
     if name == "forensics":
         return (

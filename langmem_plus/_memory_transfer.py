@@ -384,6 +384,8 @@ def _read_log(path: Path) -> list[dict[str, Any]]:
             return _parse_log_json(json.loads(text))
     except (json.JSONDecodeError, ValueError) as exc:
         raise ValidationError(f"{path.name}: not valid JSON ({exc})") from None
+    except RecursionError:  # json.loads itself recurses on deeply nested arrays/objects
+        raise ValidationError(f"{path.name}: JSON nested too deeply") from None
     return _parse_log_text(text)
 
 

@@ -5,9 +5,11 @@ needs ``Authorization: Bearer <key>``: a user's key acts as that user (an ``X-Us
 anyone else is 403), an admin key acts for the user its ``X-User-Id`` names. With no key
 configured the ``X-User-Id`` header is trusted as is, which is why ``langmem-plus serve``
 then binds loopback only. User ids: 1-256 characters, valid Unicode (namespaces.py escapes
-them). Bodies over ``max_body_bytes`` are refused (413) before any parsing; each key gets a
-token-bucket rate limit (429 with ``Retry-After``). Bad input gets a 4xx with a clear
-``detail``, never a 500.
+them); ``X-User-Id`` carries them as UTF-8, either raw or percent-encoded after the RFC 8187
+prefix ``UTF-8''`` (``UTF-8''%E7%94%A8%E6%88%B7`` is 用户), anything else is a 400. Paths are
+exact (no slash redirects). Bodies over ``max_body_bytes`` are refused (413) before any
+parsing; each key gets a token-bucket rate limit (429 with ``Retry-After``). Bad input gets
+a 4xx with a clear ``detail``, never a 500.
 
 The schema is true to the app: every status a route can answer is declared with the body it
 sends (every error is ``{"detail": "<one line>"}``; a 422 from request validation adds
@@ -29,6 +31,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote_to_bytes
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,7 +47,13 @@ from langmem_plus.errors import (
 from langmem_plus.memory import MAX_LIMIT, Memory
 from langmem_plus.records import MemoryRecord, UserProfile, utcnow
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_RATE_PER_MINUTE", "BodySizeLimit", "create_app"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_RATE_PER_MINUTE",
+    "BodySizeLimit",
+    "create_app",
+    "decode_user_header",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_RATE_PER_MINUTE = 600.0
@@ -55,6 +64,28 @@ _Message = MutableMapping[str, Any]
 _Receive = Callable[[], Awaitable[_Message]]
 _Send = Callable[[_Message], Awaitable[None]]
 _ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+
+
+_PERCENT_PREFIX = "UTF-8''"
+
+
+def decode_user_header(raw: str) -> str:
+    """The user id an ``X-User-Id`` header value names; ValidationError when it is not UTF-8.
+
+    HTTP servers hand header values over decoded as Latin-1, so raw UTF-8 bytes arrive as
+    mojibake (用户 would name another user): they are re-decoded, strictly. A value starting
+    with ``UTF-8''`` is percent-encoded UTF-8 (RFC 8187), for clients that send ASCII only;
+    an id that itself starts with that prefix must be sent that way.
+    """
+    try:
+        data = raw.encode("latin-1")
+        if raw.startswith(_PERCENT_PREFIX):
+            data = unquote_to_bytes(raw[len(_PERCENT_PREFIX) :])
+        return data.decode("utf-8")
+    except UnicodeError:
+        raise ValidationError(
+            "X-User-Id must be UTF-8 (raw, or percent-encoded after the prefix UTF-8'')"
+        ) from None
 
 
 class BodySizeLimit:
@@ -359,6 +390,9 @@ def create_app(
     app = FastAPI(
         title="langmem_plus",
         version="0.1.0",
+        # No slash redirects: `DELETE /memory/long-term/` (an empty id) would be sent on to
+        # `DELETE /memory/long-term` (delete all) by every client that follows redirects.
+        redirect_slashes=False,
         description=(
             "Long-term memory REST API. Authenticate with `Authorization: Bearer <API key>` "
             "(a user's key acts as its user; an admin key acts for the `X-User-Id` it names). "
@@ -400,6 +434,11 @@ def create_app(
             "with a user's key it may only name that user",
         ),
     ) -> str:
+        if x_user_id is not None:
+            try:
+                x_user_id = decode_user_header(x_user_id)
+            except ValidationError as exc:
+                raise _deny(400, str(exc)) from None
         key = _key(credentials)
         if key is not None and limiter is not None:
             wait = limiter.acquire(key.key_id)

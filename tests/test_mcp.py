@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from langmem_plus.quoting import unquote_data
+
 mcp = pytest.importorskip("mcp")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +100,7 @@ def test_a_key_binds_the_server_to_its_user(tmp_path):
     async def go() -> None:
         async with _client(db, env={"LANGMEM_PLUS_API_KEY": token}) as client:
             found = _data(await client.call_tool("search_memory", {"query": "bees"}))
-            assert [r["text"] for r in found["results"]] == ["carol keeps bees"]
+            assert [unquote_data(r["text"]) for r in found["results"]] == ["carol keeps bees"]
             denied = await client.call_tool("search_memory", {"query": "bees", "user_id": "dave"})
             assert denied.is_error
 
@@ -153,7 +155,7 @@ def test_bound_server_in_process(hash_embeddings):
 
         async def go() -> None:
             res = await server.call_tool("search_memory", {"query": "PIN"})
-            texts = [r["text"] for r in res.structured_content["results"]]
+            texts = [unquote_data(r["text"]) for r in res.structured_content["results"]]
             assert texts == ["john.smith's PIN is 4711"]
             with pytest.raises(ToolError, match=r"acts only for user 'john\.smith'"):
                 await server.call_tool("search_memory", {"query": "PIN", "user_id": "john_smith"})

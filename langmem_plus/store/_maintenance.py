@@ -76,8 +76,9 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
     """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
     store._ensure_open()
     with store._db.read() as conn:
-        rows = conn.execute("SELECT id, ns_id, value FROM items ORDER BY id").fetchall()
-    texts = {rid: store._texts(json.loads(v), None) for rid, _ns, v in rows}
+        rows = conn.execute("SELECT id, ns_id, value, indexed FROM items ORDER BY id").fetchall()
+    # Items put with index=False stay out of both indexes, as they were written.
+    texts = {rid: store._texts(json.loads(v), None) if ix else [] for rid, _ns, v, ix in rows}
     vecs: dict[int, np.ndarray] = {}
     if vectors and store.embeddings is not None:
         flat = [(rid, path, t) for rid, ts in texts.items() for path, t in ts]
@@ -93,7 +94,7 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
         store._kw.rebuilt(conn)
         conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
         docs = []
-        for rid, ns_id, _v in rows:
+        for rid, ns_id, _v, _ix in rows:
             toks = tokenize("\n".join(t for _, t in texts[rid]))
             conn.execute("UPDATE items SET doc_len=? WHERE id=?", (len(toks), rid))
             if toks:
@@ -101,7 +102,7 @@ def reindex(store: HybridStore, *, vectors: bool = True) -> dict[str, int]:
         store._kw.add_many(conn, docs)
         if vectors and store.embeddings is not None:
             conn.execute("DELETE FROM vectors")
-            for rid, ns_id, _v in rows:
+            for rid, ns_id, _v, _ix in rows:
                 for (path, _t), v in zip(texts[rid], vecs.get(rid, []), strict=False):
                     conn.execute(
                         "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",

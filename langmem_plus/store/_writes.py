@@ -48,7 +48,7 @@ def apply_puts(
                 existing[(ns_id, key)] = (rid, created)
                 old.append((ns_id, rid, dl))
     if old:
-        store._kw.remove_many(conn, [o for o in old if o[2] > 0 or True])
+        store._kw.remove_many(conn, old)
         drop_vectors(store, conn, [o[1] for o in old])
     # 2. write the new state
     kw_docs: list[tuple[int, int, list[str]]] = []

@@ -142,21 +142,25 @@ class KeywordIndex(PostingsScoring):
         self._writes += 1
         ids = [d[1] for d in docs]
         term_dec: Counter[int] = Counter()
+        counted: set[int] = set()  # the documents add_many counted: those with postings
         for part in _chunks(ids):
             marks = ",".join("?" * len(part))
-            for (tid,) in conn.execute(
-                f"SELECT term_id FROM postings WHERE item_id IN ({marks})", tuple(part)
+            for tid, item_id in conn.execute(
+                f"SELECT term_id, item_id FROM postings WHERE item_id IN ({marks})", tuple(part)
             ):
                 term_dec[tid] += 1
+                counted.add(item_id)
             conn.execute(f"DELETE FROM postings WHERE item_id IN ({marks})", tuple(part))
         conn.executemany(
             "UPDATE terms SET df = df - ? WHERE id = ?", [(n, t) for t, n in term_dec.items()]
         )
         conn.executemany("DELETE FROM terms WHERE id = ? AND df <= 0", [(t,) for t in term_dec])
         ns_delta: dict[int, list[int]] = {}
-        for ns_id, _item, dl in docs:
+        for ns_id, item_id, dl in docs:
+            if item_id not in counted:
+                continue  # a document without tokens was never counted (add_many)
             d = ns_delta.setdefault(ns_id, [0, 0])
-            d[0] += dl > 0  # a document without tokens was never counted (add_many)
+            d[0] += 1
             d[1] += dl
         conn.executemany(
             "UPDATE namespaces SET n_docs = n_docs - ?, total_len = total_len - ? WHERE id = ?",

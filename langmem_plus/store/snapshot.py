@@ -15,17 +15,25 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sqlite3
 import threading
 import zipfile
 from collections.abc import Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SnapshotError", "read_snapshot", "snapshot_key", "write_snapshot"]
+__all__ = [
+    "SnapshotError",
+    "read_snapshot",
+    "remove_stale_temp_files",
+    "snapshot_key",
+    "write_snapshot",
+]
 
 _KEY_META = "snapshot_key"
 _HEADER = "header"
@@ -74,13 +82,55 @@ def write_snapshot(
         _MAC: np.frombuffer(mac, np.uint8),
     }
     # A unique temp name: several processes may snapshot the same store at once.
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = _temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             np.savez(fh, **payload)  # type: ignore[arg-type]
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _temp_path(path: Path) -> Path:
+    """`<snapshot>.<pid>.<thread id>.tmp`: the writer's temp file (`remove_stale_temp_files`)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: existence check only
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # someone else's live process, or not a pid we can judge: keep
+    return True
+
+
+def remove_stale_temp_files(path: Path) -> int:
+    """Delete temp files of `path` left by snapshot writers that died mid-write (SIGKILL,
+    power loss); returns how many. Only names `write_snapshot` makes count, and only when
+    their process is gone: a live writer's file (or one of a reused pid) stays. POSIX only.
+    """
+    if os.name != "posix":
+        return 0
+    pattern = re.compile(re.escape(path.name) + r"\.(\d+)\.(\d+)\.tmp")
+    removed = 0
+    try:
+        candidates = list(path.parent.glob(f"{glob_escape(path.name)}.*.*.tmp"))
+    except OSError:
+        return 0
+    for tmp in candidates:
+        m = pattern.fullmatch(tmp.name)
+        if m is None or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            tmp.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass  # another process cleaned it up first
+        except OSError:
+            return removed  # read-only directory and the like: nothing more to do here
+    return removed
 
 
 def read_snapshot(path: Path, key: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -24,7 +24,13 @@ import faiss
 import numpy as np
 
 from langmem_plus.store.kwcache import GrowBuffer
-from langmem_plus.store.snapshot import SnapshotError, read_snapshot, snapshot_key, write_snapshot
+from langmem_plus.store.snapshot import (
+    SnapshotError,
+    read_snapshot,
+    remove_stale_temp_files,
+    snapshot_key,
+    write_snapshot,
+)
 from langmem_plus.store.veccodec import VectorStorage, decode_vec, decode_vecs, encode_vec
 
 __all__ = [
@@ -260,6 +266,10 @@ class VectorIndex:
         model, or older than the change log still holds, is ignored (see `snapshot.py`).
         """
         self._key = snapshot_key(conn, create=False)
+        if self.snapshot_path is not None:
+            removed = remove_stale_temp_files(self.snapshot_path)
+            if removed:
+                logger.info("removed %d snapshot temp file(s) of dead writers", removed)
         if self.snapshot_path is not None and self.snapshot_path.exists() and self._key:
             try:
                 if self._load_snapshot(conn, model_name):
