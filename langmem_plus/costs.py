@@ -26,7 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from langmem_plus.errors import ValidationError
+from langmem_plus.errors import ReadOnlyStoreError, ValidationError
 
 __all__ = [
     "CostCallback",
@@ -257,6 +257,8 @@ def deliver(cost: TurnCost, *, on_cost: CostCallback | None, store: Any) -> None
     ]
     try:
         writer(rows)
+    except ReadOnlyStoreError:
+        logger.debug("read-only store: turn costs not recorded")
     except Exception as exc:
         logger.warning("could not record turn costs: %s", exc)
 

@@ -841,9 +841,10 @@ class AsyncMemory:
         config: MemoryConfig | None = None,
         embeddings: Embeddings | Literal[False] | None = None,
         memory: Memory | None = None,
+        on_cost: CostCallback | None = None,
     ) -> None:
         self.sync = memory or Memory(
-            path, store=store, model=model, config=config, embeddings=embeddings
+            path, store=store, model=model, config=config, embeddings=embeddings, on_cost=on_cost
         )
 
     @classmethod
