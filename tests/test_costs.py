@@ -251,3 +251,25 @@ def test_summary_percentiles_are_ordered_and_calls_add_up(rows: list[dict[str, A
         mine = [r for r in rows if r["phase"] == phase]
         assert p["turns"] == len({r["cost_id"] for r in mine})
         assert p["calls_per_turn"] == round(sum(r["calls"] for r in mine) / p["turns"], 3)
+
+
+def test_a_version_8_database_gains_the_cost_table(tmp_path) -> None:
+    import sqlite3
+
+    from langmem_plus.store.sqlite import SCHEMA_VERSION
+
+    path = tmp_path / "v8.db"
+    with Memory(path, embeddings=False) as mem:
+        mem.add("I like tea.", user_id="fay")
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE turn_costs")
+    conn.execute("DELETE FROM schema_version WHERE version > 8")
+    conn.commit()
+    conn.close()
+    with Memory(path, embeddings=False) as mem:
+        assert mem.store.conversations.cost_rows() == []
+        mem.add("I like coffee.", user_id="fay")
+        assert [r["stage"] for r in mem.store.conversations.cost_rows()] == ["knowledge"]
+    with sqlite3.connect(path) as conn:
+        version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+    assert version == SCHEMA_VERSION == 9
