@@ -13,6 +13,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -32,6 +33,7 @@ from langmem_plus._postturn import PostTurnJob, PostTurnSteps, _conversations, _
 from langmem_plus._worker import PostTurnWorker
 from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
+from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
 from langmem_plus.episodes import current_view
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import fill_template
@@ -120,6 +122,7 @@ class Prepared:
     context: ContextLayers | None
     new_turn: bool
     archive_job: PostTurnJob | None = None
+    cost: TurnCost | None = None
 
 
 def _role_and_text(msg: BaseMessage) -> tuple[str, str] | None:
@@ -157,6 +160,7 @@ class MemoryEngine(PostTurnSteps):
         summarize: bool = True,
         reset_window_on_expiry: bool = True,
         show_scores: bool = False,
+        on_cost: CostCallback | None = None,
     ) -> None:
         if config is not None and not isinstance(config, MemoryConfig):
             raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
@@ -174,6 +178,7 @@ class MemoryEngine(PostTurnSteps):
         self.show_scores = show_scores
         self.processors = _Processors(model, self.config)
         self.reports: deque[dict[str, Any]] = deque(maxlen=200)
+        self.on_cost = check_on_cost(on_cost)
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> datetime:
@@ -321,10 +326,13 @@ class MemoryEngine(PostTurnSteps):
             removals.extend(window.dropped)
         if removals:
             update["messages"] = [RemoveMessage(id=m.id) for m in removals if m.id]
-        layers = self.recall(store, user_id, ns, text, wm, rolling=rolling)
+        timer = CostTimer()
+        layers = self.recall(store, user_id, ns, text, wm, rolling=rolling, timer=timer)
+        cost = timer.finish(user_id=user_id, session_id=wm.session_id, phase="prepare", at=now)
         update["working_memory"] = wm.to_state()
-        update["memory_context"] = layers.as_dict()
-        return Prepared(update, wm, layers, True, archive_job)
+        update["memory_context"] = {**layers.as_dict(), "cost": cost.as_dict()}
+        self.record_cost(cost, store)
+        return Prepared(update, wm, layers, True, archive_job, cost)
 
     @staticmethod
     def _first_new_human(msgs: Sequence[BaseMessage], wm: WorkingMemory) -> int:
@@ -355,9 +363,19 @@ class MemoryEngine(PostTurnSteps):
         *,
         rolling: Sequence[RollingSummary] | None = None,
         mark_used: bool = True,
+        timer: CostTimer | None = None,
     ) -> ContextLayers:
         """Search memories for `query` (boosting the current topic), load the other layers,
-        assemble them, and mark the injected memories as used."""
+        assemble them, and mark the injected memories as used. With `timer`, the search is
+        timed as stage ``recall`` and the rest as ``context``."""
+        with _stage(timer, "recall"):
+            hits = self._search(store, namespace, query, wm)
+        with _stage(timer, "context"):
+            return self._assemble(store, user_id, namespace, wm, hits, rolling, mark_used)
+
+    def _search(
+        self, store: BaseStore, namespace: tuple[str, ...], query: str, wm: WorkingMemory
+    ) -> list[Any]:
         cfg = self.config
         hits: list[Any] = []
         if cfg.ctx_memories and query.strip():
@@ -379,6 +397,19 @@ class MemoryEngine(PostTurnSteps):
                 raise
             except Exception as exc:  # recall must never break the conversation
                 logger.warning("memory recall failed: %s", exc)
+        return hits
+
+    def _assemble(
+        self,
+        store: BaseStore,
+        user_id: str,
+        namespace: tuple[str, ...],
+        wm: WorkingMemory,
+        hits: list[Any],
+        rolling: Sequence[RollingSummary] | None,
+        mark_used: bool,
+    ) -> ContextLayers:
+        cfg = self.config
         conv = _conversations(store)
         profile = None
         sessions: list[SessionSummary] = []
@@ -424,6 +455,10 @@ class MemoryEngine(PostTurnSteps):
             turn_count=wm.turn_count,
             recalled=recalled,
         )
+
+
+def _stage(timer: CostTimer | None, name: str) -> AbstractContextManager[Any]:
+    return timer.stage(name) if timer is not None else nullcontext()
 
 
 def _supports_topic(store: BaseStore) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.costs import CostCallback, CostTimer, TurnCost, deliver
 from langmem_plus.episodes import EpisodeKeeper
 from langmem_plus.records import MemoryRecord, RollingSummary, SessionSummary
 from langmem_plus.working import WorkingMemory, archive_record
@@ -119,6 +120,7 @@ class PostTurnSteps(ABC):
     processors: _Processors
     summarize: bool
     reports: deque[dict[str, Any]]
+    on_cost: CostCallback | None
 
     ALL_STEPS = frozenset(
         {"knowledge", "profile", "reconsolidate", "rolling", "session", "archive"}
@@ -128,11 +130,16 @@ class PostTurnSteps(ABC):
     def now(self) -> datetime:
         """The engine's clock (MemoryEngine supplies it; tests inject one)."""
 
+    def record_cost(self, cost: TurnCost, store: BaseStore) -> None:
+        """Hand a turn's cost to `on_cost` and persist it when the store keeps a log."""
+        deliver(cost, on_cost=getattr(self, "on_cost", None), store=store)
+
     def process(self, job: PostTurnJob, steps: frozenset[str] | None = None) -> dict[str, Any]:
         """Run the post-turn processors over the session's uncollected turns; returns a report.
 
         `steps` selects processors (default: all); only the knowledge step marks turns
-        collected, so the steps can also run one by one (graph nodes)."""
+        collected, so the steps can also run one by one (graph nodes). The report's
+        ``stage_costs`` is the `TurnCost` of the steps that ran (as a dict)."""
         steps = self.ALL_STEPS if steps is None else steps
         t0 = time.perf_counter()
         report: dict[str, Any] = {
@@ -159,25 +166,38 @@ class PostTurnSteps(ABC):
         dialogue = _as_dialogue(pending)
         if "knowledge" not in steps:  # run alone: work on the latest exchange
             dialogue = _as_dialogue(_exchanges(all_turns)[-1]) if all_turns else []
+        timer = CostTimer()
         if dialogue:
             if "knowledge" in steps:
                 first = pending[0].id if pending[0].id is not None else 0
                 before = [t for t in all_turns if t.id is not None and t.id < first][-4:]
-                self._knowledge(job, pending, before, report)
+                with timer.stage("knowledge", meter=False) as tally:
+                    self._knowledge(job, pending, before, report)
+                    tally.add_usage(report["cost"])
             if "profile" in steps:
-                self._profile(job, dialogue, report)
+                with timer.stage("profile"):
+                    self._profile(job, dialogue, report)
             if "reconsolidate" in steps:
-                self._reconsolidate(job, dialogue, report)
+                with timer.stage("reconsolidate"):
+                    self._reconsolidate(job, dialogue, report)
         if self.summarize and "rolling" in steps:
-            self._rolling(job, conv, all_turns, report)
+            with timer.stage("rolling"):
+                self._rolling(job, conv, all_turns, report)
         if "session" in steps:
-            self._session_summary(job, conv, all_turns, report)
+            with timer.stage("session"):
+                self._session_summary(job, conv, all_turns, report)
         if job.archive is not None and "archive" in steps:
-            self._archive(job, all_turns, report)
+            with timer.stage("archive"):
+                self._archive(job, all_turns, report)
         if pending and "knowledge" in steps:
             conv.mark_collected([t.id for t in pending if t.id is not None])
+        cost = timer.finish(
+            user_id=job.user_id, session_id=job.session_id, phase="post_turn", at=self.now()
+        )
+        report["stage_costs"] = cost.as_dict()
         report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         self.reports.append(report)
+        self.record_cost(cost, store)
         return report
 
     def _keeper(self) -> EpisodeKeeper:

@@ -431,9 +431,38 @@ def cmd_where(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    if args.costs:
+        return _cost_stats(args)
     with _open(args) as mem:
         data = {"db": str(Path(args.db).resolve()), **mem.stats()}
     _emit(args, data, lambda: _kv(data))
+    return EXIT_OK
+
+
+def _cost_stats(args: argparse.Namespace) -> int:
+    """`stats --costs`: p50/p95 ms per stage and model calls/tokens per turn, from the
+    persisted turn costs (all users, or the --user given)."""
+    from langmem_plus.costs import summarize_costs
+
+    user = check_user_id(args.user, "--user") if args.user is not None else None
+    with _open(args) as mem:
+        rows = mem.store.conversations.cost_rows(user_id=user)
+    data = {"db": str(Path(args.db).resolve()), "user": user, **summarize_costs(rows)}
+
+    def human() -> str:
+        if not rows:
+            return "(no turn costs recorded yet)"
+        phases = [{"phase": k, **v} for k, v in data["phases"].items()]
+        cols = ["p50_ms", "p95_ms", "calls_per_turn", "prompt_tokens_per_turn",
+                "completion_tokens_per_turn"]  # fmt: skip
+        return "\n\n".join(
+            [
+                _table(phases, ["phase", "turns", *cols]),
+                _table(data["stages"], ["phase", "stage", "runs", *cols]),
+            ]
+        )
+
+    _emit(args, data, human)
     return EXIT_OK
 
 
@@ -681,7 +710,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("reindex", cmd_reindex, "rebuild the keyword and vector indexes from SQLite")
     add("check", cmd_check, "check integrity and index agreement (exit 1 on problems)")
     p = add("consolidate", cmd_consolidate, "merge near-duplicate episodic memories")
-    add("stats", cmd_stats, "counts and sizes")
+    p = add("stats", cmd_stats, "counts and sizes")
+    p.add_argument(
+        "--costs", action="store_true",
+        help="per-stage cost of turns instead: p50/p95 ms, model calls and tokens per turn",
+    )  # fmt: skip
     p = add("add", cmd_add, "add a long-term memory (runs the knowledge monitor)")
     p.add_argument("text")
     p.add_argument("--conversation")

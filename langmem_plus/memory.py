@@ -40,6 +40,7 @@ from langmem_plus._memory_scopes import (
 )
 from langmem_plus._memory_turns import ConversationIndex
 from langmem_plus.config import MemoryConfig
+from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost, deliver
 from langmem_plus.episodes import EpisodeKeeper, current_view, split_exchanges
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import MEMORY_ROOT, unescape_label, user_namespace
@@ -169,6 +170,7 @@ class Memory:
         model: Any = None,
         config: MemoryConfig | None = None,
         embeddings: Embeddings | Literal[False] | None = None,
+        on_cost: CostCallback | None = None,
     ) -> None:
         if store is not None and path is not None:
             raise ValidationError("give either path or store, not both")
@@ -191,7 +193,8 @@ class Memory:
         self.model = model
         self.turns = ConversationIndex(self.store, self.config, model)
         self._episodes: EpisodeKeeper | None = None
-        self.last_cost: dict[str, Any] = {}
+        self.on_cost = check_on_cost(on_cost)
+        self.last_cost: TurnCost | None = None  # what the last `add` cost, per stage
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -244,6 +247,8 @@ class Memory:
         in `metadata` (category, tags, who, confidence, …) set the field; the rest, and a word a
         field cannot hold (``{"category": "food"}``), is kept in `metadata`. mem0's `agent_id`
         and `run_id` scope the memories: kept as ``metadata.agent_id`` / ``metadata.run_id``.
+        What the call cost (ms, model calls, tokens per stage) becomes `last_cost` (a
+        `TurnCost`), goes to `on_cost` and is persisted for ``langmem-plus stats --costs``.
         """
         self.namespace(user_id)
         msgs = normalize_messages(messages)
@@ -253,11 +258,17 @@ class Memory:
         if not isinstance(infer, bool):
             raise ValidationError("infer must be True or False")
         at = check_time("timestamp", timestamp)
+        timer = CostTimer()
         if not infer:
-            if sid is not None:
-                self._log(user_id, sid, msgs, at, index=True)
-            return self._add_raw(self.namespace(user_id), msgs, sid, meta, at)
-        return self._keep(user_id, msgs, sid, meta, at, log=sid is not None)
+            with timer.stage("store"):
+                if sid is not None:
+                    self._log(user_id, sid, msgs, at, index=True)
+                ids = self._add_raw(self.namespace(user_id), msgs, sid, meta, at)
+        else:
+            ids = self._keep(user_id, msgs, sid, meta, at, log=sid is not None, timer=timer)
+        self.last_cost = timer.finish(user_id=user_id, session_id=sid, phase="add", at=utcnow())
+        deliver(self.last_cost, on_cost=self.on_cost, store=self.store)
+        return ids
 
     def _log(
         self,
@@ -327,23 +338,26 @@ class Memory:
         at: datetime | None,
         *,
         log: bool,
+        timer: CostTimer,
     ) -> list[str]:
-        """Each exchange of `msgs` becomes an episode; facts are derived and superseded."""
+        """Each exchange of `msgs` becomes an episode; facts are derived and superseded
+        (timed as stage ``knowledge``, with the FactDeriver's calls and tokens)."""
         ns = self.namespace(user_id)
         context = self._last_reply(user_id, sid) if sid is not None else None
         ids: list[str] = []
         for exchange in split_exchanges(msgs):
             turn_ids = self._log(user_id, sid, exchange, at, index=False) if log and sid else []
-            kept = self._keeper().keep(
-                self.store,
-                ns,
-                exchange,
-                session_id=sid,
-                occurred_at=at or utcnow(),
-                context=context,
-                turn_ids=turn_ids,
-            )
-            self.last_cost = kept.cost
+            with timer.stage("knowledge", meter=False) as tally:
+                kept = self._keeper().keep(
+                    self.store,
+                    ns,
+                    exchange,
+                    session_id=sid,
+                    occurred_at=at or utcnow(),
+                    context=context,
+                    turn_ids=turn_ids,
+                )
+                tally.add_usage(kept.cost)
             ids += kept.ids
             replies = [t["text"] for t in exchange if t["role"] == "assistant"]
             context = replies[-1] if replies else context
@@ -827,9 +841,10 @@ class AsyncMemory:
         config: MemoryConfig | None = None,
         embeddings: Embeddings | Literal[False] | None = None,
         memory: Memory | None = None,
+        on_cost: CostCallback | None = None,
     ) -> None:
         self.sync = memory or Memory(
-            path, store=store, model=model, config=config, embeddings=embeddings
+            path, store=store, model=model, config=config, embeddings=embeddings, on_cost=on_cost
         )
 
     @classmethod

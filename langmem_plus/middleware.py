@@ -33,6 +33,7 @@ from langmem_plus._engine import (
     thread_id_from_config,
 )
 from langmem_plus.config import MemoryConfig
+from langmem_plus.costs import CostCallback
 from langmem_plus.errors import ValidationError
 from langmem_plus.working import WorkingMemory
 
@@ -87,6 +88,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     ``recall_memories`` and ``edit_memory`` (rename them with
     ``tool_names={"search": ..., "manage": ...}``); two tools of one name in the agent raise
     `ValidationError` at the first model call. `background=False` runs the processors inline (deterministic, slower).
+    `on_cost` receives a `TurnCost` (per-stage ms, model calls, tokens) for the recall and
+    context before each new turn and for the post-turn steps after it (the latter from the
+    background worker's thread); the same records are in `memory_context["cost"]` and
+    `reports[i]["stage_costs"]`, and a HybridStore persists them for `stats --costs`.
     """
 
     state_schema = MemoryAgentState
@@ -108,6 +113,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         tools: bool = False,
         tool_names: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] | None = None,
+        on_cost: CostCallback | None = None,
     ) -> None:
         super().__init__()
         if store_episodes is not None:
@@ -126,6 +132,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             summarize=summarize,
             reset_window_on_expiry=reset_window_on_expiry,
             show_scores=show_scores,
+            on_cost=on_cost,
         )
         self.config = self.engine.config
         self.default_user_id = default_user_id

@@ -311,6 +311,47 @@ class ConversationLog:
             for s, sid, t, r, c in rows
         ]
 
+    # ---------------------------------------------------------------- costs
+    def add_costs(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Append turn-cost rows: (cost_id, phase, user_id, session_id, stage, ms, calls,
+        prompt_tokens, completion_tokens, created_at epoch) — see `langmem_plus.costs`."""
+        if not rows:
+            return
+        for r in rows:
+            if len(r) != 10:
+                raise ValidationError(f"a turn-cost row has 10 fields, got {len(r)}")
+            _req("user_id", r[2])
+            _req("stage", r[4])
+        with self._db.write() as conn:
+            conn.executemany(
+                "INSERT INTO turn_costs(cost_id, phase, user_id, session_id, stage, ms, calls, "
+                "prompt_tokens, completion_tokens, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [tuple(r) for r in rows],
+            )
+
+    def cost_rows(
+        self, *, user_id: str | None = None, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Persisted turn-cost rows (oldest first), optionally of one user / since a time."""
+        conds: list[str] = []
+        args: list[Any] = []
+        if user_id is not None:
+            conds.append("user_id=?")
+            args.append(_req("user_id", user_id))
+        if since is not None:
+            conds.append("created_at >= ?")
+            args.append(_epoch(since))
+        where = " WHERE " + " AND ".join(conds) if conds else ""
+        cols = (
+            "cost_id", "phase", "user_id", "session_id", "stage", "ms", "calls",
+            "prompt_tokens", "completion_tokens", "created_at",
+        )  # fmt: skip
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(cols)} FROM turn_costs{where} ORDER BY id", args
+            ).fetchall()
+        return [dict(zip(cols, r, strict=True)) for r in rows]
+
     # ---------------------------------------------------------------- deletion
     def delete(
         self,
@@ -349,6 +390,7 @@ class ConversationLog:
             counts["session_summaries_deleted"] = conn.execute(
                 f"DELETE FROM session_summaries WHERE {t_where}", t_args
             ).rowcount
+            conn.execute(f"DELETE FROM turn_costs WHERE {t_where}", t_args)
             if user_id is not None and session_id is None and cut is None:
                 conn.execute("DELETE FROM profiles WHERE user_id=?", (user_id,))
         return counts
@@ -364,6 +406,7 @@ class ConversationLog:
             conn.execute("DELETE FROM symbol_index")
             conn.execute("DELETE FROM turn_text")
             conn.execute("DELETE FROM profiles")
+            conn.execute("DELETE FROM turn_costs")
         return counts
 
 

@@ -200,6 +200,24 @@ _MIGRATIONS: list[str | tuple[str, ...]] = [
     # 008_item_key: find an item by key across namespaces in one index probe
     # (`HybridStore.locate`: Memory.get(id) without a user id)
     "CREATE INDEX IF NOT EXISTS items_key ON items(key);",
+    # 009_turn_costs: what each turn cost per stage (langmem_plus/costs.py), for
+    # `langmem-plus stats --costs`; one row per stage, `cost_id` groups a turn's stages
+    """
+    CREATE TABLE IF NOT EXISTS turn_costs (
+        id INTEGER PRIMARY KEY,
+        cost_id TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT,
+        stage TEXT NOT NULL,
+        ms REAL NOT NULL,
+        calls INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS turn_costs_user ON turn_costs(user_id, created_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
