@@ -203,6 +203,12 @@ class MemoryConfig(BaseModel):
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
     )
+    record_costs: bool = Field(
+        True,
+        description="Keep each turn's per-stage costs (ms, model calls, tokens) in the "
+        "database for `langmem-plus stats --costs` (about 100 bytes per exchange); the "
+        "on_cost callback and the reports get them either way.",
+    )
     max_item_chars: int = Field(
         100_000,
         ge=1,

@@ -238,7 +238,8 @@ def deliver(cost: TurnCost, *, on_cost: CostCallback | None, store: Any) -> None
     except Exception:
         log = None
     writer = getattr(log, "add_costs", None)
-    if writer is None or not cost.stages:
+    keep = getattr(getattr(store, "config", None), "record_costs", True)
+    if writer is None or not cost.stages or not keep:
         return
     rows = [
         (

@@ -273,3 +273,14 @@ def test_a_version_8_database_gains_the_cost_table(tmp_path) -> None:
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
     assert version == SCHEMA_VERSION == 9
+
+
+def test_recording_costs_can_be_turned_off() -> None:
+    from langmem_plus import Memory, MemoryConfig
+
+    seen: list[object] = []
+    mem = Memory(embeddings=False, config=MemoryConfig(record_costs=False), on_cost=seen.append)
+    mem.add("I keep bees on the roof", "u")
+    assert len(seen) == 1  # the callback still hears of it
+    with mem.store.db.read() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM turn_costs").fetchone()[0] == 0
