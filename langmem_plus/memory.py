@@ -366,9 +366,17 @@ class Memory:
             for i in ids:
                 item = self.store.get(ns, i)
                 if item is not None:
-                    rec = with_metadata(record_of(item), meta)
-                    changed.append(PutOp(ns, i, rec.to_value()))
-            self.store.batch(changed)
+                    changed.append(with_metadata(record_of(item), meta))
+            self.store.batch(
+                [PutOp(ns, r.id, r.to_value(compact=r.kind == "episodic")) for r in changed]
+            )
+            # a put stamps the write time: keep each record's own (recency is computed from it)
+            self.store.restore_item_stats(
+                [
+                    (ns, r.id, r.created_at, r.updated_at, r.last_accessed, r.access_count)
+                    for r in changed
+                ]
+            )
         return list(dict.fromkeys(ids))
 
     def _last_reply(self, user_id: str, sid: str) -> str | None:

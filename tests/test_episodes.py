@@ -329,3 +329,10 @@ def test_an_ordinary_actually_does_not_correct_anything() -> None:
         timestamp=T0 + timedelta(days=1),
     )
     assert mem.get(first[0], "u").corrected_by is None
+
+
+def test_metadata_on_add_keeps_the_episodes_time() -> None:
+    mem = Memory(embeddings=False)
+    ids = mem.add("we moved the standup to 9:30", "u", timestamp=T0, metadata={"tags": ["work"]})
+    ep = mem.get(ids[0], "u")
+    assert ep.tags == ["work"] and ep.created_at == T0 and ep.occurred_at == T0
