@@ -234,11 +234,11 @@ class EpisodeKeeper:
     def _corrects(
         dialogue: Sequence[Mapping[str, str]], facts: Sequence[DerivedFact], context: str | None
     ) -> bool:
-        from langmem_plus.processors.facts import is_correction
+        from langmem_plus.processors.facts import is_change, is_correction
 
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         untied = context is not None and any(f.correction and f.corrects for f in facts)
-        return untied or is_correction(said)
+        return untied or is_correction(said) or is_change(said)
 
     def _correct_older(
         self,
@@ -250,9 +250,10 @@ class EpisodeKeeper:
         kept: Kept,
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
-        """A turn that says an earlier statement was wrong or is over: the one older episode
-        most about the same thing (sharing at least two content words) is marked
-        `corrected_by` and ranked lower, and its facts on those words are closed."""
+        """A turn that says an earlier statement was wrong, is over, or has changed: the one
+        older episode most about the same thing (sharing at least two content words, and not
+        itself a replacement) is marked `corrected_by` and ranked lower, and its facts on those
+        words are closed; the new episode notes what it replaced (`metadata.corrects`)."""
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         words = _content_words(said) | (_content_words(context) if context else set())
         query = f"{said} {context or ''}"[:2000]
@@ -260,6 +261,8 @@ class EpisodeKeeper:
             old = record_of_item(it)
             if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
                 continue
+            if old.metadata.get("corrects"):
+                continue  # it replaced an older statement itself: it holds the value now
             when = old.occurred_at or old.created_at
             user_words = _content_words(
                 " ".join(t["text"] for t in episode_turns(old) if t["role"] == "user")
@@ -269,6 +272,7 @@ class EpisodeKeeper:
             old = writes.get((namespace, old.id), old)
             old.corrected_by = episode.id
             writes[(namespace, old.id)] = old
+            episode.metadata = {**episode.metadata, "corrects": [old.id]}
             successor = kept.fact_ids[0] if kept.fact_ids else episode.id
             for fid in old.derived_ids:
                 fact = writes.get((namespace, fid))

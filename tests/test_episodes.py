@@ -336,3 +336,31 @@ def test_metadata_on_add_keeps_the_episodes_time() -> None:
     ids = mem.add("we moved the standup to 9:30", "u", timestamp=T0, metadata={"tags": ["work"]})
     ep = mem.get(ids[0], "u")
     assert ep.tags == ["work"] and ep.created_at == T0 and ep.occurred_at == T0
+
+
+def test_a_change_without_a_marker_ranks_the_older_statement_lower() -> None:
+    mem = Memory(embeddings=False)
+    old = mem.add(
+        "I do the Tuesday evening yoga class at the community center, 7pm, it's the only "
+        "thing that keeps my back ok",
+        "u",
+        timestamp=T0,
+    )[0]
+    new = mem.add(
+        "Switched to the 6am spin class on Tuesdays and Thursdays at the community center, "
+        "evenings just weren't working with the kid's bedtime",
+        "u",
+        timestamp=T0 + timedelta(days=40),
+    )[0]
+    assert mem.get(old, "u").corrected_by == new
+    assert mem.get(new, "u").metadata["corrects"] == [old]
+    # a later change does not demote the statement that replaced the first one
+    mem.add("Moved my dentist appointment to Friday", "u", timestamp=T0 + timedelta(days=41))
+    assert mem.get(new, "u").corrected_by is None
+
+
+def test_a_change_about_something_else_demotes_nothing() -> None:
+    mem = Memory(embeddings=False)
+    first = mem.add("I painted a sunset over the lake last weekend", "u", timestamp=T0)[0]
+    mem.add("Now I'm learning to bake sourdough bread", "u", timestamp=T0 + timedelta(days=3))
+    assert mem.get(first, "u").corrected_by is None

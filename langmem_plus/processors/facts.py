@@ -38,7 +38,7 @@ from langmem_plus.processors._fact_text import (
 from langmem_plus.processors._fact_zh import ZH_RULES
 from langmem_plus.processors.derived import DerivedFact
 
-__all__ = ["is_correction", "rule_facts"]
+__all__ = ["is_change", "is_correction", "rule_facts"]
 
 _ROLES = ("user", "assistant")
 _PET_RE = re.compile(r"我(?:家|的)?(?:狗子|狗狗|狗|猫咪|猫)|\bmy (?:dog|cat|puppy|kitten)\b", re.I)
@@ -71,6 +71,24 @@ def is_correction(text: str) -> bool:
     if not isinstance(text, str):
         raise ValidationError("text must be a string")
     return bool(_STRONG_ZH.search(text) or _STRONG_EN.search(text))
+
+
+# a new value for something that was different before, said without a correction word
+_CHANGE = re.compile(
+    r"现在(?:都|已经|改|换|是|迷上)|搬到|搬去|换成|换了|改成|改到|挪到|调到|跳槽|入职|不再|"
+    r"已经不|戒了|先停了|\bswitched (?:to|over)|\bmoved (?:my|the|it|to|over)\b|\bdown to\b|"
+    r"\bchanged to\b|\bno longer\b|\bupgraded to\b|\binstead of\b|"
+    r"\bnow (?:I|we|it'?s|on|at|in|use)\b",
+    re.I,
+)
+
+
+def is_change(text: str) -> bool:
+    """Whether a user turn reports a change of something that held before ("搬到回龙观了",
+    "switched to the 6am spin class", "got it down to $450"), without saying it was wrong."""
+    if not isinstance(text, str):
+        raise ValidationError("text must be a string")
+    return bool(_CHANGE.search(text))
 
 
 def _validate(turns: object, context: object) -> list[tuple[str, str]]:
