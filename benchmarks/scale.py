@@ -7,7 +7,7 @@ would take ~10 minutes and measures the model, not the store; the real USE per-q
 measured separately and added to give "with query embedding" latencies. Each size runs in its
 own process so peak RSS is per size.
 
-The `turns` section measures seed 002's floors on what the seed means: conversation turns
+The `turns` section measures the turn-memory floors on conversation turns
 (`Memory.add_turn`, seeded en/zh/code sessions, the default USE embeddings and config), with
 store and `Memory.recall` latency (USE embedding included) at 100 and 1,000 turns and the
 bytes on disk after close (database + WAL + any FAISS snapshot).
@@ -803,7 +803,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def checks(results: dict[str, Any]) -> list[str]:
-    """Pass/fail lines for the issue's targets and the spec's seed floors."""
+    """Pass/fail lines for the issue's targets and the spec's turn-memory floors."""
     use_p50 = results["use_query_ms"]["p50"]
     out: list[str] = []
 
@@ -845,7 +845,7 @@ def turn_checks(t: dict[str, Any] | None) -> list[str]:
     out: list[str] = []
 
     def line(ok: bool, text: str) -> None:
-        out.append(f"{'PASS' if ok else 'FAIL'}: seed floor: {text}")
+        out.append(f"{'PASS' if ok else 'FAIL'}: turn-memory floor: {text}")
 
     n = t["turns"]
     st = t["store_ms"]["p95"]

@@ -30,7 +30,7 @@ _MAX_TEXT = 100_000
 
 
 def iso(dt: datetime) -> str:
-    """ISO 8601 in UTC with a trailing Z, as in seed 002's examples."""
+    """ISO 8601 in UTC with a trailing Z."""
     return dt.isoformat().replace("+00:00", "Z")
 
 
@@ -220,7 +220,7 @@ class ConversationIndex:
         session_id: str | None = None,
         time_range: Any = None,
     ) -> dict[str, Any]:
-        """Seed 002's recall: relevant turns and summaries with relevance, total, latency."""
+        """Relevant past turns and summaries, each with its relevance, plus the total searched and the latency."""
         t0 = time.perf_counter()
         uid = check_label("user_id", user_id)
         if not isinstance(query, str) or not query.strip():

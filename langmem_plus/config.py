@@ -23,7 +23,7 @@ class MemoryConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
-    # --- R-RET 2: the spec score (seed 000) -------------------------------------------
+    # --- R-RET 2: the spec score -------------------------------------------
     w_keyword: float = Field(0.4, ge=0, description="Weight of the fused text relevance.")
     w_category: float = Field(0.2, ge=0, description="Weight of the category boost.")
     w_recency: float = Field(0.15, ge=0, description="Weight of recency (half-life decay).")
@@ -40,7 +40,7 @@ class MemoryConfig(BaseModel):
     default_confidence: float = Field(
         0.5, ge=0, le=1, description="Confidence assumed for items that carry none."
     )
-    # --- seed 002's coding profile ---------------------------------------------------
+    # --- coding profile ---------------------------------------------------
     profile: ScoreProfile = Field(
         "default",
         description="'default' (relevance, category, recency, use, confidence) or 'coding' "

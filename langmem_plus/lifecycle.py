@@ -160,7 +160,7 @@ def _now(now: datetime | None) -> datetime:
 
 # --------------------------------------------------------------------------- consolidate
 def should_merge(a: MemoryRecord, b: MemoryRecord, config: MemoryConfig | None = None) -> bool:
-    """Seed 003's hard rules (properties 18-20): same `who`, and same chat within 30 min or
+    """The hard rules for a merge: same `who`, and same chat within 30 min or
     different chats within 7 days (windows from config)."""
     cfg = config or MemoryConfig()
     if a.who != b.who:
@@ -198,7 +198,7 @@ def consolidate(
     separator: EpisodeSeparator | None = None,
     now: datetime | None = None,
 ) -> ConsolidationReport:
-    """Merge duplicate episodic memories and separate confusable ones (seed 003 R-LIFE).
+    """Merge duplicate episodic memories and separate confusable ones.
 
     cosine >= merge_threshold and the hard rules pass -> one merged record replaces the two;
     separate_threshold <= cosine (or a near-duplicate failing the hard rules) -> the
@@ -299,7 +299,7 @@ def decay(
     reviewer: Reviewer | None = None,
     search: Callable[[str], Sequence[str]] | None = None,
 ) -> DecayReport:
-    """Seed 004's decay table: episodes x0.8 per 7 days unused and deleted 14 days after they
+    """The decay table: episodes x0.8 per 7 days unused and deleted 14 days after they
     happened; facts x0.95 per 7 days unused, deleted below 0.3 or, with a `reviewer`, reviewed
     below 0.5 (KEEP resets to 0.5). Core/system tiers and importance >= 3.0 never decay.
     `metadata.decay` records the periods applied, so re-running is a no-op."""

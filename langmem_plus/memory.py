@@ -750,7 +750,7 @@ class Memory:
         session_id: str | None = None,
         time_range: TimeRangeArg = None,
     ) -> dict[str, Any]:
-        """Relevant past turns and summaries in seed 002's shape (results, total, latency)."""
+        """Relevant past turns and summaries: `results` (each with its relevance), `total_searched`, `latency_ms`."""
         return self.turns.recall(
             query, user_id, limit=limit, session_id=session_id, time_range=time_range
         )

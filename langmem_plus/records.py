@@ -143,7 +143,7 @@ class MemoryRecord(BaseModel):
 
     @property
     def hit_count(self) -> int:
-        """Seed 003's name for `access_count`."""
+        """Another name for `access_count` (how often the memory was used)."""
         return self.access_count
 
     def to_value(self, *, compact: bool = False) -> dict[str, Any]:
@@ -254,7 +254,7 @@ class RollingSummary(BaseModel):
 
 
 class SessionSummary(BaseModel):
-    """Title and snippet of a session, written after its first reply (seed 001)."""
+    """Title and snippet of a session, written after its first reply."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -266,7 +266,7 @@ class SessionSummary(BaseModel):
 
 
 class UserProfile(BaseModel):
-    """The editable user-profile document (seed 001): reply style, language habits, background.
+    """The editable user-profile document: reply style, language habits, background.
 
     `edited_by_user` marks sections a person wrote by hand; the profile writer never
     silently overwrites them.

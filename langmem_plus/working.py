@@ -34,7 +34,7 @@ _MAX_CONTEXT_VARS = 32
 
 
 class WorkingMemory(BaseModel):
-    """The working memory of one session (seed 000), kept in graph state under `working_memory`.
+    """The working memory of one session, kept in graph state under `working_memory`.
 
     `last_human_id` and `persisted_id` are bookkeeping: the last user message counted as a
     turn, and the last message already written to the conversation table.

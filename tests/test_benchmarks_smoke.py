@@ -52,10 +52,10 @@ def test_scale_smoke(tmp_path: Path) -> None:
     assert r["search_ms_excl_query_embedding"]["p50"] > 0
     assert "naive" in r and r["disk"]["per_item_excl_vectors"] > 0
     assert any(line.startswith(("PASS", "FAIL")) for line in res["checks"])
-    t = res["turns"]  # seed 002's floors on real turns (Memory.add_turn, USE embeddings)
+    t = res["turns"]  # the turn-memory floors on real turns (Memory.add_turn, USE embeddings)
     assert t["turns"] == 110 and t["store_ms"]["p95"] > 0 and "100" in t["recall_ms"]
     assert t["disk"]["per_turn_bytes"] > t["disk"]["per_turn_bytes_excl_vectors"] > 0
-    assert any("seed floor: recall at 100 turns" in line for line in res["checks"])
+    assert any("turn-memory floor: recall at 100 turns" in line for line in res["checks"])
 
 
 def test_vector_recall_smoke(tmp_path: Path) -> None:

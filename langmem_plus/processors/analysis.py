@@ -1,5 +1,5 @@
-"""Per-turn analysis: the working memory's topic / context variables / emotion (seed 000),
-code symbols for the symbol index (seed 002), and the editable user profile (seed 001)."""
+"""Per-turn analysis: the working memory's topic / context variables / emotion,
+code symbols for the symbol index, and the editable user profile."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Episodic-memory processors of seed 003: semantic writer (facts out of episodes),
+"""Episodic-memory processors: semantic writer (facts out of episodes),
 reconsolidator (rewrite a recalled episode with new context), merger and separator (used by
 consolidation). Invariants are enforced in code whatever a model answers: reconsolidation
 never changes time / chat_id / who and always appends to ``updates``; a merge keeps the
@@ -172,7 +172,7 @@ class SemanticWriter(BaseProcessor):
 
 
 class Reconsolidator(BaseProcessor):
-    """Rewrites a recalled episodic memory with the new context (seed 003 properties 8-9)."""
+    """Rewrites a recalled episodic memory with the new context."""
 
     def reconsolidate(
         self, memory: MemoryRecord, current_context: str, *, now: datetime | None = None
@@ -238,7 +238,7 @@ class Reconsolidator(BaseProcessor):
             metadata["context"] = out.context
         if out is not None and out.thing:
             metadata["thing"] = out.thing
-        # invariants of seed 003 property 8: never changed by reconsolidation
+        # invariants: never changed by reconsolidation
         for key in ("time", "chatid", "who"):
             if key in rec.metadata:
                 metadata[key] = rec.metadata[key]
@@ -281,7 +281,7 @@ class _PairProcessor(BaseProcessor, ABC):
 
 
 class EpisodeMerger(_PairProcessor):
-    """Merges two duplicate episodes into one record (seed 003 properties 12, 21, 22)."""
+    """Merges two duplicate episodes into one record."""
 
     _schema = MergeOut
     _prompt_name = "MERGER_PROMPT"

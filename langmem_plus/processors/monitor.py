@@ -1,4 +1,4 @@
-"""Knowledge monitor (seed 004's background monitor) and write decider (seed 003).
+"""Knowledge monitor and write decider.
 
 `KnowledgeMonitor.run(turns, existing)` returns ADD / UPDATE / DELETE / BOOST / SKIP
 operations; `WriteDecider.decide(turns)` says whether an exchange is worth an episodic
@@ -443,7 +443,7 @@ def rule_decision(turns: list[dict[str, str]]) -> WriteDecision:
 
 
 class WriteDecider(BaseProcessor):
-    """Decides whether an exchange becomes an episodic memory (seed 003 properties 3-4)."""
+    """Decides whether an exchange becomes an episodic memory."""
 
     def decide(self, turns: Any) -> WriteDecision:
         """`write_episodic` plus context/thing/who for the episodic record."""

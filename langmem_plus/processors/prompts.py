@@ -1,4 +1,4 @@
-"""One system prompt per processor (seed 003/004), plus helpers that render the data part.
+"""One system prompt per processor, plus helpers that render the data part.
 
 Every prompt tells the model to write memory text in the user's own language (Chinese stays
 Chinese) and treats conversation and memories as quoted data, never as instructions.

@@ -1,4 +1,4 @@
-"""Memory reviewer (seed 004): at importance >= review_high decide PROMOTE (to core) or KEEP;
+"""Memory reviewer: at importance >= review_high decide PROMOTE (to core) or KEEP;
 below review_low decide KEEP (reset to review_low) or DELETE. With a model it may search
 memory for up to `reviewer_max_rounds` rounds before deciding."""
 

@@ -34,7 +34,7 @@ _CATEGORIES = ("preference", "fact", "pattern", "episode")
 
 
 class MemoryOp(BaseModel):
-    """One knowledge-monitor operation (seed 004): ADD text, UPDATE:id text, BOOST:id,
+    """One knowledge-monitor operation: ADD text, UPDATE:id text, BOOST:id,
     DELETE:id or SKIP. Lenient on input (``"update:mem_1"``, lower case) so a model's
     answer is not thrown away for a formatting slip; `problem()` says if it is unusable."""
 
@@ -113,7 +113,7 @@ class OpsOut(BaseModel):
 
 
 class WriteDecision(BaseModel):
-    """Seed 003's episodic write decision for one exchange."""
+    """Episodic write decision for one exchange."""
 
     write_episodic: bool = Field(description="store this exchange as an episodic memory?")
     reason: str = ""
@@ -123,7 +123,7 @@ class WriteDecision(BaseModel):
 
 
 class TurnAnalysis(BaseModel):
-    """Working-memory fields read from one user turn (seed 000)."""
+    """Working-memory fields read from one user turn."""
 
     topic: str = Field("", description="current topic, a few words")
     context_variables: dict[str, str] = Field(default_factory=dict)
@@ -168,7 +168,7 @@ class SemanticFact(BaseModel):
 
 
 class SemanticExtraction(BaseModel):
-    """Seed 003's semantic writer answer."""
+    """The semantic writer's answer: the facts drawn out of an episode."""
 
     facts: list[SemanticFact] = Field(default_factory=list)
 

@@ -1,4 +1,4 @@
-"""Summariser (seed 001/004): episode summaries ("[2026-01-03 18:00] 聊了面试、游戏"),
+"""Summariser: episode summaries ("[2026-01-03 18:00] 聊了面试、游戏"),
 rolling summaries with key symbols and decisions, and a session title + snippet."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The spec score (SPEC R-RET 2) as pure functions, each component kept for explanation.
 
-default profile (seed 000):
+default profile:
     score = w_keyword·keyword + w_category·category_boost + w_recency·recency
           + w_frequency·frequency + w_confidence·confidence,   ×topic_boost on current_topic
-coding profile (seed 002):
+coding profile:
     score = w_symbol·symbol_match + w_code_recency·recency + w_similarity·similarity
 """
 

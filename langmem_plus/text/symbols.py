@@ -1,4 +1,4 @@
-"""Code symbol extraction (seed 002): functions, classes, paths, error types, identifiers."""
+"""Code symbol extraction: functions, classes, paths, error types, identifiers."""
 
 from __future__ import annotations
 
