@@ -22,6 +22,7 @@ from typing_extensions import NotRequired
 
 from langmem_plus._engine import MemoryEngine, resolve_user_id
 from langmem_plus.config import MemoryConfig
+from langmem_plus.costs import CostCallback
 from langmem_plus.middleware import inject_context
 from langmem_plus.working import WorkingMemory
 
@@ -63,6 +64,7 @@ class _NodeFactory:
         clock: Callable[[], datetime] | None,
         default_user_id: str | None,
         summarize: bool = True,
+        on_cost: CostCallback | None = None,
     ) -> None:
         self.engine = MemoryEngine(
             store=store,
@@ -71,6 +73,7 @@ class _NodeFactory:
             namespace=namespace,
             clock=clock,
             summarize=summarize,
+            on_cost=on_cost,
         )
         self.default_user_id = default_user_id
 
@@ -133,12 +136,16 @@ def create_recall_node(
     summarize: bool = True,
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    on_cost: CostCallback | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: working memory (expiry archived inline), bounded window, recall + context layers.
 
     Writes `working_memory` and `memory_context`; `memory_messages(state)` builds the prompt.
+    `on_cost` receives each turn's `TurnCost` (per-stage ms, model calls, tokens).
     """
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id, summarize)
+    factory = _NodeFactory(
+        store, model, config, namespace, clock, default_user_id, summarize, on_cost
+    )
 
     def recall(state: Any, config: RunnableConfig) -> dict[str, Any]:
         store_, user_id = factory.scope(config)
@@ -166,9 +173,10 @@ def _post_node(
     namespace: Sequence[str],
     clock: Callable[[], datetime] | None,
     default_user_id: str | None,
+    on_cost: CostCallback | None = None,
 ) -> RunnableLambda[Any, Any]:
     """A post-turn node running `steps` (the shared body of the node factories below)."""
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id)
+    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id, True, on_cost)
     node = factory.post_node(steps, name)
     node.engine = factory.engine  # type: ignore[attr-defined]
     return node
@@ -182,8 +190,10 @@ def create_extract_node(
     model: Any = None,
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    on_cost: CostCallback | None = None,
 ) -> RunnableLambda[Any, Any]:
-    """Node: persist new turns, then write decision + knowledge monitor ops + profile update."""
+    """Node: persist new turns, keep each exchange as an episode, derive its facts (closing the
+    ones they replace), update the profile."""
     return _post_node(
         frozenset({"knowledge", "profile"}),
         "memory_extract",
@@ -193,6 +203,7 @@ def create_extract_node(
         namespace,
         clock,
         default_user_id,
+        on_cost,
     )
 
 
@@ -204,6 +215,7 @@ def create_summarize_node(
     model: Any = None,
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    on_cost: CostCallback | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: persist new turns, then rolling summaries (every 5 turns once 10 are reached)
     and the session title + snippet after the first reply."""
@@ -216,6 +228,7 @@ def create_summarize_node(
         namespace,
         clock,
         default_user_id,
+        on_cost,
     )
 
 
@@ -227,6 +240,7 @@ def create_reconsolidate_node(
     model: Any = None,
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    on_cost: CostCallback | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: rewrite the recalled episodic memories with the new exchange's context."""
     return _post_node(
@@ -238,4 +252,5 @@ def create_reconsolidate_node(
         namespace,
         clock,
         default_user_id,
+        on_cost,
     )

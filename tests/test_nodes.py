@@ -140,3 +140,20 @@ def test_reconsolidate_node_grows_updates_of_recalled_episode() -> None:
     after = store.get(("memories", "u"), ep.id).value
     assert len(after["metadata"]["updates"]) >= 1
     assert after["metadata"]["time"] == "2026-01-03T18:00:00+00:00"
+
+
+def test_nodes_report_each_turns_cost() -> None:
+    store = HybridStore(index=False)
+    seen: list[Any] = []
+    app = _graph(
+        scripted(["ok"]),
+        [
+            ("recall", create_recall_node(store, on_cost=seen.append)),
+            ("extract", create_extract_node(store, on_cost=seen.append)),
+        ],
+    ).compile()
+    _say(app, "I switched to the 6am spin class", "t")
+    phases = {c.phase: {s.stage for s in c.stages} for c in seen}
+    assert {"recall", "context"} <= phases["prepare"]
+    assert "knowledge" in phases["post_turn"]
+    assert all(c.calls == 0 for c in seen)  # offline: no model call
