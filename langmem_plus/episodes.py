@@ -4,14 +4,15 @@
 `occurred_at`, derives facts from it (a `FactDeriver` when a chat model is configured,
 precision-first rules otherwise), records each fact's source episodes, and closes the current
 facts that a new one replaces (`valid_to`, `superseded_by`) instead of overwriting them.
-`current_view` is the read side: superseded facts hidden unless asked for, `as_of` looks back,
-and an episode whose facts were all superseded is demoted with a `superseded` component.
-Works over any LangGraph `BaseStore`.
+A turn that says an earlier statement was wrong, or reports a change, marks the older episode
+about the same thing `corrected_by`. `current_view` is the read side: superseded facts hidden
+unless asked for, `as_of` looks back, and an episode whose facts were all superseded (or that a
+later turn corrected) is demoted with a `superseded` component. Works over any LangGraph
+`BaseStore`.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,11 +38,9 @@ __all__ = [
     "split_exchanges",
 ]
 
-logger = logging.getLogger("langmem_plus.episodes")
-
 EPISODE_IMPORTANCE = 0.6
 CHITCHAT_IMPORTANCE = 0.2
-DEMOTION = 0.5  # score factor of an episode whose facts were all superseded
+DEMOTION = 0.5  # score factor of a superseded fact shown, or an episode superseded or corrected
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
