@@ -1,0 +1,122 @@
+"""Ranking snapshot: every dev query's top 10 (keys, scores, components), to prove a refactor
+changed nothing.
+
+`--out F` writes the snapshot; `--compare F` rebuilds it on the current code and lists every
+query whose ranking, score or a component differs (beyond `--tol`). Exit status 1 on a
+difference. Uses the retrieval-quality loaders and cached embeddings, plus a few searches with
+filters, `current_topic`, `time_range`, offsets and sessions so every search path is covered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from langgraph.store.base import PutOp
+from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial
+
+from langmem_plus.store.hybrid import HybridStore
+
+K = 10
+
+
+def _hits(store: HybridStore, ns: tuple[str, ...], **kw: Any) -> list[dict[str, Any]]:
+    out = []
+    for h in store.search(ns, limit=kw.pop("limit", K), **kw):
+        comp = getattr(h, "components", None) or {}
+        out.append(
+            {
+                "key": h.key,
+                "score": round(float(h.score or 0.0), 6),
+                "components": {
+                    k: round(v, 6) if isinstance(v, float) else v for k, v in comp.items()
+                },
+            }
+        )
+    return out
+
+
+def snapshot_unit(unit: Unit, emb: CachedEmbeddings, max_q: int | None) -> dict[str, Any]:
+    """The unit's rankings: each query plain, and a sample under every search option."""
+    store = HybridStore(index={"dims": 512, "embed": emb, "fields": ["text"]})
+    ns = ("bench", unit.name)
+    store.batch(
+        [PutOp(ns, key, {"text": text, **unit.meta.get(key, {})}) for key, text in unit.docs]
+    )
+    queries = unit.queries[:max_q] if max_q else unit.queries
+    out: dict[str, Any] = {}
+    for i, q in enumerate(queries):
+        out[f"{i}"] = _hits(store, ns, query=q.text)
+        if i % 7 == 0:
+            out[f"{i}/offset"] = _hits(store, ns, query=q.text, offset=3, limit=5)
+            out[f"{i}/topic"] = _hits(store, ns, query=q.text, current_topic=queries[0].text)
+            sess = next(iter(unit.meta.values()), {})
+            if sess:
+                out[f"{i}/filter"] = _hits(store, ns, query=q.text, filter=dict(sess))
+    store.close()
+    return out
+
+
+def build(data: Path, max_q: int | None) -> dict[str, Any]:
+    """The snapshot over LoCoMo dev and MADial zh/en."""
+    emb = CachedEmbeddings()
+    units = load_locomo(data) + load_madial(data, "zh") + load_madial(data, "en")
+    return {u.name: snapshot_unit(u, emb, max_q) for u in units}
+
+
+def diff(old: dict[str, Any], new: dict[str, Any], tol: float) -> list[str]:
+    """Human-readable differences between two snapshots."""
+    out = []
+    for unit, queries in old.items():
+        for q, hits in queries.items():
+            got = new.get(unit, {}).get(q)
+            if got is None:
+                out.append(f"{unit} {q}: missing")
+                continue
+            if [h["key"] for h in hits] != [h["key"] for h in got]:
+                out.append(
+                    f"{unit} {q}: order {[h['key'] for h in hits]} -> {[h['key'] for h in got]}"
+                )
+                continue
+            for a, b in zip(hits, got, strict=True):
+                for name, va in {"score": a["score"], **a["components"]}.items():
+                    vb = b["score"] if name == "score" else b["components"].get(name)
+                    bad = (
+                        abs(va - vb) > tol
+                        if isinstance(va, float) and isinstance(vb, float)
+                        else va != vb
+                    )
+                    if bad:
+                        out.append(f"{unit} {q} {a['key']}: {name} {va} -> {vb}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", default="../shared/datasets")
+    ap.add_argument("--max-q", type=int, default=None, help="queries per unit (default: all)")
+    ap.add_argument("--out")
+    ap.add_argument("--compare")
+    ap.add_argument("--tol", type=float, default=1e-6)
+    args = ap.parse_args(argv)
+    snap = build(Path(args.data), args.max_q)
+    if args.out:
+        Path(args.out).write_text(json.dumps(snap, ensure_ascii=False))
+        print(f"wrote {args.out}: {sum(len(v) for v in snap.values())} rankings")
+    if args.compare:
+        problems = diff(json.loads(Path(args.compare).read_text()), snap, args.tol)
+        for line in problems[:50]:
+            print(line)
+        print(f"{len(problems)} differences")
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
