@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,8 @@ def diff(old: dict[str, Any], new: dict[str, Any], tol: float) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Recency depends on "now": every write and search sees one fixed time, so two runs agree.
+    time.time = lambda: 1_800_000_000.0
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--max-q", type=int, default=None, help="queries per unit (default: all)")
