@@ -9,8 +9,9 @@ async callers run it in a worker thread.
 
 from __future__ import annotations
 
-import json
 import logging
+import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -19,26 +20,27 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.messages import (
-    AIMessage,
     BaseMessage,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
-    ToolMessage,
 )
 from langgraph.store.base import BaseStore
 
-from langmem_plus._memory_checks import check_time
-from langmem_plus._postturn import PostTurnJob, PostTurnSteps, _conversations, _Processors
+from langmem_plus._postturn import PostTurnJob, PostTurnSteps
+from langmem_plus._processor_set import Processors
 from langmem_plus._worker import PostTurnWorker
 from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
+from langmem_plus.conversation_log import ConversationLog, check_log, log_of
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
 from langmem_plus.episodes import current_view
 from langmem_plus.errors import ValidationError
+from langmem_plus.messages import message_text, message_time, role_and_text
 from langmem_plus.namespaces import fill_template
 from langmem_plus.records import RollingSummary, SessionSummary
-from langmem_plus.working import WorkingMemory, message_text, trim_window
+from langmem_plus.symbol_recall import join_candidates, symbol_candidates
+from langmem_plus.working import WorkingMemory, trim_window
 
 __all__ = [
     "MemoryEngine",
@@ -92,22 +94,6 @@ def namespace_for(template: Sequence[str], user_id: str) -> tuple[str, ...]:
     return fill_template(template, user_id)
 
 
-def message_time(message: BaseMessage) -> datetime | None:
-    """When a message was said, if it carries a time (`additional_kwargs` or
-    `response_metadata` key ``timestamp`` / ``created_at``: ISO 8601 or epoch seconds);
-    imported or replayed histories keep their dates this way."""
-    for meta in (message.additional_kwargs, message.response_metadata):
-        for key in ("timestamp", "created_at"):
-            raw = meta.get(key) if isinstance(meta, Mapping) else None
-            if raw is None:
-                continue
-            try:
-                return check_time(key, raw)
-            except ValidationError:
-                logger.warning("ignoring an unreadable message %s: %r", key, raw)
-    return None
-
-
 def _now(clock: Callable[[], datetime] | None) -> datetime:
     now = clock() if clock is not None else datetime.now(timezone.utc)
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
@@ -123,26 +109,6 @@ class Prepared:
     new_turn: bool
     archive_job: PostTurnJob | None = None
     cost: TurnCost | None = None
-
-
-def _role_and_text(msg: BaseMessage) -> tuple[str, str] | None:
-    if isinstance(msg, HumanMessage):
-        return "user", message_text(msg)
-    if isinstance(msg, AIMessage):
-        text = message_text(msg)
-        if msg.tool_calls:
-            calls = "; ".join(
-                f"{tc.get('name')}({json.dumps(tc.get('args', {}), ensure_ascii=False)[:300]})"
-                for tc in msg.tool_calls
-            )
-            if text.strip():
-                return "assistant", text
-            return "tool", f"[tool call] {calls}"
-        return ("assistant", text) if text.strip() else None
-    if isinstance(msg, ToolMessage):
-        name = msg.name or "tool"
-        return "tool", f"[tool result {name}] {message_text(msg)[:2000]}"
-    return None
 
 
 # ---------------------------------------------------------------------------- engine
@@ -161,6 +127,7 @@ class MemoryEngine(PostTurnSteps):
         reset_window_on_expiry: bool = True,
         show_scores: bool = False,
         on_cost: CostCallback | None = None,
+        conversation_log: ConversationLog | None = None,
     ) -> None:
         if config is not None and not isinstance(config, MemoryConfig):
             raise ValidationError(f"config must be a MemoryConfig, got {type(config).__name__}")
@@ -176,9 +143,41 @@ class MemoryEngine(PostTurnSteps):
         self.summarize = summarize
         self.reset_window_on_expiry = reset_window_on_expiry
         self.show_scores = show_scores
-        self.processors = _Processors(model, self.config)
+        self.model = model
+        self._processors: Processors | None = None
+        self._lock = threading.Lock()
         self.reports: deque[dict[str, Any]] = deque(maxlen=200)
         self.on_cost = check_on_cost(on_cost)
+        self.conversation_log = None if conversation_log is None else check_log(conversation_log)
+        self._warned_no_log = False
+        if store is not None:
+            self.log_for(store)  # warns now when post-turn processing cannot run
+
+    @property
+    def processors(self) -> Processors:
+        """The processors of the engine's model, built on first use (once)."""
+        with self._lock:
+            if self._processors is None:
+                self._processors = Processors.build(self.model, self.config)
+            return self._processors
+
+    def log_for(self, store: BaseStore) -> ConversationLog | None:
+        """The conversation log to use with `store`: the injected one, else the store's own.
+
+        Without either, the engine warns once: recall still runs, but turns are not logged
+        and the post-turn processing (episodes, facts, summaries, profile) does not run.
+        """
+        log = self.conversation_log or log_of(store)
+        if log is None and not self._warned_no_log:
+            self._warned_no_log = True
+            warnings.warn(
+                f"{type(store).__name__} keeps no conversation log: turns are not logged and "
+                "post-turn processing is skipped; pass conversation_log= (for example "
+                "InMemoryConversationLog()) or use a HybridStore",
+                UserWarning,
+                stacklevel=3,
+            )
+        return log
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> datetime:
@@ -201,8 +200,8 @@ class MemoryEngine(PostTurnSteps):
 
     def analyze(self, text: str) -> tuple[str | None, dict[str, str], str | None]:
         """Topic, context variables and emotion of a user turn (TurnAnalyzer; rules offline)."""
-        analyzer = self.processors.get("TurnAnalyzer")
-        if analyzer is None or not text.strip():
+        analyzer = self.processors.analyzer
+        if not text.strip():
             return None, {}, None
         try:
             out = analyzer.analyze(text)
@@ -231,13 +230,13 @@ class MemoryEngine(PostTurnSteps):
                 if m.id == wm.persisted_id:
                     start = i + 1
                     break
-        conv = _conversations(store)
+        conv = self.log_for(store)
         written = 0
         last_id = wm.persisted_id
         for m in msgs[start:end]:
             if isinstance(m, SystemMessage):
                 continue
-            rt = _role_and_text(m)
+            rt = role_and_text(m)
             if rt is not None and conv is not None:
                 at = message_time(m) or self.now()
                 conv.add_turn(user_id, wm.session_id, rt[0], rt[1], created_at=at)
@@ -279,6 +278,7 @@ class MemoryEngine(PostTurnSteps):
                 session_id=wm.session_id,
                 turn_count=wm.turn_count,
                 archive=wm,
+                log=self.log_for(store),
             )
             carry = wm.persisted_id
             if self.reset_window_on_expiry:
@@ -302,7 +302,7 @@ class MemoryEngine(PostTurnSteps):
             now, topic=topic, context_variables=variables, emotion=emotion, human_id=last_human.id
         )
         # the window: summarised turns leave (keeping the last few verbatim), then the cap
-        conv = _conversations(store)
+        conv = self.log_for(store)
         summarized = 0
         rolling: list[RollingSummary] = []
         if conv is not None:
@@ -369,12 +369,17 @@ class MemoryEngine(PostTurnSteps):
         assemble them, and mark the injected memories as used. With `timer`, the search is
         timed as stage ``recall`` and the rest as ``context``."""
         with _stage(timer, "recall"):
-            hits = self._search(store, namespace, query, wm)
+            hits = self._search(store, user_id, namespace, query, wm)
         with _stage(timer, "context"):
             return self._assemble(store, user_id, namespace, wm, hits, rolling, mark_used)
 
     def _search(
-        self, store: BaseStore, namespace: tuple[str, ...], query: str, wm: WorkingMemory
+        self,
+        store: BaseStore,
+        user_id: str,
+        namespace: tuple[str, ...],
+        query: str,
+        wm: WorkingMemory,
     ) -> list[Any]:
         cfg = self.config
         hits: list[Any] = []
@@ -392,6 +397,10 @@ class MemoryEngine(PostTurnSteps):
                     if _supports_topic(store)
                     else store.search(namespace, query=q, limit=fetch)
                 )
+                log = self.log_for(store)
+                if cfg.profile == "coding" and log is not None:
+                    extra = symbol_candidates(store, log, user_id, namespace, q, limit=fetch)
+                    found = join_candidates(found, extra)
                 hits = current_view(found, limit=cfg.retrieval_limit)
             except ValidationError:
                 raise
@@ -410,7 +419,7 @@ class MemoryEngine(PostTurnSteps):
         mark_used: bool,
     ) -> ContextLayers:
         cfg = self.config
-        conv = _conversations(store)
+        conv = self.log_for(store)
         profile = None
         sessions: list[SessionSummary] = []
         if conv is not None:
@@ -454,6 +463,7 @@ class MemoryEngine(PostTurnSteps):
             session_id=wm.session_id,
             turn_count=wm.turn_count,
             recalled=recalled,
+            log=self.log_for(store),
         )
 
 

@@ -99,6 +99,13 @@ def check_int(name: str, value: Any, lo: int, hi: int) -> int:
     return value
 
 
+def check_number(name: str, value: Any) -> float:
+    """A finite int or float (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
 def normalize_messages(messages: Any) -> list[dict[str, str]]:
     """Text, one message or a list of messages (dicts or LangChain messages) → role/text dicts."""
     if isinstance(messages, str):

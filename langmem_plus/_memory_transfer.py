@@ -12,19 +12,17 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic
 from langgraph.store.base import PutOp
 
 from langmem_plus._memory_checks import check_id, check_label, check_text
-from langmem_plus._memory_turns import TURN_ROOT
+from langmem_plus._memory_turns import TURN_ROOT, ConversationIndex
 from langmem_plus.errors import ValidationError
+from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
 from langmem_plus.store.validate import MAX_DEPTH, check_json, check_key, check_namespace
-
-if TYPE_CHECKING:
-    from langmem_plus.memory import Memory
 
 __all__ = ["FORMAT", "VERSION", "export", "import_data", "import_logs"]
 
@@ -52,13 +50,13 @@ def _dt(value: Any) -> datetime | None:
 
 
 # ---------------------------------------------------------------------------- export
-def _records(mem: Memory, user_id: str | None) -> dict[str, list[dict[str, Any]]]:
-    store, conv = mem.store, mem.store.conversations
+def _records(index: ConversationIndex, user_id: str | None) -> dict[str, list[dict[str, Any]]]:
+    store, conv = index.store, index.log
     if user_id is None:
         namespaces = [ns for ns in store.list_namespaces(limit=2**62) if ns[0] != TURN_ROOT]
         users = conv.users()
     else:
-        namespaces = store.list_namespaces(prefix=mem.namespace(user_id), limit=2**62)
+        namespaces = store.list_namespaces(prefix=user_namespace(user_id), limit=2**62)
         users = [user_id]
     items = []
     for ns in namespaces:
@@ -94,12 +92,12 @@ def _records(mem: Memory, user_id: str | None) -> dict[str, list[dict[str, Any]]
     }
 
 
-def export(mem: Memory, user_id: str | None, format: str) -> str:
+def export(index: ConversationIndex, user_id: str | None, format: str) -> str:
     """Serialise everything (or one user's data) as JSON or JSON Lines."""
     if format not in ("json", "jsonl"):
         raise ValidationError(f"format must be 'json' or 'jsonl', got {format!r}")
     uid = None if user_id is None else check_label("user_id", user_id)
-    data = _records(mem, uid)
+    data = _records(index, uid)
     header = {"format": FORMAT, "version": VERSION, "user_id": uid}
     if format == "json":
         return json.dumps({**header, **data}, ensure_ascii=False, indent=2)
@@ -167,7 +165,9 @@ def _check_version(header: Mapping[str, Any]) -> None:
         raise ValidationError(f"unsupported export version {header.get('version')!r}")
 
 
-def import_data(mem: Memory, data: Any, *, progress: Progress = None) -> dict[str, int]:
+def import_data(
+    index: ConversationIndex, data: Any, *, progress: Progress = None
+) -> dict[str, int]:
     """Restore an export; items are upserted, turns and summaries already present are skipped.
 
     Every record is checked before the first write, so bad input changes nothing.
@@ -185,11 +185,11 @@ def import_data(mem: Memory, data: Any, *, progress: Progress = None) -> dict[st
 
     try:
         counts = {
-            "items": _import_items(mem, parsed["items"], tick),
-            "turns": _import_turns(mem, parsed["turns"], tick),
-            "rolling_summaries": _import_rolling(mem, parsed["rolling_summaries"], tick),
+            "items": _import_items(index, parsed["items"], tick),
+            "turns": _import_turns(index, parsed["turns"], tick),
+            "rolling_summaries": _import_rolling(index, parsed["rolling_summaries"], tick),
         }
-        conv = mem.store.conversations
+        conv = index.log
         for row in parsed["session_summaries"]:
             conv.set_session_summary(SessionSummary.model_validate(row))
         tick(len(parsed["session_summaries"]))
@@ -260,7 +260,9 @@ def _check_turn(r: Mapping[str, Any]) -> None:
         raise ValidationError("symbols must be a list of strings")
 
 
-def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
+def _import_items(
+    index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
+) -> int:
     for i in range(0, len(rows), 500):
         part = rows[i : i + 500]
         ops, stats = [], []
@@ -276,14 +278,16 @@ def _import_items(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int],
                     (ns, r["key"], created, updated, _dt(r.get("last_accessed")),
                      int(r.get("access_count") or 0))
                 )  # fmt: skip
-        mem.store.batch(ops)
-        mem.store.restore_item_stats(stats)
+        index.store.batch(ops)
+        index.store.restore_item_stats(stats)
         tick(len(part))
     return len(rows)
 
 
-def _import_turns(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
-    conv = mem.store.conversations
+def _import_turns(
+    index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
+) -> int:
+    conv = index.log
     seen: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     added = []
     collected: list[int] = []
@@ -306,13 +310,15 @@ def _import_turns(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int],
             turn = turn.model_copy(update={"is_collected": True})
         added.append(turn)
     conv.mark_collected(collected)
-    mem.turns.index_turns(added)
+    index.index_turns(added)
     tick(len(rows))
     return len(added)
 
 
-def _import_rolling(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int], None]) -> int:
-    conv = mem.store.conversations
+def _import_rolling(
+    index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
+) -> int:
+    conv = index.log
     added = []
     for r in rows:
         s = RollingSummary.model_validate({**r, "id": None})
@@ -323,7 +329,7 @@ def _import_rolling(mem: Memory, rows: list[dict[str, Any]], tick: Callable[[int
         ):
             continue
         added.append(conv.add_rolling_summary(s))
-    mem.turns.index_summaries(added)
+    index.index_summaries(added)
     tick(len(rows))
     return len(added)
 
@@ -401,9 +407,17 @@ def _exchanges_of(turns: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def import_logs(
-    mem: Memory, directory: str | Path, user_id: str, *, infer: bool, progress: Progress = None
+    index: ConversationIndex,
+    directory: str | Path,
+    user_id: str,
+    *,
+    add: Callable[..., list[str]] | None = None,
+    progress: Progress = None,
 ) -> dict[str, int]:
-    """Each log file (.txt/.md/.log/.json/.jsonl) becomes one session named after the file."""
+    """Each log file (.txt/.md/.log/.json/.jsonl) becomes one session named after the file.
+
+    With `add` (`Memory.add`) each exchange is also kept as an episode and its facts derived.
+    """
     uid = check_label("user_id", user_id)
     if not isinstance(directory, (str, Path)):
         raise ValidationError(f"directory must be a path, got {type(directory).__name__}")
@@ -420,18 +434,18 @@ def import_logs(
         counts["files"] += 1
         if turns:
             sid = path.relative_to(root).with_suffix("").as_posix().replace("/", "-")
-            if infer:  # each exchange an episode (with its own date), facts derived from it
+            if (
+                add is not None
+            ):  # each exchange an episode (with its own date), facts derived from it
                 for exchange in _exchanges_of(turns):
                     msgs = [{"role": t["role"], "content": t["content"]} for t in exchange]
                     at = exchange[0]["created_at"]
                     counts["memories"] += len(
-                        mem.add(msgs, uid, session_id=sid, infer=True, timestamp=at)
+                        add(msgs, uid, session_id=sid, infer=True, timestamp=at)
                     )
             else:
                 for t in turns:
-                    mem.turns.add_turn(
-                        uid, sid, t["role"], t["content"], created_at=t["created_at"]
-                    )
+                    index.add_turn(uid, sid, t["role"], t["content"], created_at=t["created_at"])
             counts["turns"] += len(turns)
             counts["sessions"] += 1
         if progress:

@@ -16,11 +16,13 @@ from langgraph.store.base import PutOp
 
 from langmem_plus._memory_checks import check_id, check_int, check_label, check_text
 from langmem_plus.config import MemoryConfig
+from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, utcnow
 from langmem_plus.store import HybridStore
 from langmem_plus.store.validate import has_lone_surrogate
+from langmem_plus.symbol_recall import join_candidates, symbol_candidates
 
 __all__ = ["TURN_ROOT", "ConversationIndex", "iso"]
 
@@ -49,14 +51,18 @@ def _bound(name: str, value: Any) -> Any:
 class ConversationIndex:
     """Turns, rolling summaries and their search index for one store."""
 
-    def __init__(self, store: HybridStore, config: MemoryConfig, model: Any = None) -> None:
+    def __init__(
+        self,
+        store: HybridStore,
+        config: MemoryConfig,
+        model: Any = None,
+        *,
+        log: ConversationLog | None = None,
+    ) -> None:
         self.store = store
         self.config = config
         self.model = model
-
-    @property
-    def log(self) -> Any:
-        return self.store.conversations
+        self.log: ConversationLog = log if log is not None else store.conversations
 
     # ------------------------------------------------------------------ writing
     def add_turn(
@@ -167,6 +173,27 @@ class ConversationIndex:
         return prof
 
     # ------------------------------------------------------------------ reading
+    def join_symbols(
+        self,
+        found: Sequence[Any],
+        user_id: str,
+        namespace: tuple[str, ...],
+        query: str,
+        *,
+        limit: int,
+        filter: Mapping[str, Any] | None = None,
+        time_range: tuple[Any, Any] | None = None,
+    ) -> list[Any]:
+        """`found` joined by the items tied to the query's code symbols (the symbol index),
+        with the ``coding`` score profile; unchanged otherwise."""
+        if self.config.profile != "coding":
+            return list(found)
+        extra = symbol_candidates(
+            self.store, self.log, user_id, namespace, query,
+            limit=limit, filter=filter, time_range=time_range,
+        )  # fmt: skip
+        return join_candidates(found, extra)
+
     def time_range(self, arg: Any, query: str, user_id: str) -> tuple[str, tuple[Any, Any] | None]:
         """Resolve a time-range argument to ``(query, (start, end))``; see `Memory.search`."""
         from langmem_plus.text.timeparse import (
@@ -231,10 +258,14 @@ class ConversationIndex:
         ns = user_namespace(uid, TURN_ROOT)
         episodes_ns = user_namespace(uid)
         ep_flt = {"kind": "episodic", **(flt or {})}
-        found = list(self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr))
-        found += self.store.search(
-            episodes_ns, query=query, filter=ep_flt, limit=limit, time_range=tr
-        )  # exchanges kept as episodes: their turns are logged without a mirror item
+        found = self.join_symbols(
+            self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr),
+            uid, ns, query, limit=limit, filter=flt, time_range=tr,
+        )  # fmt: skip
+        found += self.join_symbols(
+            self.store.search(episodes_ns, query=query, filter=ep_flt, limit=limit, time_range=tr),
+            uid, episodes_ns, query, limit=limit, filter=ep_flt, time_range=tr,
+        )  # fmt: skip  # exchanges kept as episodes: their turns are logged without a mirror item
         found.sort(key=lambda it: -float(it.score or 0.0))
         items = found[:limit]
         results = []

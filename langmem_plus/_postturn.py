@@ -5,76 +5,27 @@ background worker or inside a graph node)."""
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_plus._processor_set import Processors
 from langmem_plus.config import MemoryConfig
+from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, deliver
 from langmem_plus.episodes import EpisodeKeeper
-from langmem_plus.records import MemoryRecord, RollingSummary, SessionSummary
+from langmem_plus.records import MemoryRecord, RollingSummary, SessionSummary, UserProfile
 from langmem_plus.working import WorkingMemory, archive_record
 
 __all__ = ["PostTurnJob", "PostTurnSteps"]
 
 logger = logging.getLogger("langmem_plus.engine")
-
-
-def _conversations(store: BaseStore) -> Any:
-    """The store's conversation log (HybridStore), or None for other BaseStores."""
-    try:
-        return getattr(store, "conversations", None)
-    except Exception:
-        return None
-
-
-# ---------------------------------------------------------------------------- processors
-class _Processors:
-    """Lazily built processors (rule-based when model is None); missing ones are skipped.
-
-    With a model, a turn makes one model call (the FactDeriver): the processors that run on
-    every turn otherwise use their rules (`PER_TURN_RULES`); summaries still use the model.
-    """
-
-    PER_TURN_RULES = frozenset({"ProfileWriter", "TurnAnalyzer", "Reconsolidator"})
-
-    def __init__(self, model: Any, config: MemoryConfig) -> None:
-        self.model = model
-        self.config = config
-        self._cache: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def get(self, name: str) -> Any:
-        with self._lock:
-            if name not in self._cache:
-                try:
-                    from langmem_plus import processors as mod
-
-                    cls = getattr(mod, name)
-                    model = None if name in self.PER_TURN_RULES else self.model
-                    try:
-                        self._cache[name] = cls(model, self.config)
-                    except TypeError:
-                        self._cache[name] = cls(model=model)
-                except (ImportError, AttributeError) as exc:
-                    logger.warning("processor %s unavailable (%s); step skipped", name, exc)
-                    self._cache[name] = None
-            return self._cache[name]
-
-    def apply_ops(self) -> Callable[..., Any] | None:
-        try:
-            from langmem_plus import processors as mod
-
-            return mod.apply_ops  # type: ignore[no-any-return]
-        except (ImportError, AttributeError):
-            return None
 
 
 # ---------------------------------------------------------------------------- jobs
@@ -89,6 +40,7 @@ class PostTurnJob:
     turn_count: int
     recalled: dict[str, str] = field(default_factory=dict)  # key -> text
     archive: WorkingMemory | None = None
+    log: ConversationLog | None = None  # the store's (or the injected) conversation log
 
     def merge(self, newer: PostTurnJob) -> PostTurnJob:
         """Fold a newer job of the same thread into this one (debounce)."""
@@ -117,7 +69,6 @@ class PostTurnSteps(ABC):
     """The post-turn processors over one session (mixin: needs config, processors, now())."""
 
     config: MemoryConfig
-    processors: _Processors
     summarize: bool
     reports: deque[dict[str, Any]]
     on_cost: CostCallback | None
@@ -129,6 +80,11 @@ class PostTurnSteps(ABC):
     @abstractmethod
     def now(self) -> datetime:
         """The engine's clock (MemoryEngine supplies it; tests inject one)."""
+
+    @property
+    @abstractmethod
+    def processors(self) -> Processors:
+        """The engine's processors (built once from its model and config)."""
 
     def record_cost(self, cost: TurnCost, store: BaseStore) -> None:
         """Hand a turn's cost to `on_cost` and persist it when the store keeps a log."""
@@ -156,9 +112,9 @@ class PostTurnSteps(ABC):
             "archived": None,
         }
         store = job.store
-        conv = _conversations(store)
+        conv = job.log
         if conv is None:
-            report["note"] = "store has no conversation log; post-turn processing skipped"
+            report["note"] = "no conversation log; post-turn processing skipped"
             self.reports.append(report)
             return report
         all_turns = conv.turns(job.user_id, job.session_id)
@@ -204,8 +160,7 @@ class PostTurnSteps(ABC):
         """The episode keeper: a one-call FactDeriver with a model, precision-first rules without."""
         keeper = getattr(self, "_episode_keeper", None)
         if keeper is None:
-            deriver = self.processors.get("FactDeriver") if self.processors.model else None
-            keeper = EpisodeKeeper(self.config, deriver)
+            keeper = EpisodeKeeper(self.config, self.processors.deriver)
             self._episode_keeper = keeper
         return keeper
 
@@ -248,13 +203,11 @@ class PostTurnSteps(ABC):
     def _profile(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
     ) -> None:
-        writer = self.processors.get("ProfileWriter")
-        conv = _conversations(job.store)
-        if writer is None or conv is None:
+        writer = self.processors.profile_writer
+        conv = job.log
+        if conv is None:
             return
         try:
-            from langmem_plus.records import UserProfile
-
             old = conv.get_profile(job.user_id) or UserProfile(user_id=job.user_id)
             new = writer.update(old, dialogue)
             if new is not None and "background" not in old.edited_by_user:
@@ -288,8 +241,8 @@ class PostTurnSteps(ABC):
     def _reconsolidate(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
     ) -> None:
-        recon = self.processors.get("Reconsolidator")
-        if recon is None or not job.recalled:
+        recon = self.processors.reconsolidator
+        if not job.recalled:
             return
         for key in list(job.recalled)[:3]:
             item = job.store.get(job.namespace, key)
@@ -310,11 +263,13 @@ class PostTurnSteps(ABC):
                 logger.warning("reconsolidation of %s failed: %s", key, exc)
 
     def _rolling(
-        self, job: PostTurnJob, conv: Any, all_turns: Sequence[Any], report: dict[str, Any]
+        self,
+        job: PostTurnJob,
+        conv: ConversationLog,
+        all_turns: Sequence[Any],
+        report: dict[str, Any],
     ) -> None:
-        summarizer = self.processors.get("Summarizer")
-        if summarizer is None:
-            return
+        summarizer = self.processors.summarizer
         cfg = self.config
         exchanges = _exchanges(all_turns)
         total = len(exchanges)
@@ -337,8 +292,8 @@ class PostTurnSteps(ABC):
                     start_turn=done + 1,
                     end_turn=done + cfg.summarize_every,
                     summary=out.summary,
-                    key_symbols=list(getattr(out, "key_symbols", []) or []),
-                    key_decisions=list(getattr(out, "key_decisions", []) or []),
+                    key_symbols=list(out.key_symbols),
+                    key_decisions=list(out.key_decisions),
                     created_at=self.now(),
                 )
             )
@@ -348,10 +303,14 @@ class PostTurnSteps(ABC):
             done += cfg.summarize_every
 
     def _session_summary(
-        self, job: PostTurnJob, conv: Any, all_turns: Sequence[Any], report: dict[str, Any]
+        self,
+        job: PostTurnJob,
+        conv: ConversationLog,
+        all_turns: Sequence[Any],
+        report: dict[str, Any],
     ) -> None:
-        summarizer = self.processors.get("Summarizer")
-        if summarizer is None or not any(t.role == "assistant" for t in all_turns):
+        summarizer = self.processors.summarizer
+        if not any(t.role == "assistant" for t in all_turns):
             return
         known = conv.session_summaries(job.user_id, limit=1000)
         if any(s.session_id == job.session_id for s in known):
@@ -359,11 +318,10 @@ class PostTurnSteps(ABC):
         first = _exchanges(all_turns)[:1]
         dialogue = _as_dialogue([t for ex in first for t in ex])
         try:
-            out = summarizer.session_title(dialogue)
+            title, snippet = summarizer.session_title(dialogue)
         except Exception as exc:
             logger.warning("session title failed: %s", exc)
             return
-        title, snippet = (out.title, out.snippet) if hasattr(out, "title") else tuple(out)
         created = all_turns[0].created_at if all_turns else self.now()
         conv.set_session_summary(
             SessionSummary(
@@ -382,11 +340,10 @@ class PostTurnSteps(ABC):
             return
         dialogue = _as_dialogue(all_turns)
         summary = None
-        summarizer = self.processors.get("Summarizer")
-        if summarizer is not None and dialogue:
+        summarizer = self.processors.summarizer
+        if dialogue:
             try:
-                out = summarizer.episode(dialogue, wm.created_at)
-                summary = out if isinstance(out, str) else getattr(out, "summary", None)
+                summary = summarizer.episode(dialogue, wm.created_at)
             except Exception as exc:
                 logger.warning("episode summary failed: %s", exc)
         rec = archive_record(wm, dialogue, summary=summary, now=self.now(), namespace=job.namespace)

@@ -33,6 +33,7 @@ from langmem_plus._engine import (
     thread_id_from_config,
 )
 from langmem_plus.config import MemoryConfig
+from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.costs import CostCallback
 from langmem_plus.errors import ValidationError
 from langmem_plus.working import WorkingMemory
@@ -92,6 +93,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     context before each new turn and for the post-turn steps after it (the latter from the
     background worker's thread); the same records are in `memory_context["cost"]` and
     `reports[i]["stage_costs"]`, and a HybridStore persists them for `stats --costs`.
+    Turns, summaries and the profile go to the store's conversation log (a HybridStore's);
+    with another store pass `conversation_log` (e.g. `InMemoryConversationLog()`), or the
+    middleware warns once and recalls without logging turns or processing them.
     """
 
     state_schema = MemoryAgentState
@@ -114,6 +118,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         tool_names: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] | None = None,
         on_cost: CostCallback | None = None,
+        conversation_log: ConversationLog | None = None,
     ) -> None:
         super().__init__()
         if store_episodes is not None:
@@ -133,6 +138,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             reset_window_on_expiry=reset_window_on_expiry,
             show_scores=show_scores,
             on_cost=on_cost,
+            conversation_log=conversation_log,
         )
         self.config = self.engine.config
         self.default_user_id = default_user_id

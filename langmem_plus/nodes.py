@@ -22,6 +22,7 @@ from typing_extensions import NotRequired
 
 from langmem_plus._engine import MemoryEngine, resolve_user_id
 from langmem_plus.config import MemoryConfig
+from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.costs import CostCallback
 from langmem_plus.middleware import inject_context
 from langmem_plus.working import WorkingMemory
@@ -65,6 +66,7 @@ class _NodeFactory:
         default_user_id: str | None,
         summarize: bool = True,
         on_cost: CostCallback | None = None,
+        conversation_log: ConversationLog | None = None,
     ) -> None:
         self.engine = MemoryEngine(
             store=store,
@@ -74,6 +76,7 @@ class _NodeFactory:
             clock=clock,
             summarize=summarize,
             on_cost=on_cost,
+            conversation_log=conversation_log,
         )
         self.default_user_id = default_user_id
 
@@ -137,15 +140,19 @@ def create_recall_node(
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
     on_cost: CostCallback | None = None,
+    conversation_log: ConversationLog | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: working memory (expiry archived inline), bounded window, recall + context layers.
 
     Writes `working_memory` and `memory_context`; `memory_messages(state)` builds the prompt.
     `on_cost` receives each turn's `TurnCost` (per-stage ms, model calls, tokens).
+    `conversation_log` is the conversation database when the store has none (any
+    `ConversationLog`, e.g. `InMemoryConversationLog()` for an `InMemoryStore`).
     """
     factory = _NodeFactory(
-        store, model, config, namespace, clock, default_user_id, summarize, on_cost
-    )
+        store, model, config, namespace, clock, default_user_id, summarize, on_cost,
+        conversation_log,
+    )  # fmt: skip
 
     def recall(state: Any, config: RunnableConfig) -> dict[str, Any]:
         store_, user_id = factory.scope(config)
@@ -174,9 +181,12 @@ def _post_node(
     clock: Callable[[], datetime] | None,
     default_user_id: str | None,
     on_cost: CostCallback | None = None,
+    conversation_log: ConversationLog | None = None,
 ) -> RunnableLambda[Any, Any]:
     """A post-turn node running `steps` (the shared body of the node factories below)."""
-    factory = _NodeFactory(store, model, config, namespace, clock, default_user_id, True, on_cost)
+    factory = _NodeFactory(
+        store, model, config, namespace, clock, default_user_id, True, on_cost, conversation_log
+    )
     node = factory.post_node(steps, name)
     node.engine = factory.engine  # type: ignore[attr-defined]
     return node
@@ -191,6 +201,7 @@ def create_extract_node(
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
     on_cost: CostCallback | None = None,
+    conversation_log: ConversationLog | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: persist new turns, keep each exchange as an episode, derive its facts (closing the
     ones they replace), update the profile."""
@@ -204,6 +215,7 @@ def create_extract_node(
         clock,
         default_user_id,
         on_cost,
+        conversation_log,
     )
 
 
@@ -216,6 +228,7 @@ def create_summarize_node(
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
     on_cost: CostCallback | None = None,
+    conversation_log: ConversationLog | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: persist new turns, then rolling summaries (every 5 turns once 10 are reached)
     and the session title + snippet after the first reply."""
@@ -229,6 +242,7 @@ def create_summarize_node(
         clock,
         default_user_id,
         on_cost,
+        conversation_log,
     )
 
 
@@ -241,6 +255,7 @@ def create_reconsolidate_node(
     default_user_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
     on_cost: CostCallback | None = None,
+    conversation_log: ConversationLog | None = None,
 ) -> RunnableLambda[Any, Any]:
     """Node: rewrite the recalled episodic memories with the new exchange's context."""
     return _post_node(
@@ -253,4 +268,5 @@ def create_reconsolidate_node(
         clock,
         default_user_id,
         on_cost,
+        conversation_log,
     )

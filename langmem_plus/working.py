@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.messages import message_text
 from langmem_plus.records import MemoryRecord, as_aware
 
 __all__ = [
@@ -118,20 +119,6 @@ class WorkingMemory(BaseModel):
 
 
 # ---------------------------------------------------------------------------- messages
-def message_text(message: BaseMessage) -> str:
-    """Plain text of a message (list contents joined, non-text blocks skipped)."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
-
-
 def _tool_call_ids(message: BaseMessage) -> list[str]:
     if isinstance(message, AIMessage):
         return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id")]

@@ -55,7 +55,7 @@ class ScriptedDeriver:
 
 def _memory(tmp_path: Path | None = None) -> Memory:
     mem = Memory(None if tmp_path is None else tmp_path / "m.db", embeddings=False)
-    mem._episodes = EpisodeKeeper(mem.config, ScriptedDeriver())
+    mem.writer.episodes = EpisodeKeeper(mem.config, ScriptedDeriver())
     return mem
 
 

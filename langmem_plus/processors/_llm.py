@@ -29,6 +29,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
+from langmem_plus.messages import message_text
 
 __all__ = [
     "CallTrace",
@@ -161,21 +162,6 @@ def extract_json(text: str, *, close_truncated: bool = True) -> Any:
     return None
 
 
-def _message_text(message: Any) -> str:
-    content = getattr(message, "content", message)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        return "".join(parts)
-    return str(content)
-
-
 def parse_into(schema: type[T], data: Any, *, close_truncated: bool = True) -> T | None:
     """Validate `data` (a dict, a JSON string, or a list for single-list schemas) as
     `schema`; ``None`` when it does not fit (or, without `close_truncated`, is cut off)."""
@@ -212,7 +198,7 @@ def _from_raw(schema: type[T], raw: Any, close_truncated: bool = True) -> T | No
             parsed = parse_into(schema, call.get("args"), close_truncated=close_truncated)
             if parsed is not None:
                 return parsed
-    return parse_into(schema, _message_text(raw), close_truncated=close_truncated)
+    return parse_into(schema, message_text(raw), close_truncated=close_truncated)
 
 
 def _is_malformed(exc: BaseException) -> bool:
@@ -253,11 +239,11 @@ def _describe(exc: BaseException) -> str:
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:
-    return sum(len(_message_text(m)) for m in messages)
+    return sum(len(message_text(m)) for m in messages)
 
 
 def _answer_chars(raw: Any) -> int:
-    size = len(_message_text(raw))
+    size = len(message_text(raw))
     if isinstance(raw, AIMessage):
         size += sum(len(json.dumps(c.get("args"), ensure_ascii=False)) for c in raw.tool_calls)
     return size

@@ -19,7 +19,7 @@ from langmem_plus.store._common import _ns_str
 from langmem_plus.store.sqlite import Database
 from langmem_plus.text.symbols import extract_symbols
 
-__all__ = ["ConversationLog", "DeleteCounts"]
+__all__ = ["ConversationLog", "DeleteCounts", "SQLiteConversationLog", "symbol_entries"]
 
 _ROLES = {"user", "assistant", "system", "tool"}
 
@@ -45,8 +45,9 @@ def _req(name: str, value: Any) -> str:
 DeleteCounts = dict[str, int]
 
 
-class ConversationLog:
-    """Turns, summaries, profiles and the symbol index of every user, in SQLite."""
+class SQLiteConversationLog:
+    """Turns, summaries, profiles and the symbol index of every user, in SQLite: the
+    `langmem_plus.conversation_log.ConversationLog` a `HybridStore` provides."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -82,8 +83,8 @@ class ConversationLog:
                     "INSERT OR REPLACE INTO symbol_index(symbol, user_id, session_id, turn_id, "
                     "relevance, context) VALUES (?,?,?,?,?,?)",
                     [
-                        (s, user_id, session_id, tid, 1.0 / (1 + i * 0.25), _context(content, s))
-                        for i, s in enumerate(syms)
+                        (s, user_id, session_id, tid, rel, ctx)
+                        for s, rel, ctx in symbol_entries(content, syms)
                     ],
                 )
         return ConversationTurn(
@@ -410,11 +411,22 @@ class ConversationLog:
         return counts
 
 
+def symbol_entries(content: str, symbols: Sequence[str]) -> list[tuple[str, float, str]]:
+    """Symbol-index entries of a turn: each symbol with its relevance (earlier mentions rank
+    higher) and the text around its first mention."""
+    return [(s, 1.0 / (1 + i * 0.25), _context(content, s)) for i, s in enumerate(symbols)]
+
+
 def _context(content: str, symbol: str, width: int = 60) -> str:
     i = content.find(symbol)
     if i < 0:
         return content[:width]
     return content[max(0, i - width // 2) : i + len(symbol) + width // 2]
+
+
+# the name `HybridStore` imports (store/hybrid.py); the protocol of that name is in
+# langmem_plus.conversation_log
+ConversationLog = SQLiteConversationLog
 
 
 # a turn's text: its span of the episode item that shares it, else its own column
