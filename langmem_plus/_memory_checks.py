@@ -17,6 +17,7 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
 from langmem_plus.records import Category, Kind, MemoryRecord, Source, Tier
 from langmem_plus.store.validate import check_json, has_lone_surrogate
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "FIELD_WORDS",
@@ -161,7 +162,7 @@ def check_time(name: str, value: Any) -> datetime | None:
         return datetime.fromtimestamp(value, tz=timezone.utc)
     if isinstance(value, str):
         try:
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            dt = parse_iso(value.strip())
         except ValueError:
             raise ValidationError(f"{name} is not an ISO 8601 date/time: {value[:40]!r}") from None
         return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)

@@ -23,6 +23,7 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
 from langmem_plus.store.validate import MAX_DEPTH, check_json, check_key, check_namespace
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = ["FORMAT", "VERSION", "export", "import_data", "import_logs"]
 
@@ -46,7 +47,7 @@ def _iso(dt: datetime | None) -> str | None:
 def _dt(value: Any) -> datetime | None:
     if value is None:
         return None
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return parse_iso(str(value))
 
 
 # ---------------------------------------------------------------------------- export

@@ -23,6 +23,12 @@ from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, 
 from langmem_plus.store import HybridStore
 from langmem_plus.store.validate import has_lone_surrogate
 from langmem_plus.symbol_recall import join_candidates, symbol_candidates
+from langmem_plus.text.timeparse import (
+    PREVIOUS_SESSION,
+    parse_iso,
+    parse_time_range,
+    strip_time_reference,
+)
 
 __all__ = ["TURN_ROOT", "ConversationIndex", "iso"]
 
@@ -41,7 +47,7 @@ def _bound(name: str, value: Any) -> Any:
         return value
     if isinstance(value, str):
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parse_iso(value)
         except ValueError:
             raise ValidationError(f"time_range {name} is not an ISO date/time: {value!r}") from None
         return value
@@ -196,12 +202,6 @@ class ConversationIndex:
 
     def time_range(self, arg: Any, query: str, user_id: str) -> tuple[str, tuple[Any, Any] | None]:
         """Resolve a time-range argument to ``(query, (start, end))``; see `Memory.search`."""
-        from langmem_plus.text.timeparse import (
-            PREVIOUS_SESSION,
-            parse_time_range,
-            strip_time_reference,
-        )
-
         if arg is None:
             return query, None
         value: Any

@@ -21,6 +21,7 @@ from typing import Any
 from langmem_plus.config import MemoryConfig
 from langmem_plus.quoting import quote_data
 from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "ContextLayers",
@@ -87,7 +88,7 @@ def _when(value: Any) -> datetime | None:
         return value
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return parse_iso(value)
         except ValueError:
             return None
     return None

@@ -25,6 +25,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.processors.derived import DerivedFact
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text import extract_symbols
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "DEMOTION",
@@ -531,7 +532,7 @@ def _said_at(item: Any) -> datetime | None:
     raw = value.get("occurred_at")
     if isinstance(raw, str):
         try:
-            return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            return parse_iso(raw)
         except ValueError:
             return None
     when = getattr(item, "updated_at", None) or getattr(item, "created_at", None)

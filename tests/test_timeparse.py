@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from langmem_plus.text.timeparse import (
     PREVIOUS_SESSION,
+    date_metadata,
     find_time_reference,
+    parse_iso,
     parse_time_range,
+    resolve_time,
     strip_time_reference,
 )
 
@@ -96,3 +99,36 @@ def test_never_raises_on_arbitrary_text(text: str) -> None:
 def test_large_counts_never_raise(n: int, unit: str) -> None:
     out = parse_time_range(f"{n}{unit}", NOW)
     assert out is None or isinstance(out, tuple)
+
+
+def test_parse_iso_reads_z_as_utc_and_refuses_other_text() -> None:
+    assert parse_iso("2026-01-15T10:30:00Z") == NOW
+    assert parse_iso("2026-01-15T10:30:00+00:00") == NOW
+    with pytest.raises(ValueError):
+        parse_iso("yesterday")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("下周三要去杭州面试", {"time_phrase": "下周三", "resolved_date": "2026-01-21"}),
+        (
+            "next Friday I fly to Tokyo",
+            {"time_phrase": "next Friday", "resolved_date": "2026-01-23"},
+        ),
+        ("in a few days", {"time_phrase": "in a few days", "resolved_date": "2026-01-18"}),
+        ("三天后见", {"time_phrase": "三天后", "resolved_date": "2026-01-18"}),
+        ("昨天去了医院", {"time_phrase": "昨天", "resolved_date": "2026-01-14"}),
+        ("no time here", {}),
+    ],
+)
+def test_plans_resolve_forward_and_past_days_through_the_search_rules(
+    text: str, expected: dict[str, str]
+) -> None:
+    assert date_metadata(text, NOW) == expected
+
+
+def test_resolve_time_spans_a_month() -> None:
+    found = resolve_time("下个月搬家", NOW)
+    assert found is not None
+    assert (found.start.isoformat(), found.end.isoformat()) == ("2026-02-01", "2026-03-01")

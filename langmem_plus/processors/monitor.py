@@ -18,7 +18,6 @@ from typing import Any
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
 from langmem_plus.processors._base import BaseProcessor, normalize_turns
-from langmem_plus.processors._dates import date_metadata
 from langmem_plus.processors._textutil import (
     align_value,
     content_tokens,
@@ -38,6 +37,7 @@ from langmem_plus.processors.rules import (
     turn_signals,
 )
 from langmem_plus.processors.schemas import MemoryOp, OpsOut, WriteDecision
+from langmem_plus.text.timeparse import date_metadata
 
 __all__ = ["KnowledgeMonitor", "WriteDecider", "normalize_existing"]
 
