@@ -34,7 +34,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
 from langmem_plus.conversation_log import ConversationLog, check_log, log_of
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
-from langmem_plus.episodes import current_view
+from langmem_plus.current_view import current_view
 from langmem_plus.errors import ValidationError
 from langmem_plus.messages import message_text, message_time, role_and_text
 from langmem_plus.namespaces import fill_template

@@ -34,7 +34,7 @@ from langmem_plus._memory_writes import MemoryWriter, updated_record
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import ConversationLog, check_log
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost, deliver
-from langmem_plus.episodes import current_view
+from langmem_plus.current_view import current_view
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.lifecycle import consolidate as consolidate_namespace
 from langmem_plus.namespaces import MEMORY_ROOT, unescape_label, user_namespace

@@ -145,12 +145,15 @@ class _UsageMeter(BaseCallbackHandler):
         self.completion_tokens = 0
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """A chat model request: one call."""
         self.calls += 1
 
     def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
+        """A completion-model request: one call."""
         self.calls += 1
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Add the tokens the answer reports (`usage_metadata`)."""
         for gens in response.generations:
             for gen in gens:
                 usage = getattr(getattr(gen, "message", None), "usage_metadata", None)

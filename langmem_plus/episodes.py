@@ -8,7 +8,8 @@ A turn that says an earlier statement was wrong, or reports a change, marks the 
 about the same thing `corrected_by`. `current_view` is the read side: superseded facts hidden
 unless asked for, `as_of` looks back, and an episode whose facts were all superseded (or that a
 later turn corrected) is demoted with a `superseded` component. Works over any LangGraph
-`BaseStore`.
+`BaseStore`. (`current_view` and `record_of_item` live in `langmem_plus.current_view`;
+they are re-exported here.)
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.current_view import DEMOTION, current_view, record_of_item
 from langmem_plus.processors.derived import DerivedFact
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text import extract_symbols
-from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "DEMOTION",
@@ -41,7 +42,6 @@ __all__ = [
 
 EPISODE_IMPORTANCE = 0.6
 CHITCHAT_IMPORTANCE = 0.2
-DEMOTION = 0.5  # score factor of a superseded fact shown, or an episode superseded or corrected
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
@@ -61,14 +61,6 @@ class Kept:
         """Every id created or changed, the episode first."""
         head = [self.episode_id] if self.episode_id else []
         return list(dict.fromkeys([*head, *self.fact_ids, *self.restated_ids]))
-
-
-def record_of_item(item: Any) -> MemoryRecord | None:
-    """The `MemoryRecord` of a store item, or None when its value is not one."""
-    try:
-        return MemoryRecord.from_item(item)
-    except Exception:
-        return None
 
 
 # ---------------------------------------------------------------------------- episodes
@@ -474,87 +466,3 @@ def _is_chitchat(dialogue: Sequence[Mapping[str, str]]) -> bool:
 
     users = [t["text"] for t in dialogue if t["role"] == "user"]
     return bool(users) and all(is_chitchat(u) for u in users)
-
-
-# ---------------------------------------------------------------------------- read side
-def current_view(
-    items: Sequence[Any],
-    *,
-    limit: int,
-    include_superseded: bool = False,
-    as_of: datetime | None = None,
-    recency: tuple[float, float] | None = None,
-) -> list[Any]:
-    """Search results as the memory layer shows them, best first, at most `limit`.
-
-    Superseded facts are dropped (kept and marked with `include_superseded`); with `as_of`,
-    what was known and true then. An episode whose facts were all superseded is demoted
-    (score x `DEMOTION`) and its `components["superseded"]` says so.
-
-    `recency` = (weight, half-life in days) re-bases the score's recency term on the user's
-    own timeline: the age of a memory is counted from when it was said (`occurred_at`) back
-    from the newest memory found (never past `as_of` or now), not from the wall clock. So in
-    imported or long-idle histories the newer of two statements still counts as newer; when
-    the user is active (newest ≈ now) nothing changes.
-    """
-    if recency is not None:
-        _rebase_recency(items, recency[0], recency[1], as_of)
-    shown: list[tuple[float, int, Any]] = []
-    for i, it in enumerate(items):
-        value = it.value if isinstance(it.value, Mapping) else {}
-        rec = record_of_item(it) if value.get("kind") else None
-        stale = False
-        if rec is not None:
-            if as_of is not None:
-                if not rec.valid_at(as_of):
-                    continue
-            elif not rec.is_current:
-                if not include_superseded:
-                    continue
-                stale = True
-            replaced = rec.facts_superseded or rec.corrected_by is not None
-            stale = stale or (rec.kind == "episodic" and replaced and as_of is None)
-        score = float(getattr(it, "score", None) or 0.0)
-        comps = getattr(it, "components", None)
-        if isinstance(comps, dict):
-            comps["superseded"] = 1.0 if stale else 0.0
-        if stale:
-            score *= DEMOTION
-            if getattr(it, "score", None) is not None:
-                it.score = score
-        shown.append((score, i, it))
-    shown.sort(key=lambda x: (-x[0], x[1]))
-    return [it for _, _, it in shown[:limit]]
-
-
-def _said_at(item: Any) -> datetime | None:
-    value = item.value if isinstance(item.value, Mapping) else {}
-    raw = value.get("occurred_at")
-    if isinstance(raw, str):
-        try:
-            return parse_iso(raw)
-        except ValueError:
-            return None
-    when = getattr(item, "updated_at", None) or getattr(item, "created_at", None)
-    return when if isinstance(when, datetime) else None
-
-
-def _rebase_recency(
-    items: Sequence[Any], weight: float, half_life_days: float, as_of: datetime | None
-) -> None:
-    """Replace each hit's wall-clock recency term by its recency on the user's timeline."""
-    times = [_said_at(it) for it in items]
-    known = [t for t in times if t is not None]
-    if not known or weight <= 0:
-        return
-    cap = as_of or utcnow()
-    newest = min(max(known), cap)
-    for it, t in zip(items, times, strict=True):
-        comps = getattr(it, "components", None)
-        if t is None or not isinstance(comps, dict) or getattr(it, "score", None) is None:
-            continue
-        age_days = max(0.0, (newest - t).total_seconds()) / 86400.0
-        fresh = 0.5 ** (age_days / half_life_days)
-        wall = float(comps.get("recency", 0.0) or 0.0)
-        it.score = float(it.score) + weight * (fresh - wall)
-        comps["recency"] = fresh

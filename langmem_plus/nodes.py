@@ -81,6 +81,7 @@ class _NodeFactory:
         self.default_user_id = default_user_id
 
     def scope(self, config: RunnableConfig | None) -> tuple[BaseStore, str]:
+        """The store and user id of the running graph (runtime context or config)."""
         from langgraph.config import get_store
         from langgraph.runtime import get_runtime
 
@@ -110,6 +111,8 @@ class _NodeFactory:
         )
 
     def post_node(self, steps: frozenset[str], name: str) -> RunnableLambda[Any, Any]:
+        """A node that persists the new turns and runs the post-turn `steps` inline."""
+
         def run(state: Any, config: RunnableConfig) -> dict[str, Any]:
             store, user_id = self.scope(config)
             wm = self.working_memory(state)

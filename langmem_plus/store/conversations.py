@@ -123,6 +123,7 @@ class SQLiteConversationLog:
         return [_turn(r) for r in rows]
 
     def get_turn(self, turn_id: int) -> ConversationTurn | None:
+        """One turn by id, or None."""
         with self._db.read() as conn:
             row = conn.execute(
                 f"SELECT {_TURN_COLS} FROM {_TURN_FROM} WHERE t.id=?",
@@ -191,6 +192,7 @@ class SQLiteConversationLog:
         ]
 
     def users(self) -> list[str]:
+        """Every user with turns, a profile or a session summary."""
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT user_id FROM turns UNION SELECT user_id FROM profiles "
@@ -223,6 +225,7 @@ class SQLiteConversationLog:
     def rolling_summaries(
         self, user_id: str, session_id: str | None = None
     ) -> list[RollingSummary]:
+        """Rolling summaries of a user (optionally one session), oldest first."""
         sql = (
             "SELECT id, user_id, session_id, start_turn, end_turn, summary, key_symbols, "
             "key_decisions, created_at FROM rolling_summaries WHERE user_id=?"
@@ -280,6 +283,7 @@ class SQLiteConversationLog:
 
     # ---------------------------------------------------------------- profiles
     def get_profile(self, user_id: str) -> UserProfile | None:
+        """The user's profile document, or None."""
         with self._db.read() as conn:
             row = conn.execute("SELECT doc FROM profiles WHERE user_id=?", (user_id,)).fetchone()
         return None if row is None else UserProfile.model_validate_json(row[0])
