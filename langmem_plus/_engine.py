@@ -27,6 +27,7 @@ from langchain_core.messages import (
 )
 from langgraph.store.base import BaseStore
 
+from langmem_plus._memory_checks import message_time
 from langmem_plus._postturn import PostTurnJob, PostTurnSteps
 from langmem_plus._processor_set import Processors
 from langmem_plus._worker import PostTurnWorker
@@ -36,7 +37,7 @@ from langmem_plus.conversation_log import ConversationLog, check_log, log_of
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
 from langmem_plus.current_view import current_view
 from langmem_plus.errors import ValidationError
-from langmem_plus.messages import message_text, message_time, role_and_text
+from langmem_plus.messages import message_text, role_and_text
 from langmem_plus.namespaces import fill_template
 from langmem_plus.records import RollingSummary, SessionSummary
 from langmem_plus.symbol_recall import join_candidates, symbol_candidates

@@ -5,6 +5,7 @@ Every public boundary validates with these and raises `ValidationError` with a c
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -14,10 +15,13 @@ import pydantic
 from pydantic_core import PydanticSerializationError
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.messages import message_text
 from langmem_plus.namespaces import check_user_id
 from langmem_plus.records import Category, Kind, MemoryRecord, Source, Tier
 from langmem_plus.store.validate import check_json, has_lone_surrogate
 from langmem_plus.text.timeparse import parse_iso
+
+logger = logging.getLogger("langmem_plus.engine")
 
 __all__ = [
     "FIELD_WORDS",
@@ -29,6 +33,7 @@ __all__ = [
     "check_text",
     "check_time",
     "make_record",
+    "message_time",
     "normalize_messages",
     "record_of",
     "with_metadata",
@@ -126,13 +131,10 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
         else:
             raise ValidationError(f"messages[{i}] must be a dict with role and content")
         if isinstance(content, list):  # LangChain content blocks: text parts only
-            parts = []
             for b in content:
-                text = b.get("text", "") if isinstance(b, Mapping) else b
-                if not isinstance(text, str):
+                if not isinstance(b.get("text", "") if isinstance(b, Mapping) else b, str):
                     raise ValidationError(f"messages[{i}].content blocks must hold text")
-                parts.append(text)
-            content = " ".join(parts)
+            content = message_text(content)
         if not isinstance(role, str):
             raise ValidationError(f"messages[{i}].role must be a string")
         role = _ROLE_ALIASES.get(role.lower(), role.lower())
@@ -228,3 +230,19 @@ def record_of(item: Any) -> MemoryRecord:
             created_at=item.created_at,
             updated_at=item.updated_at,
         )
+
+
+def message_time(message: Any) -> datetime | None:
+    """When a message was said, if it carries a time (`additional_kwargs` or
+    `response_metadata` key ``timestamp`` / ``created_at``: ISO 8601 or epoch seconds);
+    imported or replayed histories keep their dates this way."""
+    for meta in (message.additional_kwargs, message.response_metadata):
+        for key in ("timestamp", "created_at"):
+            raw = meta.get(key) if isinstance(meta, Mapping) else None
+            if raw is None:
+                continue
+            try:
+                return check_time(key, raw)
+            except ValidationError:
+                logger.warning("ignoring an unreadable message %s: %r", key, raw)
+    return None

@@ -1,22 +1,15 @@
-"""Chat messages as the memory layer reads them: one message→text helper, a message's role and
-text for the conversation log, and the time a message carries."""
+"""Chat messages as the memory layer reads them: one message→text helper, and a message's role
+and text for the conversation log."""
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langmem_plus._memory_checks import check_time
-from langmem_plus.errors import ValidationError
-
-__all__ = ["message_text", "message_time", "role_and_text"]
-
-logger = logging.getLogger("langmem_plus.engine")
+__all__ = ["message_text", "role_and_text"]
 
 
 def message_text(message: Any) -> str:
@@ -60,20 +53,4 @@ def role_and_text(msg: BaseMessage) -> tuple[str, str] | None:
     if isinstance(msg, ToolMessage):
         name = msg.name or "tool"
         return "tool", f"[tool result {name}] {message_text(msg)[:2000]}"
-    return None
-
-
-def message_time(message: BaseMessage) -> datetime | None:
-    """When a message was said, if it carries a time (`additional_kwargs` or
-    `response_metadata` key ``timestamp`` / ``created_at``: ISO 8601 or epoch seconds);
-    imported or replayed histories keep their dates this way."""
-    for meta in (message.additional_kwargs, message.response_metadata):
-        for key in ("timestamp", "created_at"):
-            raw = meta.get(key) if isinstance(meta, Mapping) else None
-            if raw is None:
-                continue
-            try:
-                return check_time(key, raw)
-            except ValidationError:
-                logger.warning("ignoring an unreadable message %s: %r", key, raw)
     return None
