@@ -119,6 +119,7 @@ class MemoryWriter:
                     occurred_at=at or now,
                     context=context,
                     turn_ids=turn_ids,
+                    log=self.turns.log,
                 )
                 tally.add_usage(kept.cost)
             ids += kept.ids

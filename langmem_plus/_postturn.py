@@ -187,6 +187,7 @@ class PostTurnSteps(ABC):
                 occurred_at=exchange[0].created_at,
                 context=context,
                 turn_ids=[t.id for t in exchange if t.id is not None],
+                log=job.log,
             )
             episodes.append(kept.episode_id)
             facts += kept.fact_ids

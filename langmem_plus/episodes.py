@@ -188,8 +188,12 @@ class EpisodeKeeper:
         context: str | None = None,
         turn_ids: Sequence[int] = (),
         derive: bool = True,
+        log: Any = None,
     ) -> Kept:
-        """Store the exchange as an episode; with `derive`, add its facts and close old ones."""
+        """Store the exchange as an episode; with `derive`, add its facts and close old ones.
+
+        `turn_ids` are the exchange's turns in `log` (default: the store's own conversation
+        log); a log that can (`share_text`) then reads their text from the episode."""
         at = occurred_at or utcnow()
         dialogue = [
             {"role": str(t["role"]), "text": str(t["text"])}
@@ -219,7 +223,9 @@ class EpisodeKeeper:
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         self._write(store, writes)
-        self._share_text(store, namespace, episode, turn_ids)
+        if log is None:
+            log = getattr(store, "conversations", None)
+        self._share_text(log, namespace, episode, turn_ids)
         return kept
 
     @staticmethod
@@ -280,14 +286,14 @@ class EpisodeKeeper:
 
     @staticmethod
     def _share_text(
-        store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, turn_ids: Sequence[int]
+        log: Any, namespace: tuple[str, ...], episode: MemoryRecord, turn_ids: Sequence[int]
     ) -> None:
         """Logged turns read their text from the episode (one copy of what was said)."""
-        log = getattr(store, "conversations", None)
+        share = getattr(log, "share_text", None)
         spans = episode.metadata.get("spans") or []
-        if log is None or not turn_ids or len(turn_ids) != len(spans):
+        if share is None or not turn_ids or len(turn_ids) != len(spans):
             return
-        log.share_text(
+        share(
             namespace, episode.id, [(t, s[0], s[1]) for t, s in zip(turn_ids, spans, strict=True)]
         )
 

@@ -132,3 +132,10 @@ def test_memory_uses_an_injected_log() -> None:
         assert [t.content for t in log.turns("ann")] == ["I use FastAPI at work"]
         assert mem.store.conversations.turns("ann") == []
         assert mem.recall("FastAPI", "ann")["results"]
+        said = [
+            {"role": "user", "content": "I moved to Lyon"},
+            {"role": "assistant", "content": "Ok"},
+        ]
+        assert mem.add(said, "ann", session_id="s2")
+        assert [t.content for t in log.turns("ann", "s2")] == ["I moved to Lyon", "Ok"]
+        assert mem.store.conversations.turns("ann") == []  # nothing went to the store's log
