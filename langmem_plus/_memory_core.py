@@ -52,7 +52,7 @@ class Memory:
     `add(..., infer=True)` and `summarize`; without one they run their offline rules.
     `embeddings=False` turns vectors off (keyword recall only). `conversation_log` replaces
     the store's own log of turns, summaries and profiles (any `ConversationLog`); `clock`
-    (epoch seconds) is the time used for new records and update times.
+    (epoch seconds) is the time of new records, turns and updates, and of cleanup cut-offs.
     """
 
     def __init__(
@@ -86,7 +86,7 @@ class Memory:
         self.config: MemoryConfig = config or store.config
         self.model = model
         self.clock = clock
-        self.turns = ConversationIndex(self.store, self.config, model, log=log)
+        self.turns = ConversationIndex(self.store, self.config, model, log=log, now=self.now)
         self.writer = MemoryWriter(self.store, self.turns, self.config, model)
         self.on_cost = check_on_cost(on_cost)
         self.last_cost: TurnCost | None = None  # what the last `add` cost, per stage

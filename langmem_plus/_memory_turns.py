@@ -8,7 +8,7 @@ hybrid BM25 + vector search recalls them. Every deletion removes both.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -64,11 +64,13 @@ class ConversationIndex:
         model: Any = None,
         *,
         log: ConversationLog | None = None,
+        now: Callable[[], datetime] = utcnow,
     ) -> None:
         self.store = store
         self.config = config
         self.model = model
         self.log: ConversationLog = log if log is not None else store.conversations
+        self.now = now  # the owner's clock: turn, profile and summary times, cleanup cut-offs
 
     # ------------------------------------------------------------------ writing
     def add_turn(
@@ -92,7 +94,7 @@ class ConversationIndex:
         check_text("content", content, _MAX_TEXT)
         if created_at is not None and not isinstance(created_at, datetime):
             raise ValidationError("created_at must be a datetime")
-        turn = self.log.add_turn(uid, sid, role, content, created_at=created_at)
+        turn = self.log.add_turn(uid, sid, role, content, created_at=created_at or self.now())
         if index:
             self.index_turns([turn], backdate=created_at is not None)
         return turn
@@ -174,7 +176,7 @@ class ConversationIndex:
             data[name] = value
             if name not in edited:
                 edited.append(name)
-        prof = UserProfile(**{**data, "edited_by_user": edited, "updated_at": utcnow()})
+        prof = UserProfile(**{**data, "edited_by_user": edited, "updated_at": self.now()})
         self.log.put_profile(prof)
         return prof
 
@@ -333,6 +335,7 @@ class ConversationIndex:
                 summary=out.summary,
                 key_symbols=list(out.key_symbols),
                 key_decisions=list(out.key_decisions),
+                created_at=self.now(),
             )
         )
         self.index_summaries([saved])
@@ -386,7 +389,7 @@ class ConversationIndex:
                     older_than = timedelta(days=float(older_than))
                 if not isinstance(older_than, timedelta) or older_than.total_seconds() < 0:
                     raise ValidationError("older_than must be a non-negative timedelta or days")
-                cut = utcnow() - older_than
+                cut = self.now() - older_than
             except (ValueError, OverflowError) as exc:
                 if isinstance(exc, ValidationError):
                     raise

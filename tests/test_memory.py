@@ -414,3 +414,23 @@ def test_async_memory_mirrors_sync(hash_embeddings):
         await am.close()
 
     asyncio.run(go())
+
+
+def test_an_injected_clock_dates_records_turns_updates_and_cleanup() -> None:
+    now = [datetime(2030, 5, 1, 12, 0, tzinfo=timezone.utc).timestamp()]
+    with Memory(embeddings=False, clock=lambda: now[0]) as m:
+        start = datetime.fromtimestamp(now[0], tz=timezone.utc)
+        ids = m.add("I like green tea", "u1", session_id="s1")
+        assert m.get(ids[0]).occurred_at == start
+        turn = m.add_turn("u1", "s2", "user", "hello")
+        assert turn.created_at == start
+        now[0] += 86400 * 3
+        assert m.update(ids[0], text="I like black tea").updated_at == start + timedelta(days=3)
+        counts = m.cleanup(user_id="u1", older_than=2)  # days, counted on the injected clock
+        assert counts["turns_deleted"] >= 1
+        assert m.store.conversations.turns("u1") == []
+
+
+def test_clock_must_be_callable() -> None:
+    with pytest.raises(ValidationError, match="clock"):
+        Memory(embeddings=False, clock=12.5)  # type: ignore[arg-type]
