@@ -168,7 +168,7 @@ class MemoryEngine(PostTurnSteps):
         Without either, the engine warns once: recall still runs, but turns are not logged
         and the post-turn processing (episodes, facts, summaries, profile) does not run.
         """
-        log = self.conversation_log or log_of(store)
+        log = self.conversation_log if self.conversation_log is not None else log_of(store)
         if log is None and not self._warned_no_log:
             self._warned_no_log = True
             warnings.warn(
@@ -201,11 +201,10 @@ class MemoryEngine(PostTurnSteps):
 
     def analyze(self, text: str) -> tuple[str | None, dict[str, str], str | None]:
         """Topic, context variables and emotion of a user turn (TurnAnalyzer; rules offline)."""
-        analyzer = self.processors.analyzer
         if not text.strip():
             return None, {}, None
         try:
-            out = analyzer.analyze(text)
+            out = self.processors.analyzer.analyze(text)
         except Exception as exc:  # analysis is a hint; never block the turn
             logger.warning("turn analysis failed: %s", exc)
             return None, {}, None

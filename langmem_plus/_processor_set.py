@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.processors import (
@@ -15,6 +17,9 @@ from langmem_plus.processors import (
 )
 
 __all__ = ["Processors"]
+
+logger = logging.getLogger("langmem_plus.engine")
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,28 @@ class Processors:
 
     @classmethod
     def build(cls, model: Any, config: MemoryConfig) -> Processors:
-        """The processors of `model` (None = rules only) under `config`."""
+        """The processors of `model` (None = rules only) under `config`.
+
+        A model whose provider package is missing (ImportError) is logged and the processors
+        run their rules instead."""
+        deriver = _with_model(FactDeriver, model, config) if model is not None else None
+        summarizer = _with_model(Summarizer, model, config) or Summarizer(None, config)
         return cls(
             model=model,
             analyzer=TurnAnalyzer(None, config),
             profile_writer=ProfileWriter(None, config),
             reconsolidator=Reconsolidator(None, config),
-            summarizer=Summarizer(model, config),
-            deriver=FactDeriver(model, config) if model is not None else None,
+            summarizer=summarizer,
+            deriver=deriver,
         )
+
+
+def _with_model(
+    factory: Callable[[Any, MemoryConfig], P], model: Any, config: MemoryConfig
+) -> P | None:
+    """`factory(model, config)`, or None (logged) when the model's package cannot load."""
+    try:
+        return factory(model, config)
+    except ImportError as exc:
+        logger.warning("model unavailable for %s (%s); rules used", factory.__name__, exc)
+        return None
