@@ -120,7 +120,8 @@ def test_offline_turn_reports_zero_calls_and_every_step_that_ran() -> None:
 def test_other_stores_report_through_the_callback_without_persisting() -> None:
     got: list[TurnCost] = []
     mw = MemoryMiddleware(background=False, clock=FakeClock(), on_cost=got.append)
-    _say(_agent(mw, InMemoryStore(), ["Hi."]), "Hello there.")
+    with pytest.warns(UserWarning, match="no conversation log"):
+        _say(_agent(mw, InMemoryStore(), ["Hi."]), "Hello there.")
     assert [c.phase for c in got] == ["prepare"]  # no conversation log: no post-turn steps
     assert {s.stage for s in got[0].stages} == PRE_STAGES
 
