@@ -1,8 +1,7 @@
-"""The offline demo runs the real agent graph end to end, quickly and deterministically."""
+"""The offline demo runs the real agent graph end to end, deterministically."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,9 +19,7 @@ def test_demo_conversation_shape() -> None:
 
 def test_run_demo_offline(tmp_path: Any) -> None:
     lines: list[str] = []
-    t0 = time.perf_counter()
     summary = run_demo(db_path=tmp_path / "demo.db", out=lines.append)
-    assert time.perf_counter() - t0 < 60
     output = "\n".join(lines)
     assert "NOT a language model" in output and "injected context" in output
     assert "keyword=" in output and "stored:" in output
