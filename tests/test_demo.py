@@ -33,6 +33,8 @@ def test_run_demo_offline(tmp_path: Any) -> None:
     assert "川菜" in s3[1]
     assert "calcTotal" in s3[2]  # 上次 -> search_memory tool over the previous session
     assert all(r.startswith(OFFLINE_LABEL) for r in summary["replies"])
+    assert summary["episodes"] == summary["turns"]  # every exchange kept verbatim
+    assert {"User lives in Shanghai", "用户喜欢川菜"} <= set(summary["memories"])
     assert (tmp_path / "demo.db").exists()
 
 
