@@ -295,6 +295,81 @@ def _matching_turns(scope: _Scope, query: str, tr: TimeRange, k: int = 3) -> lis
     ]
 
 
+def _query_and_range(
+    scope: _Scope, cfg: MemoryConfig, now: datetime, query: str, time_range: str | None
+) -> tuple[str, TimeRange | None]:
+    """The search words and the time range: `time_range` if given, else a time phrase found
+    in the query (taken out of the words)."""
+    words, found = strip_time_reference(query or "", now)
+    phrase = time_range or (found.phrase if found else None)
+    tr = resolve_time_range(
+        phrase,
+        now=now,
+        store=scope.store,
+        user_id=scope.user_id,
+        current_session=scope.session_id,
+        slack_minutes=cfg.working_memory_ttl_minutes,
+    )
+    q = (words if found and not time_range else query or "").strip()
+    return q, tr
+
+
+def _search_store(scope: _Scope, q: str, tr: TimeRange | None, k: int) -> list[Any]:
+    """Up to `k` hits for `q` inside `tr`; a BaseStore without `time_range` is filtered after."""
+    kwargs: dict[str, Any] = {"limit": k}
+    if q:
+        kwargs["query"] = q
+    if tr is not None:
+        kwargs["time_range"] = tr
+    try:
+        return list(scope.store.search(scope.namespace, **kwargs))
+    except TypeError:  # a BaseStore without time_range: filter afterwards
+        kwargs.pop("time_range", None)
+        return [
+            h
+            for h in scope.store.search(scope.namespace, **{**kwargs, "limit": k * 5})
+            if tr is None or tr[0] <= h.created_at < tr[1]
+        ][:k]
+
+
+def _sessions_in(scope: _Scope, tr: TimeRange | None) -> list[dict[str, Any]]:
+    """Summaries of the user's other sessions that began inside `tr`."""
+    conv = getattr(scope.store, "conversations", None)
+    if tr is None or conv is None:
+        return []
+    return [
+        {
+            "session_id": s.session_id,
+            "title": s.title,
+            "snippet": s.snippet,
+            "created_at": s.created_at.isoformat(),
+        }
+        for s in conv.session_summaries(scope.user_id, limit=50)
+        if tr[0] <= s.created_at < tr[1] and s.session_id != scope.session_id
+    ]
+
+
+def _search(
+    scope: _Scope, cfg: MemoryConfig, now: datetime, query: str, time_range: str | None,
+    limit: int | None,
+) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """The search tool's answer: text for the model and the artifact for code."""
+    k = cfg.retrieval_limit if limit is None else max(1, min(int(limit), 50))
+    q, tr = _query_and_range(scope, cfg, now, query, time_range)
+    hit_lines, items = _format_hits(_search_store(scope, q, tr, k))
+    sessions = _sessions_in(scope, tr)
+    turns = _matching_turns(scope, q, tr) if tr is not None else []
+    text = _render_results(hit_lines, turns, sessions)
+    rng = None if tr is None else [tr[0].isoformat(), tr[1].isoformat()]
+    return text, {
+        "memories": items,
+        "sessions": sessions,
+        "turns": turns,
+        "time_range": rng,
+        "query": q,
+    }
+
+
 def create_search_memory_tool(
     store: BaseStore | None = None,
     *,
@@ -314,61 +389,11 @@ def create_search_memory_tool(
     cfg = config or MemoryConfig()
     template = tuple(namespace)
 
-    def _search(
+    def _run(
         query: str, time_range: str | None, limit: int | None, runtime: ToolRuntime | None
     ) -> tuple[str, dict[str, Any]]:
         scope = _Scope(store, template, default_user_id, runtime)
-        now = _now(clock)
-        k = cfg.retrieval_limit if limit is None else max(1, min(int(limit), 50))
-        words, found = strip_time_reference(query or "", now)
-        phrase = time_range or (found.phrase if found else None)
-        tr = resolve_time_range(
-            phrase,
-            now=now,
-            store=scope.store,
-            user_id=scope.user_id,
-            current_session=scope.session_id,
-            slack_minutes=cfg.working_memory_ttl_minutes,
-        )
-        q = (words if found and not time_range else query or "").strip()
-        kwargs: dict[str, Any] = {"limit": k}
-        if q:
-            kwargs["query"] = q
-        if tr is not None:
-            kwargs["time_range"] = tr
-        try:
-            hits = scope.store.search(scope.namespace, **kwargs)
-        except TypeError:  # a BaseStore without time_range: filter afterwards
-            kwargs.pop("time_range", None)
-            hits = [
-                h
-                for h in scope.store.search(scope.namespace, **{**kwargs, "limit": k * 5})
-                if tr is None or tr[0] <= h.created_at < tr[1]
-            ][:k]
-        hit_lines, items = _format_hits(hits)
-        sessions: list[dict[str, Any]] = []
-        conv = getattr(scope.store, "conversations", None)
-        if tr is not None and conv is not None:
-            for s in conv.session_summaries(scope.user_id, limit=50):
-                if tr[0] <= s.created_at < tr[1] and s.session_id != scope.session_id:
-                    sessions.append(
-                        {
-                            "session_id": s.session_id,
-                            "title": s.title,
-                            "snippet": s.snippet,
-                            "created_at": s.created_at.isoformat(),
-                        }
-                    )
-        turns = _matching_turns(scope, q, tr) if tr is not None else []
-        text = _render_results(hit_lines, turns, sessions)
-        rng = None if tr is None else [tr[0].isoformat(), tr[1].isoformat()]
-        return text, {
-            "memories": items,
-            "sessions": sessions,
-            "turns": turns,
-            "time_range": rng,
-            "query": q,
-        }
+        return _search(scope, cfg, _now(clock), query, time_range, limit)
 
     @tool(name, response_format="content_and_artifact")
     def search_memory(
@@ -385,7 +410,7 @@ def create_search_memory_tool(
                 or '2026-01-01..2026-01-05'.
             limit: how many memories to return (default from config).
         """
-        return _search(query, time_range, limit, runtime)
+        return _run(query, time_range, limit, runtime)
 
     async def _asearch(
         query: str,
@@ -393,7 +418,7 @@ def create_search_memory_tool(
         limit: int | None = None,
         runtime: ToolRuntime = None,  # type: ignore[assignment]
     ) -> tuple[str, dict[str, Any]]:
-        return await asyncio.to_thread(_search, query, time_range, limit, runtime)
+        return await asyncio.to_thread(_run, query, time_range, limit, runtime)
 
     search_memory.coroutine = _asearch  # type: ignore[attr-defined]
     return search_memory
