@@ -225,6 +225,26 @@ def _show_long_term(store: Any, user_id: str, out: Callable[[str], Any]) -> dict
     return {"memories": [it.value.get("text") for it in facts], "episodes": episodes}
 
 
+def _play_turn(
+    agent: Any,
+    memory: tuple[Any, Any],
+    text: str,
+    cfg: dict[str, Any],
+    summary: dict[str, Any],
+    out: Callable[[str], Any],
+) -> None:
+    """One user turn: the exchange, what was recalled and what was stored, printed and added
+    to `summary`; `memory` is the (store, middleware) pair."""
+    store, middleware = memory
+    state, reply = _one_turn(agent, text, cfg, out)
+    summary["turns"] += 1
+    summary["replies"].append(reply)
+    summary["recalled"].append(_show_recall(state, out))
+    stored = _turn_stored(store, cfg["configurable"]["user_id"], middleware)
+    summary["stored"].append(stored)
+    out("  stored: " + ("; ".join(stored) if stored else "nothing new"))
+
+
 def run_demo(
     db_path: str | Path | None = None,
     model: str | None = None,
@@ -264,25 +284,14 @@ def run_demo(
         store=store,
         checkpointer=SqliteSaver(conn),
     )
-    summary: dict[str, Any] = {
-        "turns": 0,
-        "replies": [],
-        "recalled": [],
-        "stored": [],
-        "db_path": str(db_path),
-    }
+    summary: dict[str, Any] = {"turns": 0, "replies": [], "recalled": [], "stored": []}
+    summary["db_path"] = str(db_path)
     try:
         for s_idx, session in enumerate(data["sessions"], 1):
             out(f"\n=== {session['name']} ===")
             cfg = {"configurable": {"thread_id": f"demo-session-{s_idx}", "user_id": user_id}}
             for text in session["turns"]:
-                state, reply = _one_turn(agent, text, cfg, out)
-                summary["turns"] += 1
-                summary["replies"].append(reply)
-                summary["recalled"].append(_show_recall(state, out))
-                stored = _turn_stored(store, user_id, middleware)
-                summary["stored"].append(stored)
-                out("  stored: " + ("; ".join(stored) if stored else "nothing new"))
+                _play_turn(agent, (store, middleware), text, cfg, summary, out)
         summary.update(_show_long_term(store, user_id, out))
         summary["elapsed_s"] = round(time.perf_counter() - t0, 2)
         out(f"\ndone in {summary['elapsed_s']} s")

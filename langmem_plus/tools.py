@@ -349,6 +349,39 @@ def create_search_memory_tool(
     return search_memory
 
 
+def _manage(scope: _Scope, action: str, content: str | None, id: str | None, category: str) -> str:
+    """Carry out one edit of the manage tool; a message for the model either way."""
+    if action == "create":
+        if not content or not content.strip():
+            return "Error: 'create' needs content."
+        rec = MemoryRecord(
+            text=content.strip(),
+            category=category,  # type: ignore[arg-type]
+            source="user_stated",
+            session_id=scope.session_id,
+            chat_id=scope.session_id,
+        )
+        scope.store.put(scope.namespace, rec.id, rec.to_value())
+        return f"created memory {rec.id}"
+    if not id:
+        return f"Error: '{action}' needs the memory id."
+    item = scope.store.get(scope.namespace, id)
+    if item is None:
+        return f"Error: no memory with id {id!r} for this user."
+    if action == "delete":
+        scope.store.delete(scope.namespace, id)
+        return f"deleted memory {id}"
+    if not content or not content.strip():
+        return "Error: 'update' needs content."
+    rec = MemoryRecord.from_item(item)
+    rec = rec.model_copy(update={"text": content.strip(), "updated_at": datetime.now(timezone.utc)})
+    updates = list(rec.metadata.get("updates") or [])
+    updates.append({"at": rec.updated_at.isoformat(), "by": "tool", "text": content.strip()})
+    rec.metadata = {**rec.metadata, "updates": updates}
+    scope.store.put(scope.namespace, id, rec.to_value())
+    return f"updated memory {id}"
+
+
 def create_manage_memory_tool(
     store: BaseStore | None = None,
     *,
@@ -361,45 +394,16 @@ def create_manage_memory_tool(
     check_tool_name(name)
     template = tuple(namespace)
 
-    def _manage(
+    def _run(
         action: str,
         content: str | None,
         id: str | None,
         category: str,
         runtime: ToolRuntime | None,
     ) -> str:
-        scope = _Scope(store, template, default_user_id, runtime)
-        if action == "create":
-            if not content or not content.strip():
-                return "Error: 'create' needs content."
-            rec = MemoryRecord(
-                text=content.strip(),
-                category=category,  # type: ignore[arg-type]
-                source="user_stated",
-                session_id=scope.session_id,
-                chat_id=scope.session_id,
-            )
-            scope.store.put(scope.namespace, rec.id, rec.to_value())
-            return f"created memory {rec.id}"
-        if not id:
-            return f"Error: '{action}' needs the memory id."
-        item = scope.store.get(scope.namespace, id)
-        if item is None:
-            return f"Error: no memory with id {id!r} for this user."
-        if action == "delete":
-            scope.store.delete(scope.namespace, id)
-            return f"deleted memory {id}"
-        if not content or not content.strip():
-            return "Error: 'update' needs content."
-        rec = MemoryRecord.from_item(item)
-        rec = rec.model_copy(
-            update={"text": content.strip(), "updated_at": datetime.now(timezone.utc)}
+        return _manage(
+            _Scope(store, template, default_user_id, runtime), action, content, id, category
         )
-        updates = list(rec.metadata.get("updates") or [])
-        updates.append({"at": rec.updated_at.isoformat(), "by": "tool", "text": content.strip()})
-        rec.metadata = {**rec.metadata, "updates": updates}
-        scope.store.put(scope.namespace, id, rec.to_value())
-        return f"updated memory {id}"
 
     @tool(name)
     def manage_memory(
@@ -417,7 +421,7 @@ def create_manage_memory_tool(
             id: the memory id (from the memory search results) for update/delete.
             category: preference, fact, pattern or episode.
         """
-        return _manage(action, content, id, category, runtime)
+        return _run(action, content, id, category, runtime)
 
     async def _amanage(
         action: Literal["create", "update", "delete"],
@@ -426,7 +430,7 @@ def create_manage_memory_tool(
         category: Literal["preference", "fact", "pattern", "episode"] = "fact",
         runtime: ToolRuntime = None,  # type: ignore[assignment]
     ) -> str:
-        return await asyncio.to_thread(_manage, action, content, id, category, runtime)
+        return await asyncio.to_thread(_run, action, content, id, category, runtime)
 
     manage_memory.coroutine = _amanage  # type: ignore[attr-defined]
     return manage_memory
