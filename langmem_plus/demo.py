@@ -147,6 +147,104 @@ def _stored_lines(store: Any, namespace: tuple[str, ...], report: dict[str, Any]
     return lines
 
 
+def _intro(offline: bool, model: str | None, base_url: str | None) -> str:
+    """The demo's first line: who answers."""
+    if offline:
+        who = (
+            "OFFLINE - replies come from OfflineResponder, a deterministic "
+            "stand-in that is NOT a language model; it only quotes the "
+            "memories injected into its prompt."
+        )
+    else:
+        who = f"replies from the real model {model or 'gpt-4o-mini'}" + (
+            f" at {base_url}" if base_url else ""
+        )
+    return "langmem_plus demo: " + who
+
+
+def _show_recall(state: dict[str, Any], out: Callable[[str], Any]) -> list[str]:
+    """Print what the turn recalled (with score parts) and the injected context; returns
+    the recalled texts."""
+    ctx = state.get("memory_context") or {}
+    recalled = ctx.get("memories") or []
+    if recalled:
+        out(
+            "  recalled (score = 0.4 keyword + 0.2 category + 0.15 recency "
+            "+ 0.1 frequency + 0.15 confidence; facts first, then episodes):"
+        )
+        for m in recalled:
+            out(f"    {m['score']:.3f} {m['text']}  [{_fmt_parts(m['components'])}]")
+    else:
+        out("  recalled: nothing")
+    if ctx.get("text"):
+        out(
+            "  injected context:\n"
+            + "\n".join("    | " + line for line in ctx["text"].splitlines())
+        )
+    return [m["text"] for m in recalled]
+
+
+def _turn_stored(store: Any, user_id: str, middleware: Any) -> list[str]:
+    """What the finished turn's post-turn processing stored, one line each."""
+    middleware.flush()
+    report = middleware.reports[-1] if middleware.reports else {}
+    stored = _stored_lines(store, ("memories", user_id), report)
+    stored += [f"rolling summary {r['turns']}" for r in report.get("rolling_summaries", [])]
+    if report.get("session_summary"):
+        stored.append(f"session summary: {report['session_summary']['title']}")
+    if report.get("profile_updated"):
+        stored.append("user profile updated")
+    return stored
+
+
+def _one_turn(
+    agent: Any, text: str, cfg: dict[str, Any], out: Callable[[str], Any]
+) -> tuple[dict[str, Any], str]:
+    """Run one user turn through the agent and print the exchange; returns (state, reply)."""
+    state = agent.invoke({"messages": [{"role": "user", "content": text}]}, cfg)
+    reply = state["messages"][-1]
+    out(f"\nuser> {text}")
+    for tm in (m for m in state["messages"][-3:] if isinstance(m, ToolMessage)):
+        out(f"  tool {tm.name} -> {str(tm.content)[:200]}")
+    out(f"assistant> {reply.text}")
+    return state, reply.text
+
+
+def _show_long_term(store: Any, user_id: str, out: Callable[[str], Any]) -> dict[str, Any]:
+    """Print the user's long-term memory after the conversation; returns its facts and the
+    number of episodes."""
+    items = store.search(("memories", user_id), limit=200)
+    facts = [it for it in items if it.value.get("kind") != "episodic"]
+    episodes = len(items) - len(facts)
+    out(f"\nlong-term memory of {user_id}: {episodes} episodes (every exchange, verbatim) and")
+    out(f"{len(facts)} facts derived from them:")
+    for it in facts:
+        state_ = "superseded" if it.value.get("superseded_by") else "current"
+        sources = len(it.value.get("source_ids") or [])
+        out(f"  - [{state_}] {it.value.get('text')}  (from {sources} episode(s))")
+    return {"memories": [it.value.get("text") for it in facts], "episodes": episodes}
+
+
+def _play_turn(
+    agent: Any,
+    memory: tuple[Any, Any],
+    text: str,
+    cfg: dict[str, Any],
+    summary: dict[str, Any],
+    out: Callable[[str], Any],
+) -> None:
+    """One user turn: the exchange, what was recalled and what was stored, printed and added
+    to `summary`; `memory` is the (store, middleware) pair."""
+    store, middleware = memory
+    state, reply = _one_turn(agent, text, cfg, out)
+    summary["turns"] += 1
+    summary["replies"].append(reply)
+    summary["recalled"].append(_show_recall(state, out))
+    stored = _turn_stored(store, cfg["configurable"]["user_id"], middleware)
+    summary["stored"].append(stored)
+    out("  stored: " + ("; ".join(stored) if stored else "nothing new"))
+
+
 def run_demo(
     db_path: str | Path | None = None,
     model: str | None = None,
@@ -174,18 +272,7 @@ def run_demo(
     data = load_demo_conversation()
     user_id = str(data["user_id"])
     chat = _chat_model(model, base_url)
-    offline = isinstance(chat, OfflineResponder)
-    out(
-        "langmem_plus demo: "
-        + (
-            "OFFLINE - replies come from OfflineResponder, a deterministic "
-            "stand-in that is NOT a language model; it only quotes the "
-            "memories injected into its prompt."
-            if offline
-            else f"replies from the real model {model or 'gpt-4o-mini'}"
-            + (f" at {base_url}" if base_url else "")
-        )
-    )
+    out(_intro(isinstance(chat, OfflineResponder), model, base_url))
     out("memory processors: offline rule-based; store: " + str(db_path))
     store = HybridStore(db_path)
     conn = sqlite3.connect(str(db_path) + ".checkpoints.sqlite", check_same_thread=False)
@@ -197,66 +284,15 @@ def run_demo(
         store=store,
         checkpointer=SqliteSaver(conn),
     )
-    summary: dict[str, Any] = {
-        "turns": 0,
-        "replies": [],
-        "recalled": [],
-        "stored": [],
-        "db_path": str(db_path),
-    }
+    summary: dict[str, Any] = {"turns": 0, "replies": [], "recalled": [], "stored": []}
+    summary["db_path"] = str(db_path)
     try:
         for s_idx, session in enumerate(data["sessions"], 1):
             out(f"\n=== {session['name']} ===")
             cfg = {"configurable": {"thread_id": f"demo-session-{s_idx}", "user_id": user_id}}
             for text in session["turns"]:
-                state = agent.invoke({"messages": [{"role": "user", "content": text}]}, cfg)
-                summary["turns"] += 1
-                reply = state["messages"][-1]
-                out(f"\nuser> {text}")
-                tools_used = [m for m in state["messages"][-3:] if isinstance(m, ToolMessage)]
-                for tm in tools_used:
-                    out(f"  tool {tm.name} -> {str(tm.content)[:200]}")
-                out(f"assistant> {reply.text}")
-                summary["replies"].append(reply.text)
-                ctx = state.get("memory_context") or {}
-                recalled = ctx.get("memories") or []
-                summary["recalled"].append([m["text"] for m in recalled])
-                if recalled:
-                    out(
-                        "  recalled (score = 0.4 keyword + 0.2 category + 0.15 recency "
-                        "+ 0.1 frequency + 0.15 confidence; facts first, then episodes):"
-                    )
-                    for m in recalled:
-                        out(f"    {m['score']:.3f} {m['text']}  [{_fmt_parts(m['components'])}]")
-                else:
-                    out("  recalled: nothing")
-                if ctx.get("text"):
-                    out(
-                        "  injected context:\n"
-                        + "\n".join("    | " + line for line in ctx["text"].splitlines())
-                    )
-                middleware.flush()
-                report = middleware.reports[-1] if middleware.reports else {}
-                stored = _stored_lines(store, ("memories", user_id), report)
-                for key in ("rolling_summaries",):
-                    stored += [f"rolling summary {r['turns']}" for r in report.get(key, [])]
-                if report.get("session_summary"):
-                    stored.append(f"session summary: {report['session_summary']['title']}")
-                if report.get("profile_updated"):
-                    stored.append("user profile updated")
-                summary["stored"].append(stored)
-                out("  stored: " + ("; ".join(stored) if stored else "nothing new"))
-        items = store.search(("memories", user_id), limit=200)
-        facts = [it for it in items if it.value.get("kind") != "episodic"]
-        episodes = len(items) - len(facts)
-        out(f"\nlong-term memory of {user_id}: {episodes} episodes (every exchange, verbatim) and")
-        out(f"{len(facts)} facts derived from them:")
-        for it in facts:
-            state_ = "superseded" if it.value.get("superseded_by") else "current"
-            sources = len(it.value.get("source_ids") or [])
-            out(f"  - [{state_}] {it.value.get('text')}  (from {sources} episode(s))")
-        summary["memories"] = [it.value.get("text") for it in facts]
-        summary["episodes"] = episodes
+                _play_turn(agent, (store, middleware), text, cfg, summary, out)
+        summary.update(_show_long_term(store, user_id, out))
         summary["elapsed_s"] = round(time.perf_counter() - t0, 2)
         out(f"\ndone in {summary['elapsed_s']} s")
     finally:

@@ -51,11 +51,34 @@ def test_scale_smoke(tmp_path: Path) -> None:
     assert r["insert"]["items"] == 200
     assert r["search_ms_excl_query_embedding"]["p50"] > 0
     assert "naive" in r and r["disk"]["per_item_excl_vectors"] > 0
-    assert any(line.startswith(("PASS", "FAIL")) for line in res["checks"])
+    per = r["disk"]["per_item_excl_vectors"]
+    verdict = "PASS" if per <= 1024 else "FAIL"
+    assert f"{verdict}: bytes per item excl. vectors at 200: {per:.0f} <= 1 KB" in res["checks"]
     t = res["turns"]  # the turn-memory floors on real turns (Memory.add_turn, USE embeddings)
     assert t["turns"] == 110 and t["store_ms"]["p95"] > 0 and "100" in t["recall_ms"]
     assert t["disk"]["per_turn_bytes"] > t["disk"]["per_turn_bytes_excl_vectors"] > 0
     assert any("turn-memory floor: recall at 100 turns" in line for line in res["checks"])
+
+
+def test_scale_checks_give_the_verdict_each_figure_earns() -> None:
+    sc = load_benchmark("scale")
+
+    def size(w95: float, ips: float, put95: float, per: float) -> dict:
+        return {
+            "namespaces": 1, "items_per_namespace": 1000,
+            "search_ms_with_query_embedding": {"p95": w95},
+            "search_ms_warm_with_query_embedding": {"p95": w95},
+            "insert": {"items_per_s_excl_embedding": ips},
+            "single_put_ms": {"p95": put95}, "disk": {"per_item_excl_vectors": per},
+        }  # fmt: skip
+
+    results = {"use_query_ms": {"p50": 3.0}, "sizes": {"1000": size(250.0, 5000.0, 1.0, 2048.0)}}
+    verdicts = [line.split(":", 1)[0] for line in sc.checks(results)]
+    # insert rate passes, single put passes, bytes per item fails, search at 1k fails
+    assert verdicts == ["PASS", "PASS", "FAIL", "FAIL"]
+    results["sizes"]["1000"] = size(10.0, 100.0, 30.0, 512.0)
+    verdicts = [line.split(":", 1)[0] for line in sc.checks(results)]
+    assert verdicts == ["FAIL", "FAIL", "PASS", "PASS"]
 
 
 def test_vector_recall_smoke(tmp_path: Path) -> None:

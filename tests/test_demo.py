@@ -1,8 +1,7 @@
-"""The offline demo runs the real agent graph end to end, quickly and deterministically."""
+"""The offline demo runs the real agent graph end to end, deterministically."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,9 +19,7 @@ def test_demo_conversation_shape() -> None:
 
 def test_run_demo_offline(tmp_path: Any) -> None:
     lines: list[str] = []
-    t0 = time.perf_counter()
     summary = run_demo(db_path=tmp_path / "demo.db", out=lines.append)
-    assert time.perf_counter() - t0 < 60
     output = "\n".join(lines)
     assert "NOT a language model" in output and "injected context" in output
     assert "keyword=" in output and "stored:" in output
@@ -36,6 +33,8 @@ def test_run_demo_offline(tmp_path: Any) -> None:
     assert "川菜" in s3[1]
     assert "calcTotal" in s3[2]  # 上次 -> search_memory tool over the previous session
     assert all(r.startswith(OFFLINE_LABEL) for r in summary["replies"])
+    assert summary["episodes"] == summary["turns"]  # every exchange kept verbatim
+    assert {"User lives in Shanghai", "用户喜欢川菜"} <= set(summary["memories"])
     assert (tmp_path / "demo.db").exists()
 
 

@@ -244,7 +244,7 @@ def test_profile_edit_marks_sections(kw_mem):
 
 
 # ---------------------------------------------------------------------------- conversations
-def test_recall_has_seed_002_shape(kw_mem):
+def test_recall_result_shape(kw_mem):
     kw_mem.add_turn("dev", "conv-1", "user", "processPayment has a race condition")
     kw_mem.add_turn("dev", "conv-1", "assistant", "wrap processPayment in a mutex")
     kw_mem.add_turn("dev", "conv-2", "user", "validateOrder needs a refactor")

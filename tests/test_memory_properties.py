@@ -1,6 +1,7 @@
-"""Seed 003's correctness properties 1-14 and 18-22 as Hypothesis tests (the seed has no
-15-17). Model-driven steps use scripted chat models; store properties run on the project's
-HybridStore (and LangGraph's InMemoryStore where the property is about the BaseStore API)."""
+"""Properties of memory records, writing, search, reconsolidation, merging and reset, as
+Hypothesis tests (they come from the source design's correctness properties, cited per test).
+Model-driven steps use scripted chat models; store properties run on the project's HybridStore
+(and LangGraph's InMemoryStore where the property is about the BaseStore API)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from langmem_plus.records import MemoryRecord
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-CFG = MemoryConfig(merge_threshold=0.85, separate_threshold=0.65)  # the seed thresholds
+CFG = MemoryConfig(merge_threshold=0.85, separate_threshold=0.65)  # the source design's thresholds
 DIM = 8
 
 
@@ -106,7 +107,7 @@ def hybrid() -> Any:
 # **Feature: ai-memory-system, Property 1: Dynamic Field Storage Consistency**
 @SETTINGS
 @given(extra=st.dictionaries(st.text(min_size=1, max_size=10), json_values, min_size=1, max_size=4))
-def test_p01_dynamic_fields_round_trip(extra: dict[str, Any]) -> None:
+def test_dynamic_fields_round_trip(extra: dict[str, Any]) -> None:
     rec = MemoryRecord(text="User likes tea", metadata=extra)
     for store in (InMemoryStore(), hybrid()):
         ns = fresh_ns()
@@ -119,7 +120,7 @@ def test_p01_dynamic_fields_round_trip(extra: dict[str, Any]) -> None:
 # **Feature: ai-memory-system, Property 2: Episodic Memory Field Completeness**
 @SETTINGS
 @given(text=words, chat=chat_st, who=who_st)
-def test_p02_episodic_fields_complete(text: str, chat: str, who: str) -> None:
+def test_episodic_fields_complete(text: str, chat: str, who: str) -> None:
     store = InMemoryStore()
     ns = fresh_ns()
     res = apply_ops(
@@ -182,7 +183,7 @@ fragments = st.one_of(
 # **Feature: ai-memory-system, Property 3: Chitchat and Knowledge Query Filtering**
 @SETTINGS
 @given(text=st.one_of(chitchat, knowledge_q, fragments), use_model=st.booleans())
-def test_p03_chitchat_and_knowledge_not_written(text: str, use_model: bool) -> None:
+def test_chitchat_and_knowledge_not_written(text: str, use_model: bool) -> None:
     model = (
         Scripted(script=['{"write_episodic": false, "reason": "chitchat"}']) if use_model else None
     )
@@ -221,7 +222,7 @@ remember_st = st.one_of(
 # **Feature: ai-memory-system, Property 4: Explicit Remember Request Storage**
 @SETTINGS
 @given(text=remember_st, model_answer=st.sampled_from([None, "false", "true", "garbage"]))
-def test_p04_explicit_remember_is_written(text: str, model_answer: str | None) -> None:
+def test_explicit_remember_is_written(text: str, model_answer: str | None) -> None:
     model = None
     if model_answer == "garbage":
         model = Scripted(script=["no idea"])
@@ -244,7 +245,7 @@ def _fill(store: Any, ns: tuple[str, ...], n_sem: int, n_epi: int) -> None:
 # **Feature: ai-memory-system, Property 5: Search Result Type Coverage**
 @settings(max_examples=100, deadline=None)
 @given(n_sem=st.integers(1, 4), n_epi=st.integers(1, 4), n_other=st.integers(0, 3))
-def test_p05_search_covers_both_kinds_of_one_user(n_sem: int, n_epi: int, n_other: int) -> None:
+def test_search_covers_both_kinds_of_one_user(n_sem: int, n_epi: int, n_other: int) -> None:
     store = hybrid()
     ns, other = fresh_ns(), fresh_ns()
     _fill(store, ns, n_sem, n_epi)
@@ -258,7 +259,7 @@ def test_p05_search_covers_both_kinds_of_one_user(n_sem: int, n_epi: int, n_othe
 # **Feature: ai-memory-system, Property 6: Search Result Limit Enforcement**
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(0, 8), k_sem=st.integers(1, 6), k_epi=st.integers(1, 6))
-def test_p06_search_limits_per_kind(n: int, k_sem: int, k_epi: int) -> None:
+def test_search_limits_per_kind(n: int, k_sem: int, k_epi: int) -> None:
     store = hybrid()
     ns = fresh_ns()
     _fill(store, ns, n, n)
@@ -271,7 +272,7 @@ def test_p06_search_limits_per_kind(n: int, k_sem: int, k_epi: int) -> None:
 # **Feature: ai-memory-system, Property 7: Hit Count Increment on Retrieval**
 @settings(max_examples=100, deadline=None)
 @given(uses=st.integers(0, 5))
-def test_p07_hit_count_increments_once_per_use(uses: int) -> None:
+def test_hit_count_increments_once_per_use(uses: int) -> None:
     store = hybrid()
     ns = fresh_ns()
     rec = MemoryRecord(text="User likes oolong tea")
@@ -306,7 +307,7 @@ reconsolidate_answers = st.sampled_from(
     n_updates=st.integers(0, 3),
     answer=reconsolidate_answers,
 )
-def test_p08_p09_reconsolidation(
+def test_reconsolidation_keeps_fields_and_grows_updates(
     text: str, context: str, chat: str, who: str, minutes: int, n_updates: int, answer: str | None
 ) -> None:
     rec = episode("e", text, chat, T0 + timedelta(minutes=minutes), who)
@@ -344,7 +345,7 @@ mergeable = st.one_of(
 # **Feature: ai-memory-system, Property 22: Merged Record Source Tracking**
 @SETTINGS
 @given(cos=st.floats(0.86, 1.0), chat_dt=mergeable)
-def test_p10_p12_p21_p22_merge(cos: float, chat_dt: tuple[str, int]) -> None:
+def test_merge_threshold_count_time_and_sources(cos: float, chat_dt: tuple[str, int]) -> None:
     chat_b, seconds = chat_dt
     store, ns, a, b = _pair_store(cos, chat_b, timedelta(seconds=seconds))
     before = len(load_records(store, ns))
@@ -361,7 +362,7 @@ def test_p10_p12_p21_p22_merge(cos: float, chat_dt: tuple[str, int]) -> None:
 # **Feature: ai-memory-system, Property 11: Separation Threshold Enforcement**
 @SETTINGS
 @given(cos=st.floats(0.65, 0.8499), chat_dt=mergeable)
-def test_p11_separator_called_in_band(cos: float, chat_dt: tuple[str, int]) -> None:
+def test_separator_called_in_band(cos: float, chat_dt: tuple[str, int]) -> None:
     chat_b, seconds = chat_dt
     store, ns, _, _ = _pair_store(cos, chat_b, timedelta(seconds=seconds))
     sep = CountingSeparator()
@@ -372,7 +373,7 @@ def test_p11_separator_called_in_band(cos: float, chat_dt: tuple[str, int]) -> N
 
 @SETTINGS
 @given(cos=st.floats(-1.0, 0.6499))
-def test_p11_below_band_untouched(cos: float) -> None:
+def test_below_separation_band_untouched(cos: float) -> None:
     store, ns, _, _ = _pair_store(cos, "c1", timedelta(minutes=1))
     sep = CountingSeparator()
     before = {i.key: i.value for i in store.search(ns)}
@@ -383,7 +384,7 @@ def test_p11_below_band_untouched(cos: float) -> None:
 # **Feature: ai-memory-system, Property 13: Semantic Memory Field Completeness**
 @SETTINGS
 @given(facts=st.lists(words, min_size=1, max_size=3), chat=chat_st, use_model=st.booleans())
-def test_p13_semantic_records_complete(facts: list[str], chat: str, use_model: bool) -> None:
+def test_semantic_records_complete(facts: list[str], chat: str, use_model: bool) -> None:
     ep = episode("e", "用户喜欢爬山", chat, T0)
     writer = SemanticWriter(
         model=Scripted(script=[json.dumps({"facts": [{"fact": f} for f in facts]})])
@@ -427,7 +428,7 @@ def memory() -> Any:
         max_size=3,
     )
 )
-def test_p14_reset_removes_every_memory_of_the_user(texts: list[str]) -> None:
+def test_reset_removes_every_memory_of_the_user(texts: list[str]) -> None:
     mem = memory()
     user, other = uuid.uuid4().hex, uuid.uuid4().hex
     for t in texts:
@@ -441,7 +442,7 @@ def test_p14_reset_removes_every_memory_of_the_user(texts: list[str]) -> None:
 # **Feature: ai-memory-system, Property 18: Same Chat Merge Time Constraint**
 @SETTINGS
 @given(seconds=st.integers(-(10**6), 10**6))
-def test_p18_same_chat_window(seconds: int) -> None:
+def test_same_chat_merge_window(seconds: int) -> None:
     a = episode("a", "x", "c1", T0)
     b = episode("b", "x", "c1", T0 + timedelta(seconds=seconds))
     assert should_merge(a, b, CFG) == (abs(seconds) <= 1800)
@@ -450,7 +451,7 @@ def test_p18_same_chat_window(seconds: int) -> None:
 # **Feature: ai-memory-system, Property 19: Different Chat Merge Time Constraint**
 @SETTINGS
 @given(seconds=st.integers(-2 * 10**6, 2 * 10**6))
-def test_p19_different_chat_window(seconds: int) -> None:
+def test_different_chat_merge_window(seconds: int) -> None:
     a = episode("a", "x", "c1", T0)
     b = episode("b", "x", "c2", T0 + timedelta(seconds=seconds))
     assert should_merge(a, b, CFG) == (abs(seconds) <= 604800)
@@ -459,7 +460,7 @@ def test_p19_different_chat_window(seconds: int) -> None:
 # **Feature: ai-memory-system, Property 20: Who Field Merge Constraint**
 @SETTINGS
 @given(who_a=who_st, who_b=who_st, cos=st.floats(0.86, 1.0), seconds=st.integers(0, 1800))
-def test_p20_different_who_never_merged(who_a: str, who_b: str, cos: float, seconds: int) -> None:
+def test_different_who_never_merged(who_a: str, who_b: str, cos: float, seconds: int) -> None:
     store = InMemoryStore()
     ns = fresh_ns()
     a = episode("a", "A: x", "c1", T0, who_a)

@@ -1,0 +1,137 @@
+"""The command line's values: where the database is, time spans and dates, the user, the chat
+model, and the `Memory` they open."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from langmem_plus.errors import ValidationError
+from langmem_plus.namespaces import check_user_id
+
+__all__ = [
+    "chat_model",
+    "default_db_path",
+    "is_loopback",
+    "iso_arg",
+    "open_memory",
+    "parse_span",
+    "quiet_jieba",
+    "time_arg",
+    "user_of",
+    "version_string",
+]
+
+_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+
+def default_db_path() -> Path:
+    """Where the database lives when neither --db nor LANGMEM_PLUS_DB says: ``memory.db`` in
+    the platform's user data directory (e.g. ``~/.local/share/langmem-plus`` on Linux)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("langmem-plus", appauthor=False)) / "memory.db"
+
+
+def version_string() -> str:
+    """The installed version of langmem-plus (the source tree's when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langmem-plus")
+    except PackageNotFoundError:  # running from a source tree
+        from langmem_plus import __version__
+
+        return __version__
+
+
+def quiet_jieba() -> None:
+    """Keep jieba's dictionary-loading lines off the terminal (its logger logs at DEBUG to
+    stderr by default; importing it first means no later import resets the level)."""
+    try:
+        import jieba
+    except ImportError:  # pragma: no cover - jieba is a core dependency
+        return
+    jieba.setLogLevel(logging.WARNING)
+
+
+def parse_span(text: str) -> timedelta:
+    """'30d', '12h', '90m', '2w' or a bare number of days → timedelta."""
+    m = _SPAN.match(text or "")
+    if not m:
+        raise ValidationError(f"cannot read {text!r} as a time span; use e.g. 30d, 12h, 2w")
+    return timedelta(**{_UNITS[m.group(2)]: float(m.group(1))})
+
+
+def iso_arg(text: str | None, name: str) -> datetime | None:
+    """An ISO date/time option as an aware datetime (UTC when no zone is given), or None."""
+    if text is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(f"{name} must be an ISO date/time, got {text!r}") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def time_arg(args: argparse.Namespace) -> Any:
+    """The time range of --time (a phrase) or --since/--until (ISO), or None."""
+    if args.time and (args.since or args.until):
+        raise ValidationError("use --time or --since/--until, not both")
+    if args.time:
+        return args.time
+    if args.since or args.until:
+        return (iso_arg(args.since, "--since"), iso_arg(args.until, "--until"))
+    return None
+
+
+def chat_model(args: argparse.Namespace) -> Any:
+    """`--model` as an init_chat_model string, or an OpenAI-compatible model at `--base-url`."""
+    if not getattr(args, "model", None):
+        if getattr(args, "base_url", None):
+            raise ValidationError("--base-url needs --model (the model name at that endpoint)")
+        return None
+    if not getattr(args, "base_url", None):
+        return args.model
+    from langchain_openai import ChatOpenAI
+
+    name = args.model.split(":", 1)[1] if args.model.startswith("openai:") else args.model
+    return ChatOpenAI(
+        model=name, base_url=args.base_url, api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    )
+
+
+def open_memory(args: argparse.Namespace, *, profile: str = "default") -> Any:
+    """The `Memory` on --db with the chosen score profile, embeddings and model."""
+    from langmem_plus.config import MemoryConfig
+    from langmem_plus.memory import Memory
+
+    config = MemoryConfig(profile=args.profile or profile)  # type: ignore[arg-type]
+    if args.embeddings == "none":
+        return Memory(args.db, model=chat_model(args), config=config, embeddings=False)
+    return Memory(args.db, model=chat_model(args), config=config)
+
+
+def user_of(args: argparse.Namespace) -> str:
+    """The --user given (an empty one is an error, never 'default'), else the env var or 'default'."""
+    if args.user is not None:
+        return check_user_id(args.user, "--user")
+    return os.environ.get("LANGMEM_PLUS_USER") or "default"
+
+
+def is_loopback(host: str) -> bool:
+    """True for 'localhost' and addresses in 127.0.0.0/8 or ::1 (nothing else can reach them)."""
+    import ipaddress
+
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,470 @@
+"""The import rules of langmem_plus, checked on the source: no import cycles, no private name
+imported from another module, and the layers only import downwards.
+
+The graph is built with `ast` from every module, so imports under ``if TYPE_CHECKING:`` and
+lazy imports inside functions count like any other (a cycle hidden behind either is still a
+cycle). `KNOWN_VIOLATIONS` lists what exists today; it may only shrink: a violation not on it
+fails, and so does an entry that no longer occurs.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "langmem_plus"
+
+# Modules the store may build on; everything else of langmem_plus outside `store` is the
+# memory layer and above (memory, middleware, nodes, tools, episodes, processors, the
+# interfaces...), which the store must never import.
+STORE_MAY_IMPORT = ("errors", "config", "records", "embeddings", "namespaces", "text", "quoting")
+TEXT_MAY_IMPORT = ("errors",)
+
+Violation = tuple[str, str, str]  # (rule, importing module, what it imports)
+
+# What the code base held when this test was written; the refactoring of issue #12 removes
+# them. Remove an entry when its violation is gone (the test says which).
+# fmt: off
+KNOWN_VIOLATIONS: frozenset[Violation] = frozenset({
+    ('cycle', 'langmem_plus._memory_transfer', 'langmem_plus.memory'),
+    ('cycle', 'langmem_plus.memory', 'langmem_plus._memory_transfer'),
+    ('cycle', 'langmem_plus.store._maintenance', 'langmem_plus.store.hybrid'),
+    ('cycle', 'langmem_plus.store._ranking', 'langmem_plus.store.hybrid'),
+    ('cycle', 'langmem_plus.store._ranking', 'langmem_plus.store.neighbours'),
+    ('cycle', 'langmem_plus.store._writes', 'langmem_plus.store.hybrid'),
+    ('cycle', 'langmem_plus.store.check', 'langmem_plus.store.hybrid'),
+    ('cycle', 'langmem_plus.store.conventions', 'langmem_plus.store.hybrid'),
+    ('cycle', 'langmem_plus.store.hybrid', 'langmem_plus.store._maintenance'),
+    ('cycle', 'langmem_plus.store.hybrid', 'langmem_plus.store._ranking'),
+    ('cycle', 'langmem_plus.store.hybrid', 'langmem_plus.store._writes'),
+    ('cycle', 'langmem_plus.store.hybrid', 'langmem_plus.store.check'),
+    ('cycle', 'langmem_plus.store.hybrid', 'langmem_plus.store.conventions'),
+    ('cycle', 'langmem_plus.store.neighbours', 'langmem_plus.store._ranking'),
+    ('private-name', 'langmem_plus._engine', 'langmem_plus._postturn._Processors'),
+    ('private-name', 'langmem_plus._engine', 'langmem_plus._postturn._conversations'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._AGE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._ALLERGY'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._AT_DAY'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._A_NOW'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._BABY'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._BAD_START'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._BETTER'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._CALL_ME'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._COMING'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._DAY_FIRST'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._DONT'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._DRIVE_NOW'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._EVENT'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._FRAGMENT'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._FROM'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._GOING'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._HARD_NO'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._HAVE_PLAN'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._HAVE_REL'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._I'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._IM_JOB'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._ITS_NAME'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._JOB'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._JUST_NAME'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._KIND_OF_PERSON'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._LEARNING'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._LIKE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._LIVE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._MOVED_TO'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._MY_ATTR'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._MY_NAME'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._MY_THING'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._NOT_CALL'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._NOW'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._NOW_STOP'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._NO_FOR_ME'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._ON_NOW'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._OR_ELSE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._PERSON'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._PRONOUNS'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._RATHER'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._REL'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._RESCHEDULED'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._SINCE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._STATE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._SWITCH'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._TEAM'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._WE_STATE'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._WORK'),
+    ('private-name', 'langmem_plus.processors._fact_en', 'langmem_plus.processors._fact_en_patterns._YEARS_OLD'),
+    ('private-name', 'langmem_plus.processors._fact_en_patterns', 'langmem_plus.processors._patterns._JOBS_EN'),
+    ('private-name', 'langmem_plus.processors._fact_patterns', 'langmem_plus.processors._patterns._EN_REL_WHO'),
+    ('private-name', 'langmem_plus.processors._fact_patterns', 'langmem_plus.processors._patterns._ZH_REL_WHO'),
+    ('private-name', 'langmem_plus.processors._fact_zh', 'langmem_plus.processors._patterns._JOBS_ZH'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._CHITCHAT_EN'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._CHITCHAT_ZH'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_BARE_FAN'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_BARE_PREF'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_CODE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_CORR_MARK'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_CORR_PAIR'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_CORR_STRIP'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_DELETE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_EVENT'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_FORGET'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_FUTURE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_HABIT'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_ME_FIRST'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_OBSOLETE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_OTHER'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_OVER'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_PERSONAL'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_PLAN_VERB'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_PREF'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_REL_WHO'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_REMEMBER'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_STATE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_SYMBOL_WHERE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._EN_TIME_PREFIX'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._QUESTION_EN'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._QUESTION_ZH'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._REQUEST_EN'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._REQUEST_ZH'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._SLOT_RULES'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._TECH_LEXICON'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CODE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CODE_CONT'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CORR_MARK'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CORR_PAIR'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CORR_PAIR_REV'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_CORR_STRIP'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_DELETE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_EVENT'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_FUTURE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_HABIT'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_OBSOLETE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_OTHER'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_PERSONAL'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_PLAN_VERB'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_PREF'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_PROJECT_CODE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_REL_RE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_REL_WHO'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_REMEMBER'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_STATE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_STYLE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_SYMBOL_WHERE'),
+    ('private-name', 'langmem_plus.processors.rules', 'langmem_plus.processors._patterns._ZH_TOPIC_FIRST'),
+    ('private-name', 'langmem_plus.store._maintenance', 'langmem_plus.store._common._SEP'),
+    ('private-name', 'langmem_plus.store._maintenance', 'langmem_plus.store._common._as_epoch'),
+    ('private-name', 'langmem_plus.store._ranking', 'langmem_plus.store._common._LIKE_MAX_DOCS'),
+    ('private-name', 'langmem_plus.store._ranking', 'langmem_plus.store._common._ROW_COLS'),
+    ('private-name', 'langmem_plus.store._ranking', 'langmem_plus.store._common._SCAN_CAP'),
+    ('private-name', 'langmem_plus.store._ranking', 'langmem_plus.store._common._SEP'),
+    ('private-name', 'langmem_plus.store._ranking', 'langmem_plus.store._common._as_epoch'),
+    ('private-name', 'langmem_plus.store._writes', 'langmem_plus.store._common._ns_str'),
+    ('private-name', 'langmem_plus.store._writes', 'langmem_plus.store.hybrid._Plan'),
+    ('private-name', 'langmem_plus.store.check', 'langmem_plus.store.hybrid._Plan'),
+    ('private-name', 'langmem_plus.store.conversations', 'langmem_plus.store._common._ns_str'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._ROW_COLS'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._SEP'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._as_epoch'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._ns_str'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._string_leaves'),
+    ('private-name', 'langmem_plus.store.hybrid', 'langmem_plus.store._common._ts'),
+    ('private-name', 'langmem_plus.store.keyword', 'langmem_plus.store.kwsqlite._CHUNK'),
+    ('private-name', 'langmem_plus.store.keyword', 'langmem_plus.store.kwsqlite._chunks'),
+    ('private-name', 'langmem_plus.store.neighbours', 'langmem_plus.store._ranking._keep'),
+    ('private-name', 'langmem_plus.store.neighbours', 'langmem_plus.store._ranking._rows'),
+})
+# fmt: on
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported thing: `target` is a module of the package, `name` the attribute taken
+    from it (None for a plain module import)."""
+
+    importer: str
+    target: str
+    name: str | None
+    line: int
+
+
+def module_names(package_dir: Path) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    root = package_dir.parent
+    return {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in sorted(package_dir.rglob("*.py"))
+    }
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a `from ... import` names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+def _imports_in(
+    tree: ast.AST, module: str, is_package: bool
+) -> Iterator[tuple[str, str | None, int]]:
+    """(module imported, attribute taken or None, line) for every import anywhere in `tree`,
+    including ``importlib.import_module("...")`` with a literal name."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(node, module, is_package)
+            for alias in node.names:
+                yield base, alias.name, node.lineno
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, (ast.Name, ast.Attribute))
+            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value, None, node.lineno
+
+
+def import_graph(package_dir: Path) -> list[Import]:
+    """Every import of a module of the package by a module of the package."""
+    modules = module_names(package_dir)
+    found: list[Import] = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for base, name, line in _imports_in(tree, module, path.name == "__init__.py"):
+            if name is not None and f"{base}.{name}" in modules:  # `from pkg import submodule`
+                base, name = f"{base}.{name}", None
+            if base in modules:
+                found.append(Import(module, base, name, line))
+    return found
+
+
+def _edges(imports: Iterable[Import]) -> dict[str, set[str]]:
+    """Module → modules it imports, leaving out imports of its own enclosing packages (importing
+    a submodule runs its packages first anyway, so such an edge is no cycle of its own)."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        graph.setdefault(imp.target, set())
+        if imp.target != imp.importer and not imp.importer.startswith(imp.target + "."):
+            graph.setdefault(imp.importer, set()).add(imp.target)
+    return graph
+
+
+def cycles(imports: Iterable[Import]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    graph = _edges(imports)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def cycle_violations(imports: list[Import]) -> set[Violation]:
+    """Each import between two modules of one cycle (removing any of them shrinks the cycle)."""
+    found: set[Violation] = set()
+    for component in cycles(imports):
+        for imp in imports:
+            inside = imp.importer in component and imp.target in component
+            if inside and not imp.importer.startswith(imp.target + "."):
+                found.add(("cycle", imp.importer, imp.target))
+    return found
+
+
+def private_violations(imports: list[Import]) -> set[Violation]:
+    """A private name taken from another module, or a private module imported from outside
+    the package that holds it."""
+    found: set[Violation] = set()
+    for imp in imports:
+        if imp.name is not None and _is_private(imp.name) and imp.target != imp.importer:
+            found.add(("private-name", imp.importer, f"{imp.target}.{imp.name}"))
+        parts = imp.target.split(".")
+        for depth, part in enumerate(parts):
+            owner = ".".join(parts[:depth])
+            if _is_private(part) and owner and not _within(imp.importer, owner):
+                found.add(("private-module", imp.importer, ".".join(parts[: depth + 1])))
+    return found
+
+
+def layer_violations(imports: list[Import], package: str = "langmem_plus") -> set[Violation]:
+    """The store builds only on the foundation; text only on errors; processors use the store
+    through its public modules only."""
+    store, text, processors = f"{package}.store", f"{package}.text", f"{package}.processors"
+    found: set[Violation] = set()
+    for imp in imports:
+        if _within(imp.importer, store) and not any(
+            _within(imp.target, f"{package}.{m}") for m in ("store", *STORE_MAY_IMPORT)
+        ):
+            found.add(("layer:store", imp.importer, imp.target))
+        if _within(imp.importer, text) and not any(
+            _within(imp.target, f"{package}.{m}") for m in ("text", *TEXT_MAY_IMPORT)
+        ):
+            found.add(("layer:text", imp.importer, imp.target))
+        if _within(imp.importer, processors) and _within(imp.target, store):
+            inside = imp.target.split(".")[2:] + ([imp.name] if imp.name else [])
+            if any(_is_private(part) for part in inside):
+                detail = imp.target + (f".{imp.name}" if imp.name else "")
+                found.add(("layer:processors", imp.importer, detail))
+    return found
+
+
+def violations(package_dir: Path) -> set[Violation]:
+    """Every broken import rule of the package at `package_dir`."""
+    imports = import_graph(package_dir)
+    package = package_dir.name
+    return (
+        cycle_violations(imports) | private_violations(imports) | layer_violations(imports, package)
+    )
+
+
+# ---------------------------------------------------------------------------- the rules
+def test_no_new_import_rule_violations() -> None:
+    new = sorted(violations(PACKAGE_DIR) - KNOWN_VIOLATIONS)
+    assert not new, "import rules broken (see tests/test_architecture.py):\n" + "\n".join(
+        map(str, new)
+    )
+
+
+def test_known_violations_still_occur_so_the_list_only_shrinks() -> None:
+    gone = sorted(KNOWN_VIOLATIONS - violations(PACKAGE_DIR))
+    assert not gone, "fixed: remove from KNOWN_VIOLATIONS:\n" + "\n".join(map(str, gone))
+
+
+def test_the_graph_sees_the_package() -> None:
+    imports = import_graph(PACKAGE_DIR)
+    pairs = {(i.importer, i.target) for i in imports}
+    assert ("langmem_plus.store.hybrid", "langmem_plus.store.sqlite") in pairs
+    assert len({i.importer for i in imports}) > 50
+
+
+# ---------------------------------------------------------------------------- the checker
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    pkg = tmp_path / "pkg"
+    for name, text in files.items():
+        path = pkg / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return pkg
+
+
+def test_checker_finds_a_cycle_behind_type_checking_and_a_lazy_import(tmp_path: Path) -> None:
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": """
+                from typing import TYPE_CHECKING
+                if TYPE_CHECKING:
+                    from pkg.b import B
+            """,
+            "b.py": """
+                def f():
+                    from . import c
+            """,
+            "c.py": "import pkg.a\n",
+            "d.py": "from pkg.a import *\n",
+        },
+    )
+    found = violations(pkg)
+    assert {v for v in found if v[0] == "cycle"} == {
+        ("cycle", "pkg.a", "pkg.b"),
+        ("cycle", "pkg.b", "pkg.c"),
+        ("cycle", "pkg.c", "pkg.a"),
+    }
+
+
+def test_checker_finds_private_names_and_private_modules(tmp_path: Path) -> None:
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "_hidden = 1\n",
+            "b.py": "from .a import _hidden\n",
+            "sub/__init__.py": "",
+            "sub/_impl.py": "x = 1\n",
+            "sub/ok.py": "from pkg.sub._impl import x\n",
+            "c.py": "from pkg.sub._impl import x\nfrom pkg.sub import ok\n",
+        },
+    )
+    assert violations(pkg) == {
+        ("private-name", "pkg.b", "pkg.a._hidden"),
+        ("private-module", "pkg.c", "pkg.sub._impl"),
+    }
+
+
+def test_checker_finds_layer_breaks(tmp_path: Path) -> None:
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "memory.py": "",
+            "store/__init__.py": "",
+            "store/_common.py": "x = 1\n",
+            "store/hybrid.py": "from pkg.errors import E\nimport pkg.memory\n",
+            "text/__init__.py": "from pkg.errors import E\nfrom pkg import store\n",
+            "processors/__init__.py": "from pkg.store import hybrid\n",
+            "processors/rules.py": "from pkg.store._common import x\n",
+        },
+    )
+    assert violations(pkg) == {
+        ("layer:store", "pkg.store.hybrid", "pkg.memory"),
+        ("layer:text", "pkg.text", "pkg.store"),
+        ("layer:processors", "pkg.processors.rules", "pkg.store._common.x"),
+        ("private-module", "pkg.processors.rules", "pkg.store._common"),
+    }
+
+
+def test_allow_list_entries_are_well_formed() -> None:
+    rules = {"cycle", "private-name", "private-module", "layer:store", "layer:text"}
+    for entry in KNOWN_VIOLATIONS:
+        assert len(entry) == 3 and all(isinstance(part, str) and part for part in entry)
+        assert entry[0] in rules | {"layer:processors"}
