@@ -232,7 +232,10 @@ class Ranker:
             s.keep = self._admit(s, s.rows)
 
     def _admit(self, s: _Search, rows: Mapping[int, CandidateRow]) -> list[int]:
+        """The ids of `rows` that pass expiry, the time range and the filter."""
         rq, omit = s.rq, self.omit_expired()
+        if not (omit or rq.filter or rq.time_range):
+            return list(rows)
         return [i for i, r in rows.items() if passes(r, rq.now, omit, rq.filter, rq.time_range)]
 
     def fuse(self, conn: Any, s: _Search) -> None:
