@@ -35,7 +35,7 @@ from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedbac
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
-from langmem_plus.store.scoring import ScoreParts, fuse_arrays, score_batch
+from langmem_plus.store.scoring import COMPONENTS, fuse_arrays, score_batch
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
@@ -339,29 +339,33 @@ class Ranker:
     def explain(
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
     ) -> list[MemorySearchItem]:
-        """The page of winners, best first (ties: newest item), each with its components."""
+        """The page of winners, best first (ties: newest item), each with its components
+        (the fields of `ScoreParts`, in order)."""
         ids = np.asarray(s.keep, dtype=np.int64)
-        order = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want].tolist()
+        order = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want]
+        winners = [s.keep[j] for j in order.tolist()]
         if not s.need_value:  # ranked on light rows: read the winners in full
-            s.rows.update(self.backend.rows(conn, [s.keep[j] for j in order], full=True))
+            s.rows.update(self.backend.rows(conn, winners, full=True))
+        columns = (
+            parts["score"],
+            s.fz,
+            s.bm,
+            s.bn,
+            np.where(np.isnan(s.cos), 0.0, s.cos),  # no vector: 0
+            s.vn,
+            parts["category_boost"],
+            parts["recency"],
+            parts["frequency"],
+            parts["confidence"],
+            parts["topic_boost"],
+            sym,
+        )
+        values = zip(*(c[order].tolist() for c in columns), strict=True)
+        profile = self.config.profile
         out = []
-        for j in order:
-            comp = ScoreParts(
-                score=float(parts["score"][j]),
-                keyword=float(s.fz[j]),
-                bm25=float(s.bm[j]),
-                bm25_norm=float(s.bn[j]),
-                vector=0.0 if np.isnan(s.cos[j]) else float(s.cos[j]),
-                vector_norm=float(s.vn[j]),
-                category_boost=float(parts["category_boost"][j]),
-                recency=float(parts["recency"][j]),
-                frequency=float(parts["frequency"][j]),
-                confidence=float(parts["confidence"][j]),
-                topic_boost=float(parts["topic_boost"][j]),
-                symbol_match=float(sym[j]),
-                profile=self.config.profile,
-            )
-            out.append(to_item(s.rows[s.keep[j]], score=comp.score, components=comp.as_dict()))
+        for rid, vals in zip(winners, values, strict=True):
+            comp = dict(zip(COMPONENTS, (*vals, profile), strict=True))
+            out.append(to_item(s.rows[rid], score=vals[0], components=comp))
         return out
 
     # ------------------------------------------------------------------ fallback

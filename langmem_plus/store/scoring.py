@@ -17,7 +17,7 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["ScoreParts", "fuse_arrays", "score_batch"]
+__all__ = ["COMPONENTS", "ScoreParts", "fuse_arrays", "score_batch"]
 
 _DAY = 86400.0
 
@@ -41,10 +41,11 @@ class ScoreParts:
     profile: str = "default"
 
     def as_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in _FIELDS}
+        return {f: getattr(self, f) for f in COMPONENTS}
 
 
-_FIELDS = tuple(ScoreParts.__dataclass_fields__)
+COMPONENTS = tuple(ScoreParts.__dataclass_fields__)
+"""The names of a search hit's `components`, in order (the fields of `ScoreParts`)."""
 
 
 def _zscores(values: np.ndarray) -> np.ndarray:
