@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_plus.store._common import chunks
 from langmem_plus.store.plan import Plan
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.veccodec import VectorStorage
@@ -174,8 +175,7 @@ def backfill_vectors(
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id"
         ).fetchall()
     done = 0
-    for start in range(0, len(rows), _BATCH):
-        chunk = rows[start : start + _BATCH]
+    for chunk in chunks(rows, _BATCH):
         todo = [
             (rid, ns_id, value, path, text)
             for rid, ns_id, value in chunk
