@@ -7,12 +7,17 @@ would take ~10 minutes and measures the model, not the store; the real USE per-q
 measured separately and added to give "with query embedding" latencies. Each size runs in its
 own process so peak RSS is per size.
 
+The `users` section is the many-users case: N users with 100 items each in their own
+namespace (`--users N`); it times a user's first search after the store opens (cold caches for
+that user) and a later (warm) search, and reports them as ratios: to the USE query embedding's
+own p50 measured in the same run, and to the naive baseline over the same user's 100 items.
+
 The `turns` section measures the turn-memory floors on conversation turns
 (`Memory.add_turn`, seeded en/zh/code sessions, the default USE embeddings and config), with
 store and `Memory.recall` latency (USE embedding included) at 100 and 1,000 turns and the
 bytes on disk after close (database + WAL + any FAISS snapshot).
 
-    python benchmarks/scale.py [--sizes 1k,10k,100k] [--turns 1000] [--smoke]
+    python benchmarks/scale.py [--sizes 1k,10k,100k] [--users 1000] [--turns 1000] [--smoke]
         [--out docs/results/scale.json]
 """
 
@@ -488,6 +493,83 @@ def run_naive(
     return {"build_s": build_s, "search_ms": pct(lat), "single_put_ms": pct(put_lat)}
 
 
+# ============================================================================ many users
+USER_ITEMS = 100
+NAIVE_USERS = 50  # users whose naive baseline is built (one BM25 + flat index each)
+
+
+def run_users(n_users: int, workdir: Path, n_queries: int) -> dict[str, Any]:
+    """`n_users` x 100 items: first and warm search of a user, and the naive baseline."""
+    tokenize("预热 jieba warm-up")
+    corpus = Corpus()
+    docs = [[corpus.sentence() for _ in range(USER_ITEMS)] for _ in range(n_users)]
+    emb = HashEmbeddings()
+    db = workdir / "users.db"
+    index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
+    store = HybridStore(db, index=index, config=_cfg())
+    ops = [
+        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
+        for u, texts in enumerate(docs)
+        for i, t in enumerate(texts)
+    ]
+    for start in range(0, len(ops), 1000):
+        store.batch(ops[start : start + 1000])
+    store.close()
+    qrng = np.random.default_rng(SEED + 2)
+    users = [int(u) for u in qrng.permutation(n_users)[: min(n_users, n_queries)]]
+    first_q = {u: corpus.query(docs[u]) for u in users}
+    warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in users}
+    emb.prime([*first_q.values(), *(q for qs in warm_q.values() for q in qs)])
+    store = HybridStore(db, index=index, config=_cfg())  # reopened: every user is cold
+    store.search(("users", "warm-up"), query="warm up", limit=10)
+    first, warm = [], []
+    for u in users:
+        t0 = time.perf_counter()
+        store.search(("users", f"u{u}"), query=first_q[u], limit=10)
+        first.append((time.perf_counter() - t0) * 1000)
+    for u in users:
+        for q in warm_q[u]:
+            t0 = time.perf_counter()
+            store.search(("users", f"u{u}"), query=q, limit=10)
+            warm.append((time.perf_counter() - t0) * 1000)
+    store.close()
+    naive = []
+    for u in users[:NAIVE_USERS]:
+        nv = Naive(list(docs[u]), emb.embed_array(docs[u]))
+        for q in warm_q[u]:
+            qv = emb.embed_array([q])[0]
+            t0 = time.perf_counter()
+            nv.search(q, qv)
+            naive.append((time.perf_counter() - t0) * 1000)
+    return {
+        "users": n_users,
+        "items_per_user": USER_ITEMS,
+        "first_search_ms": pct(first),
+        "warm_search_ms": pct(warm),
+        "naive_search_ms": pct(naive),
+        "first_samples": first,
+        "warm_samples": warm,
+        "queries": list(first_q.values()),
+    }
+
+
+def users_ratios(u: dict[str, Any], use: Sequence[float]) -> dict[str, float]:
+    """The many-users figures as ratios (p50s of the same run)."""
+    use_p50 = float(np.percentile(use, 50))
+    with_q = {
+        k: float(np.percentile([x + use[i % len(use)] for i, x in enumerate(u[k])], 50))
+        for k in ("first_samples", "warm_samples")
+    }
+    naive = u["naive_search_ms"]["p50"]
+    return {
+        "use_query_p50_ms": use_p50,
+        "warm_with_embedding_over_embedding": with_q["warm_samples"] / use_p50,
+        "first_with_embedding_over_embedding": with_q["first_samples"] / use_p50,
+        "warm_over_naive": u["warm_search_ms"]["p50"] / max(naive, 1e-9),
+        "first_over_naive": u["first_search_ms"]["p50"] / max(naive, 1e-9),
+    }
+
+
 # ============================================================================ conversation turns
 _T_CITY = ["Lisbon", "Kyoto", "Berlin", "Austin", "Oaxaca", "Tbilisi", "Hanoi", "Porto", "Oslo"]
 _T_FOOD = ["ramen", "tacos al pastor", "dumplings", "pho", "paella", "sourdough", "khachapuri"]
@@ -694,6 +776,8 @@ def child(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="lmp-scale-") as tmp:
         if args.one == "turns":
             res = run_turns(args.turns, Path(tmp), args.turn_queries)
+        elif args.one.startswith("users:"):
+            res = run_users(int(args.one[6:]), Path(tmp), args.queries)
         else:
             n_ns, per_ns = parse_size(args.one)
             res = run_one(n_ns, per_ns, Path(tmp), args.queries, args.puts)
@@ -778,6 +862,7 @@ def table(results: dict[str, Any]) -> str:
             f"\nANN at {n}: IVF nlist {a['nlist']}, nprobe {a['nprobe']}: recall@10 vs exact "
             f"{a['recall@10_vs_exact']:.3f} ({a['note']})."
         )
+    lines += users_table(results.get("users"))
     t = results.get("turns")
     if t:
         d = t["disk"]
@@ -800,6 +885,29 @@ def table(results: dict[str, Any]) -> str:
         ]
     lines += ["", "Checks:", ""] + [f"- {c}" for c in results["checks"]]
     return "\n".join(lines)
+
+
+def users_table(u: dict[str, Any] | None) -> list[str]:
+    """The many-users lines of the report (empty without that section)."""
+    if not u:
+        return []
+    r = u["ratios"]
+    f, w, n = u["first_search_ms"], u["warm_search_ms"], u["naive_search_ms"]
+    return [
+        "",
+        f"Many users ({u['users']:,} users x {u['items_per_user']} items, one namespace each; "
+        f"USE query embedding p50 {r['use_query_p50_ms']:.2f} ms in this run):",
+        "",
+        "| search of a user | store p50 / p95 ms | p50 incl. USE / USE alone | store / naive p50 |",
+        "|---|---|---|---|",
+        f"| first after open | {f['p50']:.2f} / {f['p95']:.2f} | "
+        f"{r['first_with_embedding_over_embedding']:.2f}x | {r['first_over_naive']:.2f}x |",
+        f"| warm | {w['p50']:.2f} / {w['p95']:.2f} | "
+        f"{r['warm_with_embedding_over_embedding']:.2f}x | {r['warm_over_naive']:.2f}x |",
+        "",
+        f"Naive baseline over one user's {u['items_per_user']} items: p50 {n['p50']:.2f} ms, "
+        f"p95 {n['p95']:.2f} ms.",
+    ]
 
 
 def checks(results: dict[str, Any]) -> list[str]:
@@ -834,6 +942,15 @@ def checks(results: dict[str, Any]) -> list[str]:
             line(w95 < 100, f"search at 100 items p95 {w95:.2f} ms < 100 ms (items, not turns)")
         if items == 1000 and r["namespaces"] == 1:
             line(w95 < 200, f"search at 1,000 items p95 {w95:.2f} ms < 200 ms (items, not turns)")
+    u = results.get("users")
+    if u:
+        r = u["ratios"]
+        x = r["warm_with_embedding_over_embedding"]
+        line(
+            x <= 1.3, f"warm search of a 100-item user incl. USE {x:.2f}x the USE embedding <= 1.3x"
+        )
+        x = r["warm_over_naive"]
+        line(x <= 1.0, f"warm search of a 100-item user {x:.2f}x the naive baseline <= 1x")
     out += turn_checks(results.get("turns"))
     return out
 
@@ -884,6 +1001,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--turns", type=int, default=1000, help="conversation turns through Memory (0: skip)"
     )
     ap.add_argument("--turn-queries", type=int, default=100, help="recalls per checkpoint")
+    ap.add_argument(
+        "--users", type=int, default=1000, help="many-users case: users x 100 items (0: skip)"
+    )
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--md", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
@@ -906,6 +1026,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.smoke:
         args.sizes, args.queries, args.puts = "200", 30, 10
         args.turns, args.turn_queries = min(args.turns, 110), 20
+        args.users = min(args.users, 20)
     results: dict[str, Any] = {
         "machine": {
             "nproc": os.cpu_count(),
@@ -919,13 +1040,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         res = run_child(["--one", tok, "--queries", str(args.queries), "--puts", str(args.puts)])
         results["sizes"][tok] = res
         print(f"[scale] {tok}: done in {res['wall_s']:.0f} s", file=sys.stderr, flush=True)
+    if args.users > 0:
+        res = run_child(["--one", f"users:{args.users}", "--queries", str(args.queries)])
+        results["users"] = res
+        print(f"[scale] users: done in {res['wall_s']:.0f} s", file=sys.stderr, flush=True)
     if args.turns > 0:
         res = run_child(
             ["--one", "turns", "--turns", str(args.turns), "--turn-queries", str(args.turn_queries)]
         )
         results["turns"] = res
         print(f"[scale] turns: done in {res['wall_s']:.0f} s", file=sys.stderr, flush=True)
-    all_q = [q for r in results["sizes"].values() for q in r["queries"]][:200]
+    all_q = [q for r in results["sizes"].values() for q in r["queries"]]
+    all_q = (all_q + results.get("users", {}).get("queries", []))[:200]
     use = use_query_costs(all_q or ["warm up query"])
     results["use_query_ms"] = pct(use)
     for r in results["sizes"].values():
@@ -937,6 +1063,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         r["search_ms_warm_with_query_embedding"] = pct(
             [x + use[i % len(use)] for i, x in enumerate(warm)]
         )
+    if "users" in results:
+        results["users"]["ratios"] = users_ratios(results["users"], use)
     results["checks"] = checks(results)
     text = table(results)
     print(text)
@@ -944,6 +1072,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         r.pop("search_ms_samples", None)
         r.pop("search_ms_warm_samples", None)
         r.pop("queries", None)
+    for k in ("first_samples", "warm_samples", "queries"):
+        results.get("users", {}).pop(k, None)
     write_json(args.out, results, newline=False)
     write_text(args.md, text + "\n")
     if args.plot:

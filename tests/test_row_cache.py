@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore
-from langmem_plus.store import _ranking
+from langmem_plus.store import rows as sqlrows
 from langmem_plus.store.kwcache import PostingsCache
 
 NS = [("u", "a"), ("u", "b")]
@@ -28,8 +28,8 @@ def _check(store: HybridStore, prefix: tuple[str, ...]) -> None:
     with store._db.read() as conn:
         ns_ids = store._ns_ids(conn, prefix)
         all_ids = [r[0] for r in conn.execute("SELECT id FROM items")] + [10**9]
-        got = _ranking._light_rows(store, conn, ns_ids, all_ids)
-        exp = _ranking._rows(store, conn, all_ids, full=False)
+        got = store._backend.light_rows(conn, ns_ids, all_ids)
+        exp = sqlrows.read_rows(conn, all_ids, full=False)
     assert got == exp
 
 
@@ -104,7 +104,7 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
     with store._db.read() as conn:
         ns_ids = store._ns_ids(conn, ("u",))
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
-        _ranking._light_rows(store, conn, ns_ids, ids)
+        store._backend.light_rows(conn, ns_ids, ids)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
     store.mark_used(("u",), ["k3"])
     with store._db.read() as conn:

@@ -9,7 +9,6 @@ from conftest import HashEmbeddings
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store import _ranking
 from langmem_plus.store.vector import decode_vec, decode_vecs, encode_vec
 
 TEXTS = {
@@ -117,7 +116,7 @@ def test_legacy_float16_database_keeps_working(tmp_path, hash_index) -> None:
     q = np.asarray(emb.embed_query("User has a sister"), np.float32)
     with s2._db.read() as conn:
         ids = dict(conn.execute("SELECT key, id FROM items").fetchall())
-        got = _ranking._cosines(s2, conn, list(ids.values()), q)
+        got = s2._backend.stored_cosines(conn, list(ids.values()), q)
     for key, rid in ids.items():
         want = float(np.dot(q, emb.embed_query(TEXTS[key])))
         assert abs(got[rid] - want) < 0.01, key

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store import _ranking
 from langmem_plus.store.vector import decode_vecs
 
 EMB = HashEmbeddings(16)
@@ -123,39 +122,6 @@ def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):
     assert not exact.complete and len(best) == 10
     hits = store.search(("u",), query="alpha w5", limit=3)
     assert hits and all(h.components["vector"] != 0 for h in hits)
-    store.close()
-
-
-def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch):
-    """`vector_search_thread`: the FAISS scan on a worker thread gives the same ranking."""
-    import langmem_plus.store.vector as vector_mod
-
-    monkeypatch.setattr(vector_mod, "_BACKGROUND_MIN", 50)  # background from 50 vectors
-    store = HybridStore(tmp_path / "bg.db", index=INDEX)
-    rng = np.random.default_rng(3)
-    store.batch(
-        [
-            PutOp(("u",), f"k{i}", {"text": " ".join(rng.choice(WORDS, size=3).tolist())})
-            for i in range(120)
-        ]
-    )
-    used = []
-    from langmem_plus.store.workers import worker_pool as real
-
-    def spy():
-        used.append(1)
-        return real()
-
-    monkeypatch.setattr(_ranking, "worker_pool", spy)
-    for query in ["alpha beta", "theta", "zeta eta gamma", "nothing matches"]:
-        store.config.vector_search_thread = True
-        bg = [(h.key, h.score) for h in store.search(("u",), query=query, limit=10)]
-        store.config.vector_search_thread = False
-        inline = [(h.key, h.score) for h in store.search(("u",), query=query, limit=10)]
-        # same order; scores equal up to the recency decay between the two calls
-        assert [k for k, _ in bg] == [k for k, _ in inline] and bg
-        assert [s for _, s in bg] == pytest.approx([s for _, s in inline], rel=1e-6)
-    assert used  # the worker pool was really asked for
     store.close()
 
 

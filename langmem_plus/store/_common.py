@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from langgraph.store.base import SearchItem
 
-__all__ = ["MemorySearchItem"]
+__all__ = ["IN_CHUNK", "MemorySearchItem", "chunks", "marks"]
 
 _SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
 _SCAN_CAP = 20_000
 _LIKE_MAX_DOCS = 50_000
+IN_CHUNK = 500
+"""Most ids bound in one `IN (...)` list (SQLite's default variable limit is far above it)."""
+
 _ROW_COLS = (
     "i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
     "i.access_count, i.ttl_minutes, i.expires_at"
@@ -77,3 +80,14 @@ def _string_leaves(value: Any, out: list[str]) -> None:
     elif isinstance(value, (list, tuple)):
         for v in value:
             _string_leaves(v, out)
+
+
+def chunks(ids: Sequence[Any], size: int = IN_CHUNK) -> Iterator[list[Any]]:
+    """`ids` in consecutive lists of at most `size`: one `IN (...)` statement each."""
+    for i in range(0, len(ids), size):
+        yield list(ids[i : i + size])
+
+
+def marks(part: Sequence[Any]) -> str:
+    """The `?,?,...` placeholders of an `IN (...)` list of `part`."""
+    return ",".join("?" * len(part))

@@ -13,7 +13,8 @@ from langmem_plus.store.vector import encode_vec
 from langmem_plus.text.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from langmem_plus.store.hybrid import HybridStore, _Plan
+    from langmem_plus.store.hybrid import HybridStore
+    from langmem_plus.store.plan import Plan
 
 
 def ns_ids_for_write(
@@ -28,7 +29,7 @@ def ns_ids_for_write(
 
 
 def apply_puts(
-    store: HybridStore, conn: Any, plan: _Plan, doc_vecs: np.ndarray | None, now: float
+    store: HybridStore, conn: Any, plan: Plan, doc_vecs: np.ndarray | None, now: float
 ) -> None:
     ns_ids = ns_ids_for_write(store, conn, (k[0] for k in plan.puts))
     # 1. unindex whatever the touched keys held before

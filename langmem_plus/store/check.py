@@ -11,16 +11,18 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
-from langmem_plus.store.vector import encode_vec
-
-if TYPE_CHECKING:
-    from langmem_plus.store.hybrid import HybridStore, _Plan
+from langmem_plus.store._common import chunks
+from langmem_plus.store.plan import Plan
+from langmem_plus.store.sqlite import Database
+from langmem_plus.store.veccodec import VectorStorage
+from langmem_plus.store.vector import VectorIndex, encode_vec
 
 __all__ = ["backfill_vectors", "check", "count_missing_vectors", "mark_vectorless"]
 
@@ -56,9 +58,8 @@ _VECTOR_CHECKS = {
 
 
 @contextmanager
-def _reading(store: HybridStore) -> Iterator[sqlite3.Connection]:
+def _reading(db: Database) -> Iterator[sqlite3.Connection]:
     """A read transaction whose end survives a corrupt database (COMMIT can fail then)."""
-    db = store._db
     with db.lock:
         db.conn.execute("BEGIN")
         try:
@@ -79,10 +80,11 @@ def count_missing_vectors(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_MISSING_VECTORS).fetchone()[0])
 
 
-def check(store: HybridStore) -> dict[str, Any]:
-    """The integrity report of `store`; `ok` is False when any problem was found."""
+def check(db: Database, vec: VectorIndex | None) -> dict[str, Any]:
+    """The integrity report of a store's database and vector index; `ok` is False when any
+    problem was found."""
     problems: list[str] = []
-    with _reading(store) as conn:
+    with _reading(db) as conn:
         try:
             integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(100)")]
         except sqlite3.DatabaseError as exc:  # a page too damaged to walk at all
@@ -99,9 +101,9 @@ def check(store: HybridStore) -> dict[str, Any]:
         except sqlite3.DatabaseError as exc:
             problems.append(f"could not compare the indexes with the items: {exc}")
             keyword, vectors = {}, {}
-        if store._vec is not None and not problems:
-            store._vec.sync(conn)
-            vectors["faiss_vectors"] = store._vec.count()
+        if vec is not None and not problems:
+            vec.sync(conn)
+            vectors["faiss_vectors"] = vec.count()
     problems += [
         f"keyword index: {v} {k.replace('_', ' ')} (run `langmem-plus reindex`)"
         for k, v in keyword.items()
@@ -111,7 +113,7 @@ def check(store: HybridStore) -> dict[str, Any]:
         if k in ("faiss_vectors", "items_missing_vectors") or not v:
             continue
         problems.append(f"vectors: {v} {k.replace('_', ' ')} (run `langmem-plus reindex`)")
-    if store._vec is not None and vectors.get("items_missing_vectors"):
+    if vec is not None and vectors.get("items_missing_vectors"):
         problems.append(
             f"vectors: {vectors['items_missing_vectors']} items have no vectors (written with "
             "embeddings off); run `langmem-plus reindex` or HybridStore.backfill_vectors()"
@@ -131,15 +133,15 @@ def check(store: HybridStore) -> dict[str, Any]:
     }
 
 
-def mark_vectorless(store: HybridStore, conn: sqlite3.Connection, plan: _Plan) -> None:
+def mark_vectorless(db: Database, conn: sqlite3.Connection, plan: Plan) -> None:
     """Note in the database that items with text were written without vectors."""
     if any(p.keyword_text and p.op.index is not False for p in plan.puts.values()):
-        store._db.set_meta(conn, VECTORLESS_META, "1")
+        db.set_meta(conn, VECTORLESS_META, "1")
 
 
-def warn_missing_vectors(store: HybridStore) -> None:
-    """On opening with embeddings: one warning when items have no vectors (see backfill)."""
-    db = store._db
+def warn_missing_vectors(db: Database, where: str) -> None:
+    """On opening with embeddings: one warning when items have no vectors (see backfill);
+    `where` names the store in the warning."""
     with db.read() as conn:
         marked = db.get_meta(VECTORLESS_META) is not None
         no_vectors = conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None
@@ -151,36 +153,40 @@ def warn_missing_vectors(store: HybridStore) -> None:
             "%d items in %s have no vectors (written with embeddings off), so vector search "
             "cannot find them; run `langmem-plus reindex` or HybridStore.backfill_vectors()",
             missing,
-            store.path or "this store",
+            where,
         )
     elif marked and not db.read_only:
         with db.write() as conn:
             conn.execute("DELETE FROM meta WHERE key = ?", (VECTORLESS_META,))
 
 
-def backfill_vectors(store: HybridStore) -> int:
-    """Embed and store vectors for the items that have none; returns how many got vectors."""
-    if store.embeddings is None or store._vec is None:
-        return 0
-    with store._db.read() as conn:
+def backfill_vectors(
+    db: Database,
+    vec: VectorIndex,
+    embeddings: Embeddings,
+    texts: Callable[[Mapping[str, Any]], list[tuple[str, str]]],
+    storage: VectorStorage,
+) -> int:
+    """Embed and store vectors for the items that have none; returns how many got vectors.
+    `texts` gives an item value's (path, text) pairs to embed."""
+    with db.read() as conn:
         rows = conn.execute(
             "SELECT i.id, i.ns_id, i.value FROM items i WHERE i.indexed = 1 AND NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id"
         ).fetchall()
     done = 0
-    for start in range(0, len(rows), _BATCH):
-        chunk = rows[start : start + _BATCH]
+    for chunk in chunks(rows, _BATCH):
         todo = [
             (rid, ns_id, value, path, text)
             for rid, ns_id, value in chunk
-            for path, text in store._texts(json.loads(value), None)
+            for path, text in texts(json.loads(value))
         ]
         if not todo:
             continue
-        vecs = np.asarray(store.embeddings.embed_documents([t[4] for t in todo]), np.float32)
-        with store._db.write() as conn:
+        vecs = np.asarray(embeddings.embed_documents([t[4] for t in todo]), np.float32)
+        with db.write() as conn:
             fresh: dict[int, bool] = {}
-            for (rid, ns_id, value, path, _text), vec in zip(todo, vecs, strict=True):
+            for (rid, ns_id, value, path, _text), v in zip(todo, vecs, strict=True):
                 if rid not in fresh:  # unchanged since read, and still without vectors
                     row = conn.execute("SELECT value FROM items WHERE id = ?", (rid,)).fetchone()
                     has = conn.execute("SELECT 1 FROM vectors WHERE item_id = ?", (rid,))
@@ -189,13 +195,13 @@ def backfill_vectors(store: HybridStore) -> int:
                     continue
                 vid = conn.execute(
                     "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
-                    (rid, ns_id, path, encode_vec(vec, store.config.vector_storage)),
+                    (rid, ns_id, path, encode_vec(v, storage)),
                 ).lastrowid
                 conn.execute("INSERT INTO vec_log(ns_id, vec_id, op) VALUES (?,?,1)", (ns_id, vid))
         done += sum(fresh.values())
-    with store._db.write() as conn:
+    with db.write() as conn:
         if count_missing_vectors(conn) == 0:
             conn.execute("DELETE FROM meta WHERE key = ?", (VECTORLESS_META,))
-    with store._db.read() as conn:
-        store._vec.sync(conn)
+    with db.read() as conn:
+        vec.sync(conn)
     return done

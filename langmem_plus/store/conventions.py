@@ -14,12 +14,9 @@ import asyncio
 import concurrent.futures
 from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from langmem_plus.errors import ValidationError
-
-if TYPE_CHECKING:
-    from langmem_plus.store.hybrid import HybridStore
 
 __all__ = [
     "INDEX_KEYS",
@@ -124,38 +121,46 @@ def store_path(conn_string: Any) -> str | Path | None:
     return conn_string
 
 
-class StoreOpener:
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Closable)
+
+
+class StoreOpener(Generic[S]):
     """`HybridStore.from_conn_string(...)`: a context manager for `with` and `async with`.
 
     The store opens on entry (in a worker thread under `async with`, so the event loop keeps
     running while migrations run and indexes load) and closes on exit.
     """
 
-    def __init__(self, cls: type[HybridStore], path: str | Path | None, **kwargs: Any) -> None:
-        self._cls = cls
+    def __init__(self, cls: Any, path: str | Path | None, **kwargs: Any) -> None:
+        self._cls = cls  # the store class: called with (path, **kwargs)
         self._path = path
         self._kwargs = kwargs
-        self._store: HybridStore | None = None
+        self._store: S | None = None
 
-    def _open(self) -> HybridStore:
+    def _open(self) -> S:
         if self._store is not None:
             raise ValidationError("this from_conn_string(...) context is already open")
-        self._store = self._cls(self._path, **self._kwargs)
-        return self._store
+        store: S = self._cls(self._path, **self._kwargs)
+        self._store = store
+        return store
 
     def _close(self) -> None:
         store, self._store = self._store, None
         if store is not None:
             store.close()
 
-    def __enter__(self) -> HybridStore:
+    def __enter__(self) -> S:
         return self._open()
 
     def __exit__(self, *exc: object) -> Literal[False]:
         self._close()
         return False
 
-    async def __aenter__(self) -> HybridStore:
+    async def __aenter__(self) -> S:
         return await asyncio.to_thread(self._open)
 
     async def __aexit__(self, *exc: object) -> Literal[False]:

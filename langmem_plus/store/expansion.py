@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from langmem_plus.config import MemoryConfig
+from langmem_plus.store.backend import PostingRow, SearchBackend
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["expand_query", "expansion_terms", "feedback", "feedback_terms", "fused_feedback"]
 
 
 def expansion_terms(
-    conn: Any,
+    doc_terms: Callable[[Sequence[int]], Iterable[PostingRow]],
     scores: Mapping[int, float],
     query: QueryTerms,
     n_docs: int,
@@ -41,7 +43,7 @@ def expansion_terms(
     not win. Terms of the query itself and terms found in a single document (they could only
     re-find the feedback document) are skipped, and so are terms in more than `max_df` documents
     (weak evidence, and long postings to read). The best term gets `weight`, the others
-    proportionally less.
+    proportionally less. `doc_terms` reads the postings of the given documents.
     """
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
@@ -50,15 +52,10 @@ def expansion_terms(
         return {}
     total = sum(s for s, _ in top)
     p_doc = {i: s / total for s, i in top}
-    marks = ",".join("?" * len(p_doc))
     rel: dict[str, float] = {}
     df_of: dict[str, int] = {}
     seen: set[tuple[str, int]] = set()
-    for term, item_id, tf, dl, tid, df in conn.execute(
-        "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
-        f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({marks})",
-        tuple(p_doc),
-    ):
+    for term, item_id, tf, dl, tid, df in doc_terms(tuple(p_doc)):
         rel[term] = rel.get(term, 0.0) + p_doc[item_id] * tf / max(dl, 1)
         if (term, tid) not in seen:  # a term of several namespaces: sum its df over them
             seen.add((term, tid))
@@ -91,7 +88,8 @@ def expand_query(
 
 
 def _terms_for(
-    store: Any,
+    cfg: MemoryConfig,
+    backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
@@ -100,10 +98,9 @@ def _terms_for(
     weight: float,
 ) -> dict[str, float]:
     """Expansion terms of the best `docs` items of `scores`, with the store's settings."""
-    cfg = store.config
-    n_docs = store._kw.stats(conn, ns_ids).n_docs
+    n_docs = backend.keyword_docs(conn, ns_ids)
     return expansion_terms(
-        conn,
+        lambda ids: backend.doc_terms(conn, ids),
         scores,
         q,
         n_docs,
@@ -115,15 +112,20 @@ def _terms_for(
 
 
 def feedback_terms(
-    store: Any, conn: Any, ns_ids: Sequence[int], q: QueryTerms, bm25: Mapping[int, float]
+    cfg: MemoryConfig,
+    backend: SearchBackend,
+    conn: Any,
+    ns_ids: Sequence[int],
+    q: QueryTerms,
+    bm25: Mapping[int, float],
 ) -> dict[str, float]:
     """The first round's expansion terms (term -> weight) from the best keyword hits."""
-    cfg = store.config
-    return _terms_for(store, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
+    return _terms_for(cfg, backend, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
 
 
 def feedback(
-    store: Any,
+    cfg: MemoryConfig,
+    backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
@@ -132,20 +134,22 @@ def feedback(
     terms: Mapping[str, float] | None = None,
     search_k: int | None = None,
 ) -> tuple[QueryTerms, dict[str, float], dict[int, float]]:
-    """`ranked()`'s hook: the expanded query, its term weights and the updated BM25 scores.
+    """The ranker's first feedback round: the expanded query, its term weights and the updated BM25 scores.
 
     The expansion terms re-score the candidates in `bm25`; with `search_k` (a store without
     vectors, where no other recall exists) they also bring their own best `search_k` items.
     `terms`: the expansion terms when the caller chose them already (`feedback_terms`).
     """
-    extra = dict(terms) if terms is not None else feedback_terms(store, conn, ns_ids, q, bm25)
+    extra = (
+        dict(terms) if terms is not None else feedback_terms(cfg, backend, conn, ns_ids, q, bm25)
+    )
     if not extra:
         return q, dict(qw), dict(bm25)
     eq = QueryTerms(tuple(extra), ())
     if search_k is None:
-        more = store._kw.score_items(conn, ns_ids, eq, bm25.keys(), weights=extra)
+        more = backend.keyword_score(conn, ns_ids, eq, bm25.keys(), weights=extra)
     else:
-        more = store._kw.search(
+        more = backend.keyword_search(
             conn, ns_ids, eq, search_k, extra_candidates=bm25.keys(), weights=extra
         )
     scores = dict(bm25)
@@ -157,22 +161,24 @@ def feedback(
 
 
 def fused_feedback(
-    store: Any,
+    cfg: MemoryConfig,
+    backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
     fused: Mapping[int, float],
 ) -> dict[int, float]:
-    """Second feedback round (`ranked()`'s hook after fusion): expansion terms from the
+    """Second feedback round (the ranker's stage after fusion): expansion terms from the
     `prf_fused_docs` best *fused* candidates, where keyword and vector evidence agree (better
     feedback than the keyword hits alone), skipping terms `q` already holds (the first round's
     included). Returns those terms' BM25 (best term weighted `prf_fused_weight`) for the fused
     candidates only; the caller adds it to their keyword scores and re-fuses.
     """
-    cfg = store.config
-    extra = _terms_for(store, conn, ns_ids, q, fused, cfg.prf_fused_docs, cfg.prf_fused_weight)
+    extra = _terms_for(
+        cfg, backend, conn, ns_ids, q, fused, cfg.prf_fused_docs, cfg.prf_fused_weight
+    )
     if not extra:
         return {}
-    return store._kw.score_items(
+    return backend.keyword_score(
         conn, ns_ids, QueryTerms(tuple(extra), ()), fused.keys(), weights=extra
     )

@@ -9,12 +9,10 @@ coalescing concurrent calls into one batch (`batching.py`), as LangGraph's async
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -43,21 +41,16 @@ from langmem_plus.errors import (
     StoreClosedError,
     ValidationError,
 )
-from langmem_plus.store import _maintenance, _ranking, _writes, batching, conventions, validate
+from langmem_plus.store import _maintenance, _writes, batching, conventions, validate
 from langmem_plus.store import check as _checks
-from langmem_plus.store._common import (
-    _ROW_COLS,
-    _SEP,
-    MemorySearchItem,
-    _as_epoch,
-    _ns_str,
-    _string_leaves,
-    _ts,
-)
+from langmem_plus.store._common import MemorySearchItem, _as_epoch, _ns_str, _string_leaves
+from langmem_plus.store.backend import SqliteBackend
 from langmem_plus.store.conversations import ConversationLog
-from langmem_plus.store.filters import matches
 from langmem_plus.store.keyword import KeywordIndex
+from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
+from langmem_plus.store.ranker import Ranker, RankQuery
 from langmem_plus.store.rowcache import RowCache
+from langmem_plus.store.rows import CandidateRow, passes, to_item
 from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.vector import VectorIndex
@@ -67,34 +60,6 @@ __all__ = ["HybridStore", "MemorySearchItem"]
 logger = logging.getLogger(__name__)
 
 _LOG_COMPACT_AT = 10_000
-
-
-@dataclass
-class _PutPlan:
-    op: PutOp
-    texts: list[tuple[str, str]] = field(default_factory=list)  # (path, text) to embed
-    keyword_text: str = ""
-
-
-@dataclass
-class _Plan:
-    ops: list[Op]
-    puts: dict[tuple[tuple[str, ...], str], _PutPlan]
-    queries: list[str]
-
-
-def _merge_plans(plans: Sequence[_Plan]) -> _Plan:
-    """One plan running several plans' ops in order (a later put of the same key wins)."""
-    if len(plans) == 1:
-        return plans[0]
-    ops: list[Op] = []
-    puts: dict[tuple[tuple[str, ...], str], _PutPlan] = {}
-    queries: list[str] = []
-    for p in plans:
-        ops.extend(p.ops)
-        puts.update(p.puts)
-        queries.extend(p.queries)
-    return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
 
 class HybridStore(validate.CheckedStore):
@@ -177,7 +142,11 @@ class HybridStore(validate.CheckedStore):
             self._vec.model_name = self.model_name
             with self._db.read() as conn:
                 self._vec.open(conn, self.model_name)
-            _checks.warn_missing_vectors(self)
+            _checks.warn_missing_vectors(self._db, str(self.path or "this store"))
+        self._backend = SqliteBackend(
+            self._kw, self._vec, self._rowcache, dims, self.config.keyword_cache_warm_docs
+        )
+        self._ranker = Ranker(self.config, self._backend, self._keyword_text, self._omit_expired)
         self._conversations: ConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper: threading.Thread | None = None
@@ -277,12 +246,12 @@ class HybridStore(validate.CheckedStore):
         config: MemoryConfig | None = None,
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
-    ) -> conventions.StoreOpener:
+    ) -> conventions.StoreOpener[HybridStore]:
         """LangGraph's spelling: `with HybridStore.from_conn_string("m.db") as store:` (or
         `async with`); `":memory:"` is an in-memory store. The store closes on exit."""
         path = conventions.store_path(conn_string)
         validate.check_init(path, conventions.index_config(index), config, ttl, read_only)
-        return conventions.StoreOpener(
+        return conventions.StoreOpener[HybridStore](
             cls, path, index=index, config=config, ttl=ttl, read_only=read_only
         )
 
@@ -328,11 +297,11 @@ class HybridStore(validate.CheckedStore):
         return out
 
     # ================================================================ planning
-    def _plan(self, ops: Iterable[Op]) -> _Plan:
+    def _plan(self, ops: Iterable[Op]) -> Plan:
         self._ensure_open()
         max_chars = self.config.max_item_chars
         ops = validate.check_ops(ops, max_chars * validate.MAX_VALUE_FACTOR)  # raises first
-        puts: dict[tuple[tuple[str, ...], str], _PutPlan] = {}
+        puts: dict[tuple[tuple[str, ...], str], PutPlan] = {}
         queries: list[str] = []
         for op in ops:
             if isinstance(op, PutOp):
@@ -341,17 +310,17 @@ class HybridStore(validate.CheckedStore):
                     validate.check_put_size(
                         op.key, op.value, sum(len(t) for _, t in texts), max_chars
                     )
-                    plan = _PutPlan(op=op, keyword_text="\n".join(t for _, t in texts))
+                    plan = PutPlan(op=op, keyword_text="\n".join(t for _, t in texts))
                     if self.embeddings is not None:
                         plan.texts = texts
                     puts[(tuple(op.namespace), op.key)] = plan
                 else:
-                    puts[(tuple(op.namespace), op.key)] = _PutPlan(op=op)
+                    puts[(tuple(op.namespace), op.key)] = PutPlan(op=op)
             elif isinstance(op, SearchOp) and op.query and self.embeddings is not None:
                 queries.append(op.query[: self.config.max_query_chars])
-        return _Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
+        return Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
-    def _embed_inputs(self, plan: _Plan) -> list[str]:
+    def _embed_inputs(self, plan: Plan) -> list[str]:
         return [t for p in plan.puts.values() for _, t in p.texts]
 
     # ================================================================ batch
@@ -376,7 +345,7 @@ class HybridStore(validate.CheckedStore):
     async def _abatch_groups(self, groups: list[list[Op]]) -> list[batching.GroupOutcome]:
         """Run several callers' op lists as one batch; one outcome per caller."""
         outcomes: list[batching.GroupOutcome] = [[] for _ in groups]
-        plans: list[tuple[int, _Plan]] = []
+        plans: list[tuple[int, Plan]] = []
         for i, ops in enumerate(groups):
             try:
                 plans.append((i, self._plan(ops)))
@@ -384,7 +353,7 @@ class HybridStore(validate.CheckedStore):
                 outcomes[i] = exc
         if not plans:
             return outcomes
-        merged = _merge_plans([p for _, p in plans])
+        merged = merge_plans([p for _, p in plans])
         try:
             doc_vecs, q_vecs = await self._embed_async(merged)
             results = await asyncio.to_thread(self._execute, merged, doc_vecs, q_vecs)
@@ -405,7 +374,7 @@ class HybridStore(validate.CheckedStore):
             start += len(plan.ops)
         return outcomes
 
-    def _embed_sync(self, plan: _Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    def _embed_sync(self, plan: Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         if self.embeddings is None:
             return None, {}
         docs = self._embed_inputs(plan)
@@ -415,7 +384,7 @@ class HybridStore(validate.CheckedStore):
         q_vecs = {q: np.asarray(self.embeddings.embed_query(q), np.float32) for q in plan.queries}
         return doc_vecs, q_vecs
 
-    async def _embed_async(self, plan: _Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    async def _embed_async(self, plan: Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         if self.embeddings is None:
             return None, {}
         docs = self._embed_inputs(plan)
@@ -436,7 +405,7 @@ class HybridStore(validate.CheckedStore):
         return doc_vecs, q_vecs
 
     def _execute(
-        self, plan: _Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
+        self, plan: Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
     ) -> list[Result]:
         self._ensure_open()
         if doc_vecs is not None and doc_vecs.shape[1] != self.dims:
@@ -468,7 +437,7 @@ class HybridStore(validate.CheckedStore):
                             if op.refresh_ttl:
                                 refresh.extend(h._rowid for h in hits if h._rowid is not None)
                         elif isinstance(op, ListNamespacesOp):
-                            results[i] = _ranking.list_namespaces(self, conn, op, now)
+                            results[i] = self._list_namespaces(conn, op, now)
             if plan.puts or refresh:
                 with self._db.write() as conn:
                     if refresh:
@@ -476,7 +445,7 @@ class HybridStore(validate.CheckedStore):
                     if plan.puts:
                         _writes.apply_puts(self, conn, plan, doc_vecs, now)
                         if self._vec is None:
-                            _checks.mark_vectorless(self, conn, plan)
+                            _checks.mark_vectorless(self._db, conn, plan)
                 if plan.puts and self._vec is not None:
                     with self._db.read() as conn:
                         self._vec.sync(conn)
@@ -493,44 +462,18 @@ class HybridStore(validate.CheckedStore):
     def _omit_expired(self) -> bool:
         return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
 
-    def _row_item(self, row: Sequence[Any], cls: type = MemorySearchItem, **extra: Any) -> Any:
-        rid, ns, key, value, created, updated, last, count, _ttl, _exp = row[:10]
-        kwargs: dict[str, Any] = dict(
-            namespace=tuple(ns.split(_SEP)),
-            key=key,
-            value=json.loads(value),
-            created_at=_ts(created),
-            updated_at=_ts(updated),
-        )
-        if cls is Item:
-            return Item(**kwargs)
-        item: Any = MemorySearchItem(
-            **kwargs, access_count=int(count), last_accessed=_ts(last), **extra
-        )
-        item._rowid = rid if row[8] is not None else None  # only TTL items need refresh
-        return item
+    def _keyword_text(self, value: Mapping[str, Any]) -> str:
+        """The text an item value is indexed under (what keyword search matches)."""
+        return "\n".join(t for _, t in self._texts(value, None))
 
     def _get(self, conn: Any, op: GetOp, now: float) -> tuple[Item, int] | None:
-        row = conn.execute(
-            f"SELECT {_ROW_COLS} FROM items i JOIN namespaces n ON n.id=i.ns_id "
-            "WHERE n.ns=? AND i.key=?",
-            (_ns_str(op.namespace), op.key),
-        ).fetchone()
-        if row is None or (self._omit_expired() and row[9] is not None and row[9] < now):
+        row = self._backend.read_item(conn, op.namespace, op.key)
+        if row is None or (self._omit_expired() and row.expired(now)):
             return None
-        return self._row_item(row, Item), (int(row[0]) if row[8] is not None else -1)
+        return to_item(row, Item), (row.id if row.ttl_minutes is not None else -1)
 
     def _ns_ids(self, conn: Any, prefix: Sequence[str]) -> list[int]:
-        if not prefix:
-            return [r[0] for r in conn.execute("SELECT id FROM namespaces ORDER BY id")]
-        s = _ns_str(prefix)
-        return [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM namespaces WHERE ns=? OR (ns >= ? AND ns < ?) ORDER BY id",
-                (s, s + _SEP, s + chr(ord(_SEP) + 1)),
-            )
-        ]
+        return self._backend.namespace_ids(conn, prefix)
 
     def _scan(
         self,
@@ -539,41 +482,67 @@ class HybridStore(validate.CheckedStore):
         flt: Mapping[str, Any] | None,
         now: float,
         stop: int | None,
-    ) -> list[Any]:
-        """Rows of the namespaces in insertion order that pass the filter (up to `stop`)."""
-        out: list[Any] = []
+        time_range: TimeRange | None = None,
+    ) -> list[CandidateRow]:
+        """Rows of the namespaces in insertion order that pass the filter, expiry and the
+        time range (up to `stop`)."""
         omit = self._omit_expired()
-        for i in range(0, len(ns_ids), 500):
-            part = list(ns_ids[i : i + 500])
-            marks = ",".join("?" * len(part))
-            sql = (
-                f"SELECT {_ROW_COLS} FROM items i JOIN namespaces n ON n.id=i.ns_id "
-                f"WHERE i.ns_id IN ({marks}) ORDER BY i.id"
-            )
-            for row in conn.execute(sql, part):
-                if omit and row[9] is not None and row[9] < now:
-                    continue
-                if flt and not matches(json.loads(row[3]), flt):
-                    continue
-                out.append(row)
-                if stop is not None and len(out) >= stop:
-                    return out
-        return out
+        return self._backend.scan(
+            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range), stop
+        )
 
     def _search(self, conn: Any, op: SearchOp, qvec: np.ndarray | None, now: float) -> list[Any]:
         ns_ids = self._ns_ids(conn, op.namespace_prefix)
         if not ns_ids or op.limit == 0:
             return []
+        topic, tr = None, None
+        if isinstance(op, MemorySearchOp):
+            topic, tr = op.current_topic, op.time_range
         if not op.query:
-            rows = self._scan(conn, ns_ids, op.filter, now, op.offset + op.limit)
-            return [
-                self._row_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]
-            ]
-        return _ranking.ranked(
-            self, conn, ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now
+            rows = self._scan(conn, ns_ids, op.filter, now, op.offset + op.limit, tr)
+            return [to_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]]
+        rq = RankQuery(ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now, topic, tr)
+        return self._ranker.rank(conn, rq)
+
+    def _list_namespaces(
+        self, conn: Any, op: ListNamespacesOp, now: float
+    ) -> list[tuple[str, ...]]:
+        found = self._backend.list_namespaces(
+            conn, now if self._omit_expired() else None, op.match_conditions, op.max_depth
         )
+        return found[op.offset : op.offset + op.limit]
 
     # ================================================================ extras
+    def _search_op(
+        self,
+        namespace_prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+        current_topic: str | None,
+        time_range: Any,
+    ) -> MemorySearchOp:
+        """The op of `search` with extras (validated; bad input raises before any I/O)."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
+        refresh = (
+            refresh_ttl
+            if refresh_ttl is not None
+            else bool((self.ttl_config or {}).get("refresh_on_read", True))
+        )
+        return MemorySearchOp(
+            tuple(namespace_prefix),
+            filter,
+            limit,
+            offset,
+            query,
+            refresh,
+            current_topic=current_topic,
+            time_range=time_range,
+        )
+
     def search(  # type: ignore[override]
         self,
         namespace_prefix: tuple[str, ...],
@@ -598,14 +567,10 @@ class HybridStore(validate.CheckedStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        validate.check_search_extras(current_topic, time_range)
-        op, tr = _ranking.extended_op(
-            self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        op = self._search_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
         )
-        plan = self._plan([op])
-        _, q_vecs = self._embed_sync(plan)
-        return _ranking.run_extended(self, op, q_vecs, current_topic, tr)
+        return self.batch([op])[0]  # type: ignore[return-value]
 
     async def asearch(  # type: ignore[override]
         self,
@@ -631,14 +596,10 @@ class HybridStore(validate.CheckedStore):
                 offset=offset,
                 refresh_ttl=refresh_ttl,
             )
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        validate.check_search_extras(current_topic, time_range)
-        op, tr = _ranking.extended_op(
-            self, namespace_prefix, query, filter, limit, offset, refresh_ttl, time_range
+        op = self._search_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
         )
-        plan = self._plan([op])
-        _, q_vecs = await self._embed_async(plan)
-        return await asyncio.to_thread(_ranking.run_extended, self, op, q_vecs, current_topic, tr)
+        return (await self.abatch([op]))[0]  # type: ignore[return-value]
 
     def mark_used(
         self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
@@ -741,13 +702,21 @@ class HybridStore(validate.CheckedStore):
         """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
         agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
         self._ensure_open()
-        return _checks.check(self)
+        return _checks.check(self._db, self._vec)
 
     def backfill_vectors(self) -> int:
         """Embed the items that have no vectors (written while embeddings were off);
         returns how many items got vectors. `reindex()` re-embeds everything instead."""
         self._ensure_open()
-        return _checks.backfill_vectors(self)
+        if self.embeddings is None or self._vec is None:
+            return 0
+        return _checks.backfill_vectors(
+            self._db,
+            self._vec,
+            self.embeddings,
+            lambda value: self._texts(value, None),
+            self.config.vector_storage,
+        )
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""

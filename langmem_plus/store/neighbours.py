@@ -14,50 +14,13 @@ Measured in docs/benchmarks.md ("what we tried").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["adjacent", "inherit"]
+__all__ = ["inherit", "with_neighbours"]
 
-# How far (in item ids) to look for the previous / next item of the same namespace; beyond
-# it (many namespaces written interleaved) an item simply has no neighbour.
-_WINDOW = 64
-
-
-def adjacent(conn: Any, ids: Iterable[int]) -> dict[int, list[int]]:
-    """item id -> ids of the items written just before and after it in its namespace."""
-    ids = sorted(set(ids))
-    if not ids:
-        return {}
-    probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
-    ns: dict[int, int] = {}
-    for k in range(0, len(probe), 500):
-        part = probe[k : k + 500]
-        marks = ",".join("?" * len(part))
-        ns.update(conn.execute(f"SELECT id, ns_id FROM items WHERE id IN ({marks})", part))
-    out: dict[int, list[int]] = {}
-    for i in ids:
-        own = ns.get(i)
-        if own is None:
-            continue
-        found: list[int] = []
-        for step, sql in (
-            (
-                -1,
-                "SELECT id FROM items WHERE id < ? AND id >= ? AND ns_id = ? "
-                "ORDER BY id DESC LIMIT 1",
-            ),
-            (1, "SELECT id FROM items WHERE id > ? AND id <= ? AND ns_id = ? ORDER BY id LIMIT 1"),
-        ):
-            j = i + step
-            if ns.get(j) == own:
-                found.append(j)
-            else:  # a gap or another namespace's item: bounded lookup
-                row = conn.execute(sql, (i, i + step * _WINDOW, own)).fetchone()
-                if row is not None:
-                    found.append(int(row[0]))
-        out[i] = found
-    return out
+Fused = dict[int, tuple[float, float, float]]
+"""item id -> (fused relevance, bm25_norm, vector_norm)."""
 
 
 def inherit(
@@ -74,40 +37,32 @@ def inherit(
     return {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
 
 
-def _session(row: Any) -> str | None:
-    """The session an item row declares in its value, if any (extracted by `_rows`)."""
-    return None if row[12] is None else str(row[12])
-
-
 def with_neighbours(
-    store: Any,
-    conn: Any,
     keep: list[int],
     rows: dict[int, Any],
-    fused: dict[int, tuple[float, float, float]],
-    flt: Mapping[str, Any] | None,
-    time_range: Any,
-    now: float,
+    fused: Fused,
     want: int,
-    full_rows: bool = True,
-) -> tuple[list[int], dict[int, tuple[float, float, float]]]:
-    """`ranked()`'s hook: smooth the fused relevance over insertion-order neighbours.
+    alpha: float,
+    *,
+    adjacent: Callable[[Iterable[int]], dict[int, list[int]]],
+    fetch: Callable[[Iterable[int]], dict[int, Any]],
+    admit: Callable[[dict[int, Any]], list[int]],
+) -> tuple[list[int], Fused]:
+    """The ranker's neighbours stage: smooth the fused relevance over insertion-order
+    neighbours.
 
-    The best max(2 * want, 20) candidates pass relevance on; neighbours that were not
-    candidates are loaded (and filtered) like any candidate, with values when `full_rows`.
-    Returns the new candidate list
-    and fused tuples (relevance replaced, the explanation parts kept; 0 for newcomers).
+    The best max(2 * want, 20) candidates pass relevance on. `adjacent` finds an item's
+    neighbours, `fetch` reads the rows of neighbours that were not candidates (added to
+    `rows`), `admit` keeps those that pass the search's filters. Returns the new candidate
+    list and fused tuples (relevance replaced, the explanation parts kept; 0 for newcomers).
     """
-    from langmem_plus.store._ranking import _keep, _rows
-
-    alpha = store.config.neighbour_weight
     top = sorted(keep, key=lambda i: -fused[i][0])[: max(2 * want, 20)]
-    if not any(_session(rows[i]) is not None for i in top if i in rows):
+    if not any(rows[i].session is not None for i in top if i in rows):
         return keep, fused  # no session among the best: nothing can be smoothed, no reads
-    nbrs = adjacent(conn, top)
+    nbrs = adjacent(top)
     new = {j for js in nbrs.values() for j in js} - set(rows)
     if new:
-        rows.update(_rows(store, conn, new, full=full_rows))
+        rows.update(fetch(new))
     # Only turns of one session are context for each other: both items must name the same
     # session (session_id / chat_id / conversation_id in their value). Independent memories
     # (no session) never pass relevance around.
@@ -115,18 +70,14 @@ def with_neighbours(
         i: [
             j
             for j in js
-            if j in rows
-            and _session(rows[i]) is not None
-            and _session(rows[i]) == _session(rows[j])
+            if j in rows and rows[i].session is not None and rows[i].session == rows[j].session
         ]
         for i, js in nbrs.items()
         if i in rows
     }
     new = {j for js in nbrs.values() for j in js} & new
     if new:
-        keep = keep + [
-            i for i in _keep(store, {i: rows[i] for i in new if i in rows}, flt, time_range, now)
-        ]
+        keep = keep + admit({i: rows[i] for i in new if i in rows})
     smooth = inherit({i: fused[i][0] for i in keep if i in fused}, nbrs, alpha)
     out = {}
     for i in keep:

@@ -10,7 +10,6 @@ coding profile:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["ScoreParts", "frequency", "fuse_arrays", "fuse_relevance", "recency", "score_batch"]
+__all__ = ["COMPONENTS", "ScoreParts", "fuse_arrays", "score_batch"]
 
 _DAY = 86400.0
 
@@ -42,25 +41,11 @@ class ScoreParts:
     profile: str = "default"
 
     def as_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in _FIELDS}
+        return {f: getattr(self, f) for f in COMPONENTS}
 
 
-_FIELDS = tuple(ScoreParts.__dataclass_fields__)
-
-
-def recency(now: float, last: float | None, half_life_days: float) -> float:
-    """1.0 now, halving every `half_life_days` since `last` (epoch seconds)."""
-    if last is None:
-        return 0.0
-    age = max(0.0, now - last) / _DAY
-    return float(0.5 ** (age / half_life_days))
-
-
-def frequency(access_count: int, saturation: int) -> float:
-    """log1p(count) / log1p(saturation), capped at 1."""
-    if access_count <= 0:
-        return 0.0
-    return min(1.0, math.log1p(access_count) / math.log1p(saturation))
+COMPONENTS = tuple(ScoreParts.__dataclass_fields__)
+"""The names of a search hit's `components`, in order (the fields of `ScoreParts`)."""
 
 
 def _zscores(values: np.ndarray) -> np.ndarray:
@@ -71,12 +56,11 @@ def _zscores(values: np.ndarray) -> np.ndarray:
     return (values - float(values.mean())) / sd
 
 
-def fuse_relevance(
-    bm25: Mapping[int, float],
-    sims: Mapping[int, float],
-    w_keyword: float,
-) -> dict[int, tuple[float, float, float]]:
-    """Fused text relevance per candidate: (fused, bm25_norm, vector_norm), all in [0, 1].
+def fuse_arrays(
+    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fused text relevance of aligned candidate arrays: (fused, bm25_norm, vector_norm),
+    all in [0, 1] (cosine NaN: the candidate has no vector).
 
     Each signal is turned into standard scores over the candidate set (z = (x - mean) / std),
     so a signal counts by how far an item stands out from the other candidates, not by its
@@ -87,20 +71,6 @@ def fuse_relevance(
     `bm25_norm` (BM25 / best BM25) and `vector_norm` (min-max cosine) explain the inputs.
     Measured against fixed max/min-max weighting in docs/benchmarks.md.
     """
-    ids = sorted(set(bm25) | set(sims))
-    if not ids:
-        return {}
-    b = np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float64)
-    c = np.array([sims.get(i, np.nan) for i in ids], dtype=np.float64)
-    fused, bn, vn = fuse_arrays(b, c, w_keyword)
-    return dict(zip(ids, zip(fused.tolist(), bn.tolist(), vn.tolist(), strict=True), strict=True))
-
-
-def fuse_arrays(
-    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`fuse_relevance` on aligned arrays (cosine NaN: the candidate has no vector); returns
-    (fused, bm25_norm, vector_norm) arrays in the same order."""
     b = np.maximum(bm25, 0.0)
     has = ~np.isnan(cosine)
     has_v = bool(has.any())

@@ -1,0 +1,97 @@
+"""What one `batch` will do, decided before any I/O: the ops, the texts to embed, the queries.
+
+`HybridStore._plan` builds a `Plan` (pure: validation and text extraction only), the
+embeddings are computed for it, then the store runs it in one read and one write
+transaction. `MemorySearchOp` is the store's own search op: LangGraph's `SearchOp` plus
+`current_topic` and `time_range`, so that searches with extras take the same path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.store.base import Op, PutOp, SearchOp
+
+from langmem_plus.errors import InvalidQueryError
+from langmem_plus.store._common import _as_epoch
+
+__all__ = ["MemorySearchOp", "Plan", "PutPlan", "TimeRange", "merge_plans", "time_range_of"]
+
+TimeRange = tuple[float | None, float | None]
+"""(start, end) of `created_at` in epoch seconds; None leaves that end open."""
+
+
+@dataclass
+class PutPlan:
+    """One put (or delete, when `op.value` is None) and the texts it indexes."""
+
+    op: PutOp
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (path, text) to embed
+    keyword_text: str = ""
+
+
+@dataclass
+class Plan:
+    """The ops of a batch in order, its puts by (namespace, key), its distinct queries."""
+
+    ops: list[Op]
+    puts: dict[tuple[tuple[str, ...], str], PutPlan]
+    queries: list[str]
+
+
+def merge_plans(plans: Sequence[Plan]) -> Plan:
+    """One plan running several plans' ops in order (a later put of the same key wins)."""
+    if len(plans) == 1:
+        return plans[0]
+    ops: list[Op] = []
+    puts: dict[tuple[tuple[str, ...], str], PutPlan] = {}
+    queries: list[str] = []
+    for p in plans:
+        ops.extend(p.ops)
+        puts.update(p.puts)
+        queries.extend(p.queries)
+    return Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
+
+
+def time_range_of(time_range: Any) -> TimeRange | None:
+    """`search(time_range=...)` as epoch seconds; bad input raises `InvalidQueryError`."""
+    if time_range is None:
+        return None
+    if not isinstance(time_range, (tuple, list)) or len(time_range) != 2:
+        raise InvalidQueryError("time_range must be a (start, end) pair; use None for open ends")
+    try:
+        tr = (_as_epoch(time_range[0]), _as_epoch(time_range[1]))
+    except (TypeError, ValueError) as exc:
+        raise InvalidQueryError(
+            f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}"
+        ) from None
+    if tr[0] is not None and tr[1] is not None and tr[0] > tr[1]:
+        raise InvalidQueryError("time_range start is after its end")
+    return tr
+
+
+class MemorySearchOp(SearchOp):
+    """A `SearchOp` with HybridStore's extras: `current_topic` (items on it get the topic
+    boost) and `time_range` (created_at bounds, epoch seconds). Runs through `batch`."""
+
+    current_topic: str | None
+    time_range: TimeRange | None
+
+    def __new__(
+        cls,
+        namespace_prefix: tuple[str, ...],
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        query: str | None = None,
+        refresh_ttl: bool = True,
+        *,
+        current_topic: str | None = None,
+        time_range: Any = None,
+    ) -> MemorySearchOp:
+        self = super().__new__(cls, namespace_prefix, filter, limit, offset, query, refresh_ttl)
+        self.current_topic = current_topic
+        self.time_range = time_range_of(time_range)
+        return self
