@@ -14,60 +14,60 @@ import re
 from dataclasses import dataclass, field
 
 from langmem_plus.processors._patterns import (
-    _CHITCHAT_EN,
-    _CHITCHAT_ZH,
-    _EN_BARE_FAN,
-    _EN_BARE_PREF,
-    _EN_CODE,
-    _EN_CORR_MARK,
-    _EN_CORR_PAIR,
-    _EN_CORR_STRIP,
-    _EN_DELETE,
-    _EN_EVENT,
-    _EN_FORGET,
-    _EN_FUTURE,
-    _EN_HABIT,
-    _EN_ME_FIRST,
-    _EN_OBSOLETE,
-    _EN_OTHER,
-    _EN_OVER,
-    _EN_PERSONAL,
-    _EN_PLAN_VERB,
-    _EN_PREF,
-    _EN_REL_WHO,
-    _EN_REMEMBER,
-    _EN_STATE,
-    _EN_SYMBOL_WHERE,
-    _EN_TIME_PREFIX,
-    _QUESTION_EN,
-    _QUESTION_ZH,
-    _REQUEST_EN,
-    _REQUEST_ZH,
-    _SLOT_RULES,
-    _TECH_LEXICON,
-    _ZH_CODE,
-    _ZH_CODE_CONT,
-    _ZH_CORR_MARK,
-    _ZH_CORR_PAIR,
-    _ZH_CORR_PAIR_REV,
-    _ZH_CORR_STRIP,
-    _ZH_DELETE,
-    _ZH_EVENT,
-    _ZH_FUTURE,
-    _ZH_HABIT,
-    _ZH_OBSOLETE,
-    _ZH_OTHER,
-    _ZH_PERSONAL,
-    _ZH_PLAN_VERB,
-    _ZH_PREF,
-    _ZH_PROJECT_CODE,
-    _ZH_REL_RE,
-    _ZH_REL_WHO,
-    _ZH_REMEMBER,
-    _ZH_STATE,
-    _ZH_STYLE,
-    _ZH_SYMBOL_WHERE,
-    _ZH_TOPIC_FIRST,
+    CHITCHAT_EN,
+    CHITCHAT_ZH,
+    EN_BARE_FAN,
+    EN_BARE_PREF,
+    EN_CODE,
+    EN_CORR_MARK,
+    EN_CORR_PAIR,
+    EN_CORR_STRIP,
+    EN_DELETE,
+    EN_EVENT,
+    EN_FORGET,
+    EN_FUTURE,
+    EN_HABIT,
+    EN_ME_FIRST,
+    EN_OBSOLETE,
+    EN_OTHER,
+    EN_OVER,
+    EN_PERSONAL,
+    EN_PLAN_VERB,
+    EN_PREF,
+    EN_REL_WHO,
+    EN_REMEMBER,
+    EN_STATE,
+    EN_SYMBOL_WHERE,
+    EN_TIME_PREFIX,
+    QUESTION_EN,
+    QUESTION_ZH,
+    REQUEST_EN,
+    REQUEST_ZH,
+    SLOT_RULES,
+    TECH_LEXICON,
+    ZH_CODE,
+    ZH_CODE_CONT,
+    ZH_CORR_MARK,
+    ZH_CORR_PAIR,
+    ZH_CORR_PAIR_REV,
+    ZH_CORR_STRIP,
+    ZH_DELETE,
+    ZH_EVENT,
+    ZH_FUTURE,
+    ZH_HABIT,
+    ZH_OBSOLETE,
+    ZH_OTHER,
+    ZH_PERSONAL,
+    ZH_PLAN_VERB,
+    ZH_PREF,
+    ZH_PROJECT_CODE,
+    ZH_REL_RE,
+    ZH_REL_WHO,
+    ZH_REMEMBER,
+    ZH_STATE,
+    ZH_STYLE,
+    ZH_SYMBOL_WHERE,
+    ZH_TOPIC_FIRST,
 )
 from langmem_plus.processors._textutil import (
     clean_clause,
@@ -153,15 +153,15 @@ class TurnSignals:
 def is_chitchat(clause: str) -> bool:
     """Greetings, thanks, acknowledgements and small talk with nothing to remember."""
     text = clause.strip()
-    return bool(_CHITCHAT_ZH.match(text) or _CHITCHAT_EN.match(text))
+    return bool(CHITCHAT_ZH.match(text) or CHITCHAT_EN.match(text))
 
 
 def is_question(clause: str) -> bool:
     """A question or a task request (knowledge questions, 'explain…', '什么是…')."""
     text = clause.strip()
     if detect_lang(text) == "zh":
-        return bool(_QUESTION_ZH.search(text))
-    return bool(_QUESTION_EN.search(text))
+        return bool(QUESTION_ZH.search(text))
+    return bool(QUESTION_EN.search(text))
 
 
 def tech_terms(text: str) -> list[str]:
@@ -172,7 +172,7 @@ def tech_terms(text: str) -> list[str]:
         low = word.lower()
         if (
             (
-                low in _TECH_LEXICON
+                low in TECH_LEXICON
                 or (
                     word[0].isupper()
                     and len(word) > 1
@@ -191,7 +191,7 @@ def tech_terms(text: str) -> list[str]:
 
 def slot_of(text: str, who: str = "user") -> str | None:
     """The single-valued attribute a statement sets (`who:name`, `who:home`, ...), if any."""
-    for name, pattern in _SLOT_RULES:
+    for name, pattern in SLOT_RULES:
         if pattern.search(text):
             return f"{who}:{name}"
     return None
@@ -235,25 +235,25 @@ def _make(
 
 
 def _zh_statement(text: str, remember: bool) -> Statement | None:
-    m = _ZH_OTHER.match(text)
-    if m and not re.match(r"^(?:我|用户)(?:的)?(?:" + _ZH_REL_RE + r")(?:和|跟)(?:我|用户)", text):
+    m = ZH_OTHER.match(text)
+    if m and not re.match(r"^(?:我|用户)(?:的)?(?:" + ZH_REL_RE + r")(?:和|跟)(?:我|用户)", text):
         rest = text[m.end() :]
         if len(rest) >= 2:
-            who = _ZH_REL_WHO[m.group(1)]
+            who = ZH_REL_WHO[m.group(1)]
             cat = "preference" if re.search(r"喜欢|爱吃|爱喝|讨厌|不吃|不喝|过敏", rest) else "fact"
             return _make(text, "other_person", cat, "zh", who=who, source=text)
-    if _ZH_CODE.search(text) or _ZH_PROJECT_CODE.search(text) or _ZH_SYMBOL_WHERE.search(text):
+    if ZH_CODE.search(text) or ZH_PROJECT_CODE.search(text) or ZH_SYMBOL_WHERE.search(text):
         return _make(text, "code", "fact", "zh", source=text)
-    topic = _ZH_TOPIC_FIRST.match(text)
+    topic = ZH_TOPIC_FIRST.match(text)
     if topic and not re.match(
-        r"^(?:我|用户|这|那|它|他|她|什么|啥|哪|" + _ZH_FUTURE + r")", topic.group("topic")
+        r"^(?:我|用户|这|那|它|他|她|什么|啥|哪|" + ZH_FUTURE + r")", topic.group("topic")
     ):
         rest = topic.group("rest")
-        if _ZH_PREF.search(rest):
+        if ZH_PREF.search(rest):
             memory = _zh_topic_memory(topic.group("topic"), rest)
             return _make(text, "preference", "preference", "zh", source=text, rendered=memory)
-    if _ZH_PREF.search(text) or (
-        _ZH_STYLE.match(text)
+    if ZH_PREF.search(text) or (
+        ZH_STYLE.match(text)
         and re.search(
             r"简短|详细|中文|英文|表情|例子|简洁|"
             r"啰嗦|列表|口语",
@@ -261,21 +261,21 @@ def _zh_statement(text: str, remember: bool) -> Statement | None:
         )
     ):
         return _make(text, "preference", "preference", "zh", source=text)
-    if _ZH_PERSONAL.search(text):
+    if ZH_PERSONAL.search(text):
         return _make(text, "personal", "fact", "zh", confidence=0.9, source=text)
-    if re.search(_ZH_FUTURE, text) and re.search(_ZH_PLAN_VERB, text):
+    if re.search(ZH_FUTURE, text) and re.search(ZH_PLAN_VERB, text):
         return _make(text, "plan", "fact", "zh", source=text)
     fragment = len(text) < 5 and not re.match(r"^(?:我|用户)", text)
-    if _ZH_HABIT.search(text) and not fragment:
+    if ZH_HABIT.search(text) and not fragment:
         return _make(text, "habit", "pattern", "zh", source=text)
-    if _ZH_STATE.search(text) and not fragment:
+    if ZH_STATE.search(text) and not fragment:
         return _make(text, "state", "fact", "zh", confidence=0.7, source=text)
     starts_me = bool(re.match(r"^(?:我|用户)", text)) or bool(
-        re.match(r"^(?:" + _ZH_FUTURE + r"|今天|昨天|前天|上周|上个月|刚才|去年)(?:我|用户)", text)
+        re.match(r"^(?:" + ZH_FUTURE + r"|今天|昨天|前天|上周|上个月|刚才|去年)(?:我|用户)", text)
     )
-    if _REQUEST_ZH.match(text):
+    if REQUEST_ZH.match(text):
         return _make(text, "remember", "fact", "zh", confidence=0.7) if remember else None
-    if starts_me and _ZH_EVENT.search(text) and len(content_tokens(text)) >= 2:
+    if starts_me and ZH_EVENT.search(text) and len(content_tokens(text)) >= 2:
         return _make(text, "event", "fact", "zh", confidence=0.65, source=text)
     if remember and _has_code(text) and not re.match(r"^(?:我|用户)(?!们)", text):
         return _make(text, "code", "fact", "zh", source=text)
@@ -305,17 +305,17 @@ def _en_subjectless(text: str) -> str | None:
     """A subject-less preference as a first-person clause: "Tea over coffee for me, always"
     -> "I always prefer tea over coffee";
     "Love spicy food" -> "I love spicy food"; "Big fan of jazz" -> "I'm a big fan of jazz"."""
-    m = _EN_OVER.match(text)
+    m = EN_OVER.match(text)
     if m and not re.match(r"^(?:I|I'm|my|we|it|this|that|the|a|an)\b", text, re.I):
         a, b = m.group("a").strip(), m.group("b").strip()
         if len(a.split()) <= 4 and len(b.split()) <= 4:
-            if a[:1].isupper() and a[1:2].islower() and a.lower() not in _TECH_LEXICON:
+            if a[:1].isupper() and a[1:2].islower() and a.lower() not in TECH_LEXICON:
                 a = a[0].lower() + a[1:]
             always = "always " if m.group("always") else ""
             return f"I {always}prefer {a} over {b}"
-    if _EN_BARE_PREF.match(text):
+    if EN_BARE_PREF.match(text):
         return "I " + text[0].lower() + text[1:]
-    if _EN_BARE_FAN.match(text):
+    if EN_BARE_FAN.match(text):
         low = text[0].lower() + text[1:]
         return "I'm " + re.sub(
             r"^((?:\w+ )*?)(not )?(?:a )?((?:huge |big )?fan of)", r"\1\2a \3", low, flags=re.I
@@ -324,7 +324,7 @@ def _en_subjectless(text: str) -> str | None:
 
 
 def _en_statement(text: str, remember: bool) -> Statement | None:
-    probe = _EN_TIME_PREFIX.sub("", text)
+    probe = EN_TIME_PREFIX.sub("", text)
     st = _en_statement_probe(probe, text, remember)
     if st is None:
         rewritten = _en_subjectless(text)
@@ -337,11 +337,11 @@ def _en_statement(text: str, remember: bool) -> Statement | None:
 
 def _en_statement_probe(probe: str, text: str, remember: bool) -> Statement | None:
     """Match the rules on `probe` (leading time phrase removed), render `text`."""
-    m = _EN_OTHER.match(probe)
+    m = EN_OTHER.match(probe)
     if m:
         rest = probe[m.end() :]
         if len(rest.split()) >= 2:
-            who = _EN_REL_WHO[m.group(1).lower()]
+            who = EN_REL_WHO[m.group(1).lower()]
             cat = (
                 "preference"
                 if re.search(
@@ -352,29 +352,29 @@ def _en_statement_probe(probe: str, text: str, remember: bool) -> Statement | No
                 else "fact"
             )
             return _make(text, "other_person", cat, "en", who=who, source=text)
-    if (_EN_CODE.search(probe) and _has_code(probe)) or _EN_SYMBOL_WHERE.search(probe):
+    if (EN_CODE.search(probe) and _has_code(probe)) or EN_SYMBOL_WHERE.search(probe):
         return _make(_en_code_subject(text), "code", "fact", "en", source=text)
-    if _EN_PREF.search(probe) and not re.search(
+    if EN_PREF.search(probe) and not re.search(
         r"\b(?:like|love|hate|enjoy)s? (?:it|that|this|them|you|your|to (?:know|ask))\b", text, re.I
     ):
         return _make(text, "preference", "preference", "en", source=text)
-    if _EN_PERSONAL.search(probe):
+    if EN_PERSONAL.search(probe):
         return _make(text, "personal", "fact", "en", confidence=0.9, source=text)
     if (
-        re.search(_EN_FUTURE, text, re.I)
-        and re.search(_EN_PLAN_VERB, text, re.I)
+        re.search(EN_FUTURE, text, re.I)
+        and re.search(EN_PLAN_VERB, text, re.I)
         and re.search(r"\b(?:I|I'm|I'll|I've|my|we|we're|we'll|User)\b", text)
     ):
         return _make(text, "plan", "fact", "en", source=text)
-    if _EN_HABIT.search(probe):
+    if EN_HABIT.search(probe):
         return _make(text, "habit", "pattern", "en", source=text)
-    if _EN_STATE.search(probe):
+    if EN_STATE.search(probe):
         return _make(text, "state", "fact", "en", confidence=0.7, source=text)
-    if _REQUEST_EN.match(probe):
+    if REQUEST_EN.match(probe):
         return _make(text, "remember", "fact", "en", confidence=0.7) if remember else None
-    if _EN_ME_FIRST.match(probe) and _EN_EVENT.search(probe) and len(content_tokens(text)) >= 2:
+    if EN_ME_FIRST.match(probe) and EN_EVENT.search(probe) and len(content_tokens(text)) >= 2:
         return _make(text, "event", "fact", "en", confidence=0.65, source=text)
-    if remember and _has_code(text) and not _EN_ME_FIRST.match(probe):
+    if remember and _has_code(text) and not EN_ME_FIRST.match(probe):
         return _make(_en_code_subject(text), "code", "fact", "en", source=text)
     if remember and len(content_tokens(text)) >= 1:
         return _make(text, "remember", "fact", "en", confidence=0.8, source=text)
@@ -425,17 +425,17 @@ def _bare_value(cleaned: str, statement: Statement | None, lang: str) -> str | N
 
 def _zh_correction(sentence: str) -> Correction | None:
     sentence = sentence.strip().rstrip("。！!.…~～ ")
-    pair = _ZH_CORR_PAIR.search(sentence) or _ZH_CORR_PAIR_REV.search(sentence)
-    if not pair and not _ZH_CORR_MARK.search(sentence):
+    pair = ZH_CORR_PAIR.search(sentence) or ZH_CORR_PAIR_REV.search(sentence)
+    if not pair and not ZH_CORR_MARK.search(sentence):
         return None
     old = pair.group("old").strip() if pair else None
     new = pair.group("new").strip() if pair else None
     # "现在 / 目前" in a correction says the fact is current, it is not part of the fact
-    cleaned = strip_present(_ZH_CORR_STRIP.sub("", sentence), "zh")
+    cleaned = strip_present(ZH_CORR_STRIP.sub("", sentence), "zh")
     if pair:
         # keep the subject before "不是" and the new value: "我不是住上海，是住杭州" -> "我住杭州"
         head = cleaned[: cleaned.find("不是")] if "不是" in cleaned else ""
-        if _ZH_CORR_PAIR_REV.search(sentence) and not _ZH_CORR_PAIR.search(sentence):
+        if ZH_CORR_PAIR_REV.search(sentence) and not ZH_CORR_PAIR.search(sentence):
             cleaned = re.sub(r"[，,]\s*(?:而)?不是.*$", "", cleaned)
             new = clean_clause(cleaned) or new  # "其实我现在住在上海" -> "我住在上海"
         else:
@@ -449,13 +449,13 @@ def _zh_correction(sentence: str) -> Correction | None:
 
 def _en_correction(sentence: str) -> Correction | None:
     body = strip_present(sentence.rstrip(".!"), "en")
-    pair = _EN_CORR_PAIR.search(body)
-    if not _EN_CORR_MARK.search(sentence) and not (
+    pair = EN_CORR_PAIR.search(body)
+    if not EN_CORR_MARK.search(sentence) and not (
         pair and re.search(r"\b(?:I|my|I'm)\b", sentence)
     ):
         return None
     old = new = None
-    cleaned = _EN_CORR_STRIP.sub("", body).strip(" ,")
+    cleaned = EN_CORR_STRIP.sub("", body).strip(" ,")
     if pair:
         old = (pair.group("old") or pair.group("old2") or "").strip() or None
         new = (pair.group("new") or pair.group("new2") or "").strip() or None
@@ -479,20 +479,20 @@ def _en_correction(sentence: str) -> Correction | None:
 def _deletion(clause: str) -> Deletion | None:
     lang = detect_lang(clause)
     if lang == "zh":
-        m = _ZH_DELETE.search(clause)
+        m = ZH_DELETE.search(clause)
         if (
             m
             and not re.search(r"我(?:忘|忘记)", clause[: m.end()])
             and (re.search(r"记忆|那条|这条|这件事|的事|关于|我", clause) or m.start() == 0)
         ):
-            content = _ZH_DELETE.sub("", clause)
+            content = ZH_DELETE.sub("", clause)
             content = re.sub(
                 r"(?:那条|这条|这个|那个)?(?:关于)?|(?:的)?(?:记忆|事情|这件事|那件事|信息|记录)|吧$",
                 "",
                 content,
             )
             return Deletion(content.strip("，,。 "), True, clause, lang)
-        m = _ZH_OBSOLETE.search(clause)
+        m = ZH_OBSOLETE.search(clause)
         if m:
             strong = not m.group(0).startswith(("现在", "如今", "目前")) and not re.fullmatch(
                 r"不.{1,8}了", m.group(0)
@@ -503,7 +503,7 @@ def _deletion(clause: str) -> Deletion | None:
             content = re.sub(r"了$", "", content)
             return Deletion(content.strip("，,。 "), strong, clause, lang)
         return None
-    m = _EN_DELETE.search(clause)
+    m = EN_DELETE.search(clause)
     if (
         m
         and not re.search(
@@ -514,7 +514,7 @@ def _deletion(clause: str) -> Deletion | None:
         content = clause[m.end() :]
         content = re.sub(r"\b(?:please|it|memory|that)\b", "", content, flags=re.I)
         return Deletion(content.strip(" ,.!"), True, clause, lang)
-    m = _EN_OBSOLETE.search(clause)
+    m = EN_OBSOLETE.search(clause)
     if m:
         content = re.sub(
             r"\b(?:no longer|anymore|any more|not anymore|stopped|quit|don't|doesn't|do not|"
@@ -535,8 +535,8 @@ def turn_signals(text: str) -> TurnSignals:
     for sentence in split_sentences(text):
         lang = detect_lang(sentence)
         # "记住 processOrder 在 src/order.ts 里": a Chinese request around English code
-        rem = (_ZH_REMEMBER if lang == "zh" else _EN_REMEMBER).search(sentence) or (
-            _ZH_REMEMBER if lang != "zh" else _EN_REMEMBER
+        rem = (ZH_REMEMBER if lang == "zh" else EN_REMEMBER).search(sentence) or (
+            ZH_REMEMBER if lang != "zh" else EN_REMEMBER
         ).search(sentence)
         remember = bool(rem) and not re.search(
             r"(?:你还?记得|还记得|记得吗|do you remember|you remember|I remember|"
@@ -549,7 +549,7 @@ def turn_signals(text: str) -> TurnSignals:
             body = (sentence[: rem.start()] + " " + sentence[rem.end() :]).strip()
             signals.remember = True
         correct = _zh_correction if lang == "zh" else _en_correction
-        forget_request = bool((_ZH_DELETE if lang == "zh" else _EN_FORGET).search(body))
+        forget_request = bool((ZH_DELETE if lang == "zh" else EN_FORGET).search(body))
         if not forget_request:
             corr = correct(body)
             if corr and (corr.statement or corr.old_value or corr.bare):
@@ -579,7 +579,7 @@ def turn_signals(text: str) -> TurnSignals:
                 last is not None
                 and last.family == "code"
                 and last.lang == "zh"
-                and _ZH_CODE_CONT.match(cleaned)
+                and ZH_CODE_CONT.match(cleaned)
                 and last.source_clause
             ):
                 # "我们的项目用 PostgreSQL 15，部署在 k8s 上": one subject, one memory
