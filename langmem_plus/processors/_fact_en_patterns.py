@@ -11,7 +11,7 @@ from langmem_plus.processors._fact_patterns import (
     EN_STATES_RE,
     EN_TIME,
 )
-from langmem_plus.processors._patterns import JOBS_EN
+from langmem_plus.processors._lexicon import JOBS_EN
 
 _I = re.IGNORECASE
 # an optional ' at <time>' closing a day pattern: the group after the day (`_when` in _fact_en)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from langmem_plus.processors._patterns import EN_REL_WHO, ZH_REL_WHO, longest_first
+from langmem_plus.processors._lexicon import EN_REL_WHO, ZH_REL_WHO, longest_first
 
 # --------------------------------------------------------------------------- lexicons
 

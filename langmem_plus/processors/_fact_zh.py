@@ -19,7 +19,7 @@ from langmem_plus.processors._fact_patterns import (
     device_slot,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, fact, zh_third
-from langmem_plus.processors._patterns import JOBS_ZH, longest_first
+from langmem_plus.processors._lexicon import JOBS_ZH, longest_first
 from langmem_plus.processors.derived import DerivedFact
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from langmem_plus.processors._lexicon import TECH_LEXICON
 from langmem_plus.processors._patterns import (
     EN_BARE_FAN,
     EN_BARE_PREF,
@@ -25,7 +26,6 @@ from langmem_plus.processors._patterns import (
     REQUEST_EN,
     REQUEST_ZH,
     SLOT_RULES,
-    TECH_LEXICON,
     ZH_CODE,
     ZH_EVENT,
     ZH_FUTURE,
