@@ -79,9 +79,6 @@ LEARNING = re.compile(
 )
 A_NOW = re.compile(r"^I'?m (?:a|an) ([\w -]{2,25}?) now\b", _I)
 DRIVE_NOW = re.compile(r"^I (drive|ride|use|have) (?:a |an )?(.{2,30}?) now$", _I)
-_DOING_NOW = re.compile(
-    r"^I'?m (?:just |now )?(?:doing|into|taking|learning|playing) (.{2,30}?)(?: now)?$", _I
-)
 AT_DAY = re.compile(
     r"^(?:my |our |the )?([a-z][\w' ]{1,24}?)(?:'s| is) (?:at |on )?("
     + EN_DAY
