@@ -222,7 +222,7 @@ class _Plan:
         system: str,
         user: str,
         close_truncated: bool = True,
-    ):
+    ) -> None:
         self.llm = llm
         self.schema = schema
         self.close_truncated = close_truncated
