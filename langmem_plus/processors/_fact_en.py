@@ -6,76 +6,59 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors._fact_en_patterns import (
-    _A_NOW,
-    _AGE,
-    _ALLERGY,
-    _AT_DAY,
-    _BABY,
-    _BAD_START,
-    _BETTER,
-    _CALL_ME,
-    _COMING,
-    _DAY_FIRST,
-    _DONT,
-    _DRIVE_NOW,
-    _EVENT,
-    _FRAGMENT,
-    _FROM,
-    _GOING,
-    _HARD_NO,
-    _HAVE_PLAN,
-    _HAVE_REL,
-    _I,
-    _IM_JOB,
-    _ITS_NAME,
-    _JOB,
-    _JUST_NAME,
-    _KIND_OF_PERSON,
-    _LEARNING,
-    _LIKE,
-    _LIVE,
-    _MOVED_TO,
-    _MY_ATTR,
-    _MY_NAME,
-    _MY_THING,
-    _NO_FOR_ME,
-    _NOT_CALL,
-    _NOW,
-    _NOW_STOP,
-    _ON_NOW,
-    _OR_ELSE,
-    _PERSON,
-    _PRONOUNS,
-    _RATHER,
-    _REL,
-    _RESCHEDULED,
-    _SINCE,
-    _STATE,
-    _SWITCH,
-    _TEAM,
-    _WE_STATE,
-    _WORK,
-    _YEARS_OLD,
+    A_NOW,
+    AGE,
+    ALLERGY,
+    BETTER,
+    CALL_ME,
+    DONT,
+    DRIVE_NOW,
+    FROM,
+    HARD_NO,
+    HAVE_REL,
+    IM_JOB,
+    ITS_NAME,
+    JOB,
+    JUST_NAME,
+    KIND_OF_PERSON,
+    LEARNING,
+    LIKE,
+    LIVE,
+    MOVED_TO,
+    MY_ATTR,
+    MY_NAME,
+    MY_THING,
+    NO_FOR_ME,
+    NOT_CALL,
+    NOW,
+    NOW_STOP,
+    ON_NOW,
+    OR_ELSE,
+    PERSON,
+    PRONOUNS,
+    RATHER,
+    REL,
+    RESCHEDULED,
+    SINCE,
+    STATE,
+    SWITCH,
+    TEAM,
+    WORK,
+    YEARS_OLD,
 )
+from langmem_plus.processors._fact_en_plans import event, plan
 from langmem_plus.processors._fact_patterns import (
     EN_ATTR,
-    EN_DAY,
     EN_REL,
     EN_REL_RE,
     EN_REL_SAY,
     EN_STANDING_RE,
     EN_STATES,
     ONE_OFF_EN,
-    WEEKDAYS_EN,
     device_slot,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, en_third, fact
 from langmem_plus.processors.derived import DerivedFact
-
-# what 'X is Friday' says about a day rather than about a plan
-_NOT_EVENT = re.compile(
-    r"(?:today|tomorrow|tonight|yesterday|there|the weather|my day|the day|payday|day one)$", re.I
-)
 
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"
@@ -88,49 +71,33 @@ _STANDING_IMPERATIVE = re.compile(
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
 
-def _day(word: str) -> str:
-    if word.lower() in ("tmrw", "tmr"):
-        return "tomorrow"
-    w = word.lower().rstrip("s")
-    return (
-        WEEKDAYS_EN.get(w[:3] if w.endswith("day") else w, word.capitalize())
-        if w[:3] in WEEKDAYS_EN
-        else word
-    )
-
-
-def _when(m: re.Match[str]) -> str:
-    """'Friday at 3pm' from a match whose group 2 is the day and group 3 the optional time."""
-    return _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
-
-
 def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'call me Dan' -> wants to be called Dan; 'my name is X' / pronouns -> profile."""
     t = cl[i].text
-    if (m := _CALL_ME.search(t)) and not cl[i].question:
+    if (m := CALL_ME.search(t)) and not cl[i].question:
         return [fact(f"User wants to be called {m.group(1)}", kind="instruction",
                      slot="user.preferred_name", value=m.group(1))]  # fmt: skip
-    if m := _NOT_CALL.search(t):
+    if m := NOT_CALL.search(t):
         for c in cl[i + 1 :]:
-            if n := _JUST_NAME.match(c.text):
+            if n := JUST_NAME.match(c.text):
                 return [fact(f"User wants to be called {n.group(1)}, not {m.group(1)}",
                              kind="instruction", slot="user.preferred_name", value=n.group(1))]  # fmt: skip
     if (
         re.search(r"\bcall(?:ed)? me\b", t)
         and i + 1 < len(cl)
-        and (n := _ITS_NAME.match(cl[i + 1].text))
+        and (n := ITS_NAME.match(cl[i + 1].text))
     ):
         return []  # the answer is read by `name_fix` on the next clause
-    if i > 0 and re.search(r"\bcall(?:ed)? me\b", cl[i - 1].text) and (n := _ITS_NAME.match(t)):
+    if i > 0 and re.search(r"\bcall(?:ed)? me\b", cl[i - 1].text) and (n := ITS_NAME.match(t)):
         text = f"User's name is {n.group(1)}" + (
             f" ({n.group(2).strip(' ,')})" if n.group(2).strip(" ,") else ""
         )
         return [fact(text, kind="profile", slot="user.name", value=n.group(1))]
-    if m := _MY_NAME.search(t):
+    if m := MY_NAME.search(t):
         return [
             fact(f"User's name is {m.group(1)}", kind="profile", slot="user.name", value=m.group(1))
         ]
-    if m := _PRONOUNS.search(t):
+    if m := PRONOUNS.search(t):
         return [fact(f"User uses {m.group(1).lower()} pronouns", kind="profile", slot="user.pronouns",
                      value=m.group(1).lower())]  # fmt: skip
     return []
@@ -142,7 +109,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if cl[i].question:
         return []
     if _STANDING_IMPERATIVE.match(t):
-        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=_I)
+        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
         return [fact(f"User wants: {en_third(ask)}", kind="instruction")]
     m = EN_STANDING_RE.search(t)
     if not m or m.group(0).lower() in ("always", "never"):
@@ -154,15 +121,15 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     )
     for c in cl[i + 1 : i + 4]:
         if (
-            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, _I)
+            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, re.I)
             or c.question
         ):
             break
         body.append(c.text)
-    text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=_I).strip(" ,")
+    text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=re.I).strip(" ,")
     if len(text) < 6:
         return []
-    if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, _I):
+    if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, re.I):
         return [
             fact(f"User doesn't want the assistant to {en_third(neg.group(1))}", kind="instruction")
         ]
@@ -172,34 +139,34 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """I'm vegetarian now / allergic to penicillin / 35 / I don't drink coffee -> the user's state."""
     t = cl[i].text
-    if m := _ALLERGY.search(t):
+    if m := ALLERGY.search(t):
         what = m.group(1).strip()
         return [fact(f"User is allergic to {what}", slot=f"allergy.{what}", value=what)]
-    if m := _STATE.search(t):
+    if m := STATE.search(t):
         slot, kind = EN_STATES[m.group(1).lower()]
         state = m.group(1).lower()
         text = f"User is {state}" + (" (doesn't drink alcohol)" if state == "sober" else "")
-        if but := re.search(r"\bbut (.+)$", t[m.end() :], _I):
+        if but := re.search(r"\bbut (.+)$", t[m.end() :], re.I):
             text += f", but {en_third(but.group(1))}"
         return [fact(text, kind=kind, slot=slot, value=state)]  # type: ignore[arg-type]
-    if m := _IM_JOB.match(t):
+    if m := IM_JOB.match(t):
         text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")
         return [fact(text, kind="profile", slot="job", value=m.group(1))]
-    if m := _FROM.match(t):
+    if m := FROM.match(t):
         return [
             fact(f"User is from {m.group(1)}", kind="profile", slot="hometown", value=m.group(1))
         ]
-    if m := _YEARS_OLD.match(t):
+    if m := YEARS_OLD.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
-    if m := _LEARNING.match(t):
+    if m := LEARNING.match(t):
         return [
             fact(f"User is learning {m.group(1)}", slot=f"learning.{m.group(1)}", value=m.group(1))
         ]
-    if m := _AGE.match(t):
+    if m := AGE.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
-    if m := _DONT.match(t):
+    if m := DONT.match(t):
         verb, obj = m.group(1).lower(), m.group(2).strip()
-        nxt = _PERSON.match(cl[i + 1].text) if i + 1 < len(cl) else None
+        nxt = PERSON.match(cl[i + 1].text) if i + 1 < len(cl) else None
         more = f", prefers {nxt.group(1)}" if nxt else ""
         return [
             fact(
@@ -215,18 +182,18 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'my birthday is May 3' / 'I live in Denver' -> the user's attribute and its value."""
     t = cl[i].text
-    if (m := _MY_ATTR.search(t)) and not re.search(r"\bmy (?:" + EN_REL_RE + r")'s", t, _I):
+    if (m := MY_ATTR.search(t)) and not re.search(r"\bmy (?:" + EN_REL_RE + r")'s", t, re.I):
         key, val = m.group(1).lower(), m.group(2).strip()
         return [fact(f"User's {key} is {val}", slot=EN_ATTR[key], value=val)]
-    if m := _JOB.match(t):
+    if m := JOB.match(t):
         return [fact(f"User works {m.group(1)}", kind="profile", slot="job", value=m.group(1))]
-    if m := _HAVE_REL.match(t):
+    if m := HAVE_REL.match(t):
         rest = m.group(3).strip(" ,")
         text = f"User has {m.group(1)} {m.group(2)}" + (
             f" {en_third(rest)}" if rest and len(rest.split()) <= 5 else ""
         )
         return [fact(text, kind="relation", subject="third_person", slot=None)]
-    if m := _MOVED_TO.match(t):
+    if m := MOVED_TO.match(t):
         return [
             fact(
                 f"User moved to {m.group(1)}",
@@ -235,9 +202,9 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=m.group(1),
             )
         ]
-    if (m := _ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
+    if (m := ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
-    if m := _LIVE.match(t):
+    if m := LIVE.match(t):
         return [
             fact(
                 f"User lives in {m.group(1)}",
@@ -252,8 +219,8 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'my nephew Jonah just started at MIT' -> about the nephew, never about the user."""
     t = cl[i].text
-    m = _REL.search(t)
-    if not m or cl[i].question or re.search(r"\b(?:ask|tell|call|text|help|remind) my\b", t, _I):
+    m = REL.search(t)
+    if not m or cl[i].question or re.search(r"\b(?:ask|tell|call|text|help|remind) my\b", t, re.I):
         return []
     rel_word = m.group(1).lower()
     rel = EN_REL[rel_word]
@@ -267,7 +234,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     name, rest = (m.group(3) or "").strip(), m.group(4).strip()
-    if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, _I):
+    if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, re.I):
         return []
     durable = (
         r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|(?-i:[A-Z])\w*)|"
@@ -277,12 +244,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     )
     if (
         ONE_OFF_EN.search(rest)
-        or not re.search(durable, rest, _I)
-        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, _I)
+        or not re.search(durable, rest, re.I)
+        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, re.I)
     ):
         return []
     if t[: m.start()].strip() and not re.match(
-        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), _I
+        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), re.I
     ):
         return []
     subj = f"{who} {name}" if name else who
@@ -291,13 +258,13 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     text = f"{subj} {en_third(rest)}" + (f", {en_third(more)}" if more else "")
     kind = (
         "event"
-        if re.search(r"\b(?:retired|passed away|had|got|started|moved|died)\b", rest, _I)
+        if re.search(r"\b(?:retired|passed away|had|got|started|moved|died)\b", rest, re.I)
         else "fact"
     )
     slot = None
-    if re.search(r"\b(?:works (?:at|for|as)|job at|started at|is a|is an)\b", rest, _I):
+    if re.search(r"\b(?:works (?:at|for|as)|job at|started at|is a|is an)\b", rest, re.I):
         slot = f"{rel}.job"
-    elif re.search(r"\b(?:lives in|moved to|is in)\b", rest, _I):
+    elif re.search(r"\b(?:lives in|moved to|is in)\b", rest, re.I):
         slot = f"{rel}.location"
     return [fact(text, kind=kind, subject="third_person", slot=slot)]  # type: ignore[arg-type]
 
@@ -305,12 +272,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'our builds run on Bazel' -> a standing fact about the user's team."""
     t = cl[i].text
-    m = _TEAM.match(t)
+    m = TEAM.match(t)
     if (
         not m
         or ONE_OFF_EN.search(t)
         or re.search(
-            r"\b(?:let's|should|could|maybe|had|did|going to|gonna|might|were|was)\b", t, _I
+            r"\b(?:let's|should|could|maybe|had|did|going to|gonna|might|were|was)\b", t, re.I
         )
     ):
         return []
@@ -334,33 +301,18 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     ]
 
 
-def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
-    """'Passed the bar exam!!!' / 'Baby girl arrived at 3:12am' -> a life event of the user."""
-    t = cl[i].text
-    if m := _BABY.match(t):
-        return [fact(f"User had a baby {m.group(1).lower()}", kind="event", slot=None)]
-    if m := _WE_STATE.match(t):
-        state = m.group(1).lower()
-        slot = "pregnancy" if state in ("pregnant", "expecting") else "marital_status"
-        return [fact(f"User and their partner are {state}", kind="event", slot=slot, value=state)]
-    if (m := _EVENT.match(t)) and not cl[i].question:
-        rest = re.split(r",| so | and I ", m.group(2))[0].strip()
-        return [fact(f"User {en_third(m.group(1).lower())} {en_third(rest)}", kind="event")]
-    return []
-
-
 def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'olives are a hard no for me', 'window seat or I'm miserable', 'I love X' (not sarcastic)."""
     t = cl[i].text
     if sarcastic:
         return []
-    if m := _BETTER.match(t):
+    if m := BETTER.match(t):
         return [fact(f"User prefers {m.group(1)} over {m.group(2)}", kind="preference",
                      slot=f"prefers.{m.group(2)}", value=m.group(1))]  # fmt: skip
-    if m := _HARD_NO.match(t):
+    if m := HARD_NO.match(t):
         what = m.group(1) or m.group(2)
         return [fact(f"User dislikes {what}", kind="preference", slot=f"likes.{what}", value="no")]
-    if m := _MY_THING.match(t):
+    if m := MY_THING.match(t):
         verb = "dislikes" if m.group(2).lower() == "nemesis" else "loves"
         return [
             fact(
@@ -370,7 +322,7 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=verb,
             )
         ]
-    if m := _NO_FOR_ME.match(t):
+    if m := NO_FOR_ME.match(t):
         return [
             fact(
                 f"User avoids {m.group(1)}",
@@ -379,10 +331,10 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value="no",
             )
         ]
-    if m := _KIND_OF_PERSON.match(t):
+    if m := KIND_OF_PERSON.match(t):
         text = f"User is {'not ' if m.group(1) else ''}a {m.group(2)} person"
         return [fact(text, kind="preference", slot=f"person.{m.group(2)}", value=m.group(2))]
-    if m := _RATHER.match(t):
+    if m := RATHER.match(t):
         return [
             fact(
                 f"User would rather {en_third(m.group(1))} than {en_third(m.group(2))}",
@@ -390,10 +342,10 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 slot=None,
             )
         ]
-    if m := _OR_ELSE.match(t):
+    if m := OR_ELSE.match(t):
         return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
                      value=m.group(1))]  # fmt: skip
-    if (m := _LIKE.match(t)) and not re.search(r"\b(?:this|that|it|you|when)\b", m.group(2), _I):
+    if (m := LIKE.match(t)) and not re.search(r"\b(?:this|that|it|you|when)\b", m.group(2), re.I):
         verb = m.group(1).lower().replace("can't", "cannot").replace("cant", "cannot")
         verb = {"love": "loves", "hate": "hates", "prefer": "prefers", "adore": "adores",
                 "despise": "despises", "avoid": "avoids"}.get(verb, verb.replace("don't", "doesn't"))  # fmt: skip
@@ -411,12 +363,12 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'been on a MacBook Air since March', 'rent's $2,150 now', 'switched notes from A to B'."""
     t = cl[i].text
-    if m := _A_NOW.match(t):
+    if m := A_NOW.match(t):
         return [fact(f"User is a {m.group(1)} now", kind="profile", slot="job", value=m.group(1))]
-    if m := _DRIVE_NOW.match(t):
+    if m := DRIVE_NOW.match(t):
         what = m.group(2)
         return [fact(f"User {m.group(1)}s {what} now", slot=device_slot(what) or what, value=what)]
-    if m := _SINCE.search(t):
+    if m := SINCE.search(t):
         what = re.split(r" and | but |,", m.group(1))[0]
         return [
             fact(
@@ -425,7 +377,7 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
                 value=what,
             )
         ]
-    if m := _SWITCH.match(t):
+    if m := SWITCH.match(t):
         who, thing, old, new = (
             (m.group(1) or "").strip().lower(),
             m.group(2) or "",
@@ -442,11 +394,11 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
                  subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
                  value=new)  # fmt: skip
         return [f.model_copy(update={"corrects": old})]
-    if (m := _RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
+    if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
-    m = _NOW.match(t)
-    if not m or _NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
+    m = NOW.match(t)
+    if not m or NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
         return []
     team = (m.group(1) or "").strip().lower() == "our"
     thing, val = m.group(2), m.group(3)
@@ -461,61 +413,9 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     return [fact(text, subject="team" if team else "user", slot=slot, value=val)]
 
 
-def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
-    """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
-    t = cl[i].text
-    if (
-        (m := _AT_DAY.match(t))
-        and not _BAD_START.match(m.group(1))
-        and not _NOT_EVENT.match(m.group(1))
-    ):
-        when = _when(m)
-        thing = en_third(m.group(1))
-        return [
-            fact(
-                f"User's {thing} is {when}",
-                kind="plan",
-                slot=f"{m.group(1).lower()}.time",
-                value=when,
-            )
-        ]
-    if m := _COMING.match(t):
-        who, day = m.group(1), _day(m.group(2))
-        return [
-            fact(
-                f"The {who} is coming on {day}", kind="plan", slot=f"{who.lower()}.visit", value=day
-            )
-        ]
-    if m := _HAVE_PLAN.match(t):
-        when = _when(m)
-        return [
-            fact(
-                f"User has {m.group(1)} on {when}",
-                kind="plan",
-                slot=f"plan.{m.group(1)}",
-                value=when,
-            )
-        ]
-    if m := _GOING.match(t):
-        trip_day: str | None = m.group(3)
-        if not trip_day and i + 1 < len(cl):
-            nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, _I)
-            trip_day = nxt.group(1) if nxt else None
-        when = f" on {_day(trip_day)}" if trip_day else ""
-        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
-                     slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
-    m = _FRAGMENT.match(t) or _DAY_FIRST.match(t)
-    if not m or _BAD_START.match(m.group("act")) or cl[i].question:
-        return []
-    act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
-    more = continuation(cl, i, zh=False, limit=1)
-    text = f"User has {act} on {day} at {time}" + (f", {more}" if more else "")
-    return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]
-
-
 def work(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'night shifts at the hospital' -> where and how the user works."""
-    m = _WORK.search(cl[i].text)
+    m = WORK.search(cl[i].text)
     if not m or cl[i].question:
         return []
     shift, place = (m.group(1) or "night shifts"), (m.group(2) or m.group(3))

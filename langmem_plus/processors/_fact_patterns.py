@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 
-from langmem_plus.processors._patterns import _EN_REL_WHO, _ZH_REL_WHO, longest_first
+from langmem_plus.processors._lexicon import EN_REL_WHO, ZH_REL_WHO, longest_first
 
 # --------------------------------------------------------------------------- lexicons
 
-ZH_REL = {**_ZH_REL_WHO, "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister",
+ZH_REL = {**ZH_REL_WHO, "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister",
           "闺蜜": "friend", "发小": "friend", "死党": "friend", "兄弟": "friend", "狗子": "dog", "狗狗": "dog", "猫咪": "cat", "老妈": "mother",
           "老爸": "father", "经理": "boss", "manager": "boss", "wife": "wife",
           "husband": "husband", "侄子": "nephew", "外甥": "nephew", "侄女": "niece",
           "外甥女": "niece"}  # fmt: skip
-EN_REL = {**_EN_REL_WHO, "nephew": "nephew", "niece": "niece", "stepdad": "stepfather",
+EN_REL = {**EN_REL_WHO, "nephew": "nephew", "niece": "niece", "stepdad": "stepfather",
           "stepmom": "stepmother", "sis": "sister", "bro": "brother"}  # fmt: skip
 # how a relation is written in a fact (one word for father/mother so that wordings agree)
 ZH_REL_SAY = {"father": "父亲", "mother": "母亲", "boss": "经理", "wife": "妻子", "dog": "狗",

@@ -19,7 +19,7 @@ from langmem_plus.processors._fact_patterns import (
     device_slot,
 )
 from langmem_plus.processors._fact_text import Clause, continuation, fact, zh_third
-from langmem_plus.processors._patterns import _JOBS_ZH, longest_first
+from langmem_plus.processors._lexicon import JOBS_ZH, longest_first
 from langmem_plus.processors.derived import DerivedFact
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
@@ -55,7 +55,7 @@ _IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff
 _HOMETOWN = re.compile(
     r"^我(?:其实)?是([\u4e00-\u9fff]{2,4})人$|^我老家(?:是|在)\s*([\u4e00-\u9fff]{2,8}?)(?:的)?$"
 )
-_JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + _JOBS_ZH + r")(?:的)?$")
+_JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + JOBS_ZH + r")(?:的)?$")
 _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
 _AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
 _LEARNING = re.compile(

@@ -1,185 +1,32 @@
-"""Lexicons and compiled patterns of the rule-based processors (Chinese and English):
-relations, jobs, technologies, time phrases, and one regex per rule family."""
+"""Compiled patterns of the rule-based processors (Chinese and English): time phrases,
+chitchat, questions, requests, slots and one regex per rule family."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-
-def longest_first(words: Iterable[str]) -> str:
-    """A regex alternation of `words`, longest first, so that a word wins over its prefix
-    (表哥 over 哥, best friend over friend)."""
-    return "|".join(sorted(words, key=len, reverse=True))
-
-
-_ZH_REL_WHO = {
-    "好朋友": "friend", "朋友": "friend", "同事": "colleague", "老板": "boss", "领导": "boss",
-    "室友": "roommate", "同学": "classmate", "邻居": "neighbor", "妈妈": "mother",
-    "母亲": "mother", "妈": "mother", "爸爸": "father", "父亲": "father", "爸": "father",
-    "老婆": "wife", "妻子": "wife", "媳妇": "wife", "老公": "husband", "丈夫": "husband",
-    "爱人": "partner", "对象": "partner", "女儿": "daughter", "儿子": "son", "孩子": "child",
-    "哥哥": "brother", "弟弟": "brother", "姐姐": "sister", "妹妹": "sister",
-    "爷爷": "grandfather", "外公": "grandfather", "姥爷": "grandfather",
-    "奶奶": "grandmother", "外婆": "grandmother", "姥姥": "grandmother",
-    "男朋友": "boyfriend", "女朋友": "girlfriend", "未婚妻": "fiancee", "未婚夫": "fiance",
-    "猫": "cat", "狗": "dog", "宠物": "pet", "表哥": "cousin", "表姐": "cousin",
-    "表弟": "cousin", "表妹": "cousin", "堂哥": "cousin", "堂姐": "cousin", "叔叔": "uncle",
-    "舅舅": "uncle", "阿姨": "aunt", "姑姑": "aunt", "父母": "parents", "爸妈": "parents",
-    "导师": "advisor", "老师": "teacher",
-}  # fmt: skip
-
-_EN_REL_WHO = {
-    "best friend": "friend", "friend": "friend", "sister": "sister", "brother": "brother",
-    "mom": "mother", "mum": "mother", "mother": "mother", "dad": "father", "father": "father",
-    "wife": "wife", "husband": "husband", "partner": "partner", "son": "son",
-    "daughter": "daughter", "kid": "child", "kids": "children", "children": "children",
-    "boyfriend": "boyfriend", "girlfriend": "girlfriend", "fiance": "fiance",
-    "fiancee": "fiancee", "colleague": "colleague", "coworker": "colleague",
-    "co-worker": "colleague", "boss": "boss", "manager": "boss", "roommate": "roommate",
-    "neighbor": "neighbor", "neighbour": "neighbor", "grandma": "grandmother",
-    "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
-    "aunt": "aunt", "uncle": "uncle", "cousin": "cousin", "cat": "cat", "dog": "dog",
-    "parents": "parents", "advisor": "advisor", "teacher": "teacher",
-}  # fmt: skip
-
-_ZH_REL_RE = longest_first(_ZH_REL_WHO)
-
-_EN_REL_RE = longest_first(_EN_REL_WHO)
-
-_JOBS_EN = (
-    "engineer|developer|programmer|teacher|doctor|nurse|student|designer|manager|lawyer|"
-    "accountant|chef|cook|writer|artist|scientist|researcher|professor|analyst|architect|"
-    "consultant|pharmacist|dentist|pilot|driver|musician|photographer|journalist|editor|"
-    "translator|entrepreneur|founder|intern|salesperson|marketer|freelancer|nurse|surgeon|"
-    "therapist|firefighter|officer|cashier|barista|waiter|waitress|librarian|mechanic|"
-    "electrician|plumber|farmer|vet|veterinarian|economist|banker|trader|tutor|coach|"
-    "[a-z]+ist|[a-z]+ian|PhD student|postdoc|undergrad|graduate student|data scientist|"
-    "product manager|CTO|CEO|PM|SRE|DevOps engineer"
+from langmem_plus.processors._lexicon import (
+    EN_REL_WHO,
+    JOBS_EN,
+    JOBS_ZH,
+    ZH_REL_WHO,
+    longest_first,
 )
 
-_JOBS_ZH = (
-    "工程师|老师|教师|医生|护士|律师|设计师|程序员|学生|研究生|博士生|博士|本科生|大学生|高中生|"
-    "经理|会计|厨师|司机|记者|作家|销售|产品经理|架构师|分析师|科学家|研究员|教授|主管|老板|"
-    "创业者|公务员|运营|编辑|摄影师|翻译|实习生|开发|前端|后端|测试|码农|咨询师|警察|演员|"
-    "主播|画家|音乐人|外卖员|快递员|导游|药剂师|牙医|兽医|心理咨询师|自由职业者"
-)
+ZH_REL_RE = longest_first(ZH_REL_WHO)
 
-_TECH_LEXICON = frozenset(
-    [
-        "python",
-        "java",
-        "javascript",
-        "typescript",
-        "go",
-        "golang",
-        "rust",
-        "ruby",
-        "php",
-        "kotlin",
-        "swift",
-        "scala",
-        "c++",
-        "c#",
-        "node",
-        "nodejs",
-        "deno",
-        "bun",
-        "react",
-        "vue",
-        "angular",
-        "svelte",
-        "nextjs",
-        "nuxt",
-        "django",
-        "flask",
-        "fastapi",
-        "spring",
-        "rails",
-        "laravel",
-        "express",
-        "nestjs",
-        "postgres",
-        "postgresql",
-        "mysql",
-        "sqlite",
-        "mongodb",
-        "redis",
-        "kafka",
-        "rabbitmq",
-        "elasticsearch",
-        "docker",
-        "kubernetes",
-        "k8s",
-        "helm",
-        "terraform",
-        "aws",
-        "gcp",
-        "azure",
-        "nginx",
-        "graphql",
-        "grpc",
-        "rest",
-        "tailwind",
-        "webpack",
-        "vite",
-        "jest",
-        "pytest",
-        "npm",
-        "pnpm",
-        "yarn",
-        "pip",
-        "poetry",
-        "uv",
-        "git",
-        "github",
-        "gitlab",
-        "jenkins",
-        "langchain",
-        "langgraph",
-        "pytorch",
-        "tensorflow",
-        "numpy",
-        "pandas",
-        "celery",
-        "airflow",
-        "spark",
-        "hadoop",
-        "linux",
-        "ubuntu",
-        "windows",
-        "macos",
-        "android",
-        "ios",
-        "flutter",
-        "electron",
-        "prisma",
-        "sqlalchemy",
-        "jquery",
-        "bootstrap",
-        "milvus",
-        "faiss",
-        "clickhouse",
-        "oracle",
-        "mariadb",
-        "cassandra",
-        "dynamodb",
-        "supabase",
-        "firebase",
-        "vercel",
-    ]
-)
+_EN_REL_RE = longest_first(EN_REL_WHO)
 
-_ZH_FUTURE = (
+ZH_FUTURE = (
     r"明天|后天|大后天|今晚|明晚|明早|明天早上|下周[一二三四五六日天末]?|下个?星期[一二三四五六日天]?|"
     r"下个?礼拜[一二三四五六日天]?|下个?月|下半年|明年|这周[一二三四五六日天末]|这个?星期[一二三四五六日天]|"
     r"周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|\d{1,2}月\d{1,2}[日号]|"
     r"\d{1,2}[日号]|月底|月初|年底|过几天|过两天|今天(?:晚上|下午|上午)?|待会|等会|周末"
 )
 
-_ZH_PLAN_VERB = r"要|会|打算|准备|计划|得|需要|约了|想去|将|必须|安排|预约|有(?:个|一个|场)"
+ZH_PLAN_VERB = r"要|会|打算|准备|计划|得|需要|约了|想去|将|必须|安排|预约|有(?:个|一个|场)"
 
-_EN_FUTURE = (
+EN_FUTURE = (
     r"tomorrow|tonight|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|spring|summer|fall|autumn|winter)|this (?:weekend|evening|"
     r"afternoon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|coming \w+)|"
@@ -188,13 +35,13 @@ _EN_FUTURE = (
     r"may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}|at \d{1,2}(?::\d\d)?\s?(?:am|pm)"
 )
 
-_EN_PLAN_VERB = (
+EN_PLAN_VERB = (
     r"\bwill\b|'ll\b|going to|gonna|plan(?:ning)? to|have to|need to|intend to|"
     r"scheduled|'m (?:\w+ing)\b|am (?:\w+ing)\b|have (?:an?|my) (?:appointment|meeting|"
     r"interview|exam|flight|test|date|call|presentation|deadline|surgery)|is due"
 )
 
-_CHITCHAT_ZH = re.compile(
+CHITCHAT_ZH = re.compile(
     r"^(?:你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|感谢|谢啦|好的|好|嗯+|"
     r"哦+|哈+|呵呵|对|是的|没错|行|可以|OK|ok|再见|拜拜|回头见|明白了?|知道了|收到|不客气|没事|"
     r"没关系|辛苦了|厉害|太棒了|真棒|不错|哇|我很好|我挺好的?|还行|一般般|我也是|在吗|在不在|"
@@ -202,7 +49,7 @@ _CHITCHAT_ZH = re.compile(
     r"[啊呀哦呢吧啦嘛哈~～!！。.，,\s]*$"
 )
 
-_CHITCHAT_EN = re.compile(
+CHITCHAT_EN = re.compile(
     r"^(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night)|thanks?(?: a lot| so much)?|"
     r"thank you(?: so much| very much)?|ok(?:ay)?|cool|nice|great|awesome|sure|yes|yeah|yep|no|"
     r"nope|bye|goodbye|see you|see ya|lol|haha+|got it|i see|makes sense|sounds good|"
@@ -213,19 +60,19 @@ _CHITCHAT_EN = re.compile(
     re.IGNORECASE,
 )
 
-_QUESTION_ZH = re.compile(
+QUESTION_ZH = re.compile(
     r"(?:吗|呢|么|嘛)[？?]?$|[？?]$|^(?:什么|为什么|为啥|怎么|怎样|如何|哪|谁|多少|几|是不是|能不能|"
     r"可不可以|有没有|请问|你知道|你觉得|你会|你能|你可以|帮我|给我|告诉我|解释|介绍一下|翻译)"
 )
 
-_QUESTION_EN = re.compile(
+QUESTION_EN = re.compile(
     r"\?\s*$|^(?:what|why|how|who|whom|whose|when|where|which|is|are|was|were|do|does|did|"
     r"can|could|would|will|should|shall|may|might|explain|tell me|describe|define|give me|"
     r"show me|write|translate|summarize|help me|please (?:explain|tell|write|help|give|show))\b",
     re.IGNORECASE,
 )
 
-_REQUEST_EN = re.compile(
+REQUEST_EN = re.compile(
     r"^(?:I (?:want|need|would like|'d like) (?:to (?:know|ask|learn|understand|see)|help|you)|"
     r"I(?:'m| am) (?:wondering|curious|asking|trying to (?:understand|figure))|I wonder|"
     r"I was wondering|I have a question|I think|I guess|I suppose|I believe|I know|I see|"
@@ -234,12 +81,12 @@ _REQUEST_EN = re.compile(
     re.IGNORECASE,
 )
 
-_REQUEST_ZH = re.compile(
+REQUEST_ZH = re.compile(
     r"^(?:我想(?:问|知道|了解|请教|让你|要你)|我要问|请问|我需要你|我想请|我觉得|我认为|我猜|我感觉|"
     r"我看看|我试试|我来|我知道|我明白|我不知道|我不确定|我忘了问|麻烦你|请你|帮我)"
 )
 
-_SLOT_RULES: list[tuple[str, re.Pattern[str]]] = [
+SLOT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("name", re.compile(r"(?:名字|姓名)(?:是|叫)|^(?:用户|我)(?:的)?(?:叫|姓)|(?:\bname is\b|\bname's\b|"
                         r"\bcalled\b|\bcall (?:me|them)\b)", re.I)),
     ("birthday", re.compile(r"生日|出生于|\d+月\d+[日号]出生|\bbirthday\b|\bborn on\b", re.I)),
@@ -248,8 +95,8 @@ _SLOT_RULES: list[tuple[str, re.Pattern[str]]] = [
                         r"\bbased in\b|\bhome is in\b|\baddress is\b|\breside", re.I)),
     ("hometown", re.compile(r"老家|来自|\bfrom\b|\bgrew up in\b|\bhometown\b", re.I)),
     ("work", re.compile(r"工作|上班|职业|(?:是|做)(?:一名|一个|个|名)?\S{0,6}(?:"
-                        + _JOBS_ZH + r")|\bworks? (?:as|at|for|in)\b|\bjob\b|\bprofession\b|"
-                        r"\bis an? (?:[\w-]+ ){0,2}(?:" + _JOBS_EN + r")\b", re.I)),
+                        + JOBS_ZH + r")|\bworks? (?:as|at|for|in)\b|\bjob\b|\bprofession\b|"
+                        r"\bis an? (?:[\w-]+ ){0,2}(?:" + JOBS_EN + r")\b", re.I)),
 ]  # fmt: skip
 
 _ZH_TIME_PREFIX = (
@@ -263,7 +110,7 @@ _ZH_ADV = r"(?:很|特别|非常|最|超|超级|真的|比较|更|挺|蛮|一直
 
 _ZH_PREF_ADV = r"(?:一般|平时|通常|基本上?|向来|从来|总是|只|就|都|也|还|很|比较|挺|是|一点儿?都|一点儿?也|根本|完全)*"
 
-_ZH_PREF = re.compile(
+ZH_PREF = re.compile(
     _ZH_SUBJ
     + _ZH_ADV
     + _ZH_PREF_ADV
@@ -274,38 +121,38 @@ _ZH_PREF = re.compile(
     r"最喜欢的.{1,8}是|不喜欢)"
 )
 
-_ZH_STYLE = re.compile(
+ZH_STYLE = re.compile(
     r"(?:希望|请|以后|麻烦)?(?:你|助手)?(?:的)?(?:回答|回复|说话)(?:要|能|请|尽量)?"
 )
 
-_ZH_PERSONAL = re.compile(
+ZH_PERSONAL = re.compile(
     _ZH_SUBJ + r"(?:现在|目前|已经)?(?:(?:名字|姓名)(?:是|叫)|叫|姓|今年\d+岁|\d+岁|生日|出生|住在|"
     r"家在|住址|定居|搬到|搬去|来自|老家|是.{0,6}人$|在.{1,14}(?:工作|上班|实习|上学|读书|读研|读博|念书)|"
     r"在.{1,12}(?:做|当|担任).{1,10}|"
-    r"(?:工作|职业)是|做.{1,10}(?:工作|的)|是(?:一名|一个|个|名)?.{0,8}(?:" + _JOBS_ZH + r")|"
+    r"(?:工作|职业)是|做.{1,10}(?:工作|的)|是(?:一名|一个|个|名)?.{0,8}(?:" + JOBS_ZH + r")|"
     r"学的是|专业是|有(?:一|两|三|四|五|\d)?(?:个|只|条|辆|套|位)|养了|结婚|单身|离婚|怀孕|血型|"
     r"属|星座|身高|体重|会说|母语)"
 )
 
-_ZH_HABIT = re.compile(
+ZH_HABIT = re.compile(
     _ZH_SUBJ
     + r"(?:平时|通常|一般|经常|常常|每天|每周|每晚|每个?月|每年|总是|习惯|一向|从来不|基本上)"
 )
 
-_ZH_STATE = re.compile(
+ZH_STATE = re.compile(
     _ZH_SUBJ
     + r"(?:最近|现在|这几天|今天|这段时间|一直|这阵子|这周|昨天|前几天|上周)?(?:有点儿?|很|特别|"
     r"非常|好|挺|比较|超级|真的|太|压力|终于|已经|又|开始|感觉|觉得)*(?:好多了|好些了|轻松多了|紧张|焦虑|压力(?:很|好|特别|非常)?大|累|疲惫|开心|高兴|难过|伤心|"
     r"放松|轻松|郁闷|烦|生气|兴奋|失眠|生病|感冒|发烧|不舒服|孤独|无聊|抑郁|崩溃|沮丧|心情不好|心情很好)"
 )
 
-_ZH_CODE = re.compile(
+ZH_CODE = re.compile(
     r"^(?:我们|用户|我)?(?:的)?(?:(?:这个)?(?:项目|仓库|代码库|代码|后端|前端|服务|系统|数据库|团队|公司|"
     r"技术栈|框架)){0,3}(?:现在|目前)?.{0,4}?(?:用的是|使用的?是?|采用了?|基于|用了|依赖|跑在|部署在|是用|写的是|"
     r"用的|数据库是|框架是|语言是|版本是|用)\s*[A-Za-z]"
 )
 
-_ZH_PROJECT_CODE = re.compile(
+ZH_PROJECT_CODE = re.compile(
     r"^(?:我们|用户|我|咱们)?(?:的)?(?:这个|那个)?\s*(?:[A-Za-z][\w-]*\s*)?(?:项目|仓库|代码库|代码|后端|前端|服务|"
     r"系统|数据库|网关|接口|集群|应用|网站|小程序|App|app|API|api|微服务|中间件|测试环境|生产环境|线上环境)"
     r"(?:的\s*[A-Za-z][\w-]*\s*)?(?:现在|目前|都|也|还|一直)?\s*(?:部署在|部署到|跑在|运行在|托管在|放在|上线在|迁移到|迁到|搬到|"
@@ -313,52 +160,52 @@ _ZH_PROJECT_CODE = re.compile(
 )
 
 # "部署在 k8s 上" after "我们的项目用 PostgreSQL 15": the same code subject goes on
-_ZH_CODE_CONT = re.compile(
+ZH_CODE_CONT = re.compile(
     r"^(?:也|还|并且|而且|同时)?(?:部署在|部署到|跑在|运行在|托管在|上线在|迁移到|用的是|使用|采用|基于|依赖|"
     r"数据库(?:是|用)|缓存用|版本是)"
 )
 
 # "processOrder 在 src/order.ts 里": a symbol and where it lives
-_ZH_SYMBOL_WHERE = re.compile(
+ZH_SYMBOL_WHERE = re.compile(
     r"^\s*[A-Za-z_][\w.]*\s*(?:在|位于|定义在|放在|写在|实现在)\s*[\w./-]+[/.][\w./-]+"
 )
-_EN_SYMBOL_WHERE = re.compile(
+EN_SYMBOL_WHERE = re.compile(
     r"^[A-Za-z_][\w.]*\s+(?:lives|is|sits|is defined|is located|is implemented)\s+in\s+"
     r"[\w./-]+[/.][\w./-]+",
 )
 
 # "甜食我一般不太碰" / "咖啡的话我只喝美式": a topic first, then the speaker
-_ZH_TOPIC_FIRST = re.compile(
+ZH_TOPIC_FIRST = re.compile(
     r"^(?P<topic>[\u4e00-\u9fffA-Za-z0-9 ]{1,10}?)(?P<mark>的话|这种东西|这类东西|嘛|呢|啊)?[，,]?\s*"
     r"(?P<rest>我.+)$"
 )
 
 # "Tea over coffee for me, always": a preference without a subject
-_EN_OVER = re.compile(
+EN_OVER = re.compile(
     r"^(?:definitely |always |honestly )?(?P<a>[\w' -]{1,30}?) over (?P<b>[\w' -]{1,30}?)"
     r"(?:,? for me)?(?P<always>,? (?:always|every time|any day|all day(?: long)?|every day))?"
     r"(?:,? for me)?$",
     re.IGNORECASE,
 )
-_EN_BARE_PREF = re.compile(
+EN_BARE_PREF = re.compile(
     r"^(?:(?:really|absolutely|totally|just|honestly|also) )*(?:love|hate|prefer|enjoy|adore|"
     r"can't stand|cannot stand|don't like|never eat|never drink)\s+"
     r"(?!(?:I|you|we|he|she|they|it|that|this|what|how|when|if|to|the way you)\b)\w",
     re.IGNORECASE,
 )
-_EN_BARE_FAN = re.compile(
+EN_BARE_FAN = re.compile(
     r"^(?:(?:really|absolutely|totally|just|honestly|also) )*(?:(?:not )?(?:a )?(?:huge |big )?fan of|"
     r"allergic to|obsessed with)\s+\w",
     re.IGNORECASE,
 )
 
-_ZH_EVENT = re.compile(
+ZH_EVENT = re.compile(
     _ZH_SUBJ + r"(?:今天|昨天|前天|上周|上个月|刚才|刚刚|最近|去年|前几天|这周|周末)?.{0,4}?"
     r"(?:去了|去|参加了?|买了|看了|完成了|结束了|开始|换了|搬|考|拿到|收到|生了|辞职|离职|入职|毕业|"
     r"分手|结婚|领养|养|学|报名|旅游|旅行|出差|回|见了|遇到|做了|写完|通过|升职|加薪)"
 )
 
-_ZH_OTHER = re.compile(r"^(?:我|用户)(?:的)?(" + _ZH_REL_RE + r")")
+ZH_OTHER = re.compile(r"^(?:我|用户)(?:的)?(" + ZH_REL_RE + r")")
 
 _EN_SUBJ = r"^(?:I|User|the user)\s+"
 
@@ -368,7 +215,7 @@ _EN_ADV = (
     r"usually|mostly|normally)\s+)*"
 )
 
-_EN_PREF = re.compile(
+EN_PREF = re.compile(
     r"(?:^(?:I|User|the user)\s+" + _EN_ADV + r"(?:likes?|loves?|enjoys?|prefers?|adores?|hates?|"
     r"dislikes?|detests?|can't stand|cannot stand|don't like|doesn't like|do not like|"
     r"don't eat|doesn't eat|do not eat|never eats?|don't drink|doesn't drink|avoids?|can't eat|"
@@ -383,7 +230,7 @@ _EN_PREF = re.compile(
     re.IGNORECASE,
 )
 
-_EN_PERSONAL = re.compile(
+EN_PERSONAL = re.compile(
     r"^(?:my|User's|the user's) (?:name|full name|birthday|address|home ?town|job|profession|"
     r"occupation|major|blood type|height|native language|first language|email|phone)\b"
     r"|^(?:I|User|the user)\s+" + _EN_ADV + r"(?:was born|lives?|moved|grew up|work(?:s|ed)? "
@@ -393,18 +240,18 @@ _EN_PERSONAL = re.compile(
     r"am married|'m married|am single|'m single|got divorced|come from|comes from)\b"
     r"|^(?:I'm|I am|User is|the user is)\s+(?:a |an )?(?:\d{1,3}(?: years old)?\b|from\b|"
     r"(?:currently |now )?(?:living|based|working|studying|married|single|pregnant)\b|"
-    r"(?:[\w-]+ ){0,2}(?:" + _JOBS_EN + r")\b)"
+    r"(?:[\w-]+ ){0,2}(?:" + JOBS_EN + r")\b)"
     r"|^(?:I'm|I am) [A-Z][a-z]+$|^(?:call me|you can call me) \w+",
     re.IGNORECASE,
 )
 
-_EN_HABIT = re.compile(
+EN_HABIT = re.compile(
     _EN_SUBJ + r"(?:usually|always|often|normally|typically|generally|regularly|never|"
     r"tend to|every (?:day|morning|night|evening|week|weekend)|mostly|rarely)\b",
     re.IGNORECASE,
 )
 
-_EN_STATE = re.compile(
+EN_STATE = re.compile(
     r"^(?:I|User|the user)(?:'m|'ve been| am| was| feel| felt| have been| is| has been| "
     r"feels| been|'m feeling| am feeling| is feeling|'ve been feeling| have been feeling)\s+(?:so |very |really |a bit |a little |kind of |pretty |quite |super |"
     r"extremely |totally |incredibly |much more |more |finally |now |really really )*"
@@ -415,7 +262,7 @@ _EN_STATE = re.compile(
     re.IGNORECASE,
 )
 
-_EN_CODE = re.compile(
+EN_CODE = re.compile(
     r"^(?:the|this|our|my|User's|the user's)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|"
     r"app|application|service|backend|frontend|api|site|website|server|database|db|stack|team|"
     r"pipeline|ci|cluster)\s+(?:uses|is using|runs on|is built (?:on|with)|is written in|"
@@ -425,7 +272,7 @@ _EN_CODE = re.compile(
     re.IGNORECASE,
 )
 
-_EN_EVENT = re.compile(
+EN_EVENT = re.compile(
     r"^(?:I've|I have|User has) (?:been \w+ing|started|begun|joined|adopted|moved|finished|"
     r"decided|signed up)\b|"
     + _EN_SUBJ
@@ -436,18 +283,18 @@ _EN_EVENT = re.compile(
     re.IGNORECASE,
 )
 
-_EN_OTHER = re.compile(
+EN_OTHER = re.compile(
     r"^(?:my|User's|the user's) (" + _EN_REL_RE + r")\b(?!\s+and (?:I|me)\b)", re.IGNORECASE
 )
 
-_EN_ME_FIRST = re.compile(r"^(?:I|I'm|I've|I'll|I'd|I was|my|me)\b", re.IGNORECASE)
+EN_ME_FIRST = re.compile(r"^(?:I|I'm|I've|I'll|I'd|I was|my|me)\b", re.IGNORECASE)
 
-_ZH_REMEMBER = re.compile(
+ZH_REMEMBER = re.compile(
     r"(?:请|帮我|你要|你得|一定要|务必)?(?:记住|记下来?|记一下|记好|记着|别忘了|不要忘了|不要忘记|别忘记|"
     r"帮我记)(?:了)?[：:，,\s]*|^记得(?!吗)"
 )
 
-_EN_REMEMBER = re.compile(
+EN_REMEMBER = re.compile(
     r"(?:^|\b(?:please|can you|could you|will you|would you|you should|you need to|"
     r"make sure (?:you|to))\s+)(?:please\s+)?(?:remember|memorize|note down|keep in mind|"
     r"make a note|take note)(?:\s+(?:of\s+)?(?:that|this))?[:,\s]*"
@@ -455,66 +302,66 @@ _EN_REMEMBER = re.compile(
     re.IGNORECASE,
 )
 
-_ZH_DELETE = re.compile(
+ZH_DELETE = re.compile(
     r"(?:请|帮我|你)?(?:把)?(?:忘掉|忘记掉?|忘了吧|删掉|删除|清除|抹掉|别再记|不要再记|别记)(?:吧|掉)?"
 )
 
-_ZH_OBSOLETE = re.compile(
+ZH_OBSOLETE = re.compile(
     r"(?:已经|早就|早已)不再?|不再|再也不|(?:现在|如今|目前)不|已经没(?:有)?|不.{1,8}了$"
 )
 
-_EN_DELETE = re.compile(
+EN_DELETE = re.compile(
     r"\b(?:forget|delete|remove|erase|drop|clear)\b(?:\s+(?:about|that|the fact that|the memory|"
     r"the note|what I said about|my))*\s*",
     re.IGNORECASE,
 )
 
-_EN_FORGET = re.compile(r"\b(?:forget|delete|remove|erase)\b(?! to\b)", re.IGNORECASE)
+EN_FORGET = re.compile(r"\b(?:forget|delete|remove|erase)\b(?! to\b)", re.IGNORECASE)
 
-_EN_OBSOLETE = re.compile(
+EN_OBSOLETE = re.compile(
     r"\bno longer\b|\banymore\b|\bany more\b|\bnot \w+ anymore\b|\b(?:I've|I have|I) "
     r"(?:stopped|quit)\b|\bnot anymore\b",
     re.IGNORECASE,
 )
 
-_ZH_CORR_PAIR = re.compile(
+ZH_CORR_PAIR = re.compile(
     r"不是(?P<old>[^，,。！？!?]{1,20})[，,]?\s*(?:而|其实|应该)?是(?P<new>[^，,。！？!?]{1,30})"
 )
 
-_ZH_CORR_PAIR_REV = re.compile(
+ZH_CORR_PAIR_REV = re.compile(
     r"(?P<new>[^，,。！？!?]{1,30})[，,]\s*(?:而)?不是(?P<old>[^，,。！？!?]{1,20})$"
 )
 
-_ZH_CORR_MARK = re.compile(
+ZH_CORR_MARK = re.compile(
     r"其实|我是说|我的意思是|我指的是|说错了|我说错|记错了|搞错了|弄错了|纠正一下|更正一下|更正|应该是|准确地说|准确来说|不对|口误"
 )
 
-_EN_CORR_PAIR = re.compile(
+EN_CORR_PAIR = re.compile(
     r"\bnot (?P<old>[\w .'-]{1,40}?),? but (?P<new>[\w .'-]{1,40})$"
     r"|(?P<new2>[\w .'-]{1,40}?),? not (?P<old2>[\w .'-]{1,40})$",
     re.IGNORECASE,
 )
 
-_EN_CORR_MARK = re.compile(
+EN_CORR_MARK = re.compile(
     r"\bactually\b|\bI meant\b|\bI mean\b|\bcorrection\b|\bto correct\b|\bI misspoke\b|"
     r"\bthat's (?:wrong|not right|incorrect)\b|\bthat is (?:wrong|not right|incorrect)\b|"
     r"\bwrong\b|\bI said .* but\b|\bsorry, it's\b|\bmy mistake\b|\bscratch that\b",
     re.IGNORECASE,
 )
 
-_EN_CORR_STRIP = re.compile(
+EN_CORR_STRIP = re.compile(
     r"^(?:sorry|no|oh|wait|oops)[,!\s]+|\b(?:actually|correction|to correct|I meant|I mean|"
     r"I misspoke|my mistake|scratch that|that's (?:wrong|not right|incorrect)|that is "
     r"(?:wrong|not right|incorrect))\b[:,!\s]*",
     re.IGNORECASE,
 )
 
-_ZH_CORR_STRIP = re.compile(
+ZH_CORR_STRIP = re.compile(
     r"^(?:不对|不是的|错了|哦|啊|抱歉|不好意思)[，,！!\s]*|其实|我是说|我的意思是|我指的是|我说错了|说错了|我记错了|记错了|搞错了|弄错了|"
     r"纠正一下|更正一下|更正|准确地说|准确来说|口误[，,]?"
 )
 
-_EN_TIME_PREFIX = re.compile(
+EN_TIME_PREFIX = re.compile(
     r"^(?:these days|nowadays|lately|recently|currently|right now|today|tonight|this (?:week|"
     r"month|year|morning)|now|yesterday|last (?:week|month|night|year)|so far)[,\s]+",
     re.IGNORECASE,
