@@ -28,7 +28,6 @@ from langmem_plus.store.filters import matches
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.scoring import ScoreParts, fuse_arrays, score_batch
 from langmem_plus.store.vector import ExactCosines, decode_vecs
-from langmem_plus.store.workers import worker_pool
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import query_terms, tokenize
@@ -86,15 +85,7 @@ def ranked(
         # The FAISS scans start first (on a worker thread when configured) and are collected
         # (`vector_hits`) as late as the keyword work allows: after the feedback terms are
         # chosen, or, without feedback, once the first pass has summed its postings.
-        pending.append(
-            store._vec.begin_search_items(
-                conn,
-                ns_ids,
-                qvec,
-                vpool,
-                pool=worker_pool() if store.config.vector_search_thread else None,
-            )
-        )
+        pending.append(store._vec.begin_search_items(conn, ns_ids, qvec, vpool))
 
     failed: list[BaseException] = []
 
@@ -340,10 +331,7 @@ def _light_rows(
     if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
         return _rows(store, conn, ids, full=False)
     cache.sync(conn)
-    if (
-        len(ns_ids) <= store._kw.cache_max_namespaces
-        and store._kw.stats(conn, ns_ids).n_docs <= store.config.keyword_cache_warm_docs
-    ):
+    if store._kw.loads_whole(conn, ns_ids):
         cache.warm(conn, ns_ids, _namespace_rows)
     return cache.get(conn, ids, lambda c, missing: _rows(store, c, missing, full=False))
 

@@ -9,19 +9,13 @@ only re-scores the best candidates found so far. `KeywordIndex` (store/keyword.p
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from langmem_plus.store.sqlite import in_chunks
+
 __all__ = ["PostingsScoring"]
-
-_CHUNK = 500
-
-
-def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 class PostingsScoring:
@@ -95,8 +89,7 @@ class PostingsScoring:
         scores: dict[int, float],
     ) -> None:
         """Add one term's BM25 to the scores of the pool items that contain it (SQLite)."""
-        for part in _chunks(pool):
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(pool):
             rows = conn.execute(
                 f"SELECT item_id, tf, dl FROM postings WHERE term_id=? AND item_id IN ({marks})",
                 (term_id, *part),
