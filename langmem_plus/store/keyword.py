@@ -76,11 +76,6 @@ class KeywordIndex(MemoryScoring):
         # instead of once per keyword pass (a query makes three or four passes).
         self._scope: dict[Any, Any] | None = None
 
-    @property
-    def cache_max_namespaces(self) -> int:
-        """Deprecated: ask `loads_whole` instead (kept until the ranker calls it)."""
-        return self._cache_max_namespaces
-
     def loads_whole(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> bool:
         """Whether a search over these namespaces is small enough for in-memory structures to
         hold them whole (few namespaces, at most `keyword_cache_warm_docs` documents)."""
@@ -88,11 +83,6 @@ class KeywordIndex(MemoryScoring):
             len(ns_ids) <= self._cache_max_namespaces
             and self.stats(conn, ns_ids).n_docs <= self._cache_warm_docs
         )
-
-    @property
-    def postings_in_memory(self) -> int:
-        """Postings the in-memory cache holds now (0 when it is off)."""
-        return 0 if self._cache is None else self._cache.postings
 
     # ------------------------------------------------------------------ writes
     def add_many(

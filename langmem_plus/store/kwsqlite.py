@@ -1,9 +1,8 @@
 """BM25 read straight from SQLite's postings, and the per-term formula both paths share.
 
-The path for searches the in-memory postings cache does not serve (over more than
-`cache_max_namespaces` namespaces or `keyword_cache_max_docs` documents, or with the cache
-off): terms are read rarest first within `max_postings_scan` postings; a term past the budget
-only re-scores the best candidates found so far. `KeywordIndex` (store/keyword.py) builds on it.
+The path for searches the in-memory postings cache does not serve (over many namespaces or
+more than `keyword_cache_max_docs` documents, or with the cache off): terms are read rarest
+first within `max_postings_scan` postings; a term past the budget only re-scores the best candidates found so far. `KeywordIndex` (store/keyword.py) builds on it.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ def ns_key(namespace: Iterable[str]) -> str:
 def in_chunks(values: Iterable[T], size: int = CHUNK) -> Iterator[tuple[list[T], str]]:
     """`values` in lists of at most `size`, each with its placeholders ("?,?,...") for a
     statement's `IN (...)`: one statement per list keeps every statement under the limit."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValidationError(f"size must be a positive integer, got {size!r}")
     seq = values if isinstance(values, list) else list(values)
     for i in range(0, len(seq), size):
         part = seq[i : i + size]
