@@ -340,7 +340,7 @@ class KeywordIndex(MemoryScoring):
         """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
 
         `extra_candidates` may be a function: it is called once the postings are summed, so a
-        caller can compute its candidates (a vector search in a worker thread) meanwhile.
+        caller can collect its candidates (the vector hits) as late as possible.
 
         `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
         Terms are scored rarest first within a postings budget; a term past it only re-scores

@@ -3,9 +3,9 @@
 Reading postings through SQLite costs ~0.1 ms per term plus a Python tuple per posting, which
 dominated search latency at 10k+ items. This cache holds, per namespace, the postings of the
 terms queries have asked for as numpy arrays (loaded lazily, a term at a time), so a repeated
-term costs a few vectorised operations. It never serves stale data: every keyword write appends
-to `kw_log` (in the same transaction), and `sync` replays entries past its watermark before
-each search — including other processes' writes. An item that changed is dropped (its local
+term costs a few vectorised operations. It never serves stale data: every keyword write reaches
+the keyword change feed (`kw_log`, store/changefeed.py) in the same transaction, and `sync`
+replays entries past its watermark before each search — including other processes' writes. An item that changed is dropped (its local
 slot marked dead) and, if it still exists, its current postings are appended to the terms that
 are cached. A compacted-past log, a reindex, too many dead slots or the memory cap simply drop
 cached namespaces: they reload lazily.
@@ -140,7 +140,7 @@ class _Namespace:
 
 
 class PostingsCache:
-    """Per-namespace in-memory postings, kept exact against SQLite through `kw_log`."""
+    """Per-namespace in-memory postings, kept exact against SQLite through the keyword feed."""
 
     def __init__(self, max_postings: int = 20_000_000) -> None:
         self.max_postings = max_postings

@@ -24,7 +24,7 @@ Fetch = Callable[[sqlite3.Connection, list[int]], dict[int, Any]]
 
 
 class RowCache:
-    """item id -> light row, kept exact through `kw_log` (see the module docstring)."""
+    """item id -> light row, kept exact through the keyword feed (see the module docstring)."""
 
     def __init__(self, max_rows: int = 250_000) -> None:
         self.max_rows = max_rows

@@ -2,12 +2,14 @@
 
 Vectors are stored in SQLite as the truth, compactly: per-vector symmetric int8 with a float32
 scale (516 bytes at 512-d; `MemoryConfig.vector_storage="float16"` writes the older 2-bytes-per-
-dimension form, which is still read). Every vector write also appends to `vec_log`; an index
-applies log entries past its watermark before each use, so a second process writing the same
-file, or a crash between SQLite and FAISS, never serves a stale answer. In memory, exact
-namespaces hold float16 unit vectors and large ones an IVF index with float16 codes. A snapshot
-file (the serialised FAISS indexes as a signed `.npz`, see `snapshot.py`) speeds up opening a large store; small stores rebuild from SQLite instead (see
-`VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt from SQLite.
+dimension form, which is still read). Every vector write also reaches the vector change feed
+(`vec_log`, store/changefeed.py); an index applies its entries past its watermark before each
+use, so a second process writing the same file, or a crash between SQLite and FAISS, never
+serves a stale answer. In memory, exact namespaces hold float16 unit vectors and large ones an
+IVF index with float16 codes (store/faissns.py). A snapshot file (the serialised FAISS indexes
+as a signed `.npz`, see `snapshot.py`) speeds up opening a large store; small stores rebuild
+from SQLite instead (see `VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt
+from SQLite.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _items_of_vectors(
 
 
 class VectorIndex:
-    """Per-namespace FAISS indexes over the `vectors` table, synced through `vec_log`."""
+    """Per-namespace FAISS indexes over the `vectors` table, synced through the vector feed."""
 
     def __init__(
         self,
