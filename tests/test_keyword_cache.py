@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store.changefeed import KEYWORD_FEED
 from langmem_plus.store.keyword import KeywordIndex
-from langmem_plus.store.kwcache import PostingsCache
 from langmem_plus.text.tokenize import QueryTerms
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "火锅", "成都", "redis", "cache"]
@@ -26,13 +26,13 @@ NS = [("u", "a"), ("u", "b")]
 
 
 def _reference(store: HybridStore, conn, ns_ids, terms):
-    cfg = store.config
-    ref = KeywordIndex(cfg.bm25_k1, cfg.bm25_b, cfg.bm25_epsilon, 10**9, cache_postings=0)
+    cfg = store.config.model_copy(update={"max_postings_scan": 10**9, "keyword_cache_postings": 0})
+    ref = KeywordIndex(cfg)
     return ref.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
 
 
 def _check(store: HybridStore, prefix, terms, tiny_budget: bool = False) -> None:
-    store._kw.cached_postings_scan = 1 if tiny_budget else 50_000
+    store._kw._cached_postings_scan = 1 if tiny_budget else 50_000
     with store._db.read() as conn:
         ns_ids = store._ns_ids(conn, prefix)
         got = store._kw.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
@@ -73,8 +73,8 @@ def test_cache_matches_sqlite_under_interleaved_writes(ops, warm):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "k.db"
         reader = HybridStore(path, index=False)
-        reader._kw.cache_warm_docs = 20_000 if warm else 0  # whole namespace or term by term
-        reader._kw.cache_warm_min_docs = 0  # tiny namespaces here
+        reader._kw._cache_warm_docs = 20_000 if warm else 0  # whole namespace or term by term
+        reader._kw._warm_min_docs = 0  # tiny namespaces here
         other = HybridStore(path, index=False)  # a second handle: "another process"
         handles = [reader, other]
         try:
@@ -89,7 +89,7 @@ def test_cache_matches_sqlite_under_interleaved_writes(ops, warm):
                     _check(reader, o[1], o[2], o[3])
                 elif o[0] == "compact":
                     with other._db.write() as conn:
-                        PostingsCache.compact(conn, keep=1)
+                        KEYWORD_FEED.keep_newest(conn, 1)
                 else:
                     other.reindex()
             for prefix in [("u",), ("u", "a")]:
@@ -106,7 +106,7 @@ def test_cache_serves_repeated_terms_from_memory_and_sees_other_writers(tmp_path
     for i in range(50):
         a.put(("u",), f"k{i}", {"text": f"redis cache note {i}"})
     assert [r.key for r in a.search(("u",), query="redis", limit=3)]
-    cache = a._kw.cache
+    cache = a._kw._cache
     assert cache is not None and cache.postings >= 50
     b.put(("u",), "new", {"text": "completely fresh zebra"})
     b.delete(("u",), "k0")
@@ -123,7 +123,7 @@ def test_cache_cap_and_disable(tmp_path):
     cfg = MemoryConfig(keyword_cache_postings=0)
     s = HybridStore(tmp_path / "n.db", index=False, config=cfg)
     s.put(("u",), "k", {"text": "redis cache"})
-    assert s._kw.cache is None
+    assert s._kw._cache is None
     assert [r.key for r in s.search(("u",), query="redis")] == ["k"]
     s.close()
     small = HybridStore(  # terms load one by one here (no whole-namespace warm-up)
@@ -136,7 +136,7 @@ def test_cache_cap_and_disable(tmp_path):
             small.put(("u", str(u)), f"k{i}", {"text": f"redis cache {i}"})
     for u in range(5):
         assert len(small.search(("u", str(u)), query="redis cache", limit=50)) == 20
-    cache = small._kw.cache
+    cache = small._kw._cache
     assert cache is not None and cache.postings <= 40  # one namespace over the cap is cut
     small.close()
 
@@ -152,7 +152,7 @@ def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path
             ns_ids = s._ns_ids(conn, ("u",))
             if warm:  # a query of "common" alone loads it (the first term is always read)
                 s._kw.search(conn, ns_ids, QueryTerms(("common",), ()), k=5)
-                assert s._kw.cache is not None and s._kw.cache.has(ns_ids[0], "common")
+                assert s._kw._cache is not None and s._kw._cache.has(ns_ids[0], "common")
             q = QueryTerms(("zebra", "common"), ())
             got = s._kw.search(conn, ns_ids, q, k=6)
             exp = _reference(s, conn, ns_ids, ["zebra", "common"])
@@ -169,7 +169,7 @@ def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
     for i in range(10):
         s.put(("u",), f"k{i}", {"text": f"redis note {i}"})
     assert len(s.search(("u",), query="redis", limit=20)) == 10
-    assert s._kw.cache is not None and s._kw.cache.postings == 0
+    assert s._kw._cache is not None and s._kw._cache.postings == 0
     s.close()
 
 
@@ -177,7 +177,7 @@ def test_first_search_loads_a_small_namespace_whole(tmp_path):
     s = HybridStore(tmp_path / "w.db", index=False)
     s.batch([PutOp(("u",), f"k{i}", {"text": f"redis cache note{i}"}) for i in range(2_000)])
     s.search(("u",), query="redis", limit=3)
-    cache = s._kw.cache
+    cache = s._kw._cache
     assert cache is not None
     with s._db.read() as conn:
         (ns_id,) = s._ns_ids(conn, ("u",))

@@ -6,8 +6,8 @@ import json
 import sqlite3
 
 from langmem_plus import HybridStore
-from langmem_plus.store._writes import rank_fields
 from langmem_plus.store.sqlite import SCHEMA_VERSION
+from langmem_plus.store.writer import rank_fields
 
 VALUES = [
     {"text": "tea over coffee", "category": "preference", "confidence": 0.9},

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from langmem_plus import HybridStore
 from langmem_plus.store import rows as sqlrows
-from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.changefeed import KEYWORD_FEED
 
 NS = [("u", "a"), ("u", "b")]
 WORDS = ["alpha", "beta", "gamma", "火锅", "redis"]
@@ -88,7 +88,7 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
                         )
                 elif kind == "compact":
                     with other._db.write() as conn:
-                        PostingsCache.compact(conn, keep=0)
+                        KEYWORD_FEED.keep_newest(conn, 0)
                 else:
                     _check(reader, o[1])
             _check(reader, ("u",))

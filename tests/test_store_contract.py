@@ -418,10 +418,10 @@ def test_ttl_methods_work_sync_and_awaited(hash_index):
     asyncio.run(main())
     fut4 = s.start_ttl_sweeper(60)
     fut4.cancel()  # LangGraph's way to stop the sweeper
-    assert s._sweeper_stop.is_set()
+    assert s._sweeper.stop_requested
     assert s.start_ttl_sweeper(60) is not fut4  # a fresh sweeper after a cancel
     s.close()
-    assert s._sweeper is None
+    assert not s._sweeper.running
 
 
 def test_ttl_sweep_removes_items_whose_time_is_up(hash_index):

@@ -131,7 +131,7 @@ def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):
     look=st.lists(st.booleans(), min_size=8, max_size=8),
 )
 def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
-    """`_NsIndex.appended` extends the sorted item ids in place only when that equals the sort."""
+    """`NsIndex.appended` extends the sorted item ids in place only when that equals the sort."""
     from langmem_plus.store.vector import VectorIndex
 
     vi = VectorIndex(4)
@@ -147,21 +147,3 @@ def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
             items_now = idx.items.view()
             ref = np.argsort(items_now, kind="stable")
             assert np.array_equal(order, ref) and np.array_equal(srt, items_now[ref])
-
-
-def test_worker_pool_is_made_again_in_a_forked_child():
-    """A child forked after the pool exists gets its own threads (the parent's are gone)."""
-    import multiprocessing as mp
-
-    from langmem_plus.store.workers import worker_pool
-
-    assert worker_pool().submit(lambda: 41 + 1).result(timeout=10) == 42
-    ctx = mp.get_context("fork")
-    with ctx.Pool(1) as p:
-        assert p.apply_async(_scan_in_child).get(timeout=30) == 42
-
-
-def _scan_in_child() -> int:
-    from langmem_plus.store.workers import worker_pool
-
-    return worker_pool().submit(lambda: 41 + 1).result(timeout=10)

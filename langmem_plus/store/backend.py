@@ -40,11 +40,9 @@ __all__ = ["SearchBackend", "SqliteBackend", "VectorSearch"]
 PostingRow = tuple[str, int, int, int, int, int]
 """(term, item id, tf, doc length, term id, df) of one term in one document."""
 
+
 # Namespaces searched together beyond this many are not loaded whole into the row cache (the
 # rows of each candidate are read instead), as for the keyword index's postings cache.
-_WARM_MAX_NAMESPACES = 64
-
-
 class VectorSearch(Protocol):
     """One query's vector side, started by `SearchBackend.vector_search`."""
 
@@ -165,13 +163,11 @@ class SqliteBackend:
         vector: VectorIndex | None,
         rowcache: RowCache,
         dims: int,
-        warm_docs: int,
     ) -> None:
         self.keyword = keyword
         self.vector = vector
         self.rowcache = rowcache
         self.dims = dims
-        self.warm_docs = warm_docs  # namespaces up to this size load their rows whole
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: Any, prefix: Sequence[str]) -> list[int]:
@@ -186,16 +182,14 @@ class SqliteBackend:
     def light_rows(
         self, conn: Any, ns_ids: Sequence[int], ids: Iterable[int]
     ) -> dict[int, CandidateRow]:
-        """Light rows through the row cache (rowcache.py); namespaces of up to `warm_docs`
-        items are loaded whole on first use, like their postings."""
+        """Light rows through the row cache (rowcache.py); namespaces small enough for the
+        keyword index to hold whole (`KeywordIndex.loads_whole`) are loaded whole on first use,
+        like their postings."""
         cache = self.rowcache
         if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
-        if (
-            len(ns_ids) <= _WARM_MAX_NAMESPACES
-            and self.keyword.stats(conn, ns_ids).n_docs <= self.warm_docs
-        ):
+        if self.keyword.loads_whole(conn, ns_ids):
             cache.warm(conn, ns_ids, sql.namespace_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))
 

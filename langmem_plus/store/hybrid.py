@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -41,12 +40,14 @@ from langmem_plus.errors import (
     StoreClosedError,
     ValidationError,
 )
-from langmem_plus.store import _maintenance, _writes, batching, conventions, validate
+from langmem_plus.store import batching, conventions, validate
 from langmem_plus.store import check as _checks
 from langmem_plus.store._common import MemorySearchItem, _as_epoch, _ns_str, _string_leaves
 from langmem_plus.store.backend import SqliteBackend
+from langmem_plus.store.changefeed import VECTOR_FEED
 from langmem_plus.store.conversations import ConversationLog
 from langmem_plus.store.keyword import KeywordIndex
+from langmem_plus.store.maintenance import Maintenance, TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
 from langmem_plus.store.ranker import Ranker, RankQuery
 from langmem_plus.store.rowcache import RowCache
@@ -54,6 +55,7 @@ from langmem_plus.store.rows import CandidateRow, passes, to_item
 from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database
 from langmem_plus.store.vector import VectorIndex
+from langmem_plus.store.writer import ItemWriter
 
 __all__ = ["HybridStore", "MemorySearchItem"]
 
@@ -94,16 +96,8 @@ class HybridStore(validate.CheckedStore):
         self.ttl_config = ttl
         self._closed = False
         self._db = Database(self.path, read_only=read_only)
-        self._kw = KeywordIndex(
-            k1=self.config.bm25_k1,
-            b=self.config.bm25_b,
-            epsilon=self.config.bm25_epsilon,
-            max_postings_scan=self.config.max_postings_scan,
-            cache_postings=self.config.keyword_cache_postings,
-            cached_postings_scan=self.config.cached_postings_scan,
-            cache_max_docs=self.config.keyword_cache_max_docs,
-            cache_warm_docs=self.config.keyword_cache_warm_docs,
-        )
+        self._kw = KeywordIndex(self.config)
+        self._writer = ItemWriter(self._kw, self.config.vector_storage)
         self._rowcache = RowCache(max_rows=self.config.row_cache_rows)
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
@@ -143,14 +137,21 @@ class HybridStore(validate.CheckedStore):
             with self._db.read() as conn:
                 self._vec.open(conn, self.model_name)
             _checks.warn_missing_vectors(self._db, str(self.path or "this store"))
-        self._backend = SqliteBackend(
-            self._kw, self._vec, self._rowcache, dims, self.config.keyword_cache_warm_docs
-        )
+        self._backend = SqliteBackend(self._kw, self._vec, self._rowcache, dims)
         self._ranker = Ranker(self.config, self._backend, self._keyword_text, self._omit_expired)
+        self._maint = Maintenance(
+            self._db,
+            self._kw,
+            self._vec,
+            texts=lambda value: self._texts(value, None),
+            embeddings=self.embeddings,
+            model_name=self.model_name,
+            dims=self.dims,
+            vector_storage=self.config.vector_storage,
+        )
         self._conversations: ConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
-        self._sweeper: threading.Thread | None = None
-        self._sweeper_stop = threading.Event()
+        self._sweeper = TTLSweeper(self.sweep_ttl)
         self._sweeper_future: conventions.SweeperFuture | None = None
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
@@ -214,8 +215,7 @@ class HybridStore(validate.CheckedStore):
                 except OSError as exc:  # only a cache: the next open rebuilds or replays
                     logger.warning("could not write the vector snapshot: %s", exc)
                 with self._db.write() as conn:
-                    n = conn.execute("SELECT COUNT(*) FROM vec_log").fetchone()[0]
-                    if n > _LOG_COMPACT_AT:
+                    if VECTOR_FEED.size(conn) > _LOG_COMPACT_AT:
                         self._vec.compact_log(conn)
         finally:
             self._db.close()
@@ -443,7 +443,7 @@ class HybridStore(validate.CheckedStore):
                     if refresh:
                         self._refresh_ttl(conn, refresh, now)
                     if plan.puts:
-                        _writes.apply_puts(self, conn, plan, doc_vecs, now)
+                        self._writer.apply_puts(conn, plan.puts, doc_vecs, now)
                         if self._vec is None:
                             _checks.mark_vectorless(self._db, conn, plan)
                 if plan.puts and self._vec is not None:
@@ -645,11 +645,15 @@ class HybridStore(validate.CheckedStore):
         The count is an `int` that can also be awaited (`await store.sweep_ttl()`, as with
         `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
         """
-        return conventions.AwaitableInt(_maintenance.sweep_ttl(self))
+        self._ensure_open()
+        expired = self._maint.expired(time.time())
+        if expired:
+            self.batch([PutOp(ns, key, None) for ns, key in expired])
+        return conventions.AwaitableInt(len(expired))
 
     async def asweep_ttl(self) -> int:
         """Async twin of `sweep_ttl`."""
-        return await asyncio.to_thread(_maintenance.sweep_ttl, self)
+        return int(await asyncio.to_thread(self.sweep_ttl))
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
@@ -662,13 +666,14 @@ class HybridStore(validate.CheckedStore):
         """
         validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
         self._ensure_open()
-        if self._sweeper is not None:
+        if self._sweeper.running:
             if self._sweeper_future is not None and not self._sweeper_future.done():
                 return self._sweeper_future
             self.stop_ttl_sweeper()  # its future was cancelled: the old thread is ending
-        _maintenance.start_ttl_sweeper(self, sweep_interval_minutes)
+        ttl_interval = (self.ttl_config or {}).get("sweep_interval_minutes")
+        self._sweeper.start(sweep_interval_minutes or ttl_interval or 5)
         future = conventions.SweeperFuture()
-        future.add_done_callback(lambda f: self._sweeper_stop.set() if f.cancelled() else None)
+        future.add_done_callback(lambda f: self._sweeper.request_stop() if f.cancelled() else None)
         self._sweeper_future = future
         return future
 
@@ -684,7 +689,7 @@ class HybridStore(validate.CheckedStore):
         The result compares equal to True/False and can also be awaited.
         """
         validate.check_interval("timeout", timeout)
-        stopped = _maintenance.stop_ttl_sweeper(self, timeout)
+        stopped = self._sweeper.stop(timeout)
         future, self._sweeper_future = self._sweeper_future, None
         if future is not None and not future.done():
             future.set_result(None)
@@ -696,7 +701,8 @@ class HybridStore(validate.CheckedStore):
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
-        return _maintenance.reindex(self, vectors=vectors)
+        self._ensure_open()
+        return self._maint.reindex(vectors=vectors)
 
     def check(self) -> dict[str, Any]:
         """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
@@ -720,19 +726,22 @@ class HybridStore(validate.CheckedStore):
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
-        return _maintenance.stats(self)
+        self._ensure_open()
+        return self._maint.stats()
 
     def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
         """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        return _maintenance.count(self, namespace_prefix, exact)
+        self._ensure_open()
+        return self._maint.count(namespace_prefix, exact)
 
     def keys(
         self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
     ) -> list[tuple[tuple[str, ...], str]]:
         """(namespace, key) of every item in (or under) a namespace, in insertion order."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        return _maintenance.keys(self, namespace_prefix, exact)
+        self._ensure_open()
+        return self._maint.keys(namespace_prefix, exact)
 
     def locate(self, key: str, namespace_prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
         """Namespaces in (or under) `namespace_prefix` holding an item with `key` (one SQL
@@ -740,7 +749,8 @@ class HybridStore(validate.CheckedStore):
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
         if not isinstance(key, str) or not key:
             raise ValidationError("key must be a non-empty string")
-        return _maintenance.locate(self, key, namespace_prefix)
+        self._ensure_open()
+        return self._maint.locate(key, namespace_prefix)
 
     def restore_item_stats(
         self,
@@ -751,15 +761,22 @@ class HybridStore(validate.CheckedStore):
         A put stamps items with the current time; a lossless import sets the originals.
         """
         rows = validate.check_stat_rows(rows)
-        return _maintenance.restore_item_stats(self, rows)
+        self._ensure_open()
+        return self._maint.restore_item_stats(
+            [
+                (_ns_str(ns), key, _as_epoch(c), _as_epoch(u), _as_epoch(la), n)
+                for ns, key, c, u, la, n in rows
+            ]
+        )
 
     def db_bytes(self) -> int:
         """Bytes the database occupies (file + WAL)."""
-        return _maintenance.db_bytes(self)
+        return self._maint.db_bytes()
 
     def vacuum(self) -> int:
         """Reclaim space so deleted text leaves the file; returns bytes freed."""
-        return _maintenance.vacuum(self)
+        self._ensure_open()
+        return self._maint.vacuum()
 
     @property
     def conversations(self) -> ConversationLog:

@@ -17,8 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from langmem_plus.config import MemoryConfig
+from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
 from langmem_plus.store.kwcache import PostingsCache
-from langmem_plus.store.kwsqlite import _CHUNK, PostingsScoring, _chunks
+from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
+from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["KeywordIndex", "KeywordStats"]
@@ -27,17 +30,11 @@ __all__ = ["KeywordIndex", "KeywordStats"]
 # few dozen terms: loading the whole index on the first search costs more than it saves (the
 # 1,000 x 100-item layout: first-pass p95 2.8 -> 10.7 ms with it).
 _WARM_MIN_DOCS = 2_000
+# Searches over more namespaces than this read SQLite (a per-namespace cache would thrash).
+_CACHE_MAX_NAMESPACES = 64
 _MIN_IDF = 0.01
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    avgdl: float
-    found: dict[str, tuple[list[int], int]]
-    tid_ns: dict[int, int]
-    idf: dict[str, float]
-    order: list[str]
-    cached: bool
+# Keyword feed entries kept by compaction; caches further behind reload lazily.
+_LOG_KEEP = 4096
 
 
 @dataclass(frozen=True)
@@ -48,44 +45,44 @@ class KeywordStats:
     avgdl: float
 
 
-class KeywordIndex(PostingsScoring):
+class KeywordIndex(MemoryScoring):
     """BM25 over per-namespace postings; the same formula as rank-bm25's `BM25Okapi`."""
 
-    def __init__(
-        self,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        max_postings_scan: int = 20000,
-        *,
-        cache_postings: int = 20_000_000,
-        cached_postings_scan: int = 200_000,
-        cache_max_namespaces: int = 64,
-        cache_max_docs: int = 150_000,
-        cache_warm_docs: int = 20_000,
-    ) -> None:
-        self.k1 = k1
-        self.b = b
-        self.epsilon = epsilon
-        self.max_postings_scan = max_postings_scan
-        # In-memory postings (kwcache.py) for searches over at most `cache_max_namespaces`
-        # namespaces; 0 disables it and every read goes to SQLite.
-        self.cache = PostingsCache(cache_postings) if cache_postings > 0 else None
-        self.cached_postings_scan = cached_postings_scan
-        self.cache_max_namespaces = cache_max_namespaces
+    def __init__(self, config: MemoryConfig | None = None) -> None:
+        """Parameters come from `config` (its defaults when None), so the index and the
+        configuration cannot disagree."""
+        cfg = config or MemoryConfig()
+        self.k1 = cfg.bm25_k1
+        self.b = cfg.bm25_b
+        self.epsilon = cfg.bm25_epsilon
+        self.max_postings_scan = cfg.max_postings_scan
+        # In-memory postings (kwcache.py) for searches over at most `_CACHE_MAX_NAMESPACES`
+        # namespaces; a cap of 0 disables it and every read goes to SQLite.
+        self._cache = (
+            PostingsCache(cfg.keyword_cache_postings) if cfg.keyword_cache_postings > 0 else None
+        )
+        self._cached_postings_scan = cfg.cached_postings_scan
+        self._cache_max_namespaces = _CACHE_MAX_NAMESPACES
         # Past this many documents a common term's postings are too long to score in full on
-        # every query or to load cold (measured at 1M: warm p95 44 ms against ~26 ms for the
-        # bounded SQLite reads): such searches read SQLite within `max_postings_scan`.
-        self.cache_max_docs = cache_max_docs
+        # every query or to load cold: such searches read SQLite within `max_postings_scan`.
+        self._cache_max_docs = cfg.keyword_cache_max_docs
         # Namespaces up to this size load their whole keyword index on their first search
-        # (10k items: ~200k postings, one read) instead of one cold read per new query term.
-        self.cache_warm_docs = cache_warm_docs
-        self.cache_warm_min_docs = _WARM_MIN_DOCS
+        # instead of one cold read per new query term.
+        self._cache_warm_docs = cfg.keyword_cache_warm_docs
+        self._warm_min_docs = _WARM_MIN_DOCS
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
         # Per-query memo (`query_scope`): statistics and the cache sync, read once per query
         # instead of once per keyword pass (a query makes three or four passes).
         self._scope: dict[Any, Any] | None = None
+
+    def loads_whole(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> bool:
+        """Whether a search over these namespaces is small enough for in-memory structures to
+        hold them whole (few namespaces, at most `keyword_cache_warm_docs` documents)."""
+        return (
+            len(ns_ids) <= self._cache_max_namespaces
+            and self.stats(conn, ns_ids).n_docs <= self._cache_warm_docs
+        )
 
     # ------------------------------------------------------------------ writes
     def add_many(
@@ -113,9 +110,7 @@ class KeywordIndex(PostingsScoring):
                 "ON CONFLICT(ns_id, term) DO UPDATE SET df = df + excluded.df",
                 [(ns_id, t, dfs[t]) for t in terms],
             )
-            for i in range(0, len(terms), _CHUNK):
-                part = terms[i : i + _CHUNK]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_chunks(terms):
                 for tid, term in conn.execute(
                     f"SELECT id, term FROM terms WHERE ns_id=? AND term IN ({marks})",
                     (ns_id, *part),
@@ -133,7 +128,7 @@ class KeywordIndex(PostingsScoring):
             "UPDATE namespaces SET n_docs = n_docs + ?, total_len = total_len + ? WHERE id = ?",
             [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
         )
-        self._log(conn, [(ns_id, item_id, 1) for ns_id, item_id, _t in docs])
+        self._log(conn, [(ns_id, item_id, OP_ADD) for ns_id, item_id, _t in docs])
 
     def remove_many(self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, int]]) -> None:
         """Unindex documents given as (ns_id, item_id, doc_len)."""
@@ -143,14 +138,13 @@ class KeywordIndex(PostingsScoring):
         ids = [d[1] for d in docs]
         term_dec: Counter[int] = Counter()
         counted: set[int] = set()  # the documents add_many counted: those with postings
-        for part in _chunks(ids):
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(ids):
             for tid, item_id in conn.execute(
-                f"SELECT term_id, item_id FROM postings WHERE item_id IN ({marks})", tuple(part)
+                f"SELECT term_id, item_id FROM postings WHERE item_id IN ({marks})", part
             ):
                 term_dec[tid] += 1
                 counted.add(item_id)
-            conn.execute(f"DELETE FROM postings WHERE item_id IN ({marks})", tuple(part))
+            conn.execute(f"DELETE FROM postings WHERE item_id IN ({marks})", part)
         conn.executemany(
             "UPDATE terms SET df = df - ? WHERE id = ?", [(n, t) for t, n in term_dec.items()]
         )
@@ -166,18 +160,18 @@ class KeywordIndex(PostingsScoring):
             "UPDATE namespaces SET n_docs = n_docs - ?, total_len = total_len - ? WHERE id = ?",
             [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
         )
-        self._log(conn, [(ns_id, item_id, 0) for ns_id, item_id, _dl in docs])
+        self._log(conn, [(ns_id, item_id, OP_REMOVE) for ns_id, item_id, _dl in docs])
 
-    def _log(self, conn: sqlite3.Connection, entries: list[tuple[int, int, int]]) -> None:
-        """Every keyword change goes to `kw_log` (all processes' caches replay it)."""
-        PostingsCache.log(conn, entries)
+    def _log(self, conn: sqlite3.Connection, entries: list[Change]) -> None:
+        """Every keyword change goes to the keyword feed (all processes' caches replay it)."""
+        KEYWORD_FEED.append(conn, entries)
         if self._writes % 256 == 0:
-            PostingsCache.compact(conn)
+            KEYWORD_FEED.keep_newest(conn, _LOG_KEEP)
 
     def rebuilt(self, conn: sqlite3.Connection) -> None:
         """Mark the whole index as rebuilt (reindex): every process's cache drops it."""
         self._writes += 1
-        PostingsCache.log_reset(conn)
+        KEYWORD_FEED.reset(conn)
 
     # ------------------------------------------------------------------ reads
     @contextmanager
@@ -206,12 +200,11 @@ class KeywordIndex(PostingsScoring):
 
     def _stats(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> KeywordStats:
         n = tl = 0
-        for part in _chunks(ns_ids):
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(ns_ids):
             row = conn.execute(
                 f"SELECT COALESCE(SUM(n_docs),0), COALESCE(SUM(total_len),0) "
                 f"FROM namespaces WHERE id IN ({marks})",
-                tuple(part),
+                part,
             ).fetchone()
             n += int(row[0])
             tl += int(row[1])
@@ -264,8 +257,7 @@ class KeywordIndex(PostingsScoring):
             tid_ns[tid] = ns_id
 
         if q.terms:
-            for part in _chunks(list(q.terms), 200):
-                marks = ",".join("?" * len(part))
+            for part, marks in in_chunks(q.terms, 200):
                 for row in conn.execute(
                     f"SELECT id, ns_id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
                     f"AND term IN ({marks})",
@@ -288,7 +280,7 @@ class KeywordIndex(PostingsScoring):
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None,
-    ) -> _Prepared | None:
+    ) -> PreparedQuery | None:
         """Corpus statistics, the query's terms (rarest first) and their weighted IDF."""
         if not ns_ids or not q:
             return None
@@ -322,19 +314,19 @@ class KeywordIndex(PostingsScoring):
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
         cached = (
-            self.cache is not None
-            and len(ns_ids) <= self.cache_max_namespaces
-            and st.n_docs <= self.cache_max_docs
+            self._cache is not None
+            and len(ns_ids) <= self._cache_max_namespaces
+            and st.n_docs <= self._cache_max_docs
         )
-        if cached and self.cache is not None:
+        if cached and self._cache is not None:
             if self._scope is None or not self._scope.get("synced"):
-                self.cache.sync(conn)
+                self._cache.sync(conn)
                 if self._scope is not None:
                     self._scope["synced"] = True
-            if self.cache_warm_min_docs <= st.n_docs <= self.cache_warm_docs:
+            if self._warm_min_docs <= st.n_docs <= self._cache_warm_docs:
                 for ns_id in ns_ids:
-                    self.cache.warm(conn, ns_id)
-        return _Prepared(st.avgdl, found, tid_ns, idf, order, cached)
+                    self._cache.warm(conn, ns_id)
+        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached)
 
     def search(
         self,
@@ -348,7 +340,7 @@ class KeywordIndex(PostingsScoring):
         """BM25 scores of the best `k` items (plus any `extra_candidates`) for query `q`.
 
         `extra_candidates` may be a function: it is called once the postings are summed, so a
-        caller can compute its candidates (a vector search in a worker thread) meanwhile.
+        caller can collect its candidates (the vector hits) as late as possible.
 
         `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
         Terms are scored rarest first within a postings budget; a term past it only re-scores
@@ -389,173 +381,10 @@ class KeywordIndex(PostingsScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None or not pool:
             return {}
-        if p.cached and self.cache is not None:
+        if p.cached:
             return self._score_items_cached(conn, p, pool)
         scores = dict.fromkeys(pool, 0.0)
         for term in p.order:
             for tid in p.found[term][0]:
                 self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
         return {i: v for i, v in scores.items() if v > 0}
-
-    def _score_items_cached(
-        self, conn: sqlite3.Connection, p: _Prepared, pool: Sequence[int]
-    ) -> dict[int, float]:
-        """`score_items` from the in-memory postings: per namespace, the pool's local numbers
-        (sorted) and one array of sums aligned with them; terms add in `p.order`."""
-        cache = self.cache
-        assert cache is not None
-        # load every term first: a cold load may number pool items not seen before
-        by_ns: dict[int, dict[str, list[int]]] = {}
-        for term in p.order:
-            for tid in p.found[term][0]:
-                by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
-        wants: dict[int, np.ndarray] = {}
-        for ns_id, wanted in by_ns.items():
-            cache.prefetch(conn, ns_id, wanted)
-            wants[ns_id] = cache.local_ids(ns_id, pool)
-        sums = {ns_id: np.zeros(len(w), dtype=np.float64) for ns_id, w in wants.items()}
-        for term in p.order:
-            for tid in p.found[term][0]:
-                ns_id = p.tid_ns[tid]
-                want = wants[ns_id]
-                if not len(want):
-                    continue
-                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
-                pos = _positions(local, want)
-                if not len(pos):
-                    continue
-                at = np.searchsorted(want, local[pos])
-                sums[ns_id][at] += (
-                    self._bm25(tf[pos].astype(np.float64), dl[pos], p.avgdl) * (p.idf[term])
-                )
-        out: dict[int, float] = {}
-        for ns_id, a in sums.items():
-            hit = a > 0
-            if hit.any():
-                ids = cache.items_of(ns_id, wants[ns_id][hit])
-                out.update(zip(ids.tolist(), a[hit].tolist(), strict=True))
-        return out
-
-    def _score_cached(
-        self,
-        conn: sqlite3.Connection,
-        order: Sequence[str],
-        found: Mapping[str, tuple[list[int], int]],
-        tid_ns: Mapping[int, int],
-        idf: Mapping[str, float],
-        avgdl: float,
-        k: int,
-        extra_fn: Callable[[], set[int]],
-    ) -> dict[int, float]:
-        """Scores from the in-memory postings (kwcache.py): the best max(5k, 200) items and
-        `extra_fn()`. Per namespace, term scores add up in a dense array over local numbers."""
-        cache = self.cache
-        assert cache is not None
-        budget = self.cached_postings_scan
-        # Cold terms that will be scored in full are read from SQLite in one statement.
-        cold: dict[int, dict[str, list[int]]] = {}
-        left = budget
-        for term in order:
-            ids, df = found[term]
-            if df > left and left < budget:
-                break
-            left -= df
-            for tid in ids:
-                if not cache.has(tid_ns[tid], term):
-                    cold.setdefault(tid_ns[tid], {}).setdefault(term, []).append(tid)
-        for ns_id, wanted in cold.items():
-            cache.prefetch(conn, ns_id, wanted)
-        acc: dict[int, np.ndarray] = {}
-        deferred: list[str] = []
-        for term in order:
-            ids, df = found[term]
-            if df > budget and acc:
-                deferred.append(term)
-                continue
-            for tid in ids:
-                ns_id = tid_ns[tid]
-                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
-                budget -= len(local)
-                if not len(local):
-                    continue
-                a = acc.get(ns_id)
-                size = cache.size(ns_id)
-                if a is None or len(a) < size:
-                    grown = np.zeros(size, dtype=np.float64)
-                    if a is not None:
-                        grown[: len(a)] = a
-                    a = acc[ns_id] = grown
-                a[local] += self._bm25(tf.astype(np.float64), dl, avgdl) * idf[term]
-        ids_parts: list[np.ndarray] = []
-        val_parts: list[np.ndarray] = []
-        for ns_id, a in acc.items():
-            nz = np.flatnonzero(a)
-            ids_parts.append(cache.items_of(ns_id, nz))
-            val_parts.append(a[nz])
-        extra = extra_fn()
-        if not ids_parts:
-            return dict.fromkeys(extra, 0.0)
-        all_ids = np.concatenate(ids_parts)
-        all_vals = np.concatenate(val_parts)
-        keep = max(k * 5, 200) if deferred else k
-        if len(all_ids) > keep:
-            part = np.argpartition(-all_vals, keep - 1)[:keep]
-            scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
-        else:
-            scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
-        missing = [i for i in extra if i not in scores]
-        if missing:
-            # an extra no summed term reached scores 0; the others their summed value
-            filled = dict.fromkeys(missing, 0.0)
-            miss = np.asarray(missing, dtype=np.int64)
-            for ns_id, a in acc.items():
-                la = cache.locals_of(ns_id, missing)
-                ok = (la >= 0) & (la < len(a))
-                if ok.any():
-                    filled.update(zip(miss[ok].tolist(), a[la[ok]].tolist(), strict=True))
-            scores.update(filled)
-        if deferred:
-            pool = sorted(scores)
-            for term in deferred:
-                for tid in found[term][0]:
-                    if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
-                        self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
-                        continue
-                    self._rescore_cached(
-                        conn, tid_ns[tid], term, tid, pool, idf[term], avgdl, scores
-                    )
-        return scores
-
-    def _rescore_cached(
-        self,
-        conn: sqlite3.Connection,
-        ns_id: int,
-        term: str,
-        term_id: int,
-        pool: Sequence[int],
-        idf: float,
-        avgdl: float,
-        scores: dict[int, float],
-        want: np.ndarray | None = None,
-    ) -> None:
-        """Add one term's BM25 to the scores of the pool items that contain it (memory);
-        `want`: the pool's local numbers when the caller has them already."""
-        assert self.cache is not None
-        local, tf, items, dl = self.cache.term(conn, ns_id, term, (term_id,))
-        if want is None:
-            want = self.cache.local_ids(ns_id, pool)
-        if not len(want) or not len(local):
-            return
-        pos = _positions(local, want)
-        vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf
-        for item_id, v in zip(items[pos].tolist(), vals.tolist(), strict=True):
-            if item_id in scores:
-                scores[item_id] += v
-
-
-def _positions(local: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Positions in sorted `local` of the values of `want` that it holds (each at most once)."""
-    pos = np.searchsorted(local, want)
-    ok = pos < len(local)
-    pos = pos[ok]
-    return pos[local[pos] == want[ok]]

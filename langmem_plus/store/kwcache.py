@@ -3,9 +3,9 @@
 Reading postings through SQLite costs ~0.1 ms per term plus a Python tuple per posting, which
 dominated search latency at 10k+ items. This cache holds, per namespace, the postings of the
 terms queries have asked for as numpy arrays (loaded lazily, a term at a time), so a repeated
-term costs a few vectorised operations. It never serves stale data: every keyword write appends
-to `kw_log` (in the same transaction), and `sync` replays entries past its watermark before
-each search — including other processes' writes. An item that changed is dropped (its local
+term costs a few vectorised operations. It never serves stale data: every keyword write reaches
+the keyword change feed (`kw_log`, store/changefeed.py) in the same transaction, and `sync`
+replays entries past its watermark before each search — including other processes' writes. An item that changed is dropped (its local
 slot marked dead) and, if it still exists, its current postings are appended to the terms that
 are cached. A compacted-past log, a reindex, too many dead slots or the memory cap simply drop
 cached namespaces: they reload lazily.
@@ -20,39 +20,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
-__all__ = ["GrowBuffer", "PostingsCache"]
+from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
+from langmem_plus.store.growbuffer import GrowBuffer
+from langmem_plus.store.sqlite import in_chunks
 
-# kw_log ops: 0/1 an item's postings removed/added (keyword.py), 2 the whole index rebuilt,
-# 3 an item's row changed or was deleted (migration 006's triggers; postings unaffected, read by
-# rowcache.py).
-_OP_REMOVE, _OP_ADD, _OP_RESET, _OP_ROW = 0, 1, 2, 3
-
-
-class GrowBuffer:
-    """A 1-d numpy buffer with amortised appends; `view()` is valid until the next append."""
-
-    __slots__ = ("buf", "n")
-
-    def __init__(self, dtype: Any, cap: int = 16) -> None:
-        self.buf = np.empty(cap, dtype=dtype)
-        self.n = 0
-
-    def extend(self, values: np.ndarray | Sequence[Any]) -> None:
-        m = len(values)
-        need = self.n + m
-        if need > len(self.buf):
-            new = np.empty(max(need, 2 * len(self.buf)), dtype=self.buf.dtype)
-            new[: self.n] = self.buf[: self.n]
-            self.buf = new
-        self.buf[self.n : need] = values
-        self.n = need
-
-    def view(self) -> np.ndarray:
-        return self.buf[: self.n]
+__all__ = ["PostingsCache"]
 
 
 class _Term:
@@ -101,10 +76,7 @@ class _Namespace:
         """Read several terms' postings in one statement (cold terms of one query)."""
         tid_term = {tid: term for term, tids in wanted.items() for tid in tids}
         rows: list[tuple[int, int, int, int]] = []
-        tids = list(tid_term)
-        for i in range(0, len(tids), 500):
-            part = tids[i : i + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(list(tid_term)):
             rows.extend(
                 conn.execute(
                     f"SELECT term_id, item_id, tf, dl FROM postings WHERE term_id IN ({marks})",
@@ -168,7 +140,7 @@ class _Namespace:
 
 
 class PostingsCache:
-    """Per-namespace in-memory postings, kept exact against SQLite through `kw_log`."""
+    """Per-namespace in-memory postings, kept exact against SQLite through the keyword feed."""
 
     def __init__(self, max_postings: int = 20_000_000) -> None:
         self.max_postings = max_postings
@@ -178,78 +150,42 @@ class PostingsCache:
         self._total = 0
         self._lock = threading.RLock()
 
-    # ---------------------------------------------------------------- log (writes)
-    @staticmethod
-    def log(conn: sqlite3.Connection, entries: Iterable[tuple[int, int, int]]) -> None:
-        """Record keyword changes as (ns_id, item_id, op) in the caller's transaction."""
-        conn.executemany("INSERT INTO kw_log(ns_id, item_id, op) VALUES (?, ?, ?)", entries)
-
-    @staticmethod
-    def log_reset(conn: sqlite3.Connection) -> None:
-        """Record that the whole keyword index was rebuilt (every cache drops everything)."""
-        conn.execute("INSERT INTO kw_log(ns_id, item_id, op) VALUES (0, 0, ?)", (_OP_RESET,))
-
-    @staticmethod
-    def compact(conn: sqlite3.Connection, keep: int = 4096) -> None:
-        """Keep only the newest `keep` log entries; lagging caches then reload lazily."""
-        head = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM kw_log").fetchone()[0]
-        conn.execute("DELETE FROM kw_log WHERE seq <= ?", (head - keep,))
-
     # ---------------------------------------------------------------- sync (reads)
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply keyword changes committed since the watermark, by any process; enforce the
         memory cap (here, between searches, so a search never loses its local numbers)."""
         with self._lock:
             self._trim()
-            self._replay(conn)
+            KEYWORD_FEED.sync(conn, self)
 
-    def _replay(self, conn: sqlite3.Connection) -> None:
-        with self._lock:
-            head = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM kw_log").fetchone()[0]
-            if head <= self.watermark:
-                if head < self.watermark:  # the database was replaced under us
-                    self.clear()
-                    self.watermark = int(head)
-                return
-            if not self._ns:
-                self.watermark = int(head)
-                return
-            first = conn.execute(
-                "SELECT MIN(seq) FROM kw_log WHERE seq > ?", (self.watermark,)
-            ).fetchone()[0]
-            if first is None or first > self.watermark + 1:
-                # Entries we never saw were compacted away (sequence numbers never repeat or
-                # skip otherwise): we cannot tell which items changed, so start over, lazily.
-                self.clear()
-                self.watermark = int(head)
-                return
-            rows = conn.execute(
-                "SELECT ns_id, item_id, op FROM kw_log WHERE seq > ? ORDER BY seq",
-                (self.watermark,),
-            ).fetchall()
-            self.watermark = int(head)
-            last: dict[int, dict[int, int]] = {}
-            for ns_id, item_id, op in rows:
-                if op == _OP_RESET:
-                    self.clear()
-                    last.clear()
-                    continue
-                if op != _OP_ROW and ns_id in self._ns:
-                    last.setdefault(ns_id, {})[item_id] = op
-            for ns_id, changes in last.items():
-                cache = self._ns[ns_id]
-                if len(changes) > max(1000, len(cache.item_local) // 5):
-                    self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
-                    continue
-                for item_id in changes:
-                    cache.drop(item_id)
-                added = [i for i, op in changes.items() if op == _OP_ADD]
-                if added and cache.terms:
-                    before = cache.postings
-                    cache.add_items(_item_postings(conn, added))
-                    self._total += cache.postings - before
-                if cache.dead > max(1000, cache.local_item.n // 4):
-                    self._drop_ns(ns_id)
+    # ChangeFeed subscriber (store/changefeed.py)
+    def holds_nothing(self) -> bool:
+        return not self._ns
+
+    def restart(self, conn: sqlite3.Connection) -> None:
+        self.clear()
+
+    def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        """Drop the changed items, append the current postings of those added since; a
+        bulk change or too many dead slots drop the namespace instead (it reloads lazily)."""
+        last: dict[int, dict[int, int]] = {}
+        for ns_id, item_id, op in changes:
+            if op != OP_ROW and ns_id in self._ns:
+                last.setdefault(ns_id, {})[item_id] = op
+        for ns_id, items in last.items():
+            cache = self._ns[ns_id]
+            if len(items) > max(1000, len(cache.item_local) // 5):
+                self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
+                continue
+            for item_id in items:
+                cache.drop(item_id)
+            added = [i for i, op in items.items() if op == OP_ADD]
+            if added and cache.terms:
+                before = cache.postings
+                cache.add_items(_item_postings(conn, added))
+                self._total += cache.postings - before
+            if cache.dead > max(1000, cache.local_item.n // 4):
+                self._drop_ns(ns_id)
 
     # ---------------------------------------------------------------- reads
     def term(
@@ -375,9 +311,7 @@ def _item_postings(
 ) -> dict[int, list[tuple[str, int, int]]]:
     """item id -> [(term, tf, dl)] as stored now (items deleted since are absent)."""
     out: dict[int, list[tuple[str, int, int]]] = {}
-    for i in range(0, len(item_ids), 500):
-        part = list(item_ids[i : i + 500])
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(item_ids):
         for item_id, term, tf, dl in conn.execute(
             "SELECT p.item_id, t.term, p.tf, p.dl FROM postings p JOIN terms t "
             f"ON t.id = p.term_id WHERE p.item_id IN ({marks})",

@@ -1,27 +1,20 @@
 """BM25 read straight from SQLite's postings, and the per-term formula both paths share.
 
-The path for searches the in-memory postings cache does not serve (over more than
-`cache_max_namespaces` namespaces or `keyword_cache_max_docs` documents, or with the cache
-off): terms are read rarest first within `max_postings_scan` postings; a term past the budget
-only re-scores the best candidates found so far. `KeywordIndex` (store/keyword.py) builds on it.
+The path for searches the in-memory postings cache does not serve (over many namespaces or
+more than `keyword_cache_max_docs` documents, or with the cache off): terms are read rarest
+first within `max_postings_scan` postings; a term past the budget only re-scores the best candidates found so far. `KeywordIndex` (store/keyword.py) builds on it.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from langmem_plus.store.sqlite import in_chunks
+
 __all__ = ["PostingsScoring"]
-
-_CHUNK = 500
-
-
-def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 class PostingsScoring:
@@ -95,8 +88,7 @@ class PostingsScoring:
         scores: dict[int, float],
     ) -> None:
         """Add one term's BM25 to the scores of the pool items that contain it (SQLite)."""
-        for part in _chunks(pool):
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(pool):
             rows = conn.execute(
                 f"SELECT item_id, tf, dl FROM postings WHERE term_id=? AND item_id IN ({marks})",
                 (term_id, *part),

@@ -3,11 +3,10 @@
 Every search reads, for its ~300 candidates, the columns the spec score needs (timestamps,
 access count, TTL, confidence, category, session): ~0.6-0.9 ms at 10k items on the test
 machine, most of it SQLite's per-row work. This cache keeps those rows as tuples, keyed by item
-id. It never serves a stale row: every change to an existing item reaches `kw_log` in the same
-transaction (the put path logs removals and additions itself, and migration 006's triggers log
-every other UPDATE or DELETE of `items` as op 3, whoever runs it), and `sync` drops the rows
-of logged items before each use — including other processes' writes. New items need no entry:
-their ids were never cached. A log compacted past the watermark, or the size cap, clears it.
+id. It never serves a stale row: it subscribes to the keyword change feed (store/changefeed.py),
+which every change to an existing item reaches in the same transaction, and `sync` drops the
+rows of logged items before each use — including other processes' writes. New items need no
+entry: their ids were never cached. A feed it cannot follow, or the size cap, clears it.
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from langmem_plus.store.changefeed import KEYWORD_FEED, Change
+
 __all__ = ["RowCache"]
 
 Fetch = Callable[[sqlite3.Connection, list[int]], dict[int, Any]]
 
 
 class RowCache:
-    """item id -> light row, kept exact through `kw_log` (see the module docstring)."""
+    """item id -> light row, kept exact through the keyword feed (see the module docstring)."""
 
     def __init__(self, max_rows: int = 250_000) -> None:
         self.max_rows = max_rows
@@ -40,25 +41,18 @@ class RowCache:
     def sync(self, conn: sqlite3.Connection) -> None:
         """Drop the rows of items changed since the watermark (any process, any writer)."""
         with self._lock:
-            head = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM kw_log").fetchone()[0]
-            if head == self.watermark:
-                return
-            if head < self.watermark or not self.rows:  # replaced database, or nothing held
-                self.clear()
-                self.watermark = int(head)
-                return
-            first = conn.execute(
-                "SELECT MIN(seq) FROM kw_log WHERE seq > ?", (self.watermark,)
-            ).fetchone()[0]
-            if first is None or first > self.watermark + 1:  # compacted past us
-                self.clear()
-            else:
-                for (item_id,) in conn.execute(
-                    "SELECT item_id FROM kw_log WHERE seq > ? AND seq <= ?",
-                    (self.watermark, head),
-                ):
-                    self.rows.pop(item_id, None)
-            self.watermark = int(head)
+            KEYWORD_FEED.sync(conn, self)
+
+    # ChangeFeed subscriber (store/changefeed.py)
+    def holds_nothing(self) -> bool:
+        return not self.rows
+
+    def restart(self, conn: sqlite3.Connection) -> None:
+        self.clear()
+
+    def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        for _ns_id, item_id, _op in changes:
+            self.rows.pop(item_id, None)
 
     def get(self, conn: sqlite3.Connection, ids: Iterable[int], fetch: Fetch) -> dict[int, Any]:
         """Rows of `ids` (those that exist): held ones from memory, the rest through `fetch`,

@@ -2,12 +2,14 @@
 
 Vectors are stored in SQLite as the truth, compactly: per-vector symmetric int8 with a float32
 scale (516 bytes at 512-d; `MemoryConfig.vector_storage="float16"` writes the older 2-bytes-per-
-dimension form, which is still read). Every vector write also appends to `vec_log`; an index
-applies log entries past its watermark before each use, so a second process writing the same
-file, or a crash between SQLite and FAISS, never serves a stale answer. In memory, exact
-namespaces hold float16 unit vectors and large ones an IVF index with float16 codes. A snapshot
-file (the serialised FAISS indexes as a signed `.npz`, see `snapshot.py`) speeds up opening a large store; small stores rebuild from SQLite instead (see
-`VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt from SQLite.
+dimension form, which is still read). Every vector write also reaches the vector change feed
+(`vec_log`, store/changefeed.py); an index applies its entries past its watermark before each
+use, so a second process writing the same file, or a crash between SQLite and FAISS, never
+serves a stale answer. In memory, exact namespaces hold float16 unit vectors and large ones an
+IVF index with float16 codes (store/faissns.py). A snapshot file (the serialised FAISS indexes
+as a signed `.npz`, see `snapshot.py`) speeds up opening a large store; small stores rebuild
+from SQLite instead (see `VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt
+from SQLite.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
 from pathlib import Path
-from typing import Any
 
 import faiss
 import numpy as np
 
-from langmem_plus.store.kwcache import GrowBuffer
+from langmem_plus.store.changefeed import OP_ADD, VECTOR_FEED, Change
+from langmem_plus.store.faissns import ExactCosines, NsIndex, normalise, search_one
+from langmem_plus.store.growbuffer import GrowBuffer
 from langmem_plus.store.snapshot import (
     SnapshotError,
     read_snapshot,
@@ -31,20 +33,16 @@ from langmem_plus.store.snapshot import (
     snapshot_key,
     write_snapshot,
 )
+from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.store.veccodec import VectorStorage, decode_vec, decode_vecs, encode_vec
 
 __all__ = [
-    "VEC_ADD",
-    "VEC_REMOVE",
-    "VEC_RESET",
     "ExactCosines",
     "VectorIndex",
     "VectorStorage",
     "decode_vec",
     "decode_vecs",
     "encode_vec",
-    "log_head",
-    "log_reset",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,190 +51,18 @@ logger = logging.getLogger(__name__)
 _SNAPSHOT_FORMAT = 3
 
 
-def _normalise(mat: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (mat / norms).astype(np.float32)
-
-
-class _NsIndex:
-    """One namespace's FAISS index: exact (float16 flat) until it grows past the ANN threshold."""
-
-    def __init__(self, dims: int) -> None:
-        self.dims = dims
-        # Exact search over float16 copies (`faiss.IndexScalarQuantizer`, QT_fp16): half the
-        # memory of IndexFlatIP and, the scan being memory-bound, about half its time once the
-        # vectors are out of cache (10k x 512: 0.46 vs 0.90 ms p50); cosine error ~1e-4.
-        self.index: Any = faiss.IndexIDMap2(
-            faiss.IndexScalarQuantizer(
-                dims, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-            )
-        )
-        self.approximate = False
-        # Exact indexes only: the item id of each stored vector, in storage order (None:
-        # unknown, e.g. loaded from a snapshot; rebuilt from SQLite when first needed), and
-        # its sorted form for lookups (None: stale).
-        self.items: GrowBuffer | None = GrowBuffer(np.int64)
-        self.by_item: tuple[GrowBuffer, GrowBuffer] | None = None
-
-    def sorted_items(self) -> tuple[np.ndarray, np.ndarray]:
-        """(argsort of the item ids, sorted item ids): where each item's vectors are stored."""
-        if self.by_item is None:
-            assert self.items is not None
-            items = self.items.view()
-            order = np.argsort(items, kind="stable")
-            srt_buf, order_buf = GrowBuffer(np.int64), GrowBuffer(np.int64)
-            srt_buf.extend(items[order])
-            order_buf.extend(order)
-            self.by_item = (order_buf, srt_buf)
-        return self.by_item[0].view(), self.by_item[1].view()
-
-    def appended(self, start: int, items: np.ndarray) -> None:
-        """Vectors of `items` were stored at positions start.. : keep the sorted form when
-        they sort after every item held (new items: ids only grow), else drop it (rebuilt by
-        the next lookup). Saves an O(n log n) sort on the search after each put."""
-        if self.by_item is None:
-            return
-        order_buf, srt_buf = self.by_item
-        new = np.asarray(items, dtype=np.int64)
-        if not len(new):
-            return
-        srt = srt_buf.view()
-        if (len(srt) and new[0] < srt[-1]) or (len(new) > 1 and np.any(new[1:] < new[:-1])):
-            self.by_item = None
-            return
-        order_buf.extend(np.arange(start, start + len(new), dtype=np.int64))
-        srt_buf.extend(new)
-
-    @property
-    def size(self) -> int:
-        return int(self.index.ntotal)
-
-
-_SINGLE_THREAD_MAX = 100_000
-# Fewer vectors than this are scanned inline even when a worker pool is offered (a thread
-# hand-off costs ~0.05 ms; a 2k x 512 scan about as much).
-_BACKGROUND_MIN = 2_000
-
-
-def _search_one(
-    idx: _NsIndex, q: np.ndarray, k: int, positions: bool = False, params: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """One query vector: single-threaded below `_SINGLE_THREAD_MAX` vectors.
-
-    OpenMP start-up dominates a one-vector scan of a small flat index (measured at 10k x 512:
-    1.66 ms with 2 threads, 0.60 ms with 1), so small scans run on one thread. `positions`
-    (exact indexes only): labels are storage positions instead of vector ids; `params`: FAISS
-    search parameters (a selector).
-    """
-    index = idx.index.index if positions else idx.index
-    if idx.size > _SINGLE_THREAD_MAX or idx.approximate:
-        return index.search(q, k, params=params)
-    before = faiss.omp_get_max_threads()
-    if before == 1:
-        return index.search(q, k, params=params)
-    faiss.omp_set_num_threads(1)
-    try:
-        return index.search(q, k, params=params)
-    finally:
-        faiss.omp_set_num_threads(before)
-
-
-class ExactCosines:
-    """One query's cosines over the exact namespaces it searched, computed on demand.
-
-    Holds each exact namespace's item-id mirror and FAISS index; `lookup` finds the storage
-    positions of the asked items and has FAISS score only those (a bitmap selector: ~0.1 ms
-    for 250 of 10k vectors, where decoding float16 rows in numpy takes ~0.3 ms). Valid while
-    the store's lock is held (the index must not change underneath).
-    """
-
-    def __init__(self, query: np.ndarray) -> None:
-        self.query = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
-        self.parts: list[tuple[_NsIndex, np.ndarray]] = []
-        self.complete = True  # False when an IVF namespace was searched (not all cosines)
-
-    def add(self, idx: _NsIndex, items: np.ndarray) -> None:
-        self.parts.append((idx, items))
-
-    def lookup(self, item_ids: Sequence[int]) -> dict[int, float]:
-        """item id -> best cosine over its vectors, for the given items that have any."""
-        if not len(item_ids):
-            return {}
-        # Repeated ids are harmless: their positions set the same selector bits.
-        want = np.fromiter(item_ids, dtype=np.int64, count=len(item_ids))
-        got_ids: list[np.ndarray] = []
-        got_sims: list[np.ndarray] = []
-        for idx, items in self.parts:
-            order, srt = idx.sorted_items()
-            if not len(srt):
-                continue
-            lo = np.searchsorted(srt, want, side="left")
-            counts = np.searchsorted(srt, want, side="right") - lo
-            has = counts > 0
-            if not has.any():
-                continue
-            lo, counts = lo[has], counts[has]
-            # every sorted position of every found item (items with several vectors: all)
-            total = int(counts.sum())
-            starts = np.cumsum(counts) - counts
-            pos = order[np.repeat(lo - starts, counts) + np.arange(total)]
-            n = idx.size
-            bits = np.zeros(n, dtype=bool)
-            bits[pos] = True
-            packed = np.packbits(bits, bitorder="little")
-            params: Any = faiss.SearchParameters()
-            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(packed))
-            params.sel = selector
-            sims, got = _search_one(idx, self.query, min(total, n), positions=True, params=params)
-            ok = got[0] >= 0
-            got_ids.append(items[got[0][ok]])
-            got_sims.append(sims[0][ok])
-        if not got_ids:
-            return {}
-        ids = np.concatenate(got_ids)
-        vals = np.concatenate(got_sims)
-        if len(ids) > 1:  # an item with several vectors (or in several parts): its best
-            o = np.lexsort((vals, ids))
-            ids, vals = ids[o], vals[o]
-            last = np.r_[ids[1:] != ids[:-1], True]
-            ids, vals = ids[last], vals[last]
-        return dict(zip(ids.tolist(), vals.tolist(), strict=True))
-
-
 def _items_of_vectors(
     conn: sqlite3.Connection, hits: Sequence[tuple[int, float]]
 ) -> list[tuple[int, float]]:
     """(item id, cosine) of (vector id, cosine) hits, through the vectors table."""
-    best = dict(hits)
     owner: dict[int, int] = {}
-    vids = list(best)
-    for i in range(0, len(vids), 500):
-        part = vids[i : i + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(dict(hits)):
         owner.update(conn.execute(f"SELECT id, item_id FROM vectors WHERE id IN ({marks})", part))
     return [(owner[v], s) for v, s in hits if v in owner]
 
 
-# vec_log ops: 0 a vector removed, 1 a vector added, 2 every vector replaced (a reindex: a new
-# generation; every index and snapshot older than it rebuilds from SQLite).
-VEC_REMOVE, VEC_ADD, VEC_RESET = 0, 1, 2
-
-
-def log_head(conn: sqlite3.Connection) -> int:
-    """The newest sequence number `vec_log` ever gave out, even if compaction emptied it."""
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name='vec_log'").fetchone()
-    return 0 if row is None else int(row[0])
-
-
-def log_reset(conn: sqlite3.Connection) -> None:
-    """Record, in the caller's transaction, that every vector was replaced (a new generation)."""
-    conn.execute("DELETE FROM vec_log")
-    conn.execute("INSERT INTO vec_log(ns_id, vec_id, op) VALUES (0, 0, ?)", (VEC_RESET,))
-
-
 class VectorIndex:
-    """Per-namespace FAISS indexes over the `vectors` table, synced through `vec_log`."""
+    """Per-namespace FAISS indexes over the `vectors` table, synced through the vector feed."""
 
     def __init__(
         self,
@@ -251,7 +77,7 @@ class VectorIndex:
         self.snapshot_min_vectors = snapshot_min_vectors
         self.ann_threshold = ann_threshold
         self.nprobe = nprobe
-        self._ns: dict[int, _NsIndex] = {}
+        self._ns: dict[int, NsIndex] = {}
         self._vec_ns: dict[int, int] = {}
         self.watermark = 0
         self._lock = threading.RLock()
@@ -290,13 +116,11 @@ class VectorIndex:
         ):
             return False
         watermark = int(header["watermark"])
-        head = log_head(conn)
-        min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
-        if head < watermark or (head > watermark and (min_seq is None or min_seq > watermark + 1)):
+        if not VECTOR_FEED.reaches_back_to(conn, watermark):
             return False  # another database's, or the log no longer reaches back to it
-        indexes: dict[int, _NsIndex] = {}
+        indexes: dict[int, NsIndex] = {}
         for ns_id in header["ns_ids"]:
-            idx = _NsIndex(self.dims)
+            idx = NsIndex(self.dims)
             idx.index = faiss.deserialize_index(arrays[f"index_{int(ns_id)}"])
             idx.approximate = isinstance(faiss.downcast_index(idx.index), faiss.IndexIVF)
             idx.items = None  # read from SQLite when first needed
@@ -360,7 +184,7 @@ class VectorIndex:
         with self._lock:
             self._ns = {}
             self._vec_ns = {}
-            wm = log_head(conn)
+            wm = VECTOR_FEED.head(conn)
             cur = conn.execute("SELECT id, ns_id, vec, item_id FROM vectors ORDER BY ns_id, id")
             while True:
                 rows = cur.fetchmany(50_000)
@@ -381,49 +205,48 @@ class VectorIndex:
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply vector changes committed since the watermark (by any process)."""
         with self._lock:
-            head = log_head(conn)
-            if head == self.watermark:
-                return
-            min_seq = conn.execute("SELECT MIN(seq) FROM vec_log").fetchone()[0]
-            if head < self.watermark or min_seq is None or min_seq > self.watermark + 1:
-                # another database under the same path, or entries we never saw were
-                # compacted away: we cannot tell what changed
-                self.rebuild(conn)
-                return
-            rows = conn.execute(
-                "SELECT l.seq, l.ns_id, l.vec_id, l.op, v.vec, v.item_id FROM vec_log l "
-                "LEFT JOIN vectors v ON v.id = l.vec_id WHERE l.seq > ? ORDER BY l.seq",
-                (self.watermark,),
-            ).fetchall()
-            if any(r[3] == VEC_RESET for r in rows):
-                self.rebuild(conn)  # a new generation (reindex): nothing held is current
-                return
-            # Replayed as one batch, with the effect of replaying row by row (each row drops
-            # its vector, an add row then stores the vector as the table holds it now): every
-            # logged vector is removed once, then each one whose last add still has a row is
-            # added, in the order of those last adds. One removal pass per namespace instead
-            # of one per row (each is O(namespace size) on a flat index).
-            last_add: dict[int, tuple[int, bytes, int]] = {}
-            for _seq, ns_id, vid, op, blob, item_id in rows:
-                last_add.pop(vid, None)
-                if op == VEC_ADD and blob is not None:
-                    last_add[vid] = (ns_id, blob, item_id)
-            self._remove(list(dict.fromkeys(r[2] for r in rows)))
-            by_ns: dict[int, list[tuple[int, bytes, int]]] = {}
-            for vid, (ns_id, blob, item_id) in last_add.items():
-                by_ns.setdefault(ns_id, []).append((vid, blob, item_id))
-            for ns_id, adds in by_ns.items():
-                self._add(
-                    ns_id,
-                    np.asarray([a[0] for a in adds], np.int64),
-                    decode_vecs([a[1] for a in adds], self.dims),
-                    np.asarray([a[2] for a in adds], np.int64),
-                )
-            self.watermark = int(head)
+            VECTOR_FEED.sync(conn, self)
+
+    # ChangeFeed subscriber (store/changefeed.py)
+    def holds_nothing(self) -> bool:
+        return False  # an empty index still adds what was written
+
+    def restart(self, conn: sqlite3.Connection) -> None:
+        self.rebuild(conn)
+
+    def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        """Replay as one batch, with the effect of replaying entry by entry (each entry drops
+        its vector, an add then stores the vector as the table holds it now): every logged
+        vector is removed once, then each one whose last add still has a row is added, in
+        the order of those last adds. One removal pass per namespace instead of one per entry
+        (each is O(namespace size) on a flat index)."""
+        last_add: dict[int, int] = {}  # vector id -> namespace id, in order of last adds
+        for ns_id, vid, op in changes:
+            last_add.pop(vid, None)
+            if op == OP_ADD:
+                last_add[vid] = ns_id
+        self._remove(list(dict.fromkeys(c[1] for c in changes)))
+        stored: dict[int, tuple[bytes, int]] = {}
+        for part, marks in in_chunks(last_add):
+            for vid, blob, item_id in conn.execute(
+                f"SELECT id, vec, item_id FROM vectors WHERE id IN ({marks})", part
+            ):
+                stored[vid] = (blob, item_id)
+        by_ns: dict[int, list[tuple[int, bytes, int]]] = {}
+        for vid, ns_id in last_add.items():
+            if vid in stored:
+                by_ns.setdefault(ns_id, []).append((vid, *stored[vid]))
+        for ns_id, adds in by_ns.items():
+            self._add(
+                ns_id,
+                np.asarray([a[0] for a in adds], np.int64),
+                decode_vecs([a[1] for a in adds], self.dims),
+                np.asarray([a[2] for a in adds], np.int64),
+            )
 
     def compact_log(self, conn: sqlite3.Connection) -> None:
         """Drop log entries this index (and its snapshot) already reflect."""
-        conn.execute("DELETE FROM vec_log WHERE seq <= ?", (self.watermark,))
+        VECTOR_FEED.drop_through(conn, self.watermark)
 
     # -------------------------------------------------------------- mutate
     def _add(
@@ -431,9 +254,9 @@ class VectorIndex:
     ) -> None:
         idx = self._ns.get(ns_id)
         if idx is None:
-            idx = self._ns[ns_id] = _NsIndex(self.dims)
+            idx = self._ns[ns_id] = NsIndex(self.dims)
         start = idx.size
-        idx.index.add_with_ids(_normalise(mat), ids)
+        idx.index.add_with_ids(normalise(mat), ids)
         if idx.items is not None:
             if items is None:
                 idx.items = None
@@ -469,7 +292,7 @@ class VectorIndex:
                 if idx.size == 0:
                     del self._ns[ns_id]
 
-    def _to_ivf(self, idx: _NsIndex, nlist: int | None = None) -> None:
+    def _to_ivf(self, idx: NsIndex, nlist: int | None = None) -> None:
         """Move a large namespace to IVF (approximate, fp16 codes), re-adding the flat vectors.
 
         `nlist` defaults to max(256, min(16384, 4 sqrt(n))); benchmarks/vector_recall.py passes
@@ -500,7 +323,7 @@ class VectorIndex:
     # -------------------------------------------------------------- query
     def search(self, ns_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(vector id, cosine) of the `k` nearest vectors across the given namespaces."""
-        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        q = normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
         hits: list[tuple[int, float]] = []
         with self._lock:
             for ns_id in ns_ids:
@@ -510,11 +333,11 @@ class VectorIndex:
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
 
-    def _faiss_hits(self, idx: _NsIndex, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def _faiss_hits(self, idx: NsIndex, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(vector id, cosine) of one namespace's `k` nearest vectors, through FAISS."""
         if idx.approximate:
             idx.index.nprobe = self.nprobe
-        scores, ids = _search_one(idx, q, min(k, idx.size))
+        scores, ids = search_one(idx, q, min(k, idx.size))
         return [(i, s) for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True) if i >= 0]
 
     def search_items(
@@ -536,20 +359,15 @@ class VectorIndex:
         ns_ids: Sequence[int],
         query: np.ndarray,
         k: int,
-        pool: Executor | None = None,
     ) -> Callable[[], tuple[dict[int, float], ExactCosines]]:
-        """`search_items` in two steps: start the FAISS scans, and return the function that
-        waits for them and maps their hits to items.
-
-        With a `pool`, and at least `_BACKGROUND_MIN` vectors to scan, the scans run on a
-        worker thread (FAISS releases the GIL; one OpenMP thread there) while the caller does
-        its keyword work: at 10k x 512 this hides a ~0.4 ms scan behind ~1 ms of Python. The
-        finishing function must run on the calling thread, under the same store lock (it
-        reads SQLite for IVF hits).
-        """
-        q = _normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        """`search_items` in two steps: run the FAISS scans, and return the function that maps
+        their hits to items (reading SQLite for IVF hits), so a caller can collect them as
+        late as its keyword work allows. The finishing function must run under the same
+        store lock and read transaction."""
+        q = normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
         cos = ExactCosines(q[0])
-        jobs: list[tuple[_NsIndex, np.ndarray | None]] = []  # items: None for IVF
+        jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for IVF
+        raw: list[tuple[np.ndarray, np.ndarray]] = []
         with self._lock:
             for ns_id in ns_ids:
                 idx = self._ns.get(ns_id)
@@ -562,30 +380,15 @@ class VectorIndex:
                 items = self._items_of(conn, ns_id, idx)
                 cos.add(idx, items)
                 jobs.append((idx, items))
-
-        def scan() -> list[tuple[np.ndarray, np.ndarray]]:
-            out = []
-            with self._lock:
-                for idx, items in jobs:
-                    if idx.approximate:
-                        idx.index.nprobe = self.nprobe
-                    out.append(_search_one(idx, q, min(k, idx.size), positions=items is not None))
-            return out
-
-        background = pool is not None and sum(j[0].size for j in jobs) >= _BACKGROUND_MIN
-        future: Future[list[tuple[np.ndarray, np.ndarray]]] | None = None
-        raw: list[tuple[np.ndarray, np.ndarray]] = []
-        if background:
-            assert pool is not None
-            future = pool.submit(scan)
-        else:
-            raw = scan()
+            for idx, held in jobs:
+                if idx.approximate:
+                    idx.index.nprobe = self.nprobe
+                raw.append(search_one(idx, q, min(k, idx.size), positions=held is not None))
 
         def finish() -> tuple[dict[int, float], ExactCosines]:
-            res = future.result() if future is not None else raw
             found: list[tuple[int, float]] = []
             approx: list[tuple[int, float]] = []
-            for (_idx, items), (scores, labels) in zip(jobs, res, strict=True):
+            for (_idx, items), (scores, labels) in zip(jobs, raw, strict=True):
                 ok = labels[0] >= 0
                 hits, sims = labels[0][ok], scores[0][ok].tolist()
                 if items is None:
@@ -606,7 +409,7 @@ class VectorIndex:
 
         return finish
 
-    def _items_of(self, conn: sqlite3.Connection, ns_id: int, idx: _NsIndex) -> np.ndarray:
+    def _items_of(self, conn: sqlite3.Connection, ns_id: int, idx: NsIndex) -> np.ndarray:
         """Item ids of an exact index's vectors in storage order (read from SQLite once)."""
         if idx.items is None:
             owner = dict(conn.execute("SELECT id, item_id FROM vectors WHERE ns_id=?", (ns_id,)))

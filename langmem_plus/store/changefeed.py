@@ -1,0 +1,134 @@
+"""The change feeds that keep in-memory structures exact against SQLite, written once.
+
+SQLite is the truth; the postings cache, the row cache and the FAISS indexes are derived from
+it. Every write that changes what they hold appends (ns_id, ref, op) to a change log table in
+its own transaction (`kw_log`: ref is an item id; `vec_log`: a vector id; migration 006's
+triggers log every other UPDATE or DELETE of `items` to `kw_log` as op 3). A structure
+subscribes to a feed: it keeps a watermark (the last sequence number it reflects) and, before
+each use, `ChangeFeed.sync` hands it the entries past that watermark, by any process. When it
+cannot tell what changed (a log compacted past its watermark, a database replaced under it, or
+a reset entry: a reindex) it is told to restart instead (drop or rebuild what it holds).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+__all__ = [
+    "KEYWORD_FEED",
+    "OP_ADD",
+    "OP_REMOVE",
+    "OP_RESET",
+    "OP_ROW",
+    "VECTOR_FEED",
+    "Change",
+    "ChangeFeed",
+    "Subscriber",
+]
+
+# Ops. OP_REMOVE / OP_ADD: an item's postings (kw_log) or a vector (vec_log) removed / added;
+# OP_RESET: everything was rebuilt (every subscriber restarts); OP_ROW: an item's row changed
+# or was deleted (kw_log only, written by migration 006's triggers; postings unaffected).
+OP_REMOVE, OP_ADD, OP_RESET, OP_ROW = 0, 1, 2, 3
+
+Change = tuple[int, int, int]  # (ns_id, ref, op), in log order
+
+
+class Subscriber(Protocol):
+    """A structure derived from SQLite that replays one feed (see the module docstring)."""
+
+    watermark: int
+
+    def holds_nothing(self) -> bool:
+        """True when there is nothing to update: the entries need not be read."""
+        ...
+
+    def restart(self, conn: sqlite3.Connection) -> None:
+        """Drop (or rebuild from SQLite) everything held: what changed is unknown."""
+        ...
+
+    def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        """Bring what is held up to date with these entries (in log order)."""
+        ...
+
+
+class ChangeFeed:
+    """One change log table: appended to by writers, replayed by subscribers."""
+
+    def __init__(self, table: str, ref: str) -> None:
+        self.table = table
+        self.ref = ref
+
+    # ---------------------------------------------------------------- writers
+    def append(self, conn: sqlite3.Connection, changes: Iterable[Change]) -> None:
+        """Record changes as (ns_id, ref, op) in the caller's transaction."""
+        conn.executemany(
+            f"INSERT INTO {self.table}(ns_id, {self.ref}, op) VALUES (?, ?, ?)", changes
+        )
+
+    def reset(self, conn: sqlite3.Connection) -> None:
+        """Record, in the caller's transaction, that everything was rebuilt: the older
+        entries are dropped and every subscriber (and snapshot) behind it restarts."""
+        conn.execute(f"DELETE FROM {self.table}")
+        self.append(conn, [(0, 0, OP_RESET)])
+
+    def head(self, conn: sqlite3.Connection) -> int:
+        """The newest sequence number the log ever gave out, even if compaction emptied it."""
+        row = conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.table,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def size(self, conn: sqlite3.Connection) -> int:
+        """Entries the log holds now."""
+        return int(conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
+
+    def drop_through(self, conn: sqlite3.Connection, seq: int) -> None:
+        """Delete the entries up to `seq`: subscribers behind it restart on their next sync."""
+        conn.execute(f"DELETE FROM {self.table} WHERE seq <= ?", (seq,))
+
+    def keep_newest(self, conn: sqlite3.Connection, keep: int) -> None:
+        """Keep only the newest `keep` entries."""
+        self.drop_through(conn, self.head(conn) - keep)
+
+    def reaches_back_to(self, conn: sqlite3.Connection, watermark: int) -> bool:
+        """Whether every entry past `watermark` is still in the log (a state at that
+        watermark can be brought up to date by replaying it)."""
+        head = self.head(conn)
+        if head < watermark:
+            return False  # another database's watermark
+        if head == watermark:
+            return True
+        first = conn.execute(
+            f"SELECT MIN(seq) FROM {self.table} WHERE seq > ?", (watermark,)
+        ).fetchone()[0]
+        return first is not None and first == watermark + 1
+
+    # ---------------------------------------------------------------- subscribers
+    def sync(self, conn: sqlite3.Connection, sub: Subscriber) -> None:
+        """Hand `sub` the entries committed past its watermark (by any process), or restart
+        it when they cannot be told; its watermark is then the log's head. The caller holds
+        the subscriber's lock and a read transaction."""
+        head = self.head(conn)
+        if head == sub.watermark:
+            return
+        if sub.holds_nothing() or not self.reaches_back_to(conn, sub.watermark):
+            sub.restart(conn)
+            sub.watermark = head
+            return
+        changes: list[Change] = conn.execute(
+            f"SELECT ns_id, {self.ref}, op FROM {self.table} WHERE seq > ? AND seq <= ? "
+            "ORDER BY seq",
+            (sub.watermark, head),
+        ).fetchall()
+        if any(c[2] == OP_RESET for c in changes):
+            sub.restart(conn)
+        else:
+            sub.apply(conn, changes)
+        sub.watermark = head
+
+
+KEYWORD_FEED = ChangeFeed("kw_log", "item_id")
+VECTOR_FEED = ChangeFeed("vec_log", "vec_id")

@@ -1,0 +1,205 @@
+"""BM25 scored from the in-memory postings cache (store/kwcache.py), a base of `KeywordIndex`.
+
+Per namespace, term scores add up in a dense array over the cache's local document numbers;
+terms are scored rarest first within `cached_postings_scan` postings, and a term past the
+budget only re-scores the best candidates found so far (the same rule as the SQLite path,
+store/kwsqlite.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwsqlite import PostingsScoring
+
+__all__ = ["MemoryScoring", "PreparedQuery"]
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    """One query's terms over its namespaces, ready to score: mean document length, term ->
+    (term ids, summed df), term id -> namespace, weighted IDF, terms rarest first, and whether
+    the in-memory cache serves it."""
+
+    avgdl: float
+    found: dict[str, tuple[list[int], int]]
+    tid_ns: dict[int, int]
+    idf: dict[str, float]
+    order: list[str]
+    cached: bool
+
+
+class MemoryScoring(PostingsScoring):
+    """The in-memory scoring path (a base of `KeywordIndex`, which owns the cache)."""
+
+    _cache: PostingsCache | None
+    _cached_postings_scan: int
+
+    def _score_items_cached(
+        self, conn: sqlite3.Connection, p: PreparedQuery, pool: Sequence[int]
+    ) -> dict[int, float]:
+        """`score_items` from the in-memory postings: per namespace, the pool's local numbers
+        (sorted) and one array of sums aligned with them; terms add in `p.order`."""
+        cache = self._cache
+        assert cache is not None
+        # load every term first: a cold load may number pool items not seen before
+        by_ns: dict[int, dict[str, list[int]]] = {}
+        for term in p.order:
+            for tid in p.found[term][0]:
+                by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
+        wants: dict[int, np.ndarray] = {}
+        for ns_id, wanted in by_ns.items():
+            cache.prefetch(conn, ns_id, wanted)
+            wants[ns_id] = cache.local_ids(ns_id, pool)
+        sums = {ns_id: np.zeros(len(w), dtype=np.float64) for ns_id, w in wants.items()}
+        for term in p.order:
+            for tid in p.found[term][0]:
+                ns_id = p.tid_ns[tid]
+                want = wants[ns_id]
+                if not len(want):
+                    continue
+                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
+                pos = _positions(local, want)
+                if not len(pos):
+                    continue
+                at = np.searchsorted(want, local[pos])
+                sums[ns_id][at] += (
+                    self._bm25(tf[pos].astype(np.float64), dl[pos], p.avgdl) * (p.idf[term])
+                )
+        out: dict[int, float] = {}
+        for ns_id, a in sums.items():
+            hit = a > 0
+            if hit.any():
+                ids = cache.items_of(ns_id, wants[ns_id][hit])
+                out.update(zip(ids.tolist(), a[hit].tolist(), strict=True))
+        return out
+
+    def _score_cached(
+        self,
+        conn: sqlite3.Connection,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        tid_ns: Mapping[int, int],
+        idf: Mapping[str, float],
+        avgdl: float,
+        k: int,
+        extra_fn: Callable[[], set[int]],
+    ) -> dict[int, float]:
+        """Scores from the in-memory postings (kwcache.py): the best max(5k, 200) items and
+        `extra_fn()`. Per namespace, term scores add up in a dense array over local numbers."""
+        cache = self._cache
+        assert cache is not None
+        budget = self._cached_postings_scan
+        # Cold terms that will be scored in full are read from SQLite in one statement.
+        cold: dict[int, dict[str, list[int]]] = {}
+        left = budget
+        for term in order:
+            ids, df = found[term]
+            if df > left and left < budget:
+                break
+            left -= df
+            for tid in ids:
+                if not cache.has(tid_ns[tid], term):
+                    cold.setdefault(tid_ns[tid], {}).setdefault(term, []).append(tid)
+        for ns_id, wanted in cold.items():
+            cache.prefetch(conn, ns_id, wanted)
+        acc: dict[int, np.ndarray] = {}
+        deferred: list[str] = []
+        for term in order:
+            ids, df = found[term]
+            if df > budget and acc:
+                deferred.append(term)
+                continue
+            for tid in ids:
+                ns_id = tid_ns[tid]
+                local, tf, _items, dl = cache.term(conn, ns_id, term, (tid,))
+                budget -= len(local)
+                if not len(local):
+                    continue
+                a = acc.get(ns_id)
+                size = cache.size(ns_id)
+                if a is None or len(a) < size:
+                    grown = np.zeros(size, dtype=np.float64)
+                    if a is not None:
+                        grown[: len(a)] = a
+                    a = acc[ns_id] = grown
+                a[local] += self._bm25(tf.astype(np.float64), dl, avgdl) * idf[term]
+        ids_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        for ns_id, a in acc.items():
+            nz = np.flatnonzero(a)
+            ids_parts.append(cache.items_of(ns_id, nz))
+            val_parts.append(a[nz])
+        extra = extra_fn()
+        if not ids_parts:
+            return dict.fromkeys(extra, 0.0)
+        all_ids = np.concatenate(ids_parts)
+        all_vals = np.concatenate(val_parts)
+        keep = max(k * 5, 200) if deferred else k
+        if len(all_ids) > keep:
+            part = np.argpartition(-all_vals, keep - 1)[:keep]
+            scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
+        else:
+            scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
+        missing = [i for i in extra if i not in scores]
+        if missing:
+            # an extra no summed term reached scores 0; the others their summed value
+            filled = dict.fromkeys(missing, 0.0)
+            miss = np.asarray(missing, dtype=np.int64)
+            for ns_id, a in acc.items():
+                la = cache.locals_of(ns_id, missing)
+                ok = (la >= 0) & (la < len(a))
+                if ok.any():
+                    filled.update(zip(miss[ok].tolist(), a[la[ok]].tolist(), strict=True))
+            scores.update(filled)
+        if deferred:
+            pool = sorted(scores)
+            for term in deferred:
+                for tid in found[term][0]:
+                    if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
+                        self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
+                        continue
+                    self._rescore_cached(
+                        conn, tid_ns[tid], term, tid, pool, idf[term], avgdl, scores
+                    )
+        return scores
+
+    def _rescore_cached(
+        self,
+        conn: sqlite3.Connection,
+        ns_id: int,
+        term: str,
+        term_id: int,
+        pool: Sequence[int],
+        idf: float,
+        avgdl: float,
+        scores: dict[int, float],
+        want: np.ndarray | None = None,
+    ) -> None:
+        """Add one term's BM25 to the scores of the pool items that contain it (memory);
+        `want`: the pool's local numbers when the caller has them already."""
+        cache = self._cache
+        assert cache is not None
+        local, tf, items, dl = cache.term(conn, ns_id, term, (term_id,))
+        if want is None:
+            want = cache.local_ids(ns_id, pool)
+        if not len(want) or not len(local):
+            return
+        pos = _positions(local, want)
+        vals = self._bm25(tf[pos].astype(np.float64), dl[pos], avgdl) * idf
+        for item_id, v in zip(items[pos].tolist(), vals.tolist(), strict=True):
+            if item_id in scores:
+                scores[item_id] += v
+
+
+def _positions(local: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Positions in sorted `local` of the values of `want` that it holds (each at most once)."""
+    pos = np.searchsorted(local, want)
+    ok = pos < len(local)
+    pos = pos[ok]
+    return pos[local[pos] == want[ok]]
