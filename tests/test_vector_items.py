@@ -147,3 +147,58 @@ def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
             items_now = idx.items.view()
             ref = np.argsort(items_now, kind="stable")
             assert np.array_equal(order, ref) and np.array_equal(srt, items_now[ref])
+
+
+def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch):
+    """`vector_search_thread`: the FAISS scan on a worker thread gives the same ranking."""
+    import langmem_plus.store.vector as vector_mod
+
+    monkeypatch.setattr(vector_mod, "_BACKGROUND_MIN", 50)  # background from 50 vectors
+    store = HybridStore(tmp_path / "bg.db", index=INDEX)
+    assert store._vec is not None and store._vec._background  # the config's default
+    rng = np.random.default_rng(3)
+    store.batch(
+        [
+            PutOp(("u",), f"k{i}", {"text": " ".join(rng.choice(WORDS, size=3).tolist())})
+            for i in range(120)
+        ]
+    )
+    used = []
+    real = vector_mod.worker_pool
+
+    def spy():
+        used.append(1)
+        return real()
+
+    monkeypatch.setattr(vector_mod, "worker_pool", spy)
+    for query in ["alpha beta", "theta", "zeta eta gamma", "nothing matches"]:
+        store._vec._background = True
+        bg = [(h.key, h.score) for h in store.search(("u",), query=query, limit=10)]
+        store._vec._background = False
+        inline = [(h.key, h.score) for h in store.search(("u",), query=query, limit=10)]
+        # same order; scores equal up to the recency decay between the two calls
+        assert [k for k, _ in bg] == [k for k, _ in inline] and bg
+        assert [s for _, s in bg] == pytest.approx([s for _, s in inline], rel=1e-6)
+    assert used  # the worker pool was really asked for
+    store.close()
+    off = HybridStore(index=INDEX, config=MemoryConfig(vector_search_thread=False))
+    assert off._vec is not None and not off._vec._background
+    off.close()
+
+
+def test_worker_pool_is_made_again_in_a_forked_child():
+    """A child forked after the pool exists gets its own threads (the parent's are gone)."""
+    import multiprocessing as mp
+
+    from langmem_plus.store.workers import worker_pool
+
+    assert worker_pool().submit(lambda: 41 + 1).result(timeout=10) == 42
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as p:
+        assert p.apply_async(_scan_in_child).get(timeout=30) == 42
+
+
+def _scan_in_child() -> int:
+    from langmem_plus.store.workers import worker_pool
+
+    return worker_pool().submit(lambda: 41 + 1).result(timeout=10)

@@ -132,6 +132,7 @@ class HybridStore(validate.CheckedStore):
                 ann_threshold=self.config.ann_threshold,
                 nprobe=self.config.ivf_nprobe,
                 snapshot_min_vectors=self.config.snapshot_min_vectors,
+                scan_in_background=self.config.vector_search_thread,
             )
             self._vec.model_name = self.model_name
             with self._db.read() as conn:

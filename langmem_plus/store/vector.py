@@ -18,6 +18,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 
 import faiss
@@ -35,6 +36,7 @@ from langmem_plus.store.snapshot import (
 )
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.store.veccodec import VectorStorage, decode_vec, decode_vecs, encode_vec
+from langmem_plus.store.workers import worker_pool
 
 __all__ = [
     "ExactCosines",
@@ -49,6 +51,11 @@ logger = logging.getLogger(__name__)
 
 # 2: exact indexes hold float16 (IndexScalarQuantizer); 3: a signed .npz, never a pickle
 _SNAPSHOT_FORMAT = 3
+
+
+# Fewer vectors than this are scanned inline even with `scan_in_background` (a thread hand-off
+# costs about as much as a small scan).
+_BACKGROUND_MIN = 2_000
 
 
 def _items_of_vectors(
@@ -71,8 +78,13 @@ class VectorIndex:
         ann_threshold: int = 200_000,
         nprobe: int = 32,
         snapshot_min_vectors: int = 0,
+        *,
+        scan_in_background: bool = False,
     ) -> None:
+        """`scan_in_background`: large scans of `begin_search_items` run on a worker thread
+        (`MemoryConfig.vector_search_thread`)."""
         self.dims = dims
+        self._background = scan_in_background
         self.snapshot_path = snapshot_path
         self.snapshot_min_vectors = snapshot_min_vectors
         self.ann_threshold = ann_threshold
@@ -360,14 +372,17 @@ class VectorIndex:
         query: np.ndarray,
         k: int,
     ) -> Callable[[], tuple[dict[int, float], ExactCosines]]:
-        """`search_items` in two steps: run the FAISS scans, and return the function that maps
-        their hits to items (reading SQLite for IVF hits), so a caller can collect them as
-        late as its keyword work allows. The finishing function must run under the same
-        store lock and read transaction."""
+        """`search_items` in two steps: start the FAISS scans, and return the function that
+        waits for them and maps their hits to items.
+
+        With `scan_in_background`, and at least `_BACKGROUND_MIN` vectors to scan, the scans
+        run on a worker thread (store/workers.py; FAISS releases the GIL) while the caller does
+        its keyword work in Python. The finishing function must run on the calling thread,
+        under the same store lock (it reads SQLite for IVF hits).
+        """
         q = normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
         cos = ExactCosines(q[0])
         jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for IVF
-        raw: list[tuple[np.ndarray, np.ndarray]] = []
         with self._lock:
             for ns_id in ns_ids:
                 idx = self._ns.get(ns_id)
@@ -380,15 +395,29 @@ class VectorIndex:
                 items = self._items_of(conn, ns_id, idx)
                 cos.add(idx, items)
                 jobs.append((idx, items))
-            for idx, held in jobs:
-                if idx.approximate:
-                    idx.index.nprobe = self.nprobe
-                raw.append(search_one(idx, q, min(k, idx.size), positions=held is not None))
+
+        def scan() -> list[tuple[np.ndarray, np.ndarray]]:
+            out = []
+            with self._lock:
+                for idx, items in jobs:
+                    if idx.approximate:
+                        idx.index.nprobe = self.nprobe
+                    out.append(search_one(idx, q, min(k, idx.size), positions=items is not None))
+            return out
+
+        background = self._background and sum(j[0].size for j in jobs) >= _BACKGROUND_MIN
+        future: Future[list[tuple[np.ndarray, np.ndarray]]] | None = None
+        raw: list[tuple[np.ndarray, np.ndarray]] = []
+        if background:
+            future = worker_pool().submit(scan)
+        else:
+            raw = scan()
 
         def finish() -> tuple[dict[int, float], ExactCosines]:
+            res = future.result() if future is not None else raw
             found: list[tuple[int, float]] = []
             approx: list[tuple[int, float]] = []
-            for (_idx, items), (scores, labels) in zip(jobs, raw, strict=True):
+            for (_idx, items), (scores, labels) in zip(jobs, res, strict=True):
                 ok = labels[0] >= 0
                 hits, sims = labels[0][ok], scores[0][ok].tolist()
                 if items is None:
