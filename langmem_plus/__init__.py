@@ -27,6 +27,7 @@ from langmem_plus.retriever import MemoryRetriever
 from langmem_plus.store import HybridStore, MemorySearchItem
 
 if TYPE_CHECKING:
+    from langmem_plus.conversation_log import ConversationLog, InMemoryConversationLog
     from langmem_plus.memory import AsyncMemory, Memory
     from langmem_plus.middleware import MemoryMiddleware
     from langmem_plus.nodes import (
@@ -45,6 +46,8 @@ __version__ = "0.1.0"
 # Agent-side names load on first use: `import langmem_plus` stays light for store-only users.
 _LAZY = {
     "AsyncMemory": "langmem_plus.memory",
+    "ConversationLog": "langmem_plus.conversation_log",
+    "InMemoryConversationLog": "langmem_plus.conversation_log",
     "Memory": "langmem_plus.memory",
     "MemoryMiddleware": "langmem_plus.middleware",
     "MemoryState": "langmem_plus.nodes",
@@ -76,9 +79,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AsyncMemory",
+    "ConversationLog",
     "ConversationTurn",
     "EmbeddingModelMismatchError",
     "HybridStore",
+    "InMemoryConversationLog",
     "InvalidQueryError",
     "KnowledgeMonitor",
     "LangmemPlusError",

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langmem_plus.text.timeparse import parse_iso
+
 __all__ = [
     "Category",
     "ConversationTurn",
@@ -63,7 +65,7 @@ def new_id() -> str:
 def as_aware(value: Any) -> Any:
     """A timezone-aware datetime from a datetime or ISO string (naive values are UTC)."""
     if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        value = parse_iso(value)
     if isinstance(value, datetime) and value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value

@@ -28,6 +28,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_plus._engine import namespace_for, resolve_user_id
 from langmem_plus.config import MemoryConfig
+from langmem_plus.conversation_log import log_of
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import MemoryRecord
 from langmem_plus.text.timeparse import (
@@ -112,7 +113,7 @@ def _previous_session(
 ) -> TimeRange | None:
     """Span of the newest session that is not the current one (unknown current: a session
     active within the last `slack_minutes` counts as current)."""
-    conv = getattr(store, "conversations", None)
+    conv = log_of(store)
     if conv is None:
         return None
     live = now - timedelta(minutes=slack_minutes)
@@ -189,7 +190,7 @@ class _Scope:
 
 def _matching_turns(scope: _Scope, query: str, tr: TimeRange, k: int = 3) -> list[dict[str, Any]]:
     """User turns of the sessions inside `tr` that share words with `query` (best first)."""
-    conv = getattr(scope.store, "conversations", None)
+    conv = log_of(scope.store)
     words = set(tokenize(query))
     if conv is None or not words:
         return []
@@ -259,7 +260,7 @@ def _search_store(scope: _Scope, q: str, tr: TimeRange | None, k: int) -> list[A
 
 def _sessions_in(scope: _Scope, tr: TimeRange | None) -> list[dict[str, Any]]:
     """Summaries of the user's other sessions that began inside `tr`."""
-    conv = getattr(scope.store, "conversations", None)
+    conv = log_of(scope.store)
     if tr is None or conv is None:
         return []
     return [

@@ -7,9 +7,11 @@ def test_all_is_pinned():
     assert sorted(langmem_plus.__all__) == sorted(
         [
             "AsyncMemory",
+            "ConversationLog",
             "ConversationTurn",
             "EmbeddingModelMismatchError",
             "HybridStore",
+            "InMemoryConversationLog",
             "InvalidQueryError",
             "KnowledgeMonitor",
             "LangmemPlusError",

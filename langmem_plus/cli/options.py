@@ -13,6 +13,7 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "chat_model",
@@ -74,7 +75,7 @@ def iso_arg(text: str | None, name: str) -> datetime | None:
     if text is None:
         return None
     try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        dt = parse_iso(text)
     except ValueError:
         raise ValidationError(f"{name} must be an ISO date/time, got {text!r}") from None
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

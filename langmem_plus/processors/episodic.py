@@ -24,6 +24,7 @@ from langmem_plus.processors.schemas import (
     SeparateOut,
 )
 from langmem_plus.records import MemoryRecord, new_id, utcnow
+from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "EpisodeMerger",
@@ -51,7 +52,7 @@ def episode_time(record: MemoryRecord) -> datetime:
     raw = record.metadata.get("time")
     if isinstance(raw, str):
         try:
-            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            parsed = parse_iso(raw)
         except ValueError:
             parsed = None
         if parsed is not None:

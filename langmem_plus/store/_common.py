@@ -8,6 +8,8 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
+from langmem_plus.text.timeparse import parse_iso
+
 __all__ = ["IN_CHUNK", "MemorySearchItem", "chunks", "marks"]
 
 _SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
@@ -65,7 +67,7 @@ def _as_epoch(x: datetime | float | int | str | None) -> float | None:
     if isinstance(x, (int, float)):
         return float(x)
     if isinstance(x, str):
-        x = datetime.fromisoformat(x.replace("Z", "+00:00"))
+        x = parse_iso(x)
     if x.tzinfo is None:
         x = x.replace(tzinfo=timezone.utc)
     return x.timestamp()

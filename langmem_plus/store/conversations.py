@@ -19,7 +19,7 @@ from langmem_plus.store._common import _ns_str
 from langmem_plus.store.sqlite import Database
 from langmem_plus.text.symbols import extract_symbols
 
-__all__ = ["ConversationLog", "DeleteCounts", "SQLiteConversationLog", "symbol_entries"]
+__all__ = ["DeleteCounts", "SQLiteConversationLog", "symbol_entries"]
 
 _ROLES = {"user", "assistant", "system", "tool"}
 
@@ -426,11 +426,6 @@ def _context(content: str, symbol: str, width: int = 60) -> str:
     if i < 0:
         return content[:width]
     return content[max(0, i - width // 2) : i + len(symbol) + width // 2]
-
-
-# the name `HybridStore` imports (store/hybrid.py); the protocol of that name is in
-# langmem_plus.conversation_log
-ConversationLog = SQLiteConversationLog
 
 
 # a turn's text: its span of the episode item that shares it, else its own column

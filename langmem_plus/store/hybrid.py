@@ -45,7 +45,7 @@ from langmem_plus.store import check as _checks
 from langmem_plus.store._common import MemorySearchItem, _as_epoch, _ns_str, _string_leaves
 from langmem_plus.store.backend import SqliteBackend
 from langmem_plus.store.changefeed import VECTOR_FEED
-from langmem_plus.store.conversations import ConversationLog
+from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.maintenance import Maintenance, TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
@@ -150,7 +150,7 @@ class HybridStore(validate.CheckedStore):
             dims=self.dims,
             vector_storage=self.config.vector_storage,
         )
-        self._conversations: ConversationLog | None = None
+        self._conversations: SQLiteConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)
         self._sweeper_future: conventions.SweeperFuture | None = None
@@ -780,11 +780,11 @@ class HybridStore(validate.CheckedStore):
         return self._maint.vacuum()
 
     @property
-    def conversations(self) -> ConversationLog:
+    def conversations(self) -> SQLiteConversationLog:
         """Turns, summaries, profiles and symbols stored in the same SQLite file."""
         self._ensure_open()
         if self._conversations is None:
-            self._conversations = ConversationLog(self._db)
+            self._conversations = SQLiteConversationLog(self._db)
         return self._conversations
 
     @property
