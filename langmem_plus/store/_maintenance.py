@@ -6,7 +6,6 @@ import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,7 @@ logger = logging.getLogger("langmem_plus.store.hybrid")
 def sweep_ttl(store: HybridStore) -> int:
     """Delete expired items from every index; returns how many were removed."""
     store._ensure_open()
-    now = time.time()
+    now = store.clock()
     with store._db.read() as conn:
         rows = conn.execute(
             "SELECT n.ns, i.key FROM items i JOIN namespaces n ON n.id=i.ns_id "

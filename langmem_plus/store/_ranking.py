@@ -7,7 +7,6 @@ import functools
 import json
 import logging
 import math
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -499,7 +498,7 @@ def run_extended(
     store: HybridStore, op: SearchOp, q_vecs: dict[str, np.ndarray], topic: str | None, tr: Any
 ) -> list[Any]:
     store._ensure_open()
-    now = time.time()
+    now = store.clock()
     hits: list[Any]
     with store._db.lock:
         with store._db.read() as conn:

@@ -12,7 +12,6 @@ import asyncio
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +35,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
+from langmem_plus.clock import Clock, check_clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding_model_name
 from langmem_plus.errors import (
@@ -109,6 +109,7 @@ class HybridStore(validate.CheckedStore):
     media opens read-only (`read_only=True` forces it): reads work, writes raise
     `ReadOnlyStoreError`. LangGraph's conventions hold too: `from_conn_string(...)` as a
     context manager (`with` and `async with`), `setup()`, and TTL methods that can be awaited.
+    `clock=` (epoch seconds, default `time.time`) is the time TTL, recency and the sweep see.
     """
 
     supports_ttl: bool = True
@@ -121,10 +122,12 @@ class HybridStore(validate.CheckedStore):
         config: MemoryConfig | None = None,
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
+        clock: Clock | None = None,
     ) -> None:
         index = conventions.index_config(index)
         validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
+        self.clock: Clock = check_clock(clock)  # epoch seconds: TTL, recency, sweep
         self.path = None if path is None else Path(path)
         self.ttl_config = ttl
         self._closed = False
@@ -444,7 +447,7 @@ class HybridStore(validate.CheckedStore):
                 f"embeddings returned {doc_vecs.shape[1]}-d vectors, the index expects {self.dims}"
             )
         results: list[Result] = [None] * len(plan.ops)
-        now = time.time()
+        now = self.clock()
         refresh: list[int] = []
         with self._db.lock:
             if any(not isinstance(op, PutOp) for op in plan.ops):
@@ -655,7 +658,7 @@ class HybridStore(validate.CheckedStore):
         keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
         if now is not None and not isinstance(now, datetime):
             raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
-        ts = _as_epoch(now) if now is not None else time.time()
+        ts = _as_epoch(now) if now is not None else self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 "SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)
@@ -797,7 +800,7 @@ class HybridStore(validate.CheckedStore):
         """Turns, summaries, profiles and symbols stored in the same SQLite file."""
         self._ensure_open()
         if self._conversations is None:
-            self._conversations = ConversationLog(self._db)
+            self._conversations = ConversationLog(self._db, clock=self.clock)
         return self._conversations
 
     @property
