@@ -354,7 +354,7 @@ def test_default_constructor_uses_offline_embeddings():
 def test_coding_profile_scores_by_symbols(hash_index):
     from langmem_plus import MemoryConfig
 
-    s = HybridStore(index=hash_index, config=MemoryConfig(profile="coding"))
+    s = HybridStore(index=hash_index, config=MemoryConfig(score={"profile": "coding"}))
     s.put(
         ("c",),
         "t20",
