@@ -1,9 +1,11 @@
 """MemoryConfig: nested sections, documented fields, and one release of flat compatibility."""
+# config-codemod: skip (these tests use the deprecated flat names on purpose)
 
 from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
@@ -207,3 +209,20 @@ def test_flat_and_nested_forms_of_one_field_must_agree() -> None:
         _quiet(prf_terms=3, store=StoreTuning(prf_terms=4))
     with pytest.raises(pydantic.ValidationError, match="mapping"):
         _quiet(prf_terms=3, store=7)
+
+
+def test_the_configuration_page_lists_every_field_as_the_code_has_it() -> None:
+    page = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+    rows = [
+        line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| `")
+    ]
+    cfg = MemoryConfig()
+    expected = []
+    for section, cls in SECTIONS.items():
+        for name, info in cls.model_fields.items():
+            default = getattr(getattr(cfg, section), name)
+            what = (info.description or "").replace("|", "\\|")
+            expected.append(
+                f"| `{section}.{name}` | `{default!r}` | `{cls.flat_name(name)}` | {what} |"
+            )
+    assert rows == expected

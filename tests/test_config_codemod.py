@@ -1,4 +1,5 @@
 """The config codemod rewrites flat MemoryConfig names to nested paths, from FLAT_FIELDS."""
+# config-codemod: skip (these tests use the deprecated flat names on purpose)
 
 from __future__ import annotations
 
@@ -43,9 +44,12 @@ def test_python_calls_and_reads_become_nested() -> None:
 
 
 def test_only_config_like_receivers_are_rewritten() -> None:
-    src = "a = args.profile\nb = self.config.profile\nc = store.config.max_item_chars\n"
+    src = (
+        "a = args.profile\nb = self.config.profile\nc = store.config.max_item_chars\n"
+        "d = MemoryConfig().w_keyword\n"
+    )
     new = rewrite_python(src).text
-    assert "args.profile" in new
+    assert "args.profile" in new and "MemoryConfig().score.w_keyword" in new
     assert "self.config.score.profile" in new and "store.config.store.max_item_chars" in new
 
 
@@ -76,11 +80,14 @@ def test_main_writes_files_and_check_reports(tmp_path, capsys) -> None:
     py.write_text("x = cfg.bm25_k1\n")
     md = tmp_path / "doc.md"
     md.write_text("`MemoryConfig(retrieval_limit=3)`\n")
+    kept = tmp_path / "flat_on_purpose.py"
+    kept.write_text("# config-codemod: " + "skip\nx = cfg.bm25_k1\n")
     assert main(["--check", str(tmp_path)]) == 1
     assert py.read_text() == "x = cfg.bm25_k1\n"
     assert main([str(tmp_path)]) == 0
     assert py.read_text() == "x = cfg.store.bm25_k1\n"
     assert md.read_text() == '`MemoryConfig(recall={"retrieval_limit": 3})`\n'
     assert main(["--check", str(tmp_path)]) == 0
+    assert kept.read_text().endswith("x = cfg.bm25_k1\n")
     assert "2 file(s) changed" in capsys.readouterr().out
     assert MemoryConfig(recall={"retrieval_limit": 3}).recall.retrieval_limit == 3
