@@ -5,14 +5,12 @@ from __future__ import annotations
 from langgraph.store.base import InvalidNamespaceError
 
 __all__ = [
-    "ConfigError",
     "EmbeddingModelMismatchError",
     "InvalidNamespaceError",
     "InvalidQueryError",
     "LangmemPlusError",
     "MemoryNotFoundError",
     "MissingExtraError",
-    "ProcessorError",
     "ReadOnlyStoreError",
     "StoreClosedError",
     "ValidationError",
@@ -25,10 +23,6 @@ class LangmemPlusError(Exception):
 
 class ValidationError(LangmemPlusError, ValueError):
     """Input rejected at a public boundary; nothing was written."""
-
-
-class ConfigError(ValidationError):
-    """A `MemoryConfig` value is out of range or inconsistent."""
 
 
 class InvalidQueryError(ValidationError):
@@ -52,10 +46,6 @@ class StoreClosedError(LangmemPlusError, RuntimeError):
 
 class ReadOnlyStoreError(LangmemPlusError, PermissionError):
     """The database was opened read-only (read-only media or no write permission)."""
-
-
-class ProcessorError(LangmemPlusError, RuntimeError):
-    """A memory processor failed in a way its fallback could not absorb."""
 
 
 class MissingExtraError(LangmemPlusError, ImportError):

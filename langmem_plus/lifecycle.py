@@ -20,6 +20,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, Item, PutOp
 from pydantic import BaseModel, Field
 
+from langmem_plus.clock import clock_datetime
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodes import is_verbatim
 from langmem_plus.errors import ValidationError
@@ -150,9 +151,11 @@ def _cfg(config: MemoryConfig | None) -> MemoryConfig:
     return config or MemoryConfig()
 
 
-def _now(now: datetime | None) -> datetime:
+def _now(now: datetime | None, store: BaseStore) -> datetime:
+    """`now` checked, or the store's clock (`HybridStore(clock=...)`) when it has one."""
     if now is None:
-        return utcnow()
+        clock = getattr(store, "clock", None)
+        return clock_datetime(clock) if callable(clock) else utcnow()
     if not isinstance(now, datetime):
         raise ValidationError("now must be a datetime")
     return now if now.tzinfo else now.replace(tzinfo=utcnow().tzinfo)
@@ -207,7 +210,7 @@ def consolidate(
     """
     namespace = _check_namespace(namespace)
     cfg = _cfg(config)
-    now = _now(now)
+    now = _now(now, store)
     if embeddings is None:
         from langmem_plus.embeddings import default_embeddings
 
@@ -305,7 +308,7 @@ def decay(
     `metadata.decay` records the periods applied, so re-running is a no-op."""
     namespace = _check_namespace(namespace)
     cfg = _cfg(config)
-    now = _now(now)
+    now = _now(now, store)
     report = DecayReport()
     puts: list[PutOp] = []
     for rec in load_records(store, namespace):
@@ -395,7 +398,7 @@ def review(
     remembered for that importance, so the same memory is not re-reviewed until it changes."""
     namespace = _check_namespace(namespace)
     cfg = _cfg(config)
-    now = _now(now)
+    now = _now(now, store)
     reviewer = reviewer or Reviewer(config=cfg)
     search = search or _default_search(store, namespace)
     report = ReviewReport()
@@ -477,7 +480,7 @@ def cleanup_older_than(
     namespace = _check_namespace(namespace)
     if isinstance(days, bool) or not isinstance(days, int | float) or days < 0:
         raise ValidationError("days must be a non-negative number")
-    now = _now(now)
+    now = _now(now, store)
     cutoff = now - timedelta(days=days)
     records = load_records(store, namespace)
     victims = [r for r in records if r.tier != "system" and r.created_at < cutoff]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
 
 from langmem_plus import HybridStore, MemorySearchItem
+from langmem_plus.clock import ManualClock
 from langmem_plus.errors import InvalidQueryError, StoreClosedError, ValidationError
 from langmem_plus.store.batching import segments
 
@@ -36,15 +37,18 @@ def test_put_get_roundtrip_keeps_value_exactly(store):
     assert store.get(("memories", "other"), "k1") is None
 
 
-def test_update_keeps_created_at_and_moves_updated_at(store):
+def test_update_keeps_created_at_and_moves_updated_at(hash_index):
+    clock = ManualClock()
+    store = HybridStore(index=hash_index, clock=clock)
     store.put(("a",), "k", {"text": "one"})
     first = store.get(("a",), "k")
-    time.sleep(0.01)
+    clock.advance(10)
     store.put(("a",), "k", {"text": "two"})
     second = store.get(("a",), "k")
     assert second.created_at == first.created_at
-    assert second.updated_at > first.updated_at
+    assert (second.updated_at - first.updated_at).total_seconds() == pytest.approx(10)
     assert second.value == {"text": "two"}
+    store.close()
 
 
 def test_update_reindexes_keyword_and_vector(store):
@@ -231,22 +235,48 @@ def test_index_false_items_not_embedded(store):
 
 
 def test_ttl_expiry_refresh_and_sweep(hash_index):
+    clock = ManualClock()
     s = HybridStore(
-        index=hash_index, ttl={"default_ttl": 0.001, "refresh_on_read": True, "omit_expired": True}
+        index=hash_index,
+        ttl={"default_ttl": 1, "refresh_on_read": True, "omit_expired": True},
+        clock=clock,
     )
     assert s.supports_ttl
     s.put(("m",), "a", {"text": "short lived"})
     s.put(("m",), "b", {"text": "long lived"}, ttl=None)
-    time.sleep(0.12)
+    clock.advance(59)
+    assert s.get(("m",), "a", refresh_ttl=False) is not None  # 1 s before its 60 s TTL
+    assert s.sweep_ttl() == 0
+    clock.advance(2)
     assert s.get(("m",), "a") is None  # omitted once expired
+    assert s.search(("m",), query="lived")[0].key == "b"
     assert s.get(("m",), "b") is not None
     assert s.sweep_ttl() == 1
     assert s.stats()["items"] == 1
-    s.put(("m",), "c", {"text": "refreshed"}, ttl=0.01)  # 0.6 s
+    s.put(("m",), "c", {"text": "refreshed"}, ttl=10)  # 600 s
     for _ in range(4):
-        time.sleep(0.2)
+        clock.advance(400)
         assert s.get(("m",), "c") is not None  # each read pushes expiry forward
+    clock.advance(601)
+    assert s.get(("m",), "c") is None  # unread for longer than its TTL
     s.close()
+
+
+def test_search_recency_reads_the_store_clock(hash_index):
+    clock = ManualClock()
+    s = HybridStore(index=hash_index, clock=clock)
+    s.put(("m",), "a", {"text": "recency probe"})
+    fresh = s.search(("m",), query="recency probe")[0].components["recency"]
+    clock.advance(7 * 86400)  # one half-life
+    aged = s.search(("m",), query="recency probe")[0].components["recency"]
+    assert fresh == pytest.approx(1.0)
+    assert aged == pytest.approx(0.5)
+    s.close()
+
+
+def test_clock_must_be_callable(hash_index):
+    with pytest.raises(ValidationError, match="clock"):
+        HybridStore(index=hash_index, clock=12.0)  # type: ignore[arg-type]
 
 
 def test_async_api_does_not_block_event_loop(hash_index):
@@ -324,7 +354,7 @@ def test_default_constructor_uses_offline_embeddings():
 def test_coding_profile_scores_by_symbols(hash_index):
     from langmem_plus import MemoryConfig
 
-    s = HybridStore(index=hash_index, config=MemoryConfig(profile="coding"))
+    s = HybridStore(index=hash_index, config=MemoryConfig(score={"profile": "coding"}))
     s.put(
         ("c",),
         "t20",

@@ -113,7 +113,7 @@ def open_memory(args: argparse.Namespace, *, profile: str = "default") -> Any:
     from langmem_plus.config import MemoryConfig
     from langmem_plus.memory import Memory
 
-    config = MemoryConfig(profile=args.profile or profile)  # type: ignore[arg-type]
+    config = MemoryConfig(score={"profile": args.profile or profile})  # type: ignore[arg-type]
     if args.embeddings == "none":
         return Memory(args.db, model=chat_model(args), config=config, embeddings=False)
     return Memory(args.db, model=chat_model(args), config=config)

@@ -8,11 +8,11 @@ here.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from langmem_plus.clock import Clock, system_clock
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
 from langmem_plus.store._common import _ns_str
@@ -24,9 +24,9 @@ __all__ = ["DeleteCounts", "SQLiteConversationLog", "symbol_entries"]
 _ROLES = {"user", "assistant", "system", "tool"}
 
 
-def _epoch(dt: datetime | None) -> float:
+def _epoch(dt: datetime | None, clock: Clock = system_clock) -> float:
     if dt is None:
-        return time.time()
+        return clock()
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.timestamp()
@@ -49,8 +49,9 @@ class SQLiteConversationLog:
     """Turns, summaries, profiles and the symbol index of every user, in SQLite: the
     `langmem_plus.conversation_log.ConversationLog` a `HybridStore` provides."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Clock = system_clock) -> None:
         self._db = db
+        self._clock = clock
 
     # ---------------------------------------------------------------- turns
     def add_turn(
@@ -71,7 +72,7 @@ class SQLiteConversationLog:
         if not isinstance(content, str):
             raise ValidationError(f"content must be a string, got {type(content).__name__}")
         syms = list(symbols) if symbols is not None else extract_symbols(content)
-        ts = _epoch(created_at)
+        ts = _epoch(created_at, self._clock)
         with self._db.write() as conn:
             tid = conn.execute(
                 "INSERT INTO turns(user_id, session_id, role, content, symbols, created_at) "
@@ -217,7 +218,7 @@ class SQLiteConversationLog:
                     summary.summary,
                     json.dumps(summary.key_symbols, ensure_ascii=False),
                     json.dumps(summary.key_decisions, ensure_ascii=False),
-                    _epoch(summary.created_at),
+                    _epoch(summary.created_at, self._clock),
                 ),
             ).lastrowid
         return summary.model_copy(update={"id": sid})
@@ -262,7 +263,7 @@ class SQLiteConversationLog:
                     summary.session_id,
                     summary.title,
                     summary.snippet,
-                    _epoch(summary.created_at),
+                    _epoch(summary.created_at, self._clock),
                 ),
             )
 
@@ -293,7 +294,11 @@ class SQLiteConversationLog:
         with self._db.write() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO profiles(user_id, doc, updated_at) VALUES (?,?,?)",
-                (profile.user_id, profile.model_dump_json(), _epoch(profile.updated_at)),
+                (
+                    profile.user_id,
+                    profile.model_dump_json(),
+                    _epoch(profile.updated_at, self._clock),
+                ),
             )
 
     # ---------------------------------------------------------------- symbols

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
+from langmem_plus.clock import Clock, check_clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding_model_name
 from langmem_plus.errors import (
@@ -76,6 +76,7 @@ class HybridStore(validate.CheckedStore):
     media opens read-only (`read_only=True` forces it): reads work, writes raise
     `ReadOnlyStoreError`. LangGraph's conventions hold too: `from_conn_string(...)` as a
     context manager (`with` and `async with`), `setup()`, and TTL methods that can be awaited.
+    `clock=` (epoch seconds, default `time.time`) is the time TTL, recency and the sweep see.
     """
 
     supports_ttl: bool = True
@@ -88,10 +89,12 @@ class HybridStore(validate.CheckedStore):
         config: MemoryConfig | None = None,
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
+        clock: Clock | None = None,
     ) -> None:
         index = conventions.index_config(index)
         validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
+        self.clock: Clock = check_clock(clock)  # epoch seconds: TTL, recency, sweep
         self.path = None if path is None else Path(path)
         self.ttl_config = ttl
         self._closed = False
@@ -414,7 +417,7 @@ class HybridStore(validate.CheckedStore):
                 f"embeddings returned {doc_vecs.shape[1]}-d vectors, the index expects {self.dims}"
             )
         results: list[Result] = [None] * len(plan.ops)
-        now = time.time()
+        now = self.clock()
         refresh: list[int] = []
         with self._db.lock:
             if any(not isinstance(op, PutOp) for op in plan.ops):
@@ -617,7 +620,7 @@ class HybridStore(validate.CheckedStore):
         keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
         if now is not None and not isinstance(now, datetime):
             raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
-        ts = _as_epoch(now) if now is not None else time.time()
+        ts = _as_epoch(now) if now is not None else self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 "SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)
@@ -647,7 +650,7 @@ class HybridStore(validate.CheckedStore):
         `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
         """
         self._ensure_open()
-        expired = self._maint.expired(time.time())
+        expired = self._maint.expired(self.clock())
         if expired:
             self.batch([PutOp(ns, key, None) for ns, key in expired])
         return conventions.AwaitableInt(len(expired))
@@ -784,7 +787,7 @@ class HybridStore(validate.CheckedStore):
         """Turns, summaries, profiles and symbols stored in the same SQLite file."""
         self._ensure_open()
         if self._conversations is None:
-            self._conversations = SQLiteConversationLog(self._db)
+            self._conversations = SQLiteConversationLog(self._db, clock=self.clock)
         return self._conversations
 
     @property

@@ -1,0 +1,226 @@
+"""The product settings of `MemoryConfig`, one model per section: score, recall, window,
+context, lifecycle, llm. Each field's old flat name (`MemoryConfig(<flat>=...)`, deprecated)
+is its section's `flat_prefix` plus its name, unless `flat_names` says otherwise."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = [
+    "ContextConfig",
+    "LifecycleConfig",
+    "LlmConfig",
+    "RecallConfig",
+    "ScoreConfig",
+    "ScoreProfile",
+    "Section",
+    "WindowConfig",
+]
+
+ScoreProfile = Literal["default", "coding"]
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are refused, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    flat_prefix: ClassVar[str] = ""
+    """Prefix of the section's fields in the old flat `MemoryConfig` (e.g. `ctx_`)."""
+    flat_names: ClassVar[dict[str, str]] = {}
+    """Fields whose old flat name is not `flat_prefix + name`."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Validated assignment that leaves the old value in place when it is refused
+        (pydantic's cross-field check runs after the value is stored)."""
+        had = name in self.__dict__
+        old = self.__dict__.get(name)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError:
+            if had:
+                self.__dict__[name] = old
+            raise
+
+    @classmethod
+    def flat_name(cls, field: str) -> str:
+        """The deprecated flat `MemoryConfig` keyword of `field`."""
+        return cls.flat_names.get(field, cls.flat_prefix + field)
+
+
+class ScoreConfig(Section):
+    """The final score of a search hit (SPEC R-RET 2), and the coding profile's variant."""
+
+    w_keyword: float = Field(0.4, ge=0, description="Weight of the fused text relevance.")
+    w_category: float = Field(0.2, ge=0, description="Weight of the category boost.")
+    w_recency: float = Field(0.15, ge=0, description="Weight of recency (half-life decay).")
+    w_frequency: float = Field(0.1, ge=0, description="Weight of log-normalised access count.")
+    w_confidence: float = Field(0.15, ge=0, description="Weight of the item's confidence.")
+    preference_boost: float = Field(
+        1.5, ge=1, description="category_boost for preference items on preference queries."
+    )
+    topic_boost: float = Field(1.3, ge=1, description="Multiplier for items on current_topic.")
+    recency_half_life_days: float = Field(7.0, gt=0, description="Recency halves this often.")
+    frequency_saturation: int = Field(
+        100, ge=1, description="access_count at which log-normalised frequency reaches 1."
+    )
+    default_confidence: float = Field(
+        0.5, ge=0, le=1, description="Confidence assumed for items that carry none."
+    )
+    profile: ScoreProfile = Field(
+        "default",
+        description="'default' (relevance, category, recency, use, confidence) or 'coding' "
+        "(code symbols, recency, similarity).",
+    )
+    w_symbol: float = Field(0.4, ge=0, description="coding profile: symbol match weight.")
+    w_code_recency: float = Field(0.3, ge=0, description="coding profile: recency weight.")
+    w_similarity: float = Field(0.3, ge=0, description="coding profile: similarity weight.")
+
+
+class RecallConfig(Section):
+    """What a turn recalls (SPEC R-RET 3) and how long a query may be."""
+
+    retrieval_limit: int = Field(
+        5, ge=1, description="Top-N memories recalled per turn (and shown in the context)."
+    )
+    max_query_chars: int = Field(
+        10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
+    )
+
+
+class WindowConfig(Section):
+    """The working-memory window of a conversation and its rolling summaries (SPEC R-WM)."""
+
+    flat_names: ClassVar[dict[str, str]] = {"max_turns": "window_max_turns"}
+
+    working_memory_ttl_minutes: float = Field(
+        30.0,
+        gt=0,
+        description="A conversation's working memory expires after this many idle minutes; "
+        "the next turn starts a new session.",
+    )
+    max_turns: int = Field(20, ge=2, description="Messages kept in the window.")
+    summarize_every: int = Field(5, ge=1, description="Rolling summary chunk size (turns).")
+    summarize_after: int = Field(10, ge=2, description="Summaries start once this many turns.")
+    keep_verbatim_turns: int = Field(5, ge=1, description="Recent turns kept verbatim.")
+
+    @model_validator(mode="after")
+    def _check_verbatim(self) -> WindowConfig:
+        if self.keep_verbatim_turns >= self.summarize_after:
+            raise ValueError("keep_verbatim_turns must be smaller than summarize_after")
+        return self
+
+
+class ContextConfig(Section):
+    """Which layers the injected context holds, and how long each may be (SPEC R-CTX)."""
+
+    flat_prefix: ClassVar[str] = "ctx_"
+
+    profile: bool = Field(True, description="Include the user's profile.")
+    rolling_summary: bool = Field(
+        True, description="Include the rolling summary of this conversation's earlier turns."
+    )
+    memories: bool = Field(True, description="Recall and include relevant memories.")
+    session_summaries: bool = Field(
+        True, description="Include the summaries of the user's recent other sessions."
+    )
+    max_chars_profile: int = Field(1200, ge=0, description="Length cap of the profile layer.")
+    max_chars_summary: int = Field(
+        1500,
+        ge=0,
+        description="Length cap of the rolling-summary layer, and of the session-summaries layer.",
+    )
+    max_chars_memories: int = Field(2000, ge=0, description="Length cap of the memories layer.")
+    recent_sessions: int = Field(
+        3, ge=0, description="How many recent other sessions' summaries are included."
+    )
+
+
+class LifecycleConfig(Section):
+    """Consolidation, decay and review of stored memories (SPEC R-LIFE).
+
+    Similarity thresholds (`merge_threshold`, `separate_threshold`) depend on the embedding
+    model's similarity scale; the defaults are calibrated for the bundled USE-multilingual
+    model (see docs/calibration.md: duplicates score 0.83-0.96, confusable events 0.59-0.85,
+    unrelated 0.08-0.26) and must be re-calibrated for another model
+    (`benchmarks/calibrate_thresholds.py`).
+    """
+
+    merge_threshold: float = Field(
+        0.81,
+        ge=-1,
+        le=1,
+        description="cosine >= this: merge (0.81 calibrated for the default USE embeddings).",
+    )
+    separate_threshold: float = Field(
+        0.55,
+        ge=-1,
+        le=1,
+        description="cosine >= this: separate (0.55 calibrated for the default USE embeddings).",
+    )
+    merge_window_same_chat_s: int = Field(
+        1800, ge=0, description="Two episodes of the same chat merge only this close in time (s)."
+    )
+    merge_window_diff_chat_s: int = Field(
+        604800, ge=0, description="Two episodes of different chats merge only this close (s)."
+    )
+    episode_decay_after_days: float = Field(
+        7, ge=0, description="An episode's importance decays once per this many days unused."
+    )
+    episode_decay_factor: float = Field(
+        0.8, gt=0, le=1, description="An episode's importance is multiplied by this per period."
+    )
+    episode_delete_after_days: float = Field(
+        14, ge=0, description="Episodes are deleted this many days after they happened."
+    )
+    fact_decay_after_days: float = Field(
+        7, ge=0, description="A fact's importance decays once per this many days unused."
+    )
+    fact_decay_factor: float = Field(
+        0.95, gt=0, le=1, description="A fact's importance is multiplied by this per period."
+    )
+    fact_delete_below: float = Field(
+        0.3, ge=0, description="Decay deletes a fact whose importance falls below this."
+    )
+    review_low: float = Field(0.5, ge=0, description="Importance below this goes to review.")
+    review_high: float = Field(2.5, ge=0, description="Importance at/above this: promote review.")
+    core_importance: float = Field(3.0, ge=0, description="Importance that never decays.")
+    boost_amount: float = Field(0.3, ge=0, description="BOOST adds this importance.")
+    reviewer_max_rounds: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description="Searches the model reviewer may ask for before it must decide.",
+    )
+
+    @model_validator(mode="after")
+    def _check_thresholds(self) -> LifecycleConfig:
+        if self.separate_threshold > self.merge_threshold:
+            raise ValueError(
+                f"separate_threshold ({self.separate_threshold}) must not exceed "
+                f"merge_threshold ({self.merge_threshold})"
+            )
+        return self
+
+
+class LlmConfig(Section):
+    """Model calls of the processors (SPEC R-PROC), and the record of what a turn cost."""
+
+    flat_prefix: ClassVar[str] = "llm_"
+    flat_names: ClassVar[dict[str, str]] = {"record_costs": "record_costs"}
+
+    max_retries: int = Field(3, ge=0, description="Retries of a failed model call.")
+    backoff_base_s: float = Field(
+        1.0,
+        ge=0,
+        description="Wait before the first retry; it doubles for each further one (1 s, 2 s, "
+        "4 s by default).",
+    )
+    record_costs: bool = Field(
+        True,
+        description="Keep each turn's per-stage costs (ms, model calls, tokens) in the "
+        "database for `langmem-plus stats --costs` (about 100 bytes per exchange); the "
+        "on_cost callback and the reports get them either way.",
+    )

@@ -1,0 +1,185 @@
+"""`StoreTuning`: HybridStore's internal knobs (`MemoryConfig.store`).
+
+Keyword scoring (BM25), query expansion, candidate pools, fusion, neighbours, caches,
+the vector index and its on-disk form, and the size limits a put or a query must respect.
+The defaults are the measured ones (docs/benchmarks.md); most users never change them.
+Every field keeps its old flat name (`MemoryConfig(keyword_candidates=...)`, deprecated).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from langmem_plus.config.sections import Section
+
+__all__ = ["StoreTuning"]
+
+
+class StoreTuning(Section):
+    """HybridStore's internal tuning: recall machinery, caches, vector index, size limits."""
+
+    # --- keyword scoring (BM25) ---------------------------------------------------------
+    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
+    bm25_b: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="BM25 length normalisation (0.3, not 0.75: short memories and turns; "
+        "a long one carries more, not noise. docs/benchmarks.md).",
+    )
+    bm25_epsilon: float = Field(
+        0.0,
+        ge=0,
+        description="Floor for negative IDF (x mean IDF; the store never goes below 0.01). 0: a "
+        "term in half or more of the namespace (a user's or speaker's name in every memory) "
+        "carries almost nothing, instead of favouring items that repeat it.",
+    )
+    bm25_k3: float = Field(
+        1.0,
+        ge=0,
+        description="Query term frequency saturation: a term repeated n times in the query "
+        "weighs (k3+1)·n/(k3+n); 0 counts each distinct term once.",
+    )
+    cjk_single_char_weight: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="Query weight of one-character Chinese terms (polysemous; in jieba search "
+        "mode mostly fragments or light verbs: 吃, 好, 多). 1: no change.",
+    )
+    # --- pseudo-relevance feedback ----------------------------------------------------
+    prf_terms: int = Field(
+        10,
+        ge=0,
+        description="Pseudo-relevance feedback: add this many expansion terms taken from the "
+        "top `prf_docs` keyword hits (0: off).",
+    )
+    prf_docs: int = Field(3, ge=1, description="Feedback documents read for expansion terms.")
+    prf_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Query weight of the best expansion term (others proportionally less; "
+        "original terms weigh 1).",
+    )
+    prf_fused_docs: int = Field(
+        3,
+        ge=0,
+        description="Second feedback round: up to prf_terms expansion terms from this many best "
+        "*fused* (keyword + vector) candidates re-score the candidates, then fusion runs again "
+        "(0: off; needs prf_terms > 0).",
+    )
+    prf_fused_weight: float = Field(
+        0.5, ge=0, le=1, description="Query weight of the best fused-feedback term."
+    )
+    common_term_ratio: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="Pseudo-relevance feedback never adds an expansion term found in more than "
+        "this share of the namespace's documents (at least 2 documents): such a term is weak "
+        "evidence and has long postings to read.",
+    )
+    # --- candidates, fusion, neighbours -------------------------------------------------
+    keyword_candidates: int = Field(100, ge=1, description="Keyword candidates per query.")
+    vector_candidates: int = Field(100, ge=1, description="Vector neighbours per query.")
+    w_fusion_keyword: float = Field(
+        0.55, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
+    )
+    neighbour_weight: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Share of fused relevance an item inherits from its insertion-order "
+        "neighbours of the same session (items naming the same session_id / chat_id / "
+        "conversation_id; conversation context; 0: off).",
+    )
+    # --- keyword postings and caches --------------------------------------------------
+    max_postings_scan: int = Field(
+        2000,
+        ge=100,
+        description="Postings budget per query: terms are read rarest first; a term past the "
+        "budget only re-scores the candidates already found (or, if nothing rarer matched, "
+        "contributes its most recent postings). Bounds keyword latency at any store size.",
+    )
+    row_cache_rows: int = Field(
+        250_000,
+        ge=0,
+        description="In-memory cache of the ranking columns of candidate items "
+        "(store/rowcache.py), in rows (~300 bytes each); 0 reads them from SQLite on every "
+        "query. Exact: every change to an item reaches it through the kw_log table.",
+    )
+    keyword_cache_postings: int = Field(
+        20_000_000,
+        ge=0,
+        description="In-memory postings cache (store/kwcache.py) cap, in postings (~8 bytes "
+        "each); 0 reads every query's postings from SQLite. The cache is exact: it replays "
+        "every process's writes from the kw_log table before each search.",
+    )
+    keyword_cache_max_docs: int = Field(
+        150_000,
+        ge=0,
+        description="Searches over more documents than this read postings from SQLite "
+        "(bounded by max_postings_scan) instead of the in-memory cache: at 1M items a common "
+        "term's postings are too long to score in full per query.",
+    )
+    keyword_cache_warm_docs: int = Field(
+        20_000,
+        ge=0,
+        description="Namespaces of up to this many documents load their whole keyword index "
+        "into the cache on their first search (one read; ~0.2 s at 10k items) instead of one cold read per new "
+        "query term later.",
+    )
+    cached_postings_scan: int = Field(
+        50_000,
+        ge=100,
+        description="Postings budget per query when served from memory (same rule as "
+        "max_postings_scan; in memory a posting costs ~10 ns instead of ~1 us).",
+    )
+    # --- vector index -------------------------------------------------------------------
+    ann_threshold: int = Field(
+        200_000,
+        ge=1000,
+        description="Namespaces larger than this use an approximate (IVF) vector index.",
+    )
+    ivf_nprobe: int = Field(
+        64,
+        ge=1,
+        description="IVF lists probed per query (recall@10 vs exact on USE vectors: ~0.92-0.99 at "
+        "64, 0.86-0.97 at 32; docs/results/vector_recall.md).",
+    )
+    vector_search_thread: bool = Field(
+        True,
+        description="Run a query's FAISS scans on a worker thread while its keyword scoring "
+        "runs (uses a second core; FAISS releases the GIL). Off: everything on the calling "
+        "thread. Measured: no gain at 10k items, about 0.6 ms saved at 50k, a loss when the "
+        "CPU is contended (docs/benchmarks.md).",
+    )
+    vector_storage: Literal["int8", "float16"] = Field(
+        "int8",
+        description="On-disk form of new vectors in SQLite. 'int8': per-vector symmetric int8 "
+        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16); on USE "
+        "vectors the cosine error is 1.7e-4 on average (max 1.3e-3) and recall@10 against "
+        "float32 0.998 (docs/results/vector_recall.md); it is what brings 1,000 turns under "
+        "2 MB. 'float16': 2 bytes per dimension. Both are always read, so a store may mix them.",
+    )
+    snapshot_min_vectors: int = Field(
+        200_000,
+        ge=0,
+        description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 4x the int8 "
+        "vectors in SQLite) on close only at or above this many vectors, or whenever a "
+        "namespace uses IVF (rebuilding IVF needs k-means training); below it no snapshot is "
+        "written, a stale one is removed, and open rebuilds the flat indexes from SQLite, which "
+        "measured no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, "
+        "200k: 2.4 s vs 2.8 s on 2 cores). 0: always write it.",
+    )
+    # --- limits -------------------------------------------------------------------------
+    max_item_chars: int = Field(
+        100_000,
+        ge=1,
+        description="A put whose text to index (and embed) is longer, or whose value is more "
+        "than 10x this as JSON, is refused with ValidationError before any embedding work "
+        "(the facade, REST and CLI stop at the same 100,000 characters of text).",
+    )
