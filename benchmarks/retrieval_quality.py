@@ -266,9 +266,9 @@ class BM25System(System):
         self.keys = [k for k, _ in unit.docs]
         self.bm25 = BM25Okapi(
             [tokenize(t) or ["\x00"] for _, t in unit.docs],
-            k1=self.config.bm25_k1,
-            b=self.config.bm25_b,
-            epsilon=self.config.bm25_epsilon,
+            k1=self.config.store.bm25_k1,
+            b=self.config.store.bm25_b,
+            epsilon=self.config.store.bm25_epsilon,
         )
 
     def scores(self, query: str) -> np.ndarray:
@@ -476,13 +476,19 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def parse_overrides(items: Sequence[str]) -> MemoryConfig | None:
-    """`field=value` pairs into a MemoryConfig (for experiments; defaults when none)."""
+    """`section.field=value` (or an old flat `field=value`) pairs into a MemoryConfig (for experiments; defaults when none)."""
     if not items:
         return None
+    from langmem_plus.config import FLAT_FIELDS
+
     kwargs: dict[str, Any] = {}
     for item in items:
         key, _, raw = item.partition("=")
-        kwargs[key] = json.loads(raw)
+        flat = FLAT_FIELDS.get(key)
+        section, _, field = flat.path.partition(".") if flat else key.partition(".")
+        if not field:
+            raise SystemExit(f"--set-config: {key!r} is not SECTION.FIELD or a known field")
+        kwargs.setdefault(section, {})[field] = json.loads(raw)
     return MemoryConfig(**kwargs)
 
 

@@ -234,7 +234,7 @@ def ivf_recall(
     n, dims = doc_vecs.shape
     stored8 = stored(doc_vecs, "int8")
     cfg = MemoryConfig()
-    vi = VectorIndex(dims, ann_threshold=n + 1, nprobe=cfg.ivf_nprobe)
+    vi = VectorIndex(dims, ann_threshold=n + 1, nprobe=cfg.store.ivf_nprobe)
     vi._add(0, np.arange(n, dtype=np.int64), stored8)
     t0 = time.perf_counter()
     vi._to_ivf(vi._ns[0], nlist)  # the store's switch (training sample, QT_fp16)
@@ -275,7 +275,7 @@ def ivf_recall(
                 "latency_ms_mean": float(np.mean(lat)),
             }
         out["queries"][kind] = row
-    vi.nprobe = cfg.ivf_nprobe
+    vi.nprobe = cfg.store.ivf_nprobe
     return out
 
 

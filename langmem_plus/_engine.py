@@ -267,7 +267,7 @@ class MemoryEngine(PostTurnSteps):
         update: dict[str, Any] = {}
         removals: list[BaseMessage] = []
         archive_job: PostTurnJob | None = None
-        if wm is not None and wm.is_expired(now, self.config.working_memory_ttl_minutes):
+        if wm is not None and wm.is_expired(now, self.config.window.working_memory_ttl_minutes):
             # persist everything before the new turn, archive the old session, start afresh
             first_new = self._first_new_human(msgs, wm)
             wm, _ = self.persist(store, user_id, wm, msgs, upto=first_new)
@@ -311,10 +311,10 @@ class MemoryEngine(PostTurnSteps):
                 summarized = max(s.end_turn for s in rolling)
         window = trim_window(
             msgs,
-            max_messages=self.config.window_max_turns,
+            max_messages=self.config.window.max_turns,
             turn_count=wm.turn_count,
             summarized_through=summarized,
-            keep_verbatim_turns=self.config.keep_verbatim_turns,
+            keep_verbatim_turns=self.config.window.keep_verbatim_turns,
         )
         if window.dropped:
             idx = {m.id for m in window.dropped}
@@ -383,9 +383,9 @@ class MemoryEngine(PostTurnSteps):
     ) -> list[Any]:
         cfg = self.config
         hits: list[Any] = []
-        if cfg.ctx_memories and query.strip():
+        if cfg.context.memories and query.strip():
             q = query[:_QUERY_CHARS]
-            fetch = cfg.retrieval_limit * 2 + 10  # room for the superseded facts left out
+            fetch = cfg.recall.retrieval_limit * 2 + 10  # room for the superseded facts left out
             try:
                 found = (
                     store.search(
@@ -398,10 +398,10 @@ class MemoryEngine(PostTurnSteps):
                     else store.search(namespace, query=q, limit=fetch)
                 )
                 log = self.log_for(store)
-                if cfg.profile == "coding" and log is not None:
+                if cfg.score.profile == "coding" and log is not None:
                     extra = symbol_candidates(store, log, user_id, namespace, q, limit=fetch)
                     found = join_candidates(found, extra)
-                hits = current_view(found, limit=cfg.retrieval_limit)
+                hits = current_view(found, limit=cfg.recall.retrieval_limit)
             except ValidationError:
                 raise
             except Exception as exc:  # recall must never break the conversation
@@ -423,13 +423,13 @@ class MemoryEngine(PostTurnSteps):
         profile = None
         sessions: list[SessionSummary] = []
         if conv is not None:
-            if cfg.ctx_profile:
+            if cfg.context.profile:
                 profile = conv.get_profile(user_id)
-            if rolling is None and cfg.ctx_rolling_summary:
+            if rolling is None and cfg.context.rolling_summary:
                 rolling = conv.rolling_summaries(user_id, wm.session_id)
-            if cfg.ctx_session_summaries and cfg.ctx_recent_sessions:
+            if cfg.context.session_summaries and cfg.context.recent_sessions:
                 sessions = conv.session_summaries(
-                    user_id, limit=cfg.ctx_recent_sessions, exclude_session=wm.session_id
+                    user_id, limit=cfg.context.recent_sessions, exclude_session=wm.session_id
                 )
         layers = build_context(
             config=cfg,

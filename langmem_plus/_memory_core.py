@@ -225,7 +225,7 @@ class Memory:
             limit=limit,
             include_superseded=include_superseded,
             as_of=when,
-            recency=(cfg.w_recency, cfg.recency_half_life_days),
+            recency=(cfg.score.w_recency, cfg.score.recency_half_life_days),
         )
         hits = [SearchHit.of(it) for it in items]
         if threshold is not None:

@@ -194,7 +194,7 @@ class ConversationIndex:
     ) -> list[Any]:
         """`found` joined by the items tied to the query's code symbols (the symbol index),
         with the ``coding`` score profile; unchanged otherwise."""
-        if self.config.profile != "coding":
+        if self.config.score.profile != "coding":
             return list(found)
         extra = symbol_candidates(
             self.store, self.log, user_id, namespace, query,

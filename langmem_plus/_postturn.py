@@ -274,12 +274,12 @@ class PostTurnSteps(ABC):
         cfg = self.config
         exchanges = _exchanges(all_turns)
         total = len(exchanges)
-        if total < cfg.summarize_after:
+        if total < cfg.window.summarize_after:
             return
         existing = conv.rolling_summaries(job.user_id, job.session_id)
         done = max((s.end_turn for s in existing), default=0)
-        while done + cfg.summarize_every <= total - cfg.keep_verbatim_turns:
-            chunk = exchanges[done : done + cfg.summarize_every]
+        while done + cfg.window.summarize_every <= total - cfg.window.keep_verbatim_turns:
+            chunk = exchanges[done : done + cfg.window.summarize_every]
             dialogue = _as_dialogue([t for ex in chunk for t in ex])
             try:
                 out = summarizer.rolling(dialogue)
@@ -291,7 +291,7 @@ class PostTurnSteps(ABC):
                     user_id=job.user_id,
                     session_id=job.session_id,
                     start_turn=done + 1,
-                    end_turn=done + cfg.summarize_every,
+                    end_turn=done + cfg.window.summarize_every,
                     summary=out.summary,
                     key_symbols=list(out.key_symbols),
                     key_decisions=list(out.key_decisions),
@@ -301,7 +301,7 @@ class PostTurnSteps(ABC):
             report["rolling_summaries"].append(
                 {"turns": [saved.start_turn, saved.end_turn], "summary": saved.summary}
             )
-            done += cfg.summarize_every
+            done += cfg.window.summarize_every
 
     def _session_summary(
         self,

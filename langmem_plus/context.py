@@ -242,23 +242,23 @@ def build_context(
     cfg = config or MemoryConfig()
     mems = [m if isinstance(m, InjectedMemory) else InjectedMemory.from_item(m) for m in memories]
     out = ContextLayers()
-    if cfg.ctx_profile:
-        out.profile = _profile_layer(profile, cfg.ctx_max_chars_profile)
+    if cfg.context.profile:
+        out.profile = _profile_layer(profile, cfg.context.max_chars_profile)
         if out.profile:
             out.layers["profile"] = out.profile
-    if cfg.ctx_rolling_summary:
-        out.rolling_summary = _summary_layer(rolling_summaries, cfg.ctx_max_chars_summary)
+    if cfg.context.rolling_summary:
+        out.rolling_summary = _summary_layer(rolling_summaries, cfg.context.max_chars_summary)
         if out.rolling_summary:
             out.layers["rolling_summary"] = out.rolling_summary
-    if cfg.ctx_memories:
+    if cfg.context.memories:
         body, out.memories = _memory_layer(
-            mems[: cfg.retrieval_limit], cfg.ctx_max_chars_memories, show_scores
+            mems[: cfg.recall.retrieval_limit], cfg.context.max_chars_memories, show_scores
         )
         if body:
             out.layers["memories"] = body
-    if cfg.ctx_session_summaries:
+    if cfg.context.session_summaries:
         body, out.sessions = _sessions_layer(
-            sessions, cfg.ctx_recent_sessions, cfg.ctx_max_chars_summary
+            sessions, cfg.context.recent_sessions, cfg.context.max_chars_summary
         )
         if body:
             out.layers["sessions"] = body

@@ -26,6 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
+from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
 
 __all__ = [
@@ -241,7 +242,8 @@ def deliver(cost: TurnCost, *, on_cost: CostCallback | None, store: Any) -> None
     except Exception:
         log = None
     writer = getattr(log, "add_costs", None)
-    keep = getattr(getattr(store, "config", None), "record_costs", True)
+    config = getattr(store, "config", None)
+    keep = config.llm.record_costs if isinstance(config, MemoryConfig) else True
     if writer is None or not cost.stages or not keep:
         return
     rows = [

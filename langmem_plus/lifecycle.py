@@ -172,8 +172,8 @@ def should_merge(a: MemoryRecord, b: MemoryRecord, config: MemoryConfig | None =
     chat_a = a.chat_id or a.metadata.get("chatid")
     chat_b = b.chat_id or b.metadata.get("chatid")
     if chat_a is not None and chat_a == chat_b:
-        return dt <= cfg.merge_window_same_chat_s
-    return dt <= cfg.merge_window_diff_chat_s
+        return dt <= cfg.lifecycle.merge_window_same_chat_s
+    return dt <= cfg.lifecycle.merge_window_diff_chat_s
 
 
 def _separated(a: MemoryRecord, b: MemoryRecord) -> bool:
@@ -245,9 +245,9 @@ def consolidate(
             compared.add(frozenset((a.id, b.id)))
             if a.id in used or b.id in used:
                 continue
-            if cos < cfg.separate_threshold:
+            if cos < cfg.lifecycle.separate_threshold:
                 break
-            if cos >= cfg.merge_threshold and should_merge(a, b, cfg):
+            if cos >= cfg.lifecycle.merge_threshold and should_merge(a, b, cfg):
                 merged = merger.merge(a, b, now=now)
                 for old in (a, b):
                     current.pop(old.id, None)
@@ -285,7 +285,7 @@ def consolidate(
 
 # -------------------------------------------------------------------------------- decay
 def _protected(rec: MemoryRecord, cfg: MemoryConfig) -> bool:
-    return rec.tier in ("core", "system") or rec.importance >= cfg.core_importance
+    return rec.tier in ("core", "system") or rec.importance >= cfg.lifecycle.core_importance
 
 
 def _activity_time(rec: MemoryRecord) -> datetime:
@@ -320,13 +320,21 @@ def decay(
         if is_verbatim(rec) and not rec.metadata.get("chitchat"):
             report.protected += 1  # an exchange as said is ground truth: it does not decay
             continue
-        if is_episode and now - episode_time(rec) >= timedelta(days=cfg.episode_delete_after_days):
+        if is_episode and now - episode_time(rec) >= timedelta(
+            days=cfg.lifecycle.episode_delete_after_days
+        ):
             puts.append(_delete(namespace, rec.id))
             report.deleted += 1
             report.deleted_ids.append(rec.id)
             continue
-        after = cfg.episode_decay_after_days if is_episode else cfg.fact_decay_after_days
-        factor = cfg.episode_decay_factor if is_episode else cfg.fact_decay_factor
+        after = (
+            cfg.lifecycle.episode_decay_after_days
+            if is_episode
+            else cfg.lifecycle.fact_decay_after_days
+        )
+        factor = (
+            cfg.lifecycle.episode_decay_factor if is_episode else cfg.lifecycle.fact_decay_factor
+        )
         ref = _activity_time(rec)
         state = dict(rec.metadata.get("decay") or {})
         applied = int(state.get("periods", 0)) if state.get("since") == ref.isoformat() else 0
@@ -340,12 +348,12 @@ def decay(
                 **rec.metadata,
                 "decay": {"since": ref.isoformat(), "periods": target, "at": now.isoformat()},
             }
-        if not is_episode and new.importance < cfg.fact_delete_below:
+        if not is_episode and new.importance < cfg.lifecycle.fact_delete_below:
             puts.append(_delete(namespace, rec.id))
             report.deleted += 1
             report.deleted_ids.append(rec.id)
             continue
-        if not is_episode and reviewer is not None and new.importance < cfg.review_low:
+        if not is_episode and reviewer is not None and new.importance < cfg.lifecycle.review_low:
             report.reviewed += 1
             decision = reviewer.review(new, mode="decay", search=search)
             if decision.decision == "DELETE":
@@ -355,7 +363,7 @@ def decay(
                 continue
             if new is rec:
                 new = rec.model_copy(deep=True)
-            new.importance = cfg.review_low
+            new.importance = cfg.lifecycle.review_low
             new.metadata = {**new.metadata, "review": {"decision": "KEEP", "at": now.isoformat()}}
             report.kept += 1
         if new is not rec:
@@ -407,12 +415,12 @@ def review(
         report.scanned += 1
         if rec.tier != "normal":
             continue
-        if rec.importance >= cfg.review_high:
+        if rec.importance >= cfg.lifecycle.review_high:
             mode = "promote"
             last = rec.metadata.get("review") or {}
             if last.get("decision") == "KEEP" and last.get("importance") == rec.importance:
                 continue
-        elif rec.importance < cfg.review_low:
+        elif rec.importance < cfg.lifecycle.review_low:
             mode = "decay"
         else:
             continue
@@ -435,7 +443,7 @@ def review(
             report.promoted_ids.append(rec.id)
         else:
             if mode == "decay":
-                new.importance = cfg.review_low
+                new.importance = cfg.lifecycle.review_low
             stamp["importance"] = new.importance
             report.kept += 1
         new.metadata = {**new.metadata, "review": stamp}

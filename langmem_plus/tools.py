@@ -234,7 +234,7 @@ def _query_and_range(
         store=scope.store,
         user_id=scope.user_id,
         current_session=scope.session_id,
-        slack_minutes=cfg.working_memory_ttl_minutes,
+        slack_minutes=cfg.window.working_memory_ttl_minutes,
     )
     q = (words if found and not time_range else query or "").strip()
     return q, tr
@@ -280,7 +280,7 @@ def _search(
     limit: int | None,
 ) -> tuple[str, dict[str, Any]]:  # fmt: skip
     """The search tool's answer: text for the model and the artifact for code."""
-    k = cfg.retrieval_limit if limit is None else max(1, min(int(limit), 50))
+    k = cfg.recall.retrieval_limit if limit is None else max(1, min(int(limit), 50))
     q, tr = _query_and_range(scope, cfg, now, query, time_range)
     hit_lines, items = format_hits(_search_store(scope, q, tr, k))
     sessions = _sessions_in(scope, tr)

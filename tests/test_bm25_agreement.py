@@ -45,7 +45,9 @@ def test_matches_bm25okapi(query):
     for i, doc in enumerate(CORPUS):
         store.put(("c",), f"d{i}", {"text": doc})
     docs_tokens = [tokenize(d) for d in CORPUS]
-    ref = BM25Okapi(docs_tokens, k1=CFG.bm25_k1, b=CFG.bm25_b, epsilon=CFG.bm25_epsilon)
+    ref = BM25Okapi(
+        docs_tokens, k1=CFG.store.bm25_k1, b=CFG.store.bm25_b, epsilon=CFG.store.bm25_epsilon
+    )
     q = list(dict.fromkeys(tokenize(query)))
     expected = ref.get_scores(q)
     got = _scores(store, q)
@@ -86,7 +88,10 @@ def test_matches_bm25okapi_after_incremental_puts_and_deletes(docs, query, delet
         store.close()
         return
     ref = BM25Okapi(
-        [d for _, d in remaining], k1=CFG.bm25_k1, b=CFG.bm25_b, epsilon=CFG.bm25_epsilon
+        [d for _, d in remaining],
+        k1=CFG.store.bm25_k1,
+        b=CFG.store.bm25_b,
+        epsilon=CFG.store.bm25_epsilon,
     )
     n = len(remaining)
     if any(2 * sum(t in d for _, d in remaining) >= n for t in query):  # raw IDF <= 0

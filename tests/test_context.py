@@ -65,18 +65,20 @@ def test_layers_in_order() -> None:
 
 def test_each_layer_switches_off() -> None:
     for flag, marker in [
-        ("ctx_profile", "[1]"),
-        ("ctx_rolling_summary", "[2]"),
-        ("ctx_memories", "[3]"),
-        ("ctx_session_summaries", "[4]"),
+        ("profile", "[1]"),
+        ("rolling_summary", "[2]"),
+        ("memories", "[3]"),
+        ("session_summaries", "[4]"),
     ]:
-        ctx = _all_layers(MemoryConfig(**{flag: False}))
+        ctx = _all_layers(MemoryConfig(context={flag: False}))
         assert marker not in ctx.text
     off = MemoryConfig(
-        ctx_profile=False,
-        ctx_rolling_summary=False,
-        ctx_memories=False,
-        ctx_session_summaries=False,
+        context={
+            "profile": False,
+            "rolling_summary": False,
+            "memories": False,
+            "session_summaries": False,
+        }
     )
     assert _all_layers(off).text == ""
     assert build_context().text == ""
@@ -84,14 +86,14 @@ def test_each_layer_switches_off() -> None:
 
 def test_sizes_respected() -> None:
     mems = [_mem(f"m{i}", "x" * 300) for i in range(5)]
-    ctx = build_context(config=MemoryConfig(ctx_max_chars_memories=700), memories=mems)
+    ctx = build_context(config=MemoryConfig(context={"max_chars_memories": 700}), memories=mems)
     assert 1 <= len(ctx.memories) < 5
     assert len(ctx.layers["memories"]) <= 700
     assert [m.key for m in ctx.memories] == ctx.memory_keys  # only what fits is "used"
-    ctx = build_context(config=MemoryConfig(retrieval_limit=2), memories=mems)
+    ctx = build_context(config=MemoryConfig(recall={"retrieval_limit": 2}), memories=mems)
     assert len(ctx.memories) <= 2
     ctx = build_context(
-        config=MemoryConfig(ctx_recent_sessions=1),
+        config=MemoryConfig(context={"recent_sessions": 1}),
         sessions=[
             SessionSummary(user_id="u", session_id=str(i), title=f"t{i}", snippet="s")
             for i in range(3)
@@ -182,7 +184,7 @@ def test_hostile_category_and_expanding_text_stay_inside_their_budget() -> None:
         score=None,
         components={},
     )
-    cfg = MemoryConfig(ctx_max_chars_memories=400)
+    cfg = MemoryConfig(context={"max_chars_memories": 400})
     ctx = build_context(config=cfg, memories=[hostile])
     body = ctx.layers["memories"]
     assert len(body) <= 400

@@ -72,7 +72,9 @@ def test_no_warning_with_a_log() -> None:
 
 def test_in_memory_store_gets_the_full_post_turn_path_through_the_middleware() -> None:
     store, log = InMemoryStore(), InMemoryConversationLog()
-    config = MemoryConfig(summarize_after=2, summarize_every=2, keep_verbatim_turns=1)
+    config = MemoryConfig(
+        window={"summarize_after": 2, "summarize_every": 2, "keep_verbatim_turns": 1}
+    )
     mw = MemoryMiddleware(
         store, conversation_log=log, config=config, background=False, clock=FakeClock()
     )

@@ -280,7 +280,9 @@ def test_recording_costs_can_be_turned_off() -> None:
     from langmem_plus import Memory, MemoryConfig
 
     seen: list[object] = []
-    mem = Memory(embeddings=False, config=MemoryConfig(record_costs=False), on_cost=seen.append)
+    mem = Memory(
+        embeddings=False, config=MemoryConfig(llm={"record_costs": False}), on_cost=seen.append
+    )
     mem.add("I keep bees on the roof", "u")
     assert len(seen) == 1  # the callback still hears of it
     with mem.store.db.read() as conn:

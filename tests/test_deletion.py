@@ -141,7 +141,7 @@ def test_cleanup_by_age_conversation_and_all(mem):
 
 def test_faiss_snapshot_does_not_resurrect_deleted_vectors(tmp_path, hash_embeddings):
     path = tmp_path / "snap.db"
-    cfg = MemoryConfig(snapshot_min_vectors=0)  # write the snapshot even for one vector
+    cfg = MemoryConfig(store={"snapshot_min_vectors": 0})  # write the snapshot even for one vector
     with Memory(path, embeddings=hash_embeddings, config=cfg) as m:
         (mid,) = m.add(f"{SECRET} snapshot", "alice", infer=False)
         m.delete(mid, "alice")

@@ -130,11 +130,13 @@ def _run(
     )
     conv.add_turn(USER, OLD_SESSION, "user", turn, created_at=PAST)
     cfg = MemoryConfig(
-        retrieval_limit=10,
-        ctx_max_chars_memories=100_000,
-        ctx_max_chars_profile=100_000,
-        ctx_max_chars_summary=100_000,
-        ctx_recent_sessions=3,
+        recall={"retrieval_limit": 10},
+        context={
+            "max_chars_memories": 100_000,
+            "max_chars_profile": 100_000,
+            "max_chars_summary": 100_000,
+            "recent_sessions": 3,
+        },
     )
     mw = MemoryMiddleware(config=cfg, tools=True, background=False)
     model = scripted(

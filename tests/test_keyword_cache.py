@@ -26,7 +26,10 @@ NS = [("u", "a"), ("u", "b")]
 
 
 def _reference(store: HybridStore, conn, ns_ids, terms):
-    cfg = store.config.model_copy(update={"max_postings_scan": 10**9, "keyword_cache_postings": 0})
+    tuning = store.config.store.model_copy(
+        update={"max_postings_scan": 10**9, "keyword_cache_postings": 0}
+    )
+    cfg = store.config.model_copy(update={"store": tuning})
     ref = KeywordIndex(cfg)
     return ref.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
 
@@ -120,7 +123,7 @@ def test_cache_serves_repeated_terms_from_memory_and_sees_other_writers(tmp_path
 
 
 def test_cache_cap_and_disable(tmp_path):
-    cfg = MemoryConfig(keyword_cache_postings=0)
+    cfg = MemoryConfig(store={"keyword_cache_postings": 0})
     s = HybridStore(tmp_path / "n.db", index=False, config=cfg)
     s.put(("u",), "k", {"text": "redis cache"})
     assert s._kw._cache is None
@@ -129,7 +132,7 @@ def test_cache_cap_and_disable(tmp_path):
     small = HybridStore(  # terms load one by one here (no whole-namespace warm-up)
         tmp_path / "c.db",
         index=False,
-        config=MemoryConfig(keyword_cache_postings=10, keyword_cache_warm_docs=0),
+        config=MemoryConfig(store={"keyword_cache_postings": 10, "keyword_cache_warm_docs": 0}),
     )
     for u in range(5):
         for i in range(20):
@@ -142,7 +145,7 @@ def test_cache_cap_and_disable(tmp_path):
 
 
 def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path):
-    cfg = MemoryConfig(cached_postings_scan=100)
+    cfg = MemoryConfig(store={"cached_postings_scan": 100})
     s = HybridStore(tmp_path / "b.db", index=False, config=cfg)
     for i in range(300):
         extra = " zebra" if i % 50 == 0 else ""
@@ -164,7 +167,7 @@ def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path
 
 
 def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
-    cfg = MemoryConfig(keyword_cache_max_docs=5)
+    cfg = MemoryConfig(store={"keyword_cache_max_docs": 5})
     s = HybridStore(tmp_path / "l.db", index=False, config=cfg)
     for i in range(10):
         s.put(("u",), f"k{i}", {"text": f"redis note {i}"})

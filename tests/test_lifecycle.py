@@ -189,7 +189,7 @@ def test_should_merge_rules() -> None:
 
 
 def test_consolidate_with_default_embeddings_and_calibrated_thresholds() -> None:
-    cfg = MemoryConfig(merge_threshold=0.81, separate_threshold=0.55)
+    cfg = MemoryConfig(lifecycle={"merge_threshold": 0.81, "separate_threshold": 0.55})
     store = InMemoryStore()
     put(
         store,

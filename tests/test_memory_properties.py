@@ -32,7 +32,9 @@ from langmem_plus.records import MemoryRecord
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-CFG = MemoryConfig(merge_threshold=0.85, separate_threshold=0.65)  # the source design's thresholds
+CFG = MemoryConfig(
+    lifecycle={"merge_threshold": 0.85, "separate_threshold": 0.65}
+)  # the source design's thresholds
 DIM = 8
 
 

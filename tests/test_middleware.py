@@ -205,7 +205,12 @@ def test_working_memory_survives_restart_with_sqlite_checkpointer(tmp_path: Any)
 def test_window_is_bounded_and_dropped_turns_stay_in_table() -> None:
     store = HybridStore(index=False)
     cfg = MemoryConfig(
-        window_max_turns=6, summarize_after=4, summarize_every=2, keep_verbatim_turns=2
+        window={
+            "max_turns": 6,
+            "summarize_after": 4,
+            "summarize_every": 2,
+            "keep_verbatim_turns": 2,
+        }
     )
     mw = MemoryMiddleware(config=cfg, background=False)
     model = scripted(

@@ -96,7 +96,7 @@ def test_nodes_one_by_one_and_async() -> None:
 
 def test_summarize_node_rolls_every_five_turns_after_ten() -> None:
     store = HybridStore(index=False)
-    cfg = MemoryConfig(window_max_turns=100)
+    cfg = MemoryConfig(window={"max_turns": 100})
     summarize = create_summarize_node(store, config=cfg)
     app = _graph(
         scripted([f"reply {i}" for i in range(12)]),

@@ -139,7 +139,7 @@ def test_retries_exhausted_fall_back_to_rules() -> None:
 
 def test_backoff_base_comes_from_config() -> None:
     sleeps: list[float] = []
-    cfg = MemoryConfig(llm_max_retries=2, llm_backoff_base_s=0.5)
+    cfg = MemoryConfig(llm={"max_retries": 2, "backoff_base_s": 0.5})
     model = Scripted(script=[ConnectionError("down")])
     KnowledgeMonitor(model=model, config=cfg, sleep=sleeps.append).run(USER, [])
     assert sleeps == [0.5, 1.0]

@@ -432,7 +432,7 @@ def test_reviewer_rules() -> None:
     assert superseded.decision == "DELETE"
     assert rv.mode_for(MemoryRecord(text="x", importance=1.0)) is None
     assert (
-        Reviewer(config=MemoryConfig(review_high=2.0)).mode_for(
+        Reviewer(config=MemoryConfig(lifecycle={"review_high": 2.0})).mode_for(
             MemoryRecord(text="x", importance=2.0)
         )
         == "promote"

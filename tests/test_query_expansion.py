@@ -54,8 +54,8 @@ def test_pseudo_relevance_feedback_finds_related_items():
         "f": "the weather was nice all week",
     }
     docs.update({f"z{i}": f"note {i} about gardening and tomatoes" for i in range(60)})
-    off = HybridStore(index=False, config=MemoryConfig(prf_terms=0))
-    on = HybridStore(index=False, config=MemoryConfig(prf_terms=5, prf_docs=2))
+    off = HybridStore(index=False, config=MemoryConfig(store={"prf_terms": 0}))
+    on = HybridStore(index=False, config=MemoryConfig(store={"prf_terms": 5, "prf_docs": 2}))
     for store in (off, on):
         for k, v in docs.items():
             store.put(("c",), k, {"text": v})
@@ -80,8 +80,8 @@ def test_neighbour_weight_brings_in_the_adjacent_turn():
         "Bob: we saw octopus and jellyfish there",
         "Alice: nice, I stayed home",
     ] + [f"Carol: unrelated note number {i} about gardening" for i in range(30)]
-    on = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
-    off = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.0))
+    on = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
+    off = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.0}))
     other = ("other",)
     for store in (on, off):
         store.put(other, "x", {"text": "aquarium tickets"})  # another namespace, written first
@@ -97,7 +97,7 @@ def test_neighbour_weight_brings_in_the_adjacent_turn():
 
 def test_neighbour_smoothing_needs_a_shared_session():
     """Independent memories (no session) and turns of other sessions pass nothing on."""
-    s = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
+    s = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
     s.put(("m",), "a", {"text": "went to the aquarium downtown"})
     s.put(("m",), "b", {"text": "octopus and jellyfish were there"})
     s.put(("m",), "c", {"text": "the aquarium was crowded", "session_id": "s1"})
@@ -122,7 +122,7 @@ def test_neighbour_smoothing_needs_a_shared_session():
     ],
 )
 def test_session_keys_decide_smoothing(session_a, session_b, smoothed):
-    s = HybridStore(index=False, config=MemoryConfig(neighbour_weight=0.5))
+    s = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
     s.put(("m",), "a", {"text": "went to the aquarium downtown", **session_a})
     s.put(("m",), "b", {"text": "octopus and jellyfish were there", **session_b})
     for i in range(5):

@@ -117,7 +117,9 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
 def test_row_cache_off_reads_sqlite(tmp_path):
     from langmem_plus import MemoryConfig
 
-    store = HybridStore(tmp_path / "o.db", index=False, config=MemoryConfig(row_cache_rows=0))
+    store = HybridStore(
+        tmp_path / "o.db", index=False, config=MemoryConfig(store={"row_cache_rows": 0})
+    )
     store.put(("u",), "k", {"text": "alpha"})
     assert [h.key for h in store.search(("u",), query="alpha")] == ["k"]
     assert store._rowcache.rows == {}

@@ -46,7 +46,7 @@ def test_temp_files_of_dead_writers_go_live_and_foreign_ones_stay(tmp_path: Path
 
 def test_opening_a_store_removes_a_killed_writers_temp_file(tmp_path: Path, hash_index) -> None:
     path = tmp_path / "m.db"
-    config = MemoryConfig(snapshot_min_vectors=0)
+    config = MemoryConfig(store={"snapshot_min_vectors": 0})
     with HybridStore(path, index=hash_index, config=config) as store:
         store.put(("ns",), "k", {"text": "lake trip"})
     snap = tmp_path / "m.db.faiss"

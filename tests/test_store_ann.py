@@ -12,7 +12,7 @@ def _store(path) -> HybridStore:
     return HybridStore(
         path,
         index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]},
-        config=MemoryConfig(ann_threshold=1000, ivf_nprobe=256),
+        config=MemoryConfig(store={"ann_threshold": 1000, "ivf_nprobe": 256}),
     )
 
 

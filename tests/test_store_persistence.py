@@ -10,7 +10,7 @@ from langmem_plus.store.sqlite import SCHEMA_VERSION
 
 QUERIES = ["川菜", "database postgres", "sister Berlin", "cat"]
 # These tests are about the FAISS snapshot: write one even for a tiny store.
-SNAP = MemoryConfig(snapshot_min_vectors=0)
+SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})
 
 
 def _fill(store: HybridStore) -> None:

@@ -67,11 +67,11 @@ def test_small_dims_always_float16_and_edge_values() -> None:
 
 
 def test_config_validates_storage_and_snapshot_threshold() -> None:
-    assert MemoryConfig().vector_storage == "int8"
+    assert MemoryConfig().store.vector_storage == "int8"
     with pytest.raises(pydantic.ValidationError):
-        MemoryConfig(vector_storage="int4")  # type: ignore[arg-type]
+        MemoryConfig(store={"vector_storage": "int4"})  # type: ignore[arg-type]
     with pytest.raises(pydantic.ValidationError):
-        MemoryConfig(snapshot_min_vectors=-1)
+        MemoryConfig(store={"snapshot_min_vectors": -1})
 
 
 # ------------------------------------------------------------------ stores
@@ -99,7 +99,7 @@ def test_new_writes_are_int8(tmp_path, hash_index) -> None:
 def test_legacy_float16_database_keeps_working(tmp_path, hash_index) -> None:
     path = tmp_path / "old.db"
     dims = hash_index["dims"]
-    old_cfg = MemoryConfig(vector_storage="float16")  # what older versions wrote
+    old_cfg = MemoryConfig(store={"vector_storage": "float16"})  # what older versions wrote
     s = HybridStore(path, index=hash_index, config=old_cfg)
     _fill(s, "abc")
     assert set(_blob_lengths(s)) == {2 * dims}
@@ -133,7 +133,9 @@ def test_legacy_float16_database_keeps_working(tmp_path, hash_index) -> None:
 def test_int8_and_float16_stores_rank_alike(tmp_path, hash_index) -> None:
     a = HybridStore(tmp_path / "a.db", index=hash_index)
     b = HybridStore(
-        tmp_path / "b.db", index=hash_index, config=MemoryConfig(vector_storage="float16")
+        tmp_path / "b.db",
+        index=hash_index,
+        config=MemoryConfig(store={"vector_storage": "float16"}),
     )
     _fill(a)
     _fill(b)
@@ -163,7 +165,7 @@ def test_four_dim_store_writes_float16(tmp_path) -> None:
 def test_small_store_writes_no_snapshot_and_removes_a_stale_one(tmp_path, hash_index) -> None:
     path = tmp_path / "m.db"
     snap = tmp_path / "m.db.faiss"
-    s = HybridStore(path, index=hash_index, config=MemoryConfig(snapshot_min_vectors=0))
+    s = HybridStore(path, index=hash_index, config=MemoryConfig(store={"snapshot_min_vectors": 0}))
     _fill(s)
     s.close()
     assert snap.exists()
@@ -182,7 +184,7 @@ def test_small_store_writes_no_snapshot_and_removes_a_stale_one(tmp_path, hash_i
 def test_snapshot_written_at_the_threshold(tmp_path, hash_index) -> None:
     path = tmp_path / "m.db"
     snap = tmp_path / "m.db.faiss"
-    cfg = MemoryConfig(snapshot_min_vectors=5)
+    cfg = MemoryConfig(store={"snapshot_min_vectors": 5})
     s = HybridStore(path, index=hash_index, config=cfg)
     _fill(s, "abcd")
     s.close()
@@ -199,8 +201,8 @@ def test_snapshot_written_at_the_threshold(tmp_path, hash_index) -> None:
 
 def test_ivf_namespace_always_snapshotted(tmp_path) -> None:
     emb = HashEmbeddings()
-    cfg = MemoryConfig(ann_threshold=1000)  # snapshot_min_vectors stays at its default
-    assert cfg.snapshot_min_vectors > 1100
+    cfg = MemoryConfig(store={"ann_threshold": 1000})  # snapshot_min_vectors stays at its default
+    assert cfg.store.snapshot_min_vectors > 1100
     path = tmp_path / "ivf.db"
     s = HybridStore(path, index={"dims": 64, "embed": emb, "fields": ["text"]}, config=cfg)
     s.batch([PutOp(("big",), f"k{i}", {"text": f"note {i} topic{i % 37}"}) for i in range(1100)])

@@ -18,7 +18,7 @@ BUG = "OrderService.processOrder() crashed with a timeout"
 
 
 def _memory(profile: str) -> Memory:
-    config = MemoryConfig(profile=profile, keyword_candidates=5)  # type: ignore[arg-type]
+    config = MemoryConfig(score={"profile": profile}, store={"keyword_candidates": 5})  # type: ignore[arg-type]
     mem = Memory(embeddings=False, config=config)
     mem.add(
         [{"role": "user", "content": BUG}, {"role": "assistant", "content": "Let me look."}],

@@ -88,10 +88,10 @@ def test_record_validation():
 
 
 def test_config_validation():
-    assert MemoryConfig().w_keyword == 0.4
+    assert MemoryConfig().score.w_keyword == 0.4
     with pytest.raises(ValueError):
-        MemoryConfig(separate_threshold=0.9, merge_threshold=0.8)
+        MemoryConfig(lifecycle={"separate_threshold": 0.9, "merge_threshold": 0.8})
     with pytest.raises(ValueError):
-        MemoryConfig(w_keyword=-1)
+        MemoryConfig(score={"w_keyword": -1})
     with pytest.raises(ValueError):
         MemoryConfig(unknown_knob=1)  # type: ignore[call-arg]

@@ -22,7 +22,7 @@ from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.store.snapshot import SnapshotError, read_snapshot, write_snapshot
 
 NS = ("memories", "u1")
-SNAP = MemoryConfig(snapshot_min_vectors=0)  # write a snapshot even for a tiny store
+SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})  # write a snapshot even for a tiny store
 TEXTS = {
     "a": "用户喜欢吃川菜，不吃香菜",
     "b": "The project database is PostgreSQL 15",

@@ -84,7 +84,7 @@ op = st.one_of(
 def test_search_items_matches_brute_force(ops):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "v.db"
-        cfg = MemoryConfig(snapshot_min_vectors=0)
+        cfg = MemoryConfig(store={"snapshot_min_vectors": 0})
         store = HybridStore(path, index=INDEX, config=cfg)
         other = HybridStore(path, index=INDEX, config=cfg)
         try:
@@ -108,7 +108,7 @@ def test_search_items_matches_brute_force(ops):
 
 
 def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):
-    cfg = MemoryConfig(ann_threshold=1000)
+    cfg = MemoryConfig(store={"ann_threshold": 1000})
     store = HybridStore(tmp_path / "i.db", index=INDEX, config=cfg)
     rng = np.random.default_rng(0)
     for i in range(0, 1100, 100):
@@ -181,7 +181,7 @@ def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch)
         assert [s for _, s in bg] == pytest.approx([s for _, s in inline], rel=1e-6)
     assert used  # the worker pool was really asked for
     store.close()
-    off = HybridStore(index=INDEX, config=MemoryConfig(vector_search_thread=False))
+    off = HybridStore(index=INDEX, config=MemoryConfig(store={"vector_search_thread": False}))
     assert off._vec is not None and not off._vec._background
     off.close()
 

@@ -330,8 +330,8 @@ class StructuredLLM:
             raise ValidationError("StructuredLLM needs a model; use the rules when there is none")
         cfg = config or MemoryConfig()
         self.model: Any = resolved
-        self.max_retries = cfg.llm_max_retries
-        self.backoff_base_s = cfg.llm_backoff_base_s
+        self.max_retries = cfg.llm.max_retries
+        self.backoff_base_s = cfg.llm.backoff_base_s
         self.sleep = sleep or time.sleep
         self.asleep = asleep or asyncio.sleep
         self.use_structured = use_structured

@@ -220,10 +220,10 @@ def plan_ops(
             rec.updated_at = now
             result.updated += 1
         else:  # BOOST
-            rec.importance = round(rec.importance + cfg.boost_amount, 6)
+            rec.importance = round(rec.importance + cfg.lifecycle.boost_amount, 6)
             rec.metadata = {**rec.metadata, "last_boosted": now.isoformat()}
             result.boosted += 1
-            if rec.importance >= cfg.review_high and rec.tier == "normal":
+            if rec.importance >= cfg.lifecycle.review_high and rec.tier == "normal":
                 result.review_ids.append(rec.id)
         dirty[op.id] = rec
         if op.id not in result.changed_ids and op.id not in result.created_ids:

@@ -45,9 +45,9 @@ class Reviewer(BaseProcessor):
         """'promote' at importance >= review_high, 'decay' below review_low, else None."""
         if memory.tier != "normal":
             return None
-        if memory.importance >= self.config.review_high:
+        if memory.importance >= self.config.lifecycle.review_high:
             return "promote"
-        if memory.importance < self.config.review_low:
+        if memory.importance < self.config.lifecycle.review_low:
             return "decay"
         return None
 
@@ -68,13 +68,13 @@ class Reviewer(BaseProcessor):
         seen = [str(r) for r in related]
         searches: list[str] = []
         if self.llm is not None:
-            for round_no in range(self.config.reviewer_max_rounds + 1):
+            for round_no in range(self.config.lifecycle.reviewer_max_rounds + 1):
                 user = self._message(memory, mode, seen, round_no)
                 step = self.llm.call(ReviewStep, prompts.REVIEWER_PROMPT, user)
                 if step is None:
                     break
                 if step.action == "SEARCH":
-                    if search is None or round_no >= self.config.reviewer_max_rounds:
+                    if search is None or round_no >= self.config.lifecycle.reviewer_max_rounds:
                         continue
                     query = step.query.strip() or memory.text
                     searches.append(query)
@@ -101,7 +101,7 @@ class Reviewer(BaseProcessor):
     def _message(self, memory: MemoryRecord, mode: ReviewMode, related: list[str], rnd: int) -> str:
         task = "PROMOTE-REVIEW" if mode == "promote" else "DECAY-REVIEW"
         rel = "\n".join(f"- {t}" for t in related) or "(none)"
-        left = self.config.reviewer_max_rounds - rnd
+        left = self.config.lifecycle.reviewer_max_rounds - rnd
         return (
             f"Task: {task}\n{prompts.render_record(memory)}\n<related>\n{rel}\n</related>\n"
             f"Searches left: {max(left, 0)}"

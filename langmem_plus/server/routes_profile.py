@@ -98,7 +98,7 @@ def working(
         wm = _from_checkpointer(checkpointer, request.app.state.state_key, uid, session_id)
     else:
         wm = _from_log(mem, uid, session_id)
-    ttl = timedelta(minutes=mem.config.working_memory_ttl_minutes)
+    ttl = timedelta(minutes=mem.config.window.working_memory_ttl_minutes)
     if wm is None or utcnow() - wm.updated_at > ttl:
         raise MemoryNotFoundError(f"no active working memory for session {session_id!r}")
     return wm
