@@ -750,7 +750,7 @@ def run_turns(n_turns: int, workdir: Path, n_queries: int) -> dict[str, Any]:
         "sessions": len({s for s, _, _ in turns}),
         "content_chars": {"mean": float(np.mean(chars)), "max": int(max(chars))},
         "content_utf8_bytes_mean": float(np.mean([len(t.encode()) for _, _, t in turns])),
-        "vector_storage": MemoryConfig().vector_storage,
+        "vector_storage": MemoryConfig().store.vector_storage,
         "store_ms": pct(store_ms),
         "recall_ms": {k: pct(v) for k, v in recall_ms.items()},
         "recall_queries": n_queries,

@@ -105,9 +105,9 @@ def _terms_for(
         q,
         n_docs,
         feedback_docs=docs,
-        n_terms=cfg.prf_terms,
+        n_terms=cfg.store.prf_terms,
         weight=weight,
-        max_df=max(2, int(cfg.common_term_ratio * n_docs)),
+        max_df=max(2, int(cfg.store.common_term_ratio * n_docs)),
     )
 
 
@@ -120,7 +120,7 @@ def feedback_terms(
     bm25: Mapping[int, float],
 ) -> dict[str, float]:
     """The first round's expansion terms (term -> weight) from the best keyword hits."""
-    return _terms_for(cfg, backend, conn, ns_ids, q, bm25, cfg.prf_docs, cfg.prf_weight)
+    return _terms_for(cfg, backend, conn, ns_ids, q, bm25, cfg.store.prf_docs, cfg.store.prf_weight)
 
 
 def feedback(
@@ -175,7 +175,7 @@ def fused_feedback(
     candidates only; the caller adds it to their keyword scores and re-fuses.
     """
     extra = _terms_for(
-        cfg, backend, conn, ns_ids, q, fused, cfg.prf_fused_docs, cfg.prf_fused_weight
+        cfg, backend, conn, ns_ids, q, fused, cfg.store.prf_fused_docs, cfg.store.prf_fused_weight
     )
     if not extra:
         return {}

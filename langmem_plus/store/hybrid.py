@@ -100,8 +100,8 @@ class HybridStore(validate.CheckedStore):
         self._closed = False
         self._db = Database(self.path, read_only=read_only)
         self._kw = KeywordIndex(self.config)
-        self._writer = ItemWriter(self._kw, self.config.vector_storage)
-        self._rowcache = RowCache(max_rows=self.config.row_cache_rows)
+        self._writer = ItemWriter(self._kw, self.config.store.vector_storage)
+        self._rowcache = RowCache(max_rows=self.config.store.row_cache_rows)
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
         if index is False:
@@ -132,10 +132,10 @@ class HybridStore(validate.CheckedStore):
             self._vec = VectorIndex(
                 dims,
                 snapshot_path=snap,
-                ann_threshold=self.config.ann_threshold,
-                nprobe=self.config.ivf_nprobe,
-                snapshot_min_vectors=self.config.snapshot_min_vectors,
-                scan_in_background=self.config.vector_search_thread,
+                ann_threshold=self.config.store.ann_threshold,
+                nprobe=self.config.store.ivf_nprobe,
+                snapshot_min_vectors=self.config.store.snapshot_min_vectors,
+                scan_in_background=self.config.store.vector_search_thread,
             )
             self._vec.model_name = self.model_name
             with self._db.read() as conn:
@@ -151,7 +151,7 @@ class HybridStore(validate.CheckedStore):
             embeddings=self.embeddings,
             model_name=self.model_name,
             dims=self.dims,
-            vector_storage=self.config.vector_storage,
+            vector_storage=self.config.store.vector_storage,
         )
         self._conversations: SQLiteConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
@@ -303,7 +303,7 @@ class HybridStore(validate.CheckedStore):
     # ================================================================ planning
     def _plan(self, ops: Iterable[Op]) -> Plan:
         self._ensure_open()
-        max_chars = self.config.max_item_chars
+        max_chars = self.config.store.max_item_chars
         ops = validate.check_ops(ops, max_chars * validate.MAX_VALUE_FACTOR)  # raises first
         puts: dict[tuple[tuple[str, ...], str], PutPlan] = {}
         queries: list[str] = []
@@ -321,7 +321,7 @@ class HybridStore(validate.CheckedStore):
                 else:
                     puts[(tuple(op.namespace), op.key)] = PutPlan(op=op)
             elif isinstance(op, SearchOp) and op.query and self.embeddings is not None:
-                queries.append(op.query[: self.config.max_query_chars])
+                queries.append(op.query[: self.config.recall.max_query_chars])
         return Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
     def _embed_inputs(self, plan: Plan) -> list[str]:
@@ -341,7 +341,7 @@ class HybridStore(validate.CheckedStore):
         coalesced: they share one embedding call and one transaction, in call order.
         """
         self._ensure_open()
-        ops = validate.check_ops(ops, self.config.max_item_chars * validate.MAX_VALUE_FACTOR)
+        ops = validate.check_ops(ops, self.config.store.max_item_chars * validate.MAX_VALUE_FACTOR)
         if not ops:
             return []
         return await self._coalescer.submit(ops)
@@ -434,7 +434,7 @@ class HybridStore(validate.CheckedStore):
                             hits = self._search(
                                 conn,
                                 op,
-                                q_vecs.get((op.query or "")[: self.config.max_query_chars]),
+                                q_vecs.get((op.query or "")[: self.config.recall.max_query_chars]),
                                 now,
                             )
                             results[i] = hits
@@ -725,7 +725,7 @@ class HybridStore(validate.CheckedStore):
             self._vec,
             self.embeddings,
             lambda value: self._texts(value, None),
-            self.config.vector_storage,
+            self.config.store.vector_storage,
         )
 
     def stats(self) -> dict[str, Any]:

@@ -52,23 +52,25 @@ class KeywordIndex(MemoryScoring):
         """Parameters come from `config` (its defaults when None), so the index and the
         configuration cannot disagree."""
         cfg = config or MemoryConfig()
-        self.k1 = cfg.bm25_k1
-        self.b = cfg.bm25_b
-        self.epsilon = cfg.bm25_epsilon
-        self.max_postings_scan = cfg.max_postings_scan
+        self.k1 = cfg.store.bm25_k1
+        self.b = cfg.store.bm25_b
+        self.epsilon = cfg.store.bm25_epsilon
+        self.max_postings_scan = cfg.store.max_postings_scan
         # In-memory postings (kwcache.py) for searches over at most `_CACHE_MAX_NAMESPACES`
         # namespaces; a cap of 0 disables it and every read goes to SQLite.
         self._cache = (
-            PostingsCache(cfg.keyword_cache_postings) if cfg.keyword_cache_postings > 0 else None
+            PostingsCache(cfg.store.keyword_cache_postings)
+            if cfg.store.keyword_cache_postings > 0
+            else None
         )
-        self._cached_postings_scan = cfg.cached_postings_scan
+        self._cached_postings_scan = cfg.store.cached_postings_scan
         self._cache_max_namespaces = _CACHE_MAX_NAMESPACES
         # Past this many documents a common term's postings are too long to score in full on
         # every query or to load cold: such searches read SQLite within `max_postings_scan`.
-        self._cache_max_docs = cfg.keyword_cache_max_docs
+        self._cache_max_docs = cfg.store.keyword_cache_max_docs
         # Namespaces up to this size load their whole keyword index on their first search
         # instead of one cold read per new query term.
-        self._cache_warm_docs = cfg.keyword_cache_warm_docs
+        self._cache_warm_docs = cfg.store.keyword_cache_warm_docs
         self._warm_min_docs = _WARM_MIN_DOCS
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0

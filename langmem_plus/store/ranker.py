@@ -126,23 +126,25 @@ class Ranker:
     def start(self, rq: RankQuery) -> _Search:
         """The query's terms, weights, topic tokens and code symbols."""
         cfg = self.config
-        query = rq.query[: cfg.max_query_chars]
+        query = rq.query[: cfg.recall.max_query_chars]
         rq = replace(rq, query=query)
-        q = query_terms(query, cfg.max_query_chars)
-        qw = q.qtf_weights(cfg.bm25_k3)  # repeated query terms weigh more (bm25_k3)
-        qw = q.single_cjk_weights(cfg.cjk_single_char_weight, qw)
+        q = query_terms(query, cfg.recall.max_query_chars)
+        qw = q.qtf_weights(cfg.store.bm25_k3)  # repeated query terms weigh more (bm25_k3)
+        qw = q.single_cjk_weights(cfg.store.cjk_single_char_weight, qw)
         topic = set(tokenize(rq.current_topic)) if rq.current_topic else set()
-        symbols = {s.lower() for s in extract_symbols(query)} if cfg.profile == "coding" else set()
+        symbols = (
+            {s.lower() for s in extract_symbols(query)} if cfg.score.profile == "coding" else set()
+        )
         return _Search(rq, rq.offset + rq.limit, q, qw, topic, symbols)
 
     def candidates(self, conn: Any, s: _Search) -> None:
         """Keyword and vector candidates, with the first feedback round; substring matches
         when the keyword side has no evidence."""
         cfg, rq, be = self.config, s.rq, self.backend
-        pool = max(cfg.keyword_candidates, s.want * 3)
+        pool = max(cfg.store.keyword_candidates, s.want * 3)
         if rq.qvec is not None and be.has_vectors:
             s.vec = be.vector_search(
-                conn, rq.ns_ids, rq.qvec, max(cfg.vector_candidates, s.want * 3)
+                conn, rq.ns_ids, rq.qvec, max(cfg.store.vector_candidates, s.want * 3)
             )
         failed: list[BaseException] = []
 
@@ -155,7 +157,7 @@ class Ranker:
             return s.sims.keys()
 
         try:
-            if cfg.prf_terms:
+            if cfg.store.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
             else:
                 s.bm25 = be.keyword_search(
@@ -221,7 +223,7 @@ class Ranker:
         )
         extra_ids = [r.id for r in scanned if in_range(r, rq.time_range)]
         if extra_ids:
-            pool = max(self.config.keyword_candidates, s.want * 3)
+            pool = max(self.config.store.keyword_candidates, s.want * 3)
             s.bm25.update(
                 self.backend.keyword_search(
                     conn, rq.ns_ids, s.q, pool, extra_candidates=extra_ids, weights=s.qw
@@ -247,24 +249,24 @@ class Ranker:
         s.keep.sort()
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
         s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
-        s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, self.config.w_fusion_keyword)
+        s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, self.config.store.w_fusion_keyword)
 
     def feedback(self, conn: Any, s: _Search) -> None:
         """Second feedback round from the best fused candidates (expansion.py). It only
         re-scores the candidates already held (measured: new candidates it would bring add
         ~0.003 LoCoMo frac@10 for ~0.35 ms more per query)."""
         cfg = self.config
-        if not (cfg.prf_terms and cfg.prf_fused_docs and s.rq.qvec is not None and s.q):
+        if not (cfg.store.prf_terms and cfg.store.prf_fused_docs and s.rq.qvec is not None and s.q):
             return
         fused = dict(zip(s.keep, s.fz.tolist(), strict=True))
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
             s.bm = s.bm + np.array([more.get(i, 0.0) for i in s.keep], dtype=np.float64)
-            s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, cfg.w_fusion_keyword)
+            s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, cfg.store.w_fusion_keyword)
 
     def neighbours(self, conn: Any, s: _Search) -> None:
         """Conversation-context smoothing (neighbours.py), for items that name a session."""
-        alpha = self.config.neighbour_weight
+        alpha = self.config.store.neighbour_weight
         if alpha <= 0 or not any(s.rows[i].session is not None for i in s.keep):
             return
         fused = dict(
@@ -332,7 +334,7 @@ class Ranker:
                 item_syms = extract_symbols(self.keyword_text(value))
             have = {str(x).lower() for x in item_syms}
             return on_topic, len(s.symbols & have) / len(s.symbols)
-        if self.config.profile == "coding":
+        if self.config.score.profile == "coding":
             return on_topic, bm25_norm
         return on_topic, 0.0
 
@@ -361,7 +363,7 @@ class Ranker:
             sym,
         )
         values = zip(*(c[order].tolist() for c in columns), strict=True)
-        profile = self.config.profile
+        profile = self.config.score.profile
         out = []
         for rid, vals in zip(winners, values, strict=True):
             comp = dict(zip(COMPONENTS, (*vals, profile), strict=True))

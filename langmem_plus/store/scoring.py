@@ -111,30 +111,34 @@ def score_batch(
     (config.default_confidence is used).
     """
     age_days = np.maximum(0.0, now - last_used) / _DAY
-    rec = np.where(np.isnan(last_used), 0.0, 0.5 ** (age_days / config.recency_half_life_days))
+    rec = np.where(
+        np.isnan(last_used), 0.0, 0.5 ** (age_days / config.score.recency_half_life_days)
+    )
     freq = np.where(
         access_count > 0,
-        np.minimum(1.0, np.log1p(access_count) / math.log1p(config.frequency_saturation)),
+        np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
         0.0,
     )
-    conf = np.clip(np.where(np.isnan(confidence), config.default_confidence, confidence), 0, 1)
-    cat = np.where(preference_item & preference_query, config.preference_boost, 1.0)
-    if config.profile == "coding":
+    conf = np.clip(
+        np.where(np.isnan(confidence), config.score.default_confidence, confidence), 0, 1
+    )
+    cat = np.where(preference_item & preference_query, config.score.preference_boost, 1.0)
+    if config.score.profile == "coding":
         score = (
-            config.w_symbol * symbol_match
-            + config.w_code_recency * rec
-            + config.w_similarity * vector_norm
+            config.score.w_symbol * symbol_match
+            + config.score.w_code_recency * rec
+            + config.score.w_similarity * vector_norm
         )
         cat = np.ones_like(score)
     else:
         score = (
-            config.w_keyword * fused
-            + config.w_category * cat
-            + config.w_recency * rec
-            + config.w_frequency * freq
-            + config.w_confidence * conf
+            config.score.w_keyword * fused
+            + config.score.w_category * cat
+            + config.score.w_recency * rec
+            + config.score.w_frequency * freq
+            + config.score.w_confidence * conf
         )
-    topic = np.where(on_topic, config.topic_boost, 1.0)
+    topic = np.where(on_topic, config.score.topic_boost, 1.0)
     return {
         "score": score * topic,
         "category_boost": cat,
