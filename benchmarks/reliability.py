@@ -461,7 +461,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
     log = JsonLog(log_path)
     rng = random.Random(seed * 31 + rid)
     emb = make_embeddings(emb_kind)
-    mem = open_memory(db, emb, snapshot_min_vectors=0)
+    mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
     live = {(u, k) for u in (*CRASH_USERS, CONS_USER) for k in _all_records(mem, u)}
     log.write(t="ready")
     mix = np.cumsum(_MIX[focus])
@@ -504,10 +504,10 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
             log.write(t="int", op="reindex", seq=seq)
             mem.store.reindex()
             log.write(t="ack", op="reindex", seq=seq)
-        else:  # close (writes the FAISS snapshot: snapshot_min_vectors=0) and reopen
+        else:  # close (writes the FAISS snapshot: store.snapshot_min_vectors=0) and reopen
             log.write(t="int", op="reopen", seq=seq)
             mem.close()
-            mem = open_memory(db, emb, snapshot_min_vectors=0)
+            mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
             log.write(t="ack", op="reopen", seq=seq)
 
 
@@ -853,11 +853,11 @@ def run_crash(
                 failures.append(f"{where}: integrity: {ok}")
             why: list[str] = []
             diff, observed = compare_to_rebuild(
-                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, snapshot_min_vectors=0
+                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, store={"snapshot_min_vectors": 0}
             )
             failures += [f"{where}: {w}" for w in why]
             res = check_acked(model, observed, inflight)
-            with open_memory(vdb, emb, snapshot_min_vectors=0) as mem:
+            with open_memory(vdb, emb, store={"snapshot_min_vectors": 0}) as mem:
                 half = half_merged(mem, CONS_USER)
             if half:
                 totals["partial_consolidation"] += len(half)
@@ -874,7 +874,7 @@ def run_crash(
             shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(vdir, ignore_errors=True)
     # A killed snapshot write leaves its temp file; the next open must clean it up.
-    with contextlib.suppress(Exception), open_memory(db, emb, snapshot_min_vectors=0):
+    with contextlib.suppress(Exception), open_memory(db, emb, store={"snapshot_min_vectors": 0}):
         pass
     leftover = sorted(p.name for p in work.glob("crash.db*.tmp"))
     failures += [f"snapshot temp file left after reopening: {n}" for n in leftover]

@@ -238,7 +238,7 @@ def test_from_config_takes_our_keys_and_mem0s(tmp_path):
     )
     assert m.model == "openai:gpt-4o-mini"
     m.close()
-    m = Memory.from_config({"embeddings": False, "config": {"w_recency": 0.5}})
+    m = Memory.from_config({"embeddings": False, "config": {"score": {"w_recency": 0.5}}})
     assert m.config.score.w_recency == 0.5
     m.close()
     for bad in (

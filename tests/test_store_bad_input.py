@@ -98,7 +98,7 @@ def test_a_huge_put_is_refused_before_any_embedding():
 
 
 def test_the_put_size_cap_is_configured_and_inclusive():
-    store, emb = _counting_store(max_item_chars=50)
+    store, emb = _counting_store(store={"max_item_chars": 50})
     store.put(("m",), "fits", {"text": "y" * 50})
     with pytest.raises(ValidationError, match="51 characters of text"):
         store.put(("m",), "over", {"text": "y" * 51})
