@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -71,17 +71,6 @@ def _as_epoch(x: datetime | float | int | str | None) -> float | None:
     if x.tzinfo is None:
         x = x.replace(tzinfo=timezone.utc)
     return x.timestamp()
-
-
-def _string_leaves(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _string_leaves(v, out)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _string_leaves(v, out)
 
 
 def chunks(ids: Sequence[Any], size: int = IN_CHUNK) -> Iterator[list[Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +27,6 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
     ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
 )
 
 from langmem_plus.clock import Clock, check_clock
@@ -38,14 +35,14 @@ from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
     StoreClosedError,
-    ValidationError,
 )
 from langmem_plus.store import batching, conventions, validate
 from langmem_plus.store import check as _checks
-from langmem_plus.store._common import MemorySearchItem, _as_epoch, _ns_str, _string_leaves
+from langmem_plus.store._common import MemorySearchItem
 from langmem_plus.store.backend import SqliteBackend
 from langmem_plus.store.changefeed import VECTOR_FEED
 from langmem_plus.store.conversations import SQLiteConversationLog
+from langmem_plus.store.extras import StoreExtras
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.maintenance import Maintenance, TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
@@ -54,6 +51,7 @@ from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.rows import CandidateRow, passes, to_item
 from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database
+from langmem_plus.store.texts import field_paths, value_texts
 from langmem_plus.store.vector import VectorIndex
 from langmem_plus.store.writer import ItemWriter
 
@@ -64,7 +62,7 @@ logger = logging.getLogger(__name__)
 _LOG_COMPACT_AT = 10_000
 
 
-class HybridStore(validate.CheckedStore):
+class HybridStore(StoreExtras):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
@@ -123,7 +121,7 @@ class HybridStore(validate.CheckedStore):
             fields = list(cfg.get("fields") or ["text"])
             self.index_config = {**cfg, "dims": dims, "fields": fields}
         self.fields = fields
-        self._tok_fields = [(p, tokenize_path(p)) if p != "$" else (p, p) for p in fields]
+        self._tok_fields = field_paths(fields)
         self.dims = dims
         self._vec: VectorIndex | None = None
         if self.embeddings is not None:
@@ -229,18 +227,6 @@ class HybridStore(validate.CheckedStore):
         """Async `close` (the vector snapshot is written in a worker thread). Idempotent."""
         await asyncio.to_thread(self.close)
 
-    def __enter__(self) -> HybridStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> HybridStore:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
     @classmethod
     def from_conn_string(
         cls,
@@ -273,32 +259,7 @@ class HybridStore(validate.CheckedStore):
     def _texts(
         self, value: Mapping[str, Any], index: Literal[False] | list[str] | None
     ) -> list[tuple[str, str]]:
-        if index is False:
-            return []
-        paths = (
-            self._tok_fields
-            if index is None
-            else [(p, tokenize_path(p)) if p != "$" else (p, p) for p in index]
-        )
-        out: list[tuple[str, str]] = []
-        for path, tok in paths:
-            if tok == "$":
-                leaves: list[str] = []
-                _string_leaves(value, leaves)
-                if leaves:
-                    out.append((path, " ".join(leaves)))
-                continue
-            texts = get_text_at_path(value, tok)
-            if len(texts) > 1:
-                out.extend((f"{path}.{i}", t) for i, t in enumerate(texts) if t)
-            elif texts and texts[0]:
-                out.append((path, texts[0]))
-        if not out and index is None:
-            leaves = []
-            _string_leaves(value, leaves)
-            if leaves:
-                out.append(("$", " ".join(leaves)))
-        return out
+        return value_texts(value, self._tok_fields, index)
 
     # ================================================================ planning
     def _plan(self, ops: Iterable[Op]) -> Plan:
@@ -515,272 +476,6 @@ class HybridStore(validate.CheckedStore):
             conn, now if self._omit_expired() else None, op.match_conditions, op.max_depth
         )
         return found[op.offset : op.offset + op.limit]
-
-    # ================================================================ extras
-    def _search_op(
-        self,
-        namespace_prefix: tuple[str, ...],
-        query: str | None,
-        filter: dict[str, Any] | None,
-        limit: int,
-        offset: int,
-        refresh_ttl: bool | None,
-        current_topic: str | None,
-        time_range: Any,
-    ) -> MemorySearchOp:
-        """The op of `search` with extras (validated; bad input raises before any I/O)."""
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        validate.check_search_extras(current_topic, time_range)
-        refresh = (
-            refresh_ttl
-            if refresh_ttl is not None
-            else bool((self.ttl_config or {}).get("refresh_on_read", True))
-        )
-        return MemorySearchOp(
-            tuple(namespace_prefix),
-            filter,
-            limit,
-            offset,
-            query,
-            refresh,
-            current_topic=current_topic,
-            time_range=time_range,
-        )
-
-    def search(  # type: ignore[override]
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-        current_topic: str | None = None,
-        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
-        | None = None,
-    ) -> list[MemorySearchItem]:
-        """BaseStore.search plus `current_topic` (x1.3 boost) and `time_range` (created_at)."""
-        if current_topic is None and time_range is None:
-            return super().search(  # type: ignore[return-value]
-                namespace_prefix,
-                query=query,
-                filter=filter,
-                limit=limit,
-                offset=offset,
-                refresh_ttl=refresh_ttl,
-            )
-        op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
-        )
-        return self.batch([op])[0]  # type: ignore[return-value]
-
-    async def asearch(  # type: ignore[override]
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-        current_topic: str | None = None,
-        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
-        | None = None,
-    ) -> list[MemorySearchItem]:
-        """Async twin of `search` (same extras)."""
-        if current_topic is None and time_range is None:
-            return await super().asearch(  # type: ignore[return-value]
-                namespace_prefix,
-                query=query,
-                filter=filter,
-                limit=limit,
-                offset=offset,
-                refresh_ttl=refresh_ttl,
-            )
-        op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
-        )
-        return (await self.abatch([op]))[0]  # type: ignore[return-value]
-
-    def mark_used(
-        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
-    ) -> int:
-        """Record that these memories were used (injected into a model's context).
-
-        Sets `last_accessed` and adds exactly 1 to `access_count` per call and key; searching
-        alone never counts. Returns how many items were updated.
-        """
-        self._ensure_open()
-        validate.check_namespace(namespace)
-        if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
-            raise ValidationError("keys must be a list of strings")
-        keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
-        if now is not None and not isinstance(now, datetime):
-            raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
-        ts = _as_epoch(now) if now is not None else self.clock()
-        with self._db.write() as conn:
-            row = conn.execute(
-                "SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)
-            ).fetchone()
-            if row is None:
-                return 0
-            n = 0
-            for k in keys:
-                n += conn.execute(
-                    "UPDATE items SET access_count = access_count + 1, last_accessed=? "
-                    "WHERE ns_id=? AND key=?",
-                    (ts, row[0], k),
-                ).rowcount
-        return n
-
-    async def amark_used(
-        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
-    ) -> int:
-        """Async twin of `mark_used`."""
-        return await asyncio.to_thread(self.mark_used, namespace, list(keys), now=now)
-
-    # ================================================================ maintenance
-    def sweep_ttl(self) -> conventions.AwaitableInt:
-        """Delete expired items from every index; returns how many were removed.
-
-        The count is an `int` that can also be awaited (`await store.sweep_ttl()`, as with
-        `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
-        """
-        self._ensure_open()
-        expired = self._maint.expired(self.clock())
-        if expired:
-            self.batch([PutOp(ns, key, None) for ns, key in expired])
-        return conventions.AwaitableInt(len(expired))
-
-    async def asweep_ttl(self) -> int:
-        """Async twin of `sweep_ttl`."""
-        return int(await asyncio.to_thread(self.sweep_ttl))
-
-    def start_ttl_sweeper(
-        self, sweep_interval_minutes: float | None = None
-    ) -> conventions.SweeperFuture:
-        """Start a daemon thread that sweeps expired items periodically.
-
-        Returns a future that is done when the sweeper stops; cancelling it stops the sweeper
-        (as with `SqliteStore`). Awaiting the call gives the same future. A second call while
-        the sweeper runs returns the running sweeper's future.
-        """
-        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
-        self._ensure_open()
-        if self._sweeper.running:
-            if self._sweeper_future is not None and not self._sweeper_future.done():
-                return self._sweeper_future
-            self.stop_ttl_sweeper()  # its future was cancelled: the old thread is ending
-        ttl_interval = (self.ttl_config or {}).get("sweep_interval_minutes")
-        self._sweeper.start(sweep_interval_minutes or ttl_interval or 5)
-        future = conventions.SweeperFuture()
-        future.add_done_callback(lambda f: self._sweeper.request_stop() if f.cancelled() else None)
-        self._sweeper_future = future
-        return future
-
-    async def astart_ttl_sweeper(
-        self, sweep_interval_minutes: float | None = None
-    ) -> conventions.SweeperFuture:
-        """Async twin of `start_ttl_sweeper` (the sweeper is a thread either way)."""
-        return self.start_ttl_sweeper(sweep_interval_minutes)
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> conventions.AwaitableBool:
-        """Stop the sweeper thread; true when it has stopped (or was not running).
-
-        The result compares equal to True/False and can also be awaited.
-        """
-        validate.check_interval("timeout", timeout)
-        stopped = self._sweeper.stop(timeout)
-        future, self._sweeper_future = self._sweeper_future, None
-        if future is not None and not future.done():
-            future.set_result(None)
-        return conventions.AwaitableBool(stopped)
-
-    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Async twin of `stop_ttl_sweeper` (waits for the thread in a worker thread)."""
-        return bool(await asyncio.to_thread(self.stop_ttl_sweeper, timeout))
-
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
-        self._ensure_open()
-        return self._maint.reindex(vectors=vectors)
-
-    def check(self) -> dict[str, Any]:
-        """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
-        agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
-        self._ensure_open()
-        return _checks.check(self._db, self._vec)
-
-    def backfill_vectors(self) -> int:
-        """Embed the items that have no vectors (written while embeddings were off);
-        returns how many items got vectors. `reindex()` re-embeds everything instead."""
-        self._ensure_open()
-        if self.embeddings is None or self._vec is None:
-            return 0
-        return _checks.backfill_vectors(
-            self._db,
-            self._vec,
-            self.embeddings,
-            lambda value: self._texts(value, None),
-            self.config.store.vector_storage,
-        )
-
-    def stats(self) -> dict[str, Any]:
-        """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
-        self._ensure_open()
-        return self._maint.stats()
-
-    def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
-        """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        self._ensure_open()
-        return self._maint.count(namespace_prefix, exact)
-
-    def keys(
-        self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
-    ) -> list[tuple[tuple[str, ...], str]]:
-        """(namespace, key) of every item in (or under) a namespace, in insertion order."""
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        self._ensure_open()
-        return self._maint.keys(namespace_prefix, exact)
-
-    def locate(self, key: str, namespace_prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-        """Namespaces in (or under) `namespace_prefix` holding an item with `key` (one SQL
-        query, whatever the number of namespaces): how a globally unique id is found."""
-        validate.check_namespace(namespace_prefix, what="namespace_prefix")
-        if not isinstance(key, str) or not key:
-            raise ValidationError("key must be a non-empty string")
-        self._ensure_open()
-        return self._maint.locate(key, namespace_prefix)
-
-    def restore_item_stats(
-        self,
-        rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],
-    ) -> int:
-        """Restore (namespace, key, created_at, updated_at, last_accessed, access_count).
-
-        A put stamps items with the current time; a lossless import sets the originals.
-        """
-        rows = validate.check_stat_rows(rows)
-        self._ensure_open()
-        return self._maint.restore_item_stats(
-            [
-                (_ns_str(ns), key, _as_epoch(c), _as_epoch(u), _as_epoch(la), n)
-                for ns, key, c, u, la, n in rows
-            ]
-        )
-
-    def db_bytes(self) -> int:
-        """Bytes the database occupies (file + WAL)."""
-        return self._maint.db_bytes()
-
-    def vacuum(self) -> int:
-        """Reclaim space so deleted text leaves the file; returns bytes freed."""
-        self._ensure_open()
-        return self._maint.vacuum()
 
     @property
     def conversations(self) -> SQLiteConversationLog:
