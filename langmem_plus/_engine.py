@@ -38,8 +38,8 @@ from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
 from langmem_plus.current_view import current_view
 from langmem_plus.errors import ValidationError
 from langmem_plus.messages import message_text, role_and_text
-from langmem_plus.namespaces import fill_template
 from langmem_plus.records import RollingSummary, SessionSummary
+from langmem_plus.run_identity import namespace_for
 from langmem_plus.symbol_recall import join_candidates, symbol_candidates
 from langmem_plus.working import WorkingMemory, trim_window
 
@@ -48,51 +48,11 @@ __all__ = [
     "PostTurnJob",
     "PostTurnWorker",
     "Prepared",
-    "namespace_for",
-    "resolve_user_id",
-    "thread_id_from_config",
 ]
 
 logger = logging.getLogger("langmem_plus.engine")
 
 _QUERY_CHARS = 2000
-
-
-# ---------------------------------------------------------------------------- identity
-def _lookup(source: Any, key: str) -> Any:
-    if source is None:
-        return None
-    if isinstance(source, Mapping):
-        return source.get(key)
-    return getattr(source, key, None)
-
-
-def resolve_user_id(context: Any, config: Mapping[str, Any] | None, default: str | None) -> str:
-    """The user id from the runtime context (`user_id`) or `configurable.user_id`, as str."""
-    value = _lookup(context, "user_id")
-    if value is None and config:
-        value = (config.get("configurable") or {}).get("user_id")
-    if value is None:
-        value = default
-    if value is None or str(value).strip() == "":
-        raise ValidationError(
-            "no user_id: pass context={'user_id': ...} to invoke (or "
-            "config={'configurable': {'user_id': ...}}), or set default_user_id"
-        )
-    return str(value)
-
-
-def thread_id_from_config(config: Mapping[str, Any] | None) -> str | None:
-    """The checkpointer thread id of the current run, when there is one."""
-    if not config:
-        return None
-    tid = (config.get("configurable") or {}).get("thread_id")
-    return None if tid is None else str(tid)
-
-
-def namespace_for(template: Sequence[str], user_id: str) -> tuple[str, ...]:
-    """Fill `{user_id}` in a namespace template with the escaped id (see `namespaces.py`)."""
-    return fill_template(template, user_id)
 
 
 def _now(clock: Callable[[], datetime] | None) -> datetime:
@@ -113,6 +73,18 @@ class Prepared:
 
 
 # ---------------------------------------------------------------------------- engine
+@dataclass
+class _OpenedTurn:
+    """Where a new user turn starts: its working memory, the messages left, the messages to
+    remove, an archive job for an expired session, and how many user turns are new."""
+
+    wm: WorkingMemory
+    msgs: list[BaseMessage]
+    removals: list[BaseMessage]
+    archive_job: PostTurnJob | None
+    new_humans: int
+
+
 class MemoryEngine(PostTurnSteps):
     """Recall before the model, persistence and post-turn processing after it."""
 
@@ -264,44 +236,73 @@ class MemoryEngine(PostTurnSteps):
             return Prepared(update={}, working_memory=wm, context=None, new_turn=False)
         now = self.now()
         ns = self.namespace(user_id)
-        update: dict[str, Any] = {}
-        removals: list[BaseMessage] = []
-        archive_job: PostTurnJob | None = None
-        if wm is not None and wm.is_expired(now, self.config.window.working_memory_ttl_minutes):
-            # persist everything before the new turn, archive the old session, start afresh
-            first_new = self._first_new_human(msgs, wm)
-            wm, _ = self.persist(store, user_id, wm, msgs, upto=first_new)
-            archive_job = PostTurnJob(
-                store=store,
-                user_id=user_id,
-                namespace=ns,
-                session_id=wm.session_id,
-                turn_count=wm.turn_count,
-                archive=wm,
-                log=self.log_for(store),
-            )
-            carry = wm.persisted_id
-            if self.reset_window_on_expiry:
-                removals = [m for m in msgs[:first_new] if not isinstance(m, SystemMessage)]
-                gone = {id(m) for m in removals}
-                msgs = [m for m in msgs if id(m) not in gone]
-                carry = None
-            wm = WorkingMemory.new(now).model_copy(update={"persisted_id": carry})
-            new_humans = 1
-        elif wm is None:
-            wm = WorkingMemory.new(now)
-            new_humans = 1
-        else:
-            new_humans = self._count_new_humans(msgs, wm)
+        opened = self._open_turn(msgs, wm, store=store, user_id=user_id, now=now)
+        wm, msgs = opened.wm, opened.msgs
         last_human = next(m for m in reversed(msgs) if isinstance(m, HumanMessage))
         text = message_text(last_human)
         topic, variables, emotion = self.analyze(text)
-        for _ in range(max(0, new_humans - 1)):
+        for _ in range(max(0, opened.new_humans - 1)):
             wm = wm.record_turn(now)
         wm = wm.record_turn(
             now, topic=topic, context_variables=variables, emotion=emotion, human_id=last_human.id
         )
-        # the window: summarised turns leave (keeping the last few verbatim), then the cap
+        wm, dropped, rolling = self._fit_window(msgs, wm, store=store, user_id=user_id)
+        removals = opened.removals + dropped
+        update: dict[str, Any] = {}
+        if removals:
+            update["messages"] = [RemoveMessage(id=m.id) for m in removals if m.id]
+        timer = CostTimer()
+        layers = self.recall(store, user_id, ns, text, wm, rolling=rolling, timer=timer)
+        cost = timer.finish(user_id=user_id, session_id=wm.session_id, phase="prepare", at=now)
+        update["working_memory"] = wm.to_state()
+        update["memory_context"] = {**layers.as_dict(), "cost": cost.as_dict()}
+        self.record_cost(cost, store)
+        return Prepared(update, wm, layers, True, opened.archive_job, cost)
+
+    def _open_turn(
+        self,
+        msgs: list[BaseMessage],
+        wm: WorkingMemory | None,
+        *,
+        store: BaseStore,
+        user_id: str,
+        now: datetime,
+    ) -> _OpenedTurn:
+        """The working memory a new user turn starts from: a fresh one for a new conversation
+        or after expiry (the old session persisted and queued for archiving, its messages
+        dropped from the window when `reset_window_on_expiry`), else the current one."""
+        if wm is None:
+            return _OpenedTurn(WorkingMemory.new(now), msgs, [], None, 1)
+        if not wm.is_expired(now, self.config.window.working_memory_ttl_minutes):
+            return _OpenedTurn(wm, msgs, [], None, self._count_new_humans(msgs, wm))
+        # persist everything before the new turn, archive the old session, start afresh
+        first_new = self._first_new_human(msgs, wm)
+        wm, _ = self.persist(store, user_id, wm, msgs, upto=first_new)
+        archive_job = PostTurnJob(
+            store=store,
+            user_id=user_id,
+            namespace=self.namespace(user_id),
+            session_id=wm.session_id,
+            turn_count=wm.turn_count,
+            archive=wm,
+            log=self.log_for(store),
+        )
+        carry = wm.persisted_id
+        removals: list[BaseMessage] = []
+        if self.reset_window_on_expiry:
+            removals = [m for m in msgs[:first_new] if not isinstance(m, SystemMessage)]
+            gone = {id(m) for m in removals}
+            msgs = [m for m in msgs if id(m) not in gone]
+            carry = None
+        fresh = WorkingMemory.new(now).model_copy(update={"persisted_id": carry})
+        return _OpenedTurn(fresh, msgs, removals, archive_job, 1)
+
+    def _fit_window(
+        self, msgs: list[BaseMessage], wm: WorkingMemory, *, store: BaseStore, user_id: str
+    ) -> tuple[WorkingMemory, list[BaseMessage], list[RollingSummary]]:
+        """Trim the window: summarised turns leave (keeping the last few verbatim), then the
+        cap; what leaves is persisted first. Returns the working memory, the dropped messages
+        and the session's rolling summaries."""
         conv = self.log_for(store)
         summarized = 0
         rolling: list[RollingSummary] = []
@@ -316,23 +317,15 @@ class MemoryEngine(PostTurnSteps):
             summarized_through=summarized,
             keep_verbatim_turns=self.config.window.keep_verbatim_turns,
         )
-        if window.dropped:
-            idx = {m.id for m in window.dropped}
-            cut = max(i for i, m in enumerate(msgs) if m.id in idx) + 1
-            marker_dropped = wm.persisted_id in idx or wm.persisted_id is None
-            wm, _ = self.persist(store, user_id, wm, msgs, upto=cut)
-            if marker_dropped or wm.persisted_id in idx:
-                wm = wm.model_copy(update={"persisted_id": None})
-            removals.extend(window.dropped)
-        if removals:
-            update["messages"] = [RemoveMessage(id=m.id) for m in removals if m.id]
-        timer = CostTimer()
-        layers = self.recall(store, user_id, ns, text, wm, rolling=rolling, timer=timer)
-        cost = timer.finish(user_id=user_id, session_id=wm.session_id, phase="prepare", at=now)
-        update["working_memory"] = wm.to_state()
-        update["memory_context"] = {**layers.as_dict(), "cost": cost.as_dict()}
-        self.record_cost(cost, store)
-        return Prepared(update, wm, layers, True, archive_job, cost)
+        if not window.dropped:
+            return wm, [], rolling
+        idx = {m.id for m in window.dropped}
+        cut = max(i for i, m in enumerate(msgs) if m.id in idx) + 1
+        marker_dropped = wm.persisted_id in idx or wm.persisted_id is None
+        wm, _ = self.persist(store, user_id, wm, msgs, upto=cut)
+        if marker_dropped or wm.persisted_id in idx:
+            wm = wm.model_copy(update={"persisted_id": None})
+        return wm, list(window.dropped), rolling
 
     @staticmethod
     def _first_new_human(msgs: Sequence[BaseMessage], wm: WorkingMemory) -> int:

@@ -25,17 +25,12 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from typing_extensions import NotRequired
 
-from langmem_plus._engine import (
-    MemoryEngine,
-    PostTurnJob,
-    PostTurnWorker,
-    resolve_user_id,
-    thread_id_from_config,
-)
+from langmem_plus._engine import MemoryEngine, PostTurnJob, PostTurnWorker
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.costs import CostCallback
 from langmem_plus.errors import ValidationError
+from langmem_plus.run_identity import resolve_user_id, thread_id_from_config
 from langmem_plus.working import WorkingMemory
 
 __all__ = ["MemoryAgentState", "MemoryMiddleware", "inject_context"]

@@ -20,11 +20,12 @@ from langgraph.graph import MessagesState
 from langgraph.store.base import BaseStore
 from typing_extensions import NotRequired
 
-from langmem_plus._engine import MemoryEngine, resolve_user_id
+from langmem_plus._engine import MemoryEngine
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import ConversationLog
 from langmem_plus.costs import CostCallback
 from langmem_plus.middleware import inject_context
+from langmem_plus.run_identity import resolve_user_id
 from langmem_plus.working import WorkingMemory
 
 __all__ = [

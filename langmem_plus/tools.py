@@ -26,11 +26,11 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 
-from langmem_plus._engine import namespace_for, resolve_user_id
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import log_of
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import MemoryRecord
+from langmem_plus.run_identity import namespace_for, resolve_user_id
 from langmem_plus.text.timeparse import (
     PREVIOUS_SESSION,
     parse_time_range,
