@@ -8,17 +8,29 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
+from langmem_plus.store.sqlite import NS_SEP, ns_key
 from langmem_plus.text.timeparse import parse_iso
 
-__all__ = ["IN_CHUNK", "MemorySearchItem", "chunks", "marks"]
+__all__ = [
+    "IN_CHUNK",
+    "LIKE_MAX_DOCS",
+    "NS_SEP",
+    "ROW_COLS",
+    "SCAN_CAP",
+    "MemorySearchItem",
+    "as_epoch",
+    "chunks",
+    "from_epoch",
+    "marks",
+    "ns_key",
+]
 
-_SEP = "."  # LangGraph forbids "." inside labels, so joining on it is unambiguous.
-_SCAN_CAP = 20_000
-_LIKE_MAX_DOCS = 50_000
+SCAN_CAP = 20_000
+LIKE_MAX_DOCS = 50_000
 IN_CHUNK = 500
 """Most ids bound in one `IN (...)` list (SQLite's default variable limit is far above it)."""
 
-_ROW_COLS = (
+ROW_COLS = (
     "i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
     "i.access_count, i.ttl_minutes, i.expires_at"
 )
@@ -53,15 +65,13 @@ class MemorySearchItem(SearchItem):
         return out
 
 
-def _ns_str(namespace: Sequence[str]) -> str:
-    return _SEP.join(namespace)
-
-
-def _ts(x: float | None) -> datetime | None:
+def from_epoch(x: float | None) -> datetime | None:
+    """Epoch seconds as an aware UTC datetime (None stays None)."""
     return None if x is None else datetime.fromtimestamp(x, tz=timezone.utc)
 
 
-def _as_epoch(x: datetime | float | int | str | None) -> float | None:
+def as_epoch(x: datetime | float | int | str | None) -> float | None:
+    """A datetime, ISO string or number as epoch seconds (naive times are UTC)."""
     if x is None:
         return None
     if isinstance(x, (int, float)):

@@ -15,7 +15,7 @@ from typing import Any
 from langmem_plus.clock import Clock, system_clock
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
-from langmem_plus.store._common import _ns_str
+from langmem_plus.store._common import ns_key
 from langmem_plus.store.sqlite import Database
 from langmem_plus.text.symbols import extract_symbols
 
@@ -147,7 +147,7 @@ class SQLiteConversationLog:
             row = conn.execute(
                 "SELECT i.id, json_extract(i.value, '$.text') FROM items i "
                 "JOIN namespaces n ON n.id = i.ns_id WHERE n.ns=? AND i.key=?",
-                (_ns_str(namespace), key),
+                (ns_key(namespace), key),
             ).fetchone()
             if row is None or not isinstance(row[1], str):
                 return 0

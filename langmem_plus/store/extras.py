@@ -7,14 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import PutOp
+from typing_extensions import Self
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.store import check as _checks
 from langmem_plus.store import conventions, validate
-from langmem_plus.store._common import MemorySearchItem, _as_epoch, _ns_str
+from langmem_plus.store._common import MemorySearchItem, as_epoch, ns_key
 from langmem_plus.store.plan import MemorySearchOp
 
 if TYPE_CHECKING:
@@ -171,10 +172,10 @@ class StoreExtras(validate.CheckedStore):
         keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
         if now is not None and not isinstance(now, datetime):
             raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
-        ts = _as_epoch(now) if now is not None else self.clock()
+        ts = as_epoch(now) if now is not None else self.clock()
         with self._db.write() as conn:
             row = conn.execute(
-                "SELECT id FROM namespaces WHERE ns=?", (_ns_str(namespace),)
+                "SELECT id FROM namespaces WHERE ns=?", (ns_key(namespace),)
             ).fetchone()
             if row is None:
                 return 0
@@ -319,7 +320,7 @@ class StoreExtras(validate.CheckedStore):
         self._ensure_open()
         return self._maint.restore_item_stats(
             [
-                (_ns_str(ns), key, _as_epoch(c), _as_epoch(u), _as_epoch(la), n)
+                (ns_key(ns), key, as_epoch(c), as_epoch(u), as_epoch(la), n)
                 for ns, key, c, u, la, n in rows
             ]
         )

@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.store.base import Op, PutOp, SearchOp
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import _as_epoch
+from langmem_plus.store._common import as_epoch
 
 __all__ = ["MemorySearchOp", "Plan", "PutPlan", "TimeRange", "merge_plans", "time_range_of"]
 
@@ -62,7 +62,7 @@ def time_range_of(time_range: Any) -> TimeRange | None:
     if not isinstance(time_range, (tuple, list)) or len(time_range) != 2:
         raise InvalidQueryError("time_range must be a (start, end) pair; use None for open ends")
     try:
-        tr = (_as_epoch(time_range[0]), _as_epoch(time_range[1]))
+        tr = (as_epoch(time_range[0]), as_epoch(time_range[1]))
     except (TypeError, ValueError) as exc:
         raise InvalidQueryError(
             f"time_range bounds must be datetimes, epoch seconds or ISO strings: {exc}"

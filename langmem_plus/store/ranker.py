@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.store._common import _LIKE_MAX_DOCS, _SCAN_CAP, MemorySearchItem
+from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.neighbours import with_neighbours
@@ -170,7 +170,7 @@ class Ranker:
         if failed:
             raise failed[0]
         if not any(v > 0 for v in s.bm25.values()) and (
-            not s.q or be.keyword_docs(conn, rq.ns_ids) <= _LIKE_MAX_DOCS
+            not s.q or be.keyword_docs(conn, rq.ns_ids) <= LIKE_MAX_DOCS
         ):
             # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
             # sub-word of a jieba token): substring matching, bounded to small namespaces.
@@ -219,7 +219,7 @@ class Ranker:
             return
         omit = self.omit_expired()
         scanned = self.backend.scan(
-            conn, rq.ns_ids, lambda r: passes(r, rq.now, omit, rq.filter, None), _SCAN_CAP
+            conn, rq.ns_ids, lambda r: passes(r, rq.now, omit, rq.filter, None), SCAN_CAP
         )
         extra_ids = [r.id for r in scanned if in_range(r, rq.time_range)]
         if extra_ids:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from langgraph.store.base import Item, MatchCondition
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import _SEP, MemorySearchItem, _ns_str, _ts, chunks, marks
+from langmem_plus.store._common import NS_SEP, MemorySearchItem, chunks, from_epoch, marks, ns_key
 from langmem_plus.store.filters import matches
 from langmem_plus.store.plan import TimeRange
 
@@ -120,7 +120,7 @@ def scan_rows(
 
 def read_item(conn: sqlite3.Connection, namespace: Sequence[str], key: str) -> CandidateRow | None:
     """The full row of one item, or None."""
-    r = conn.execute(f"{_FULL}WHERE n.ns=? AND i.key=?", (_ns_str(namespace), key)).fetchone()
+    r = conn.execute(f"{_FULL}WHERE n.ns=? AND i.key=?", (ns_key(namespace), key)).fetchone()
     return None if r is None else _make(r)
 
 
@@ -128,18 +128,18 @@ def to_item(row: CandidateRow, cls: type = MemorySearchItem, **extra: Any) -> An
     """The `Item` (or `MemorySearchItem`, with `extra` such as score) of a full row."""
     assert row.namespace is not None and row.key is not None and row.value is not None
     kwargs: dict[str, Any] = dict(
-        namespace=tuple(row.namespace.split(_SEP)),
+        namespace=tuple(row.namespace.split(NS_SEP)),
         key=row.key,
         value=json.loads(row.value),
-        created_at=_ts(row.created_at),
-        updated_at=_ts(row.updated_at),
+        created_at=from_epoch(row.created_at),
+        updated_at=from_epoch(row.updated_at),
     )
     if cls is Item:
         return Item(**kwargs)
     item: Any = MemorySearchItem(
         **kwargs,
         access_count=int(row.access_count),
-        last_accessed=_ts(row.last_accessed),
+        last_accessed=from_epoch(row.last_accessed),
         **extra,
     )
     item._rowid = row.id if row.ttl_minutes is not None else None  # only TTL items refresh
@@ -150,12 +150,12 @@ def namespace_ids(conn: sqlite3.Connection, prefix: Sequence[str]) -> list[int]:
     """Ids of the namespace `prefix` and of every namespace under it (all with `()`)."""
     if not prefix:
         return [r[0] for r in conn.execute("SELECT id FROM namespaces ORDER BY id")]
-    s = _ns_str(prefix)
+    s = ns_key(prefix)
     return [
         r[0]
         for r in conn.execute(
             "SELECT id FROM namespaces WHERE ns=? OR (ns >= ? AND ns < ?) ORDER BY id",
-            (s, s + _SEP, s + chr(ord(_SEP) + 1)),
+            (s, s + NS_SEP, s + chr(ord(NS_SEP) + 1)),
         )
     ]
 
@@ -225,7 +225,7 @@ def list_namespaces(
         rows = conn.execute(sql + " AND (i.expires_at IS NULL OR i.expires_at >= ?))", (now,))
     else:
         rows = conn.execute(sql + ")")
-    namespaces = [tuple(r[0].split(_SEP)) for r in rows]
+    namespaces = [tuple(r[0].split(NS_SEP)) for r in rows]
     if match_conditions:
         namespaces = [ns for ns in namespaces if all(_ns_match(c, ns) for c in match_conditions)]
     if max_depth is not None:
