@@ -74,6 +74,7 @@ class Unit:
     meta: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
+SESSION_KEY = ["session_id"]  # the value key LoCoMo turns name their session with (--session-key)
 _DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
 
@@ -106,7 +107,7 @@ def load_locomo(data: Path, max_convs: int | None = None, max_q: int | None = No
                 if turn.get("blip_caption"):
                     text += f" [{turn['blip_caption']}]"
                 docs.append((turn["dia_id"], text))
-                session_of[turn["dia_id"]] = {"session_id": skey}
+                session_of[turn["dia_id"]] = {SESSION_KEY[0]: skey}
         valid = {k for k, _ in docs}
         unit = Unit(sample["sample_id"], docs, meta=session_of)
         for qa in sample["qa"]:
@@ -500,9 +501,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--sets", default="locomo,madial_zh,madial_en")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--set-config", nargs="*", default=[], metavar="FIELD=JSON")
+    ap.add_argument(
+        "--session-key",
+        default="session_id",
+        help="value key that names a LoCoMo turn's session (session_id, session, thread_id, ...)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="JSON results path")
     ap.add_argument("--md", type=Path, default=None, help="also write the tables here")
     args = ap.parse_args(argv)
+    SESSION_KEY[0] = args.session_key
     if not (args.data / "locomo").exists():
         raise SystemExit(f"no datasets at {args.data} (pass --data)")
     config = parse_overrides(args.set_config)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from langmem_plus.config.sections import Section
 
@@ -150,6 +150,14 @@ class StoreTuning(Section):
         description="IVF lists probed per query (recall@10 vs exact on USE vectors: ~0.92-0.99 at "
         "64, 0.86-0.97 at 32; docs/results/vector_recall.md).",
     )
+    session_keys: tuple[str, ...] = Field(
+        ("session_id", "session", "thread_id", "conversation_id", "chat_id"),
+        min_length=1,
+        description="Value keys that name the session an item belongs to, first match wins "
+        "(a non-empty string or an integer); items of one session lend each other context "
+        "(`neighbour_weight`). Read when an item is written; `reindex()` applies a change to "
+        "the items already stored.",
+    )
     vector_search_thread: bool = Field(
         True,
         description="Run a query's FAISS scans on a worker thread while its keyword scoring "
@@ -183,3 +191,10 @@ class StoreTuning(Section):
         "than 10x this as JSON, is refused with ValidationError before any embedding work "
         "(the facade, REST and CLI stop at the same 100,000 characters of text).",
     )
+
+    @field_validator("session_keys")
+    @classmethod
+    def _session_keys_are_names(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not isinstance(k, str) or not k.strip() for k in keys):
+            raise ValueError("session_keys must be non-empty strings")
+        return tuple(dict.fromkeys(keys))

@@ -98,7 +98,9 @@ class HybridStore(StoreExtras):
         self._closed = False
         self._db = Database(self.path, read_only=read_only)
         self._kw = KeywordIndex(self.config)
-        self._writer = ItemWriter(self._kw, self.config.store.vector_storage)
+        self._writer = ItemWriter(
+            self._kw, self.config.store.vector_storage, self.config.store.session_keys
+        )
         self._rowcache = RowCache(max_rows=self.config.store.row_cache_rows)
         self.embeddings: Embeddings | None
         self.index_config: dict[str, Any] | None
@@ -150,6 +152,7 @@ class HybridStore(StoreExtras):
             model_name=self.model_name,
             dims=self.dims,
             vector_storage=self.config.store.vector_storage,
+            session_keys=self.config.store.session_keys,
         )
         self._conversations: SQLiteConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)

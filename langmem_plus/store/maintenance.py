@@ -21,6 +21,7 @@ from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.sqlite import NS_SEP, Database, ns_key
 from langmem_plus.store.veccodec import VectorStorage, encode_vec
 from langmem_plus.store.vector import VectorIndex
+from langmem_plus.store.writer import DEFAULT_SESSION_KEYS, rank_fields
 from langmem_plus.text.tokenize import tokenize
 
 __all__ = ["Maintenance", "TTLSweeper"]
@@ -54,7 +55,9 @@ class Maintenance:
         model_name: str,
         dims: int,
         vector_storage: VectorStorage,
+        session_keys: Sequence[str] = DEFAULT_SESSION_KEYS,
     ) -> None:
+        self._session_keys = tuple(session_keys)
         self._db = db
         self._kw = keywords
         self._vec = vectors
@@ -75,7 +78,9 @@ class Maintenance:
         return [(tuple(ns.split(NS_SEP)), key) for ns, key in rows]
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
+        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite; the
+        ranking columns (confidence, category, session) are read from the values again, so a
+        change of `session_keys` reaches the items already stored."""
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT id, ns_id, value, indexed FROM items ORDER BY id"
@@ -90,9 +95,13 @@ class Maintenance:
             self._kw.rebuilt(conn)
             conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
             docs = []
-            for rid, ns_id, _v, _ix in rows:
+            for rid, ns_id, v, _ix in rows:
                 toks = tokenize("\n".join(t for _, t in texts[rid]))
-                conn.execute("UPDATE items SET doc_len=? WHERE id=?", (len(toks), rid))
+                conf, cat, session = rank_fields(json.loads(v), self._session_keys)
+                conn.execute(
+                    "UPDATE items SET doc_len=?, confidence=?, category=?, session=? WHERE id=?",
+                    (len(toks), conf, cat, session, rid),
+                )
                 if toks:
                     docs.append((ns_id, rid, toks))
             self._kw.add_many(conn, docs)

@@ -22,9 +22,10 @@ from langmem_plus.store.sqlite import in_chunks, ns_key
 from langmem_plus.store.veccodec import VectorStorage, encode_vec
 from langmem_plus.text.tokenize import tokenize
 
-__all__ = ["ItemWriter", "PlannedPut", "rank_fields"]
+__all__ = ["DEFAULT_SESSION_KEYS", "ItemWriter", "PlannedPut", "rank_fields"]
 
-_SESSION_KEYS = ("session_id", "chat_id", "conversation_id")
+DEFAULT_SESSION_KEYS = ("session_id", "session", "thread_id", "conversation_id", "chat_id")
+"""Value keys that name the session an item belongs to (`StoreTuning.session_keys`)."""
 
 
 class PlannedPut(Protocol):
@@ -36,12 +37,15 @@ class PlannedPut(Protocol):
     keyword_text: str
 
 
-def rank_fields(value: Any) -> tuple[float | None, str | None, str | None]:
+def rank_fields(
+    value: Any, session_keys: Sequence[str] = DEFAULT_SESSION_KEYS
+) -> tuple[float | None, str | None, str | None]:
     """(confidence, category, session) of an item value, as ranking reads them.
 
     Confidence: a number (not a boolean). Category: a string. Session: the first of
-    session_id / chat_id / conversation_id holding a non-empty string or an integer, as text
-    (turns that name the same session are context for each other, store/neighbours.py).
+    `session_keys` (default: session_id, session, thread_id, conversation_id, chat_id) holding
+    a non-empty string or an integer, as text (turns that name the same session are context
+    for each other, store/neighbours.py).
     """
     if not isinstance(value, dict):
         return None, None, None
@@ -51,7 +55,7 @@ def rank_fields(value: Any) -> tuple[float | None, str | None, str | None]:
     )
     cat = value.get("category")
     session = None
-    for k in _SESSION_KEYS:
+    for k in session_keys:
         v = value.get(k)
         if isinstance(v, bool) or not isinstance(v, (str, int)) or v == "":
             continue
@@ -63,9 +67,15 @@ def rank_fields(value: Any) -> tuple[float | None, str | None, str | None]:
 class ItemWriter:
     """Writes planned puts (and deletions: a put of None) into the caller's transaction."""
 
-    def __init__(self, keywords: KeywordIndex, vector_storage: VectorStorage) -> None:
+    def __init__(
+        self,
+        keywords: KeywordIndex,
+        vector_storage: VectorStorage,
+        session_keys: Sequence[str] = DEFAULT_SESSION_KEYS,
+    ) -> None:
         self._kw = keywords
         self._storage = vector_storage
+        self._session_keys = tuple(session_keys)
 
     @staticmethod
     def namespace_ids(
@@ -145,8 +155,8 @@ class ItemWriter:
             self.drop_vectors(conn, [o[1] for o in old])
         return existing
 
-    @staticmethod
     def _write_item(
+        self,
         conn: sqlite3.Connection,
         ns_id: int,
         key: str,
@@ -160,7 +170,7 @@ class ItemWriter:
         ttl = op.ttl
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
-        fields = rank_fields(op.value)
+        fields = rank_fields(op.value, self._session_keys)
         if prev is None:
             rid = conn.execute(
                 "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
