@@ -41,6 +41,9 @@ def _values(info: FieldInfo) -> st.SearchStrategy[Any]:
         return st.sampled_from(get_args(ann))
     if ann is bool:
         return st.booleans()
+    if ann == tuple[str, ...]:
+        names = st.text(alphabet="abcdefghij_", min_size=1, max_size=8)
+        return st.lists(names, min_size=1, max_size=4, unique=True).map(tuple)
     lo = hi = None
     lo_open = hi_open = False
     for m in info.metadata:

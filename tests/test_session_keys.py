@@ -9,6 +9,7 @@ import pytest
 from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.clock import ManualClock
 
 EMB = HashEmbeddings(32)
 INDEX = {"dims": 32, "embed": EMB, "fields": ["text"]}
@@ -25,7 +26,7 @@ QUERY = "what breed is the puppy"
 
 
 def _ranking(key: str | None, config: MemoryConfig | None = None) -> list[tuple[str, float]]:
-    store = HybridStore(index=INDEX, config=config)
+    store = HybridStore(index=INDEX, config=config, clock=ManualClock())
     for i, (session, text) in enumerate(TURNS):
         value: dict[str, Any] = {"text": text}
         if key is not None:
@@ -62,11 +63,11 @@ def test_a_bad_session_key_list_is_refused() -> None:
 
 def test_reindex_applies_a_new_key_list_to_stored_items(tmp_path: Any) -> None:
     path = tmp_path / "m.db"
-    with HybridStore(path, index=INDEX) as store:
+    with HybridStore(path, index=INDEX, clock=ManualClock()) as store:
         for i, (session, text) in enumerate(TURNS):
             store.put(("conv",), f"t{i}", {"text": text, "dialogue": session})
     custom = MemoryConfig(store={"session_keys": ["dialogue"]})
-    with HybridStore(path, index=INDEX, config=custom) as store:
+    with HybridStore(path, index=INDEX, config=custom, clock=ManualClock()) as store:
         before = [
             (h.key, round(float(h.score or 0.0), 9))
             for h in store.search(("conv",), query=QUERY, limit=6)
