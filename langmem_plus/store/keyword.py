@@ -19,7 +19,7 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
-from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwcache import Lexicon, PostingsCache
 from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.text.tokenize import QueryTerms
@@ -33,6 +33,9 @@ _WARM_MIN_DOCS = 2_000
 # Searches over more namespaces than this read SQLite (a per-namespace cache would thrash).
 _CACHE_MAX_NAMESPACES = 64
 _MIN_IDF = 0.01
+# Searches over one namespace of at most this many documents read its terms and documents from
+# an in-memory `Lexicon` (kwcache.py) instead of SQLite.
+_LEXICON_MAX_DOCS = 1_000
 # Keyword feed entries kept by compaction; caches further behind reload lazily.
 _LOG_KEEP = 4096
 
@@ -274,6 +277,40 @@ class KeywordIndex(MemoryScoring):
                 add(*row)
         return found, tid_ns
 
+    def _small_lexicon(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
+    ) -> Lexicon | None:
+        """The `Lexicon` of a search over one small namespace (the cache synced; small: the
+        whole-namespace warm-up size and within the memory cap), noted in
+        the query scope for `doc_terms`; None otherwise (SQLite answers)."""
+        if (
+            self._cache is None
+            or len(ns_ids) != 1
+            or n_docs > min(_LEXICON_MAX_DOCS, self._cache_warm_docs)
+            or n_docs * avgdl > self._cache.max_postings // 2  # a term per token at most
+        ):
+            return None
+        lexicon = self._cache.lexicon(conn, ns_ids[0])
+        if self._scope is not None:
+            self._scope["lexicon"] = lexicon
+        return lexicon
+
+    def doc_terms(
+        self, conn: sqlite3.Connection, item_ids: Sequence[int]
+    ) -> Iterable[tuple[str, int, int, int, int, int]]:
+        """(term, item id, tf, dl, term id, df) of every term of the given items, by item id
+        then term id: from this query's `Lexicon` when it holds every item, else SQLite."""
+        lexicon = self._scope.get("lexicon") if self._scope is not None else None
+        if lexicon is not None:
+            ids = sorted(set(item_ids))
+            if all(i in lexicon.docs for i in ids):
+                return [row for i in ids for row in lexicon.docs[i]]
+        return conn.execute(  # type: ignore[no-any-return]
+            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
+            f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({','.join('?' * len(item_ids))})",
+            tuple(item_ids),
+        )
+
     def _prepare(
         self,
         conn: sqlite3.Connection,
@@ -288,10 +325,23 @@ class KeywordIndex(MemoryScoring):
         if st.n_docs == 0:
             return None
         scope = self._scope
+        cached = (
+            self._cache is not None
+            and len(ns_ids) <= self._cache_max_namespaces
+            and st.n_docs <= self._cache_max_docs
+        )
+        if cached and self._cache is not None and (scope is None or not scope.get("synced")):
+            self._cache.sync(conn)
+            if scope is not None:
+                scope["synced"] = True
+        lexicon = self._small_lexicon(conn, ns_ids, st.n_docs, st.avgdl) if cached else None
         key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
         rows = scope.get(key) if scope is not None else None
         if rows is None:
-            rows = self._term_rows(conn, ns_ids, q)
+            if lexicon is not None and not q.prefixes:
+                rows = _lexicon_rows(lexicon, ns_ids[0], q.terms)
+            else:
+                rows = self._term_rows(conn, ns_ids, q)
             if scope is not None:
                 scope[key] = rows  # the same query's next pass (vector-only candidates)
         found, tid_ns = rows
@@ -313,19 +363,13 @@ class KeywordIndex(MemoryScoring):
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
-        cached = (
-            self._cache is not None
-            and len(ns_ids) <= self._cache_max_namespaces
-            and st.n_docs <= self._cache_max_docs
-        )
-        if cached and self._cache is not None:
-            if self._scope is None or not self._scope.get("synced"):
-                self._cache.sync(conn)
-                if self._scope is not None:
-                    self._scope["synced"] = True
-            if self._warm_min_docs <= st.n_docs <= self._cache_warm_docs:
-                for ns_id in ns_ids:
-                    self._cache.warm(conn, ns_id)
+        if (
+            cached
+            and self._cache is not None
+            and self._warm_min_docs <= st.n_docs <= self._cache_warm_docs
+        ):
+            for ns_id in ns_ids:
+                self._cache.warm(conn, ns_id)
         return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached)
 
     def search(
@@ -388,3 +432,23 @@ class KeywordIndex(MemoryScoring):
             for tid in p.found[term][0]:
                 self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
         return {i: v for i, v in scores.items() if v > 0}
+
+
+def _lexicon_rows(
+    lexicon: Lexicon, ns_id: int, terms: Sequence[str]
+) -> tuple[dict[str, tuple[list[int], int]], dict[int, int]]:
+    """`KeywordIndex._term_rows` of exact terms answered from a `Lexicon`, in the order SQLite
+    gives them (per chunk of the statement's IN list, by term)."""
+    found: dict[str, tuple[list[int], int]] = {}
+    tid_ns: dict[int, int] = {}
+    for part, _marks in in_chunks(list(terms), 200):
+        for term in sorted(set(part)):
+            got = lexicon.terms.get(term)
+            if got is None:
+                continue
+            tid, df = got
+            ids, total = found.get(term, ([], 0))
+            ids.append(tid)
+            found[term] = (ids, total + df)
+            tid_ns[tid] = ns_id
+    return found, tid_ns

@@ -27,7 +27,31 @@ from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
 from langmem_plus.store.growbuffer import GrowBuffer
 from langmem_plus.store.sqlite import in_chunks
 
-__all__ = ["PostingsCache"]
+__all__ = ["Lexicon", "PostingsCache"]
+
+
+class Lexicon:
+    """A small namespace's keyword index as SQLite holds it now: term -> (term id, df), and
+    each item's (term, item id, tf, dl, term id, df) rows in term id order (the order of
+    `postings_item`). Read at once, dropped with any keyword change to the namespace."""
+
+    __slots__ = ("docs", "postings", "terms")
+
+    def __init__(self, conn: sqlite3.Connection, ns_id: int) -> None:
+        self.terms: dict[str, tuple[int, int]] = {
+            term: (tid, df)
+            for tid, term, df in conn.execute(
+                "SELECT id, term, df FROM terms WHERE ns_id=?", (ns_id,)
+            )
+        }
+        self.docs: dict[int, list[tuple[str, int, int, int, int, int]]] = {}
+        for row in conn.execute(
+            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM terms t "
+            "JOIN postings p ON p.term_id = t.id WHERE t.ns_id = ? ORDER BY p.item_id, t.id",
+            (ns_id,),
+        ):
+            self.docs.setdefault(row[1], []).append(row)
+        self.postings = sum(len(rows) for rows in self.docs.values())
 
 
 class _Term:
@@ -51,6 +75,7 @@ class _Namespace:
         self.postings = 0
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
+        self.lexicon: Lexicon | None = None  # read on demand, dropped with any change
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -60,6 +85,13 @@ class _Namespace:
         out = list(range(start, start + len(items)))
         self.item_local.update(zip(items, out, strict=True))
         return out
+
+    def drop_lexicon(self) -> int:
+        """Forget the `Lexicon`; returns the postings it held."""
+        held = 0 if self.lexicon is None else self.lexicon.postings
+        self.lexicon = None
+        self.postings -= held
+        return held
 
     def drop(self, item_id: int) -> None:
         local = self.item_local.pop(item_id, None)
@@ -174,6 +206,7 @@ class PostingsCache:
                 last.setdefault(ns_id, {})[item_id] = op
         for ns_id, items in last.items():
             cache = self._ns[ns_id]
+            self._total -= cache.drop_lexicon()
             if len(items) > max(1000, len(cache.item_local) // 5):
                 self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
                 continue
@@ -244,6 +277,19 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
+    def lexicon(self, conn: sqlite3.Connection, ns_id: int) -> Lexicon:
+        """A namespace's `Lexicon`, read from SQLite on first use after a change. The caller
+        synced in this read transaction and decided the namespace is small."""
+        with self._lock:
+            cache = self._ns.get(ns_id)
+            if cache is None:
+                cache = self._ns[ns_id] = _Namespace()
+            if cache.lexicon is None:
+                cache.lexicon = Lexicon(conn, ns_id)
+                cache.postings += cache.lexicon.postings  # under the same memory cap
+                self._total += cache.lexicon.postings
+            return cache.lexicon
+
     def has(self, ns_id: int, term: str) -> bool:
         """Whether a term's postings are in memory for a namespace."""
         cache = self._ns.get(ns_id)
@@ -301,6 +347,7 @@ class PostingsCache:
         if total > self.max_postings and newest in self._ns:
             cache = self._ns[newest]  # one namespace alone is over the cap
             cache.terms.clear()
+            cache.lexicon = None  # its postings are in cache.postings, zeroed below
             cache.warmed = False
             self._total -= cache.postings
             cache.postings = 0
