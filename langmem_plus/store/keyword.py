@@ -370,7 +370,7 @@ class KeywordIndex(MemoryScoring):
         ):
             for ns_id in ns_ids:
                 self._cache.warm(conn, ns_id)
-        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached)
+        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, lexicon)
 
     def search(
         self,
@@ -425,6 +425,8 @@ class KeywordIndex(MemoryScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None or not pool:
             return {}
+        if p.lexicon is not None:
+            return self._score_items_lexicon(conn, p.lexicon, p, pool)
         if p.cached:
             return self._score_items_cached(conn, p, pool)
         scores = dict.fromkeys(pool, 0.0)

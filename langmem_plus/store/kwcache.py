@@ -33,11 +33,13 @@ __all__ = ["Lexicon", "PostingsCache"]
 class Lexicon:
     """A small namespace's keyword index as SQLite holds it now: term -> (term id, df), and
     each item's (term, item id, tf, dl, term id, df) rows in term id order (the order of
-    `postings_item`). Read at once, dropped with any keyword change to the namespace."""
+    `postings_item`), the same rows by term. Read at once, dropped with any keyword change to
+    the namespace."""
 
-    __slots__ = ("docs", "postings", "terms")
+    __slots__ = ("by_term", "docs", "ns_id", "postings", "terms")
 
     def __init__(self, conn: sqlite3.Connection, ns_id: int) -> None:
+        self.ns_id = ns_id
         self.terms: dict[str, tuple[int, int]] = {
             term: (tid, df)
             for tid, term, df in conn.execute(
@@ -45,12 +47,14 @@ class Lexicon:
             )
         }
         self.docs: dict[int, list[tuple[str, int, int, int, int, int]]] = {}
+        self.by_term: dict[str, list[tuple[str, int, int, int, int, int]]] = {}
         for row in conn.execute(
             "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM terms t "
             "JOIN postings p ON p.term_id = t.id WHERE t.ns_id = ? ORDER BY p.item_id, t.id",
             (ns_id,),
         ):
             self.docs.setdefault(row[1], []).append(row)
+            self.by_term.setdefault(row[0], []).append(row)
         self.postings = sum(len(rows) for rows in self.docs.values())
 
 
