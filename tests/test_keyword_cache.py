@@ -195,7 +195,7 @@ def test_first_search_loads_a_small_namespace_whole(tmp_path):
     s.close()
 
 
-def test_small_namespace_search_reads_terms_and_documents_from_the_lexicon(tmp_path):
+def test_small_namespace_search_remembers_terms_and_documents_in_its_lexicon(tmp_path):
     path = tmp_path / "k.db"
     a = HybridStore(path, index=False)
     b = HybridStore(path, index=False)
@@ -206,7 +206,8 @@ def test_small_namespace_search_reads_terms_and_documents_from_the_lexicon(tmp_p
         ns_ids = a._ns_ids(conn, ("u",))
         statements: list[str] = []
         with a._kw.query_scope():
-            a._kw.search(conn, ns_ids, q, k=5)  # reads the lexicon and these postings
+            first = a._kw.search(conn, ns_ids, q, k=20)  # terms, postings, then documents
+            a._kw.doc_terms(conn, sorted(first))
             conn.set_trace_callback(statements.append)
             got = a._kw.search(conn, ns_ids, QueryTerms(("beta", "cache"), ()), k=5)
             rows = list(a._kw.doc_terms(conn, sorted(got)))

@@ -19,7 +19,8 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
-from langmem_plus.store.kwcache import Lexicon, PostingsCache
+from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwlexicon import ROW_WEIGHT, TERMS_CHUNK, Lexicon
 from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.text.tokenize import QueryTerms
@@ -260,7 +261,7 @@ class KeywordIndex(MemoryScoring):
             tid_ns[tid] = ns_id
 
         if q.terms:
-            for part, marks in in_chunks(q.terms, 200):
+            for part, marks in in_chunks(q.terms, TERMS_CHUNK):
                 for row in conn.execute(
                     f"SELECT id, ns_id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
                     f"AND term IN ({marks})",
@@ -286,11 +287,12 @@ class KeywordIndex(MemoryScoring):
         if (
             self._cache is None
             or len(ns_ids) != 1
-            or n_docs > min(_LEXICON_MAX_DOCS, self._cache_warm_docs)
-            or n_docs * avgdl > self._cache.max_postings // 2  # a term per token at most
+            or n_docs > _LEXICON_MAX_DOCS
+            # a posting per token at most
+            or n_docs * avgdl * ROW_WEIGHT > self._cache.max_postings // 2
         ):
             return None
-        lexicon = self._cache.lexicon(conn, ns_ids[0])
+        lexicon = self._cache.lexicon(ns_ids[0])
         if self._scope is not None:
             self._scope["lexicon"] = lexicon
         return lexicon
@@ -302,9 +304,7 @@ class KeywordIndex(MemoryScoring):
         then term id: from this query's `Lexicon` when it holds every item, else SQLite."""
         lexicon = self._scope.get("lexicon") if self._scope is not None else None
         if lexicon is not None:
-            ids = sorted(set(item_ids))
-            if all(i in lexicon.docs for i in ids):
-                return [row for i in ids for row in lexicon.docs[i]]
+            return lexicon.doc_rows(conn, item_ids)
         return conn.execute(  # type: ignore[no-any-return]
             "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
             f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({','.join('?' * len(item_ids))})",
@@ -339,7 +339,7 @@ class KeywordIndex(MemoryScoring):
         rows = scope.get(key) if scope is not None else None
         if rows is None:
             if lexicon is not None and not q.prefixes:
-                rows = _lexicon_rows(lexicon, ns_ids[0], q.terms)
+                rows = lexicon.term_rows(conn, q.terms)
             else:
                 rows = self._term_rows(conn, ns_ids, q)
             if scope is not None:
@@ -434,23 +434,3 @@ class KeywordIndex(MemoryScoring):
             for tid in p.found[term][0]:
                 self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
         return {i: v for i, v in scores.items() if v > 0}
-
-
-def _lexicon_rows(
-    lexicon: Lexicon, ns_id: int, terms: Sequence[str]
-) -> tuple[dict[str, tuple[list[int], int]], dict[int, int]]:
-    """`KeywordIndex._term_rows` of exact terms answered from a `Lexicon`, in the order SQLite
-    gives them (per chunk of the statement's IN list, by term)."""
-    found: dict[str, tuple[list[int], int]] = {}
-    tid_ns: dict[int, int] = {}
-    for part, _marks in in_chunks(list(terms), 200):
-        for term in sorted(set(part)):
-            got = lexicon.terms.get(term)
-            if got is None:
-                continue
-            tid, df = got
-            ids, total = found.get(term, ([], 0))
-            ids.append(tid)
-            found[term] = (ids, total + df)
-            tid_ns[tid] = ns_id
-    return found, tid_ns

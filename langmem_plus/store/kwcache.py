@@ -25,37 +25,10 @@ import numpy as np
 
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
 from langmem_plus.store.growbuffer import GrowBuffer
+from langmem_plus.store.kwlexicon import ROW_WEIGHT, Lexicon
 from langmem_plus.store.sqlite import in_chunks
 
-__all__ = ["Lexicon", "PostingsCache"]
-
-
-class Lexicon:
-    """A small namespace's keyword index as SQLite holds it now: term -> (term id, df), and
-    each item's (term, item id, tf, dl, term id, df) rows in term id order (the order of
-    `postings_item`), the same rows by term. Read at once, dropped with any keyword change to
-    the namespace."""
-
-    __slots__ = ("by_term", "docs", "ns_id", "postings", "terms")
-
-    def __init__(self, conn: sqlite3.Connection, ns_id: int) -> None:
-        self.ns_id = ns_id
-        self.terms: dict[str, tuple[int, int]] = {
-            term: (tid, df)
-            for tid, term, df in conn.execute(
-                "SELECT id, term, df FROM terms WHERE ns_id=?", (ns_id,)
-            )
-        }
-        self.docs: dict[int, list[tuple[str, int, int, int, int, int]]] = {}
-        self.by_term: dict[str, list[tuple[str, int, int, int, int, int]]] = {}
-        for row in conn.execute(
-            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM terms t "
-            "JOIN postings p ON p.term_id = t.id WHERE t.ns_id = ? ORDER BY p.item_id, t.id",
-            (ns_id,),
-        ):
-            self.docs.setdefault(row[1], []).append(row)
-            self.by_term.setdefault(row[0], []).append(row)
-        self.postings = sum(len(rows) for rows in self.docs.values())
+__all__ = ["PostingsCache"]
 
 
 class _Term:
@@ -79,7 +52,7 @@ class _Namespace:
         self.postings = 0
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
-        self.lexicon: Lexicon | None = None  # read on demand, dropped with any change
+        self.lexicon: Lexicon | None = None  # dropped with any change
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -91,8 +64,8 @@ class _Namespace:
         return out
 
     def drop_lexicon(self) -> int:
-        """Forget the `Lexicon`; returns the postings it held."""
-        held = 0 if self.lexicon is None else self.lexicon.postings
+        """Forget the `Lexicon`; returns the postings it counted for."""
+        held = 0 if self.lexicon is None else self.lexicon.held * ROW_WEIGHT
         self.lexicon = None
         self.postings -= held
         return held
@@ -281,17 +254,22 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
-    def lexicon(self, conn: sqlite3.Connection, ns_id: int) -> Lexicon:
-        """A namespace's `Lexicon`, read from SQLite on first use after a change. The caller
-        synced in this read transaction and decided the namespace is small."""
+    def lexicon(self, ns_id: int) -> Lexicon:
+        """A namespace's `Lexicon` (kwlexicon.py), empty after any change to it; what it
+        holds counts against the memory cap. The caller synced in this read transaction
+        and decided the namespace is small."""
         with self._lock:
             cache = self._ns.get(ns_id)
             if cache is None:
                 cache = self._ns[ns_id] = _Namespace()
             if cache.lexicon is None:
-                cache.lexicon = Lexicon(conn, ns_id)
-                cache.postings += cache.lexicon.postings  # under the same memory cap
-                self._total += cache.lexicon.postings
+                ns = cache
+
+                def grow(n: int) -> None:
+                    ns.postings += n * ROW_WEIGHT
+                    self._total += n * ROW_WEIGHT
+
+                cache.lexicon = Lexicon(ns_id, grow)
             return cache.lexicon
 
     def has(self, ns_id: int, term: str) -> bool:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from langmem_plus.store.kwcache import Lexicon, PostingsCache
+from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwlexicon import Lexicon
 from langmem_plus.store.kwsqlite import PostingsScoring
 
 __all__ = ["MemoryScoring", "PreparedQuery"]
@@ -99,12 +100,18 @@ class MemoryScoring(PostingsScoring):
         k1, b = self.k1, self.b
         avgdl = p.avgdl or 1.0
         sums: dict[int, float] = {}
+        cache = self._cache
+        assert cache is not None
+        ns_id = lexicon.ns_id
+
+        def load(term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            return cache.term(conn, ns_id, term, p.found[term][0])
+
         for term in p.order:
             idf = p.idf[term]
-            for _term, item_id, tf, dl, _tid, _df in lexicon.by_term.get(term, ()):
+            for item_id, tf, dl in lexicon.postings(term, load):
                 if item_id in want:
-                    x = float(tf)
-                    v = x * (k1 + 1) / (x + k1 * (1 - b + b * dl / avgdl)) * idf
+                    v = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) * idf
                     sums[item_id] = sums.get(item_id, 0.0) + v
         return {i: v for i, v in sums.items() if v > 0}
 
