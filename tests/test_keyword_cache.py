@@ -42,6 +42,12 @@ def _check(store: HybridStore, prefix, terms, tiny_budget: bool = False) -> None
         exp = _reference(store, conn, ns_ids, terms)
         some = [*sorted(exp)[::2], 10**9]  # every other hit and an id that matches nothing
         only = store._kw.score_items(conn, ns_ids, QueryTerms(tuple(terms), ()), some)
+        # a document's terms for feedback: from the one-namespace Lexicon as from SQLite
+        ids = [*sorted(exp, reverse=True), *sorted(exp)[:1]]
+        with store._kw.query_scope():
+            store._kw.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=10)
+            scoped = list(store._kw.doc_terms(conn, ids))
+        assert scoped == list(store._kw.doc_terms(conn, ids))  # outside a scope: SQLite
     if tiny_budget:  # past the first term everything is deferred: the hits are exact
         assert bool(got) == bool(exp) and set(got) <= set(exp)
         for i, v in got.items():
@@ -190,3 +196,32 @@ def test_first_search_loads_a_small_namespace_whole(tmp_path):
     s.put(("u",), "new", {"text": "zebra redis"})  # later writes reach the warm cache
     assert [h.key for h in s.search(("u",), query="zebra", limit=3)] == ["new"]
     s.close()
+
+
+def test_small_namespace_search_remembers_terms_and_documents_in_its_lexicon(tmp_path):
+    path = tmp_path / "k.db"
+    a = HybridStore(path, index=False)
+    b = HybridStore(path, index=False)
+    for i in range(20):
+        a.put(("u",), f"k{i}", {"text": f"redis cache note {WORDS[i % len(WORDS)]}"})
+    q = QueryTerms(("redis", "alpha", "beta", "cache"), ())
+    with a._db.read() as conn:
+        ns_ids = a._ns_ids(conn, ("u",))
+        statements: list[str] = []
+        with a._kw.query_scope():
+            first = a._kw.search(conn, ns_ids, q, k=20)  # terms, postings, then documents
+            a._kw.doc_terms(conn, sorted(first))
+            conn.set_trace_callback(statements.append)
+            got = a._kw.search(conn, ns_ids, QueryTerms(("beta", "cache"), ()), k=5)
+            rows = list(a._kw.doc_terms(conn, sorted(got)))
+            conn.set_trace_callback(None)
+        assert statements == []  # terms and documents answered from memory
+        assert rows == list(a._kw.doc_terms(conn, sorted(got)))
+    b.put(("u",), "k3", {"text": "zebra only now"})  # another handle: the lexicon is dropped
+    with a._db.read() as conn, a._kw.query_scope():
+        got = a._kw.search(conn, ns_ids, QueryTerms(("zebra",), ()), k=5)
+        rows = list(a._kw.doc_terms(conn, sorted(got)))
+        assert rows == list(a._kw.doc_terms(conn, sorted(got)))
+    assert len(got) == 1 and "zebra" in {r[0] for r in rows} and "redis" not in {r[0] for r in rows}
+    a.close()
+    b.close()

@@ -248,11 +248,7 @@ class SqliteBackend:
         return self.keyword.stats(conn, ns_ids).n_docs
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
-        return conn.execute(  # type: ignore[no-any-return]
-            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
-            f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({marks(item_ids)})",
-            tuple(item_ids),
-        )
+        return self.keyword.doc_terms(conn, item_ids)
 
     # ---------------------------------------------------------------- vector
     @property

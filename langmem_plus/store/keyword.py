@@ -20,6 +20,7 @@ import numpy as np
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
 from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwlexicon import ROW_WEIGHT, TERMS_CHUNK, Lexicon
 from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.text.tokenize import QueryTerms
@@ -33,6 +34,9 @@ _WARM_MIN_DOCS = 2_000
 # Searches over more namespaces than this read SQLite (a per-namespace cache would thrash).
 _CACHE_MAX_NAMESPACES = 64
 _MIN_IDF = 0.01
+# Searches over one namespace of at most this many documents read its terms and documents from
+# an in-memory `Lexicon` (kwcache.py) instead of SQLite.
+_LEXICON_MAX_DOCS = 1_000
 # Keyword feed entries kept by compaction; caches further behind reload lazily.
 _LOG_KEEP = 4096
 
@@ -259,7 +263,7 @@ class KeywordIndex(MemoryScoring):
             tid_ns[tid] = ns_id
 
         if q.terms:
-            for part, marks in in_chunks(q.terms, 200):
+            for part, marks in in_chunks(q.terms, TERMS_CHUNK):
                 for row in conn.execute(
                     f"SELECT id, ns_id, term, df FROM terms WHERE ns_id IN ({marks_ns}) "
                     f"AND term IN ({marks})",
@@ -276,6 +280,39 @@ class KeywordIndex(MemoryScoring):
                 add(*row)
         return found, tid_ns
 
+    def _small_lexicon(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
+    ) -> Lexicon | None:
+        """The `Lexicon` of a search over one small namespace (the cache synced; small: the
+        whole-namespace warm-up size and within the memory cap), noted in
+        the query scope for `doc_terms`; None otherwise (SQLite answers)."""
+        if (
+            self._cache is None
+            or len(ns_ids) != 1
+            or n_docs > _LEXICON_MAX_DOCS
+            # a posting per token at most
+            or n_docs * avgdl * ROW_WEIGHT > self._cache.max_postings // 2
+        ):
+            return None
+        lexicon = self._cache.lexicon(ns_ids[0])
+        if self._scope is not None:
+            self._scope["lexicon"] = lexicon
+        return lexicon
+
+    def doc_terms(
+        self, conn: sqlite3.Connection, item_ids: Sequence[int]
+    ) -> Iterable[tuple[str, int, int, int, int, int]]:
+        """(term, item id, tf, dl, term id, df) of every term of the given items, by item id
+        then term id: from this query's `Lexicon` when it holds every item, else SQLite."""
+        lexicon = self._scope.get("lexicon") if self._scope is not None else None
+        if lexicon is not None:
+            return lexicon.doc_rows(conn, item_ids)
+        return conn.execute(  # type: ignore[no-any-return]
+            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
+            f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({','.join('?' * len(item_ids))})",
+            tuple(item_ids),
+        )
+
     def _prepare(
         self,
         conn: sqlite3.Connection,
@@ -290,10 +327,23 @@ class KeywordIndex(MemoryScoring):
         if st.n_docs == 0:
             return None
         scope = self._scope
+        cached = (
+            self._cache is not None
+            and len(ns_ids) <= self._cache_max_namespaces
+            and st.n_docs <= self._cache_max_docs
+        )
+        if cached and self._cache is not None and (scope is None or not scope.get("synced")):
+            self._cache.sync(conn)
+            if scope is not None:
+                scope["synced"] = True
+        lexicon = self._small_lexicon(conn, ns_ids, st.n_docs, st.avgdl) if cached else None
         key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
         rows = scope.get(key) if scope is not None else None
         if rows is None:
-            rows = self._term_rows(conn, ns_ids, q)
+            if lexicon is not None and not q.prefixes:
+                rows = lexicon.term_rows(conn, q.terms)
+            else:
+                rows = self._term_rows(conn, ns_ids, q)
             if scope is not None:
                 scope[key] = rows  # the same query's next pass (vector-only candidates)
         found, tid_ns = rows
@@ -315,20 +365,14 @@ class KeywordIndex(MemoryScoring):
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
         order = sorted(found, key=lambda t: found[t][1])
-        cached = (
-            self._cache is not None
-            and len(ns_ids) <= self._cache_max_namespaces
-            and st.n_docs <= self._cache_max_docs
-        )
-        if cached and self._cache is not None:
-            if self._scope is None or not self._scope.get("synced"):
-                self._cache.sync(conn)
-                if self._scope is not None:
-                    self._scope["synced"] = True
-            if self._warm_min_docs <= st.n_docs <= self._cache_warm_docs:
-                for ns_id in ns_ids:
-                    self._cache.warm(conn, ns_id)
-        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached)
+        if (
+            cached
+            and self._cache is not None
+            and self._warm_min_docs <= st.n_docs <= self._cache_warm_docs
+        ):
+            for ns_id in ns_ids:
+                self._cache.warm(conn, ns_id)
+        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, lexicon)
 
     def search(
         self,
@@ -383,6 +427,8 @@ class KeywordIndex(MemoryScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None or not pool:
             return {}
+        if p.lexicon is not None:
+            return self._score_items_lexicon(conn, p.lexicon, p, pool)
         if p.cached:
             return self._score_items_cached(conn, p, pool)
         scores = dict.fromkeys(pool, 0.0)

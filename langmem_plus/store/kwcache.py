@@ -25,6 +25,7 @@ import numpy as np
 
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
 from langmem_plus.store.growbuffer import GrowBuffer
+from langmem_plus.store.kwlexicon import ROW_WEIGHT, Lexicon
 from langmem_plus.store.sqlite import in_chunks
 
 __all__ = ["PostingsCache"]
@@ -51,6 +52,7 @@ class _Namespace:
         self.postings = 0
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
+        self.lexicon: Lexicon | None = None  # dropped with any change
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -60,6 +62,13 @@ class _Namespace:
         out = list(range(start, start + len(items)))
         self.item_local.update(zip(items, out, strict=True))
         return out
+
+    def drop_lexicon(self) -> int:
+        """Forget the `Lexicon`; returns the postings it counted for."""
+        held = 0 if self.lexicon is None else self.lexicon.held * ROW_WEIGHT
+        self.lexicon = None
+        self.postings -= held
+        return held
 
     def drop(self, item_id: int) -> None:
         local = self.item_local.pop(item_id, None)
@@ -174,6 +183,7 @@ class PostingsCache:
                 last.setdefault(ns_id, {})[item_id] = op
         for ns_id, items in last.items():
             cache = self._ns[ns_id]
+            self._total -= cache.drop_lexicon()
             if len(items) > max(1000, len(cache.item_local) // 5):
                 self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
                 continue
@@ -244,6 +254,24 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
+    def lexicon(self, ns_id: int) -> Lexicon:
+        """A namespace's `Lexicon` (kwlexicon.py), empty after any change to it; what it
+        holds counts against the memory cap. The caller synced in this read transaction
+        and decided the namespace is small."""
+        with self._lock:
+            cache = self._ns.get(ns_id)
+            if cache is None:
+                cache = self._ns[ns_id] = _Namespace()
+            if cache.lexicon is None:
+                ns = cache
+
+                def grow(n: int) -> None:
+                    ns.postings += n * ROW_WEIGHT
+                    self._total += n * ROW_WEIGHT
+
+                cache.lexicon = Lexicon(ns_id, grow)
+            return cache.lexicon
+
     def has(self, ns_id: int, term: str) -> bool:
         """Whether a term's postings are in memory for a namespace."""
         cache = self._ns.get(ns_id)
@@ -301,6 +329,7 @@ class PostingsCache:
         if total > self.max_postings and newest in self._ns:
             cache = self._ns[newest]  # one namespace alone is over the cap
             cache.terms.clear()
+            cache.lexicon = None  # its postings are in cache.postings, zeroed below
             cache.warmed = False
             self._total -= cache.postings
             cache.postings = 0

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from langmem_plus.store.kwcache import PostingsCache
+from langmem_plus.store.kwlexicon import Lexicon
 from langmem_plus.store.kwsqlite import PostingsScoring
 
 __all__ = ["MemoryScoring", "PreparedQuery"]
@@ -24,7 +25,7 @@ __all__ = ["MemoryScoring", "PreparedQuery"]
 class PreparedQuery:
     """One query's terms over its namespaces, ready to score: mean document length, term ->
     (term ids, summed df), term id -> namespace, weighted IDF, terms rarest first, and whether
-    the in-memory cache serves it."""
+    the in-memory cache serves it; the `Lexicon` of a small one-namespace search."""
 
     avgdl: float
     found: dict[str, tuple[list[int], int]]
@@ -32,6 +33,7 @@ class PreparedQuery:
     idf: dict[str, float]
     order: list[str]
     cached: bool
+    lexicon: Lexicon | None = None
 
 
 class MemoryScoring(PostingsScoring):
@@ -48,14 +50,7 @@ class MemoryScoring(PostingsScoring):
         cache = self._cache
         assert cache is not None
         # load every term first: a cold load may number pool items not seen before
-        by_ns: dict[int, dict[str, list[int]]] = {}
-        for term in p.order:
-            for tid in p.found[term][0]:
-                by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
-        wants: dict[int, np.ndarray] = {}
-        for ns_id, wanted in by_ns.items():
-            cache.prefetch(conn, ns_id, wanted)
-            wants[ns_id] = cache.local_ids(ns_id, pool)
+        wants = {ns_id: cache.local_ids(ns_id, pool) for ns_id in self._prefetch_terms(conn, p)}
         sums = {ns_id: np.zeros(len(w), dtype=np.float64) for ns_id, w in wants.items()}
         for term in p.order:
             for tid in p.found[term][0]:
@@ -78,6 +73,47 @@ class MemoryScoring(PostingsScoring):
                 ids = cache.items_of(ns_id, wants[ns_id][hit])
                 out.update(zip(ids.tolist(), a[hit].tolist(), strict=True))
         return out
+
+    def _prefetch_terms(self, conn: sqlite3.Connection, p: PreparedQuery) -> list[int]:
+        """Load the query's terms into the postings cache (one read per namespace for those
+        not in memory); returns the namespaces. Every scoring path loads the same terms in
+        the same order: the cache's local numbering, which breaks ties in `search`'s top-k,
+        then never depends on the path taken."""
+        cache = self._cache
+        assert cache is not None
+        by_ns: dict[int, dict[str, list[int]]] = {}
+        for term in p.order:
+            for tid in p.found[term][0]:
+                by_ns.setdefault(p.tid_ns[tid], {}).setdefault(term, []).append(tid)
+        for ns_id, wanted in by_ns.items():
+            cache.prefetch(conn, ns_id, wanted)
+        return list(by_ns)
+
+    def _score_items_lexicon(
+        self, conn: sqlite3.Connection, lexicon: Lexicon, p: PreparedQuery, pool: Sequence[int]
+    ) -> dict[int, float]:
+        """`score_items` from a small namespace's `Lexicon`: each term's few postings looked
+        up in the pool, one float at a time (the operations of `_bm25`, in its order, so the
+        sums are those of the array paths)."""
+        self._prefetch_terms(conn, p)
+        want = set(pool)
+        k1, b = self.k1, self.b
+        avgdl = p.avgdl or 1.0
+        sums: dict[int, float] = {}
+        cache = self._cache
+        assert cache is not None
+        ns_id = lexicon.ns_id
+
+        def load(term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            return cache.term(conn, ns_id, term, p.found[term][0])
+
+        for term in p.order:
+            idf = p.idf[term]
+            for item_id, tf, dl in lexicon.postings(term, load):
+                if item_id in want:
+                    v = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) * idf
+                    sums[item_id] = sums.get(item_id, 0.0) + v
+        return {i: v for i, v in sums.items() if v > 0}
 
     def _score_cached(
         self,
