@@ -12,10 +12,10 @@ from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import chunks
 from langmem_plus.store.plan import MemorySearchOp
 from langmem_plus.store.ranker import Ranker, RankQuery
 from langmem_plus.store.rows import CandidateRow, read_rows
+from langmem_plus.store.sqlite import in_chunks
 
 EMB = HashEmbeddings(16)
 INDEX = {"dims": 16, "embed": EMB, "fields": ["text"]}
@@ -114,5 +114,5 @@ def test_candidate_rows_are_typed_and_light_rows_leave_the_value_out(tmp_path) -
 
 
 def test_chunks_split_in_order_without_loss() -> None:
-    assert list(chunks(list(range(7)), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert list(chunks([])) == []
+    assert [p for p, _ in in_chunks(list(range(7)), 3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert list(in_chunks([])) == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -12,23 +11,18 @@ from langmem_plus.store.sqlite import NS_SEP, ns_key
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
-    "IN_CHUNK",
     "LIKE_MAX_DOCS",
     "NS_SEP",
     "ROW_COLS",
     "SCAN_CAP",
     "MemorySearchItem",
     "as_epoch",
-    "chunks",
     "from_epoch",
-    "marks",
     "ns_key",
 ]
 
 SCAN_CAP = 20_000
 LIKE_MAX_DOCS = 50_000
-IN_CHUNK = 500
-"""Most ids bound in one `IN (...)` list (SQLite's default variable limit is far above it)."""
 
 ROW_COLS = (
     "i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
@@ -81,14 +75,3 @@ def as_epoch(x: datetime | float | int | str | None) -> float | None:
     if x.tzinfo is None:
         x = x.replace(tzinfo=timezone.utc)
     return x.timestamp()
-
-
-def chunks(ids: Sequence[Any], size: int = IN_CHUNK) -> Iterator[list[Any]]:
-    """`ids` in consecutive lists of at most `size`: one `IN (...)` statement each."""
-    for i in range(0, len(ids), size):
-        yield list(ids[i : i + size])
-
-
-def marks(part: Sequence[Any]) -> str:
-    """The `?,?,...` placeholders of an `IN (...)` list of `part`."""
-    return ",".join("?" * len(part))

@@ -28,10 +28,10 @@ import numpy as np
 from langgraph.store.base import MatchCondition
 
 from langmem_plus.store import rows as sql
-from langmem_plus.store._common import chunks, marks
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.rows import CandidateRow
+from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.store.vector import ExactCosines, VectorIndex, decode_vecs
 from langmem_plus.text.tokenize import QueryTerms
 
@@ -271,20 +271,16 @@ class SqliteBackend:
         q = qvec / (np.linalg.norm(qvec) or 1.0)
         out: dict[int, float] = {}
         pairs: list[tuple[int, int]] = []
-        for part in chunks(item_ids):
+        for part, qs in in_chunks(item_ids):
             pairs.extend(
-                conn.execute(
-                    f"SELECT id, item_id FROM vectors WHERE item_id IN ({marks(part)})", part
-                )
+                conn.execute(f"SELECT id, item_id FROM vectors WHERE item_id IN ({qs})", part)
             )
         if not pairs:
             return out
         held = self.vector.reconstruct([p[0] for p in pairs]) if self.vector is not None else {}
         blobs: dict[int, bytes] = {}
-        for part in chunks([p[0] for p in pairs if p[0] not in held]):
-            blobs.update(
-                conn.execute(f"SELECT id, vec FROM vectors WHERE id IN ({marks(part)})", part)
-            )
+        for part, qs in in_chunks([p[0] for p in pairs if p[0] not in held]):
+            blobs.update(conn.execute(f"SELECT id, vec FROM vectors WHERE id IN ({qs})", part))
         sims: dict[int, float] = {}
         if held:
             vids = list(held)

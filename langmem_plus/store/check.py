@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_plus.store._common import chunks
 from langmem_plus.store.plan import Plan
-from langmem_plus.store.sqlite import Database
+from langmem_plus.store.sqlite import Database, in_chunks
 from langmem_plus.store.veccodec import VectorStorage
 from langmem_plus.store.vector import VectorIndex, encode_vec
 
@@ -175,7 +174,7 @@ def backfill_vectors(
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id"
         ).fetchall()
     done = 0
-    for chunk in chunks(rows, _BATCH):
+    for chunk, _qs in in_chunks(rows, _BATCH):
         todo = [
             (rid, ns_id, value, path, text)
             for rid, ns_id, value in chunk

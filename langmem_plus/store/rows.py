@@ -15,9 +15,10 @@ from typing import Any, NamedTuple
 from langgraph.store.base import Item, MatchCondition
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import NS_SEP, MemorySearchItem, chunks, from_epoch, marks, ns_key
+from langmem_plus.store._common import NS_SEP, MemorySearchItem, from_epoch, ns_key
 from langmem_plus.store.filters import matches
 from langmem_plus.store.plan import TimeRange
+from langmem_plus.store.sqlite import in_chunks
 
 __all__ = [
     "CandidateRow",
@@ -75,8 +76,8 @@ def read_rows(conn: sqlite3.Connection, ids: Iterable[int], full: bool = True) -
     """Rows of the items `ids` that exist (full, or light with `full=False`)."""
     out: dict[int, Any] = {}
     sql, make = (_FULL, _make) if full else (_LIGHT, _light)
-    for part in chunks(list(ids)):
-        for row in conn.execute(f"{sql}WHERE i.id IN ({marks(part)})", part):
+    for part, qs in in_chunks(list(ids)):
+        for row in conn.execute(f"{sql}WHERE i.id IN ({qs})", part):
             out[row[0]] = make(row)
     return out
 
@@ -84,10 +85,9 @@ def read_rows(conn: sqlite3.Connection, ids: Iterable[int], full: bool = True) -
 def namespace_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int, Any]:
     """Light rows of every item of the namespaces."""
     out: dict[int, Any] = {}
-    for part in chunks(ns_ids):
+    for part, qs in in_chunks(ns_ids):
         out.update(
-            (r[0], _light(r))
-            for r in conn.execute(f"{_LIGHT}WHERE i.ns_id IN ({marks(part)})", part)
+            (r[0], _light(r)) for r in conn.execute(f"{_LIGHT}WHERE i.ns_id IN ({qs})", part)
         )
     return out
 
@@ -108,8 +108,8 @@ def scan_rows(
 ) -> list[CandidateRow]:
     """Full rows of the namespaces in insertion order that `keep` accepts (up to `stop`)."""
     out: list[CandidateRow] = []
-    for part in chunks(ns_ids):
-        for r in conn.execute(f"{_FULL}WHERE i.ns_id IN ({marks(part)}) ORDER BY i.id", part):
+    for part, qs in in_chunks(ns_ids):
+        for r in conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs}) ORDER BY i.id", part):
             row = _make(r)
             if keep(row):
                 out.append(row)
@@ -167,10 +167,10 @@ def like_rows(
     first: the pre-selection of the substring fallback (the caller confirms on the text)."""
     pat = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     out: list[tuple[int, str]] = []
-    for part in chunks(ns_ids):
+    for part, qs in in_chunks(ns_ids):
         out.extend(
             conn.execute(
-                f"SELECT id, value FROM items WHERE ns_id IN ({marks(part)}) AND indexed = 1 "
+                f"SELECT id, value FROM items WHERE ns_id IN ({qs}) AND indexed = 1 "
                 f"AND value LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT ?",
                 (*part, pat, k),
             )
@@ -192,8 +192,8 @@ def adjacent(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, list[int
         return {}
     probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
     ns: dict[int, int] = {}
-    for part in chunks(probe):
-        ns.update(conn.execute(f"SELECT id, ns_id FROM items WHERE id IN ({marks(part)})", part))
+    for part, qs in in_chunks(probe):
+        ns.update(conn.execute(f"SELECT id, ns_id FROM items WHERE id IN ({qs})", part))
     out: dict[int, list[int]] = {}
     for i in ids:
         own = ns.get(i)
