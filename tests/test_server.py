@@ -577,5 +577,11 @@ def test_schemathesis_every_response_conforms(mem):
                 check()
             except Unsatisfiable:  # no way to make a request invalid (e.g. /health)
                 continue
+        if op.method.upper() == "GET" and op.path == "/memory/long-term/{memory_id}":
+            # a 404 on purpose (generated ids may all exist or all be refused as invalid)
+            missing = op.Case(path_parameters={"memory_id": "no-such-memory"}, headers=ALICE)
+            response = missing.call()
+            calls.append(response.status_code)
+            failures.extend(_violations(missing, response))
     assert not failures, sorted(set(failures))
     assert len(calls) >= 60 and {200, 404, 422} <= set(calls)
