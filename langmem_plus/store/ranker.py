@@ -37,6 +37,7 @@ from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
 from langmem_plus.store.scoring import COMPONENTS, fuse_arrays, score_batch
 from langmem_plus.text.intent import is_preference_query
+from langmem_plus.text.stopwords import STOPWORDS
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
 
@@ -375,9 +376,10 @@ class Ranker:
         """Substring fallback: items whose indexed text contains the query's words.
 
         The backend pre-selects on the stored value; the match is confirmed on the item's
-        indexed text (so keys and metadata never match).
+        indexed text (so keys and metadata never match). Stop words and single characters never
+        match: as substrings they would be found inside unrelated words.
         """
-        words = [w for w in query.split() if w][:8] or ([query.strip()] if query.strip() else [])
+        words = [w for w in (_core(w) for w in query.split()) if _can_match(w)][:8]
         scores: dict[int, float] = {}
         texts: dict[int, str] = {}
         for w in words:
@@ -387,3 +389,19 @@ class Ranker:
                 if w.lower() in texts[rid]:
                     scores[rid] = scores.get(rid, 0.0) + 1.0
         return scores
+
+
+_PUNCT = (
+    "".join(chr(c) for c in range(0x21, 0x30)) + ":;<=>?@[\\]^_`{|}~，。！？、；：“”‘’（）《》…"
+)
+
+
+def _core(word: str) -> str:
+    """A query word without the punctuation around it."""
+    return word.strip(_PUNCT)
+
+
+def _can_match(word: str) -> bool:
+    """Whether a query word may be looked for as a substring: not a stop word, and longer
+    than one character."""
+    return len(word) > 1 and word.lower() not in STOPWORDS
