@@ -16,7 +16,7 @@ import numpy as np
 
 from langmem_plus.store.kwcache import PostingsCache
 from langmem_plus.store.kwlexicon import Lexicon
-from langmem_plus.store.kwsqlite import PostingsScoring
+from langmem_plus.store.kwsqlite import PostingsScoring, top_k
 
 __all__ = ["MemoryScoring", "PreparedQuery"]
 
@@ -178,7 +178,7 @@ class MemoryScoring(PostingsScoring):
         all_vals = np.concatenate(val_parts)
         keep = max(k * 5, 200) if deferred else k
         if len(all_ids) > keep:
-            part = np.argpartition(-all_vals, keep - 1)[:keep]
+            part = top_k(all_ids, all_vals, keep)
             scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
         else:
             scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))

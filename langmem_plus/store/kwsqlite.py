@@ -14,7 +14,7 @@ import numpy as np
 
 from langmem_plus.store.sqlite import in_chunks
 
-__all__ = ["PostingsScoring"]
+__all__ = ["PostingsScoring", "top_k"]
 
 
 class PostingsScoring:
@@ -111,8 +111,7 @@ class PostingsScoring:
             return set(scores)
         ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
         vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-        part = np.argpartition(-vals, k - 1)[:k]
-        return set(ids[part].tolist())
+        return set(ids[top_k(ids, vals, k)].tolist())
 
 
 def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float]:
@@ -124,3 +123,18 @@ def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float
     uniq, inv = np.unique(all_ids, return_inverse=True)
     sums = np.bincount(inv, weights=all_vals)
     return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+
+
+def top_k(ids: np.ndarray, vals: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the `k` highest `vals`, ties at the cut broken by the lower id: the same
+    candidates whatever order the scores were gathered in (cache history, another process)."""
+    n = len(vals)
+    if n <= k:
+        return np.arange(n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    cut = -np.partition(-vals, k - 1)[k - 1]
+    above = np.flatnonzero(vals > cut)
+    tied = np.flatnonzero(vals == cut)
+    tied = tied[np.argsort(ids[tied], kind="stable")][: k - len(above)]
+    return np.concatenate([above, tied])
