@@ -81,7 +81,8 @@ class Memory:
         self._owns_store = store is None
         if store is None:
             index: Any = embeddings if embeddings in (None, False) else {"embed": embeddings}
-            store = HybridStore(path, index=index, config=config or MemoryConfig())
+            # the store Memory opens reads the same clock (TTL, recency, sweeps)
+            store = HybridStore(path, index=index, config=config or MemoryConfig(), clock=clock)
         self.store: HybridStore = store
         self.config: MemoryConfig = config or store.config
         self.model = model

@@ -429,6 +429,7 @@ def test_an_injected_clock_dates_records_turns_updates_and_cleanup() -> None:
         counts = m.cleanup(user_id="u1", older_than=2)  # days, counted on the injected clock
         assert counts["turns_deleted"] >= 1
         assert m.store.conversations.turns("u1") == []
+        assert m.store.clock() == now[0]  # the store Memory opened reads the same clock
 
 
 def test_clock_must_be_callable() -> None:
