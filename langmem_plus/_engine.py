@@ -278,15 +278,7 @@ class MemoryEngine(PostTurnSteps):
         # persist everything before the new turn, archive the old session, start afresh
         first_new = self._first_new_human(msgs, wm)
         wm, _ = self.persist(store, user_id, wm, msgs, upto=first_new)
-        archive_job = PostTurnJob(
-            store=store,
-            user_id=user_id,
-            namespace=self.namespace(user_id),
-            session_id=wm.session_id,
-            turn_count=wm.turn_count,
-            archive=wm,
-            log=self.log_for(store),
-        )
+        archive_job = self._job(store, user_id, wm, archive=wm)
         carry = wm.persisted_id
         removals: list[BaseMessage] = []
         if self.reset_window_on_expiry:
@@ -449,14 +441,18 @@ class MemoryEngine(PostTurnSteps):
             for m in memory_context.get("memories") or []:
                 if isinstance(m, Mapping) and m.get("key"):
                     recalled[str(m["key"])] = str(m.get("text", ""))
+        return self._job(store, user_id, wm, recalled=recalled)
+
+    def _job(self, store: BaseStore, user_id: str, wm: WorkingMemory, **extra: Any) -> PostTurnJob:
+        """A post-turn job for the user's session in `wm` (`archive=` or `recalled=`)."""
         return PostTurnJob(
             store=store,
             user_id=user_id,
             namespace=self.namespace(user_id),
             session_id=wm.session_id,
             turn_count=wm.turn_count,
-            recalled=recalled,
             log=self.log_for(store),
+            **extra,
         )
 
 
