@@ -500,6 +500,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--smoke", action="store_true", help="one conversation, a few questions")
     ap.add_argument("--sets", default="locomo,madial_zh,madial_en")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument(
+        "--locomo-part",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="LoCoMo conversations by index: even (tuning) or odd (held out)",
+    )
     ap.add_argument("--set-config", nargs="*", default=[], metavar="FIELD=JSON")
     ap.add_argument(
         "--session-key",
@@ -534,6 +540,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     for set_name in args.sets.split(","):
         units = loaders[set_name]()
+        if set_name == "locomo" and args.locomo_part != "all":
+            units = units[args.locomo_part == "odd" :: 2]
         texts = [t for u in units for _, t in u.docs] + [q.text for u in units for q in u.queries]
         embed_s = emb.warm(texts)
         res = evaluate(units, systems, emb, config)

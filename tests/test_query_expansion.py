@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.store.neighbours import inherit
@@ -130,3 +131,36 @@ def test_session_keys_decide_smoothing(session_a, session_b, smoothed):
     hits = {h.key: h for h in s.search(("m",), query="aquarium", limit=3)}
     assert ("b" in hits) is smoothed
     s.close()
+
+
+def test_inherit_lets_an_answer_keep_its_questions_relevance():
+    out = inherit({1: 1.0, 2: 0.2}, {1: [2]}, alpha=0.5, answers={1: 2}, beta=0.9)
+    assert out[2] == pytest.approx(0.9)  # max(smoothed, beta * f(question))
+    assert out[1] == pytest.approx(1.0 / 1.5)
+    assert inherit({1: 1.0, 2: 0.2}, {1: [2]}, alpha=0.5)[2] == pytest.approx(0.7 / 1.5)
+
+
+LENA_NICO = [
+    "Lena: guess what, we got a puppy last weekend!",
+    "Nico: oh what breed is he?",
+    "Lena: a dachshund, his name's Pretzel",
+    "Nico: cute, does he sleep through the night yet",
+    "Lena: not really, he cries a lot",
+    "Lena: anyway how was your trip to Lisbon",
+]
+
+
+@pytest.mark.parametrize("embed", [False, True])
+def test_answer_outranks_its_question(embed):
+    """Issue #14: "What breed is Lena's puppy?" matches the question turn; its answer, the
+    next turn of the session, must rank above it (`answer_weight`), and not without it."""
+    index = {"dims": 64, "embed": HashEmbeddings(64), "fields": ["text"]} if embed else False
+    keys = {}
+    for weight in (0.0, 1.0):
+        s = HybridStore(index=index, config=MemoryConfig(store={"answer_weight": weight}))
+        for i, t in enumerate(LENA_NICO):
+            s.put(("chat",), f"t{i}", {"text": t, "session_id": "s1"})
+        keys[weight] = [h.key for h in s.search(("chat",), query="What breed is Lena's puppy?")]
+        s.close()
+    assert keys[0.0].index("t1") < keys[0.0].index("t2")  # the fault: question first
+    assert keys[1.0].index("t2") < keys[1.0].index("t1")  # the answer inherits and wins

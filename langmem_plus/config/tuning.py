@@ -96,6 +96,13 @@ class StoreTuning(Section):
         "neighbours of the same session (items naming the same session_id / chat_id / "
         "conversation_id; conversation context; 0: off).",
     )
+    answer_weight: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="A question turn among the best candidates passes this share of its fused "
+        "relevance to the next turn of the same session, the turn that answers it (0: off).",
+    )
     # --- keyword postings and caches --------------------------------------------------
     max_postings_scan: int = Field(
         2000,

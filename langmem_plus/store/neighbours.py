@@ -10,6 +10,12 @@ Neighbours outside the candidate set join it (with their own relevance counted a
 Only items that declare the same session (`session_id`, `chat_id` or `conversation_id` in
 their value) pass relevance to each other: independent memories are never smoothed.
 Measured in docs/benchmarks.md ("what we tried").
+
+Answers inherit their question (`StoreTuning.answer_weight` = b > 0): the embedding matches a
+question to the turns that ask the same thing, so a question turn ("what breed is he?") outranks
+the turn that answers it. When one of the best candidates is a question turn, the next turn of
+the same session ranks at least b times the question's fused relevance:
+f'(a) = max(f'(a), b * f(q)). Measured in docs/results/question_answer.md.
 """
 
 from __future__ import annotations
@@ -24,9 +30,15 @@ Fused = dict[int, tuple[float, float, float]]
 
 
 def inherit(
-    fused: Mapping[int, float], nbrs: Mapping[int, list[int]], alpha: float
+    fused: Mapping[int, float],
+    nbrs: Mapping[int, list[int]],
+    alpha: float,
+    answers: Mapping[int, int] | None = None,
+    beta: float = 0.0,
 ) -> dict[int, float]:
-    """Smoothed relevance for the sources in `nbrs` and their neighbours (see module doc)."""
+    """Smoothed relevance for the sources in `nbrs` and their neighbours; `answers` maps a
+    question turn to the turn that follows it, which keeps `beta` of the question's relevance
+    (see module doc)."""
     got: dict[int, float] = {}
     for i, js in nbrs.items():
         fi = fused.get(i, 0.0)
@@ -34,7 +46,21 @@ def inherit(
             if fi > got.get(j, 0.0):
                 got[j] = fi
     ids = set(fused) | set(got)
-    return {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
+    out = {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
+    for q, a in (answers or {}).items():
+        if a in out:
+            out[a] = max(out[a], beta * fused.get(q, 0.0))
+    return out
+
+
+def next_turns(nbrs: Mapping[int, list[int]]) -> dict[int, int]:
+    """item id -> the neighbour written just after it (the turn that may answer it)."""
+    out: dict[int, int] = {}
+    for i, js in nbrs.items():
+        after = [j for j in js if j > i]
+        if after:
+            out[i] = min(after)
+    return out
 
 
 def with_neighbours(
@@ -47,13 +73,17 @@ def with_neighbours(
     adjacent: Callable[[Iterable[int]], dict[int, list[int]]],
     fetch: Callable[[Iterable[int]], dict[int, Any]],
     admit: Callable[[dict[int, Any]], list[int]],
+    questions: Callable[[Iterable[int]], set[int]] | None = None,
+    beta: float = 0.0,
 ) -> tuple[list[int], Fused]:
     """The ranker's neighbours stage: smooth the fused relevance over insertion-order
     neighbours.
 
     The best max(2 * want, 20) candidates pass relevance on. `adjacent` finds an item's
     neighbours, `fetch` reads the rows of neighbours that were not candidates (added to
-    `rows`), `admit` keeps those that pass the search's filters. Returns the new candidate
+    `rows`), `admit` keeps those that pass the search's filters, `questions` says which of
+    the given items are question turns (their next turn keeps `beta` of their relevance; None
+    or `beta` 0: off). Returns the new candidate
     list and fused tuples (relevance replaced, the explanation parts kept; 0 for newcomers).
     """
     top = sorted(keep, key=lambda i: -fused[i][0])[: max(2 * want, 20)]
@@ -78,7 +108,12 @@ def with_neighbours(
     new = {j for js in nbrs.values() for j in js} & new
     if new:
         keep = keep + admit({i: rows[i] for i in new if i in rows})
-    smooth = inherit({i: fused[i][0] for i in keep if i in fused}, nbrs, alpha)
+    answers: dict[int, int] = {}
+    if questions is not None and beta > 0:
+        after = next_turns(nbrs)
+        asked = questions(after) if after else set()
+        answers = {q: a for q, a in after.items() if q in asked}
+    smooth = inherit({i: fused[i][0] for i in keep if i in fused}, nbrs, alpha, answers, beta)
     out = {}
     for i in keep:
         _f, bn, vn = fused.get(i, (0.0, 0.0, 0.0))

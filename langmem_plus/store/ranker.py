@@ -284,12 +284,23 @@ class Ranker:
             adjacent=lambda ids: be.adjacent(conn, ids),
             fetch=lambda ids: be.rows(conn, ids, full=full),
             admit=lambda rows: self._admit(s, rows),
+            questions=lambda ids: self._questions(conn, ids),
+            beta=self.config.store.answer_weight,
         )
         s.fz = np.array([fused[i][0] for i in s.keep], dtype=np.float64)
         s.bn = np.array([fused[i][1] for i in s.keep], dtype=np.float64)
         s.vn = np.array([fused[i][2] for i in s.keep], dtype=np.float64)
         s.bm = np.array([bm_of.get(i, 0.0) for i in s.keep], dtype=np.float64)
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+
+    def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
+        """The items among `ids` whose indexed text is a question (ends with ? or ？)."""
+        out = set()
+        for i, row in self.backend.rows(conn, ids, full=True).items():
+            text = self.keyword_text(json.loads(row.value or "null") or {}).rstrip()
+            if text.endswith(("?", "？")):
+                out.add(i)
+        return out
 
     def score(self, s: _Search) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spec score of every kept candidate, and the symbol match it used."""
