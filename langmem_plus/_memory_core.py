@@ -52,7 +52,8 @@ class Memory:
     `add(..., infer=True)` and `summarize`; without one they run their offline rules.
     `embeddings=False` turns vectors off (keyword recall only). `conversation_log` replaces
     the store's own log of turns, summaries and profiles (any `ConversationLog`); `clock`
-    (epoch seconds) is the time of new records, turns and updates, and of cleanup cut-offs.
+    (epoch seconds) dates records, turns, updates and cleanup cut-offs, and is the clock of the
+    store `Memory` opens itself.
     """
 
     def __init__(
@@ -81,7 +82,6 @@ class Memory:
         self._owns_store = store is None
         if store is None:
             index: Any = embeddings if embeddings in (None, False) else {"embed": embeddings}
-            # the store Memory opens reads the same clock (TTL, recency, sweeps)
             store = HybridStore(path, index=index, config=config or MemoryConfig(), clock=clock)
         self.store: HybridStore = store
         self.config: MemoryConfig = config or store.config
