@@ -52,8 +52,7 @@ class Memory:
     `add(..., infer=True)` and `summarize`; without one they run their offline rules.
     `embeddings=False` turns vectors off (keyword recall only). `conversation_log` replaces
     the store's own log of turns, summaries and profiles (any `ConversationLog`); `clock`
-    (epoch seconds) dates records, turns, updates and cleanup cut-offs, and is the clock of the
-    store `Memory` opens itself.
+    (epoch seconds) dates records, turns, updates, cleanup cut-offs and the store it opens.
     """
 
     def __init__(
