@@ -130,8 +130,50 @@ class MemoryScoring(PostingsScoring):
         `extra_fn()`. Per namespace, term scores add up in a dense array over local numbers."""
         cache = self._cache
         assert cache is not None
+        self._prefetch_cold(conn, order, found, tid_ns)
+        acc, deferred = self._accumulate(conn, order, found, tid_ns, idf, avgdl)
+        ids_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        for ns_id, a in acc.items():
+            nz = np.flatnonzero(a)
+            ids_parts.append(cache.items_of(ns_id, nz))
+            val_parts.append(a[nz])
+        extra = extra_fn()
+        if not ids_parts:
+            return dict.fromkeys(extra, 0.0)
+        all_ids = np.concatenate(ids_parts)
+        all_vals = np.concatenate(val_parts)
+        keep = max(k * 5, 200) if deferred else k
+        if len(all_ids) > keep:
+            part = top_k(all_ids, all_vals, keep)
+            scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
+        else:
+            scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
+        self._fill_extras(acc, extra, scores)
+        if deferred:
+            pool = sorted(scores)
+            for term in deferred:
+                for tid in found[term][0]:
+                    if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
+                        self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
+                        continue
+                    self._rescore_cached(
+                        conn, tid_ns[tid], term, tid, pool, idf[term], avgdl, scores
+                    )
+        return scores
+
+    def _prefetch_cold(
+        self,
+        conn: sqlite3.Connection,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        tid_ns: Mapping[int, int],
+    ) -> None:
+        """Read the cold terms that will be scored in full from SQLite, one statement each
+        namespace (the terms past the scan budget are re-scored later, not loaded)."""
+        cache = self._cache
+        assert cache is not None
         budget = self._cached_postings_scan
-        # Cold terms that will be scored in full are read from SQLite in one statement.
         cold: dict[int, dict[str, list[int]]] = {}
         left = budget
         for term in order:
@@ -144,6 +186,21 @@ class MemoryScoring(PostingsScoring):
                     cold.setdefault(tid_ns[tid], {}).setdefault(term, []).append(tid)
         for ns_id, wanted in cold.items():
             cache.prefetch(conn, ns_id, wanted)
+
+    def _accumulate(
+        self,
+        conn: sqlite3.Connection,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        tid_ns: Mapping[int, int],
+        idf: Mapping[str, float],
+        avgdl: float,
+    ) -> tuple[dict[int, np.ndarray], list[str]]:
+        """Per namespace, the summed term scores over local item numbers; the terms past the
+        scan budget (once something was summed) are returned as deferred."""
+        cache = self._cache
+        assert cache is not None
+        budget = self._cached_postings_scan
         acc: dict[int, np.ndarray] = {}
         deferred: list[str] = []
         for term in order:
@@ -165,45 +222,26 @@ class MemoryScoring(PostingsScoring):
                         grown[: len(a)] = a
                     a = acc[ns_id] = grown
                 a[local] += self._bm25(tf.astype(np.float64), dl, avgdl) * idf[term]
-        ids_parts: list[np.ndarray] = []
-        val_parts: list[np.ndarray] = []
-        for ns_id, a in acc.items():
-            nz = np.flatnonzero(a)
-            ids_parts.append(cache.items_of(ns_id, nz))
-            val_parts.append(a[nz])
-        extra = extra_fn()
-        if not ids_parts:
-            return dict.fromkeys(extra, 0.0)
-        all_ids = np.concatenate(ids_parts)
-        all_vals = np.concatenate(val_parts)
-        keep = max(k * 5, 200) if deferred else k
-        if len(all_ids) > keep:
-            part = top_k(all_ids, all_vals, keep)
-            scores = dict(zip(all_ids[part].tolist(), all_vals[part].tolist(), strict=True))
-        else:
-            scores = dict(zip(all_ids.tolist(), all_vals.tolist(), strict=True))
+        return acc, deferred
+
+    def _fill_extras(
+        self, acc: Mapping[int, np.ndarray], extra: set[int], scores: dict[int, float]
+    ) -> None:
+        """Give the extra candidates the top-k left out their summed value (0 when no term
+        reached them)."""
+        cache = self._cache
+        assert cache is not None
         missing = [i for i in extra if i not in scores]
-        if missing:
-            # an extra no summed term reached scores 0; the others their summed value
-            filled = dict.fromkeys(missing, 0.0)
-            miss = np.asarray(missing, dtype=np.int64)
-            for ns_id, a in acc.items():
-                la = cache.locals_of(ns_id, missing)
-                ok = (la >= 0) & (la < len(a))
-                if ok.any():
-                    filled.update(zip(miss[ok].tolist(), a[la[ok]].tolist(), strict=True))
-            scores.update(filled)
-        if deferred:
-            pool = sorted(scores)
-            for term in deferred:
-                for tid in found[term][0]:
-                    if not cache.has(tid_ns[tid], term):  # long and cold: look up the pool
-                        self._rescore_sqlite(conn, tid, pool, idf[term], avgdl, scores)
-                        continue
-                    self._rescore_cached(
-                        conn, tid_ns[tid], term, tid, pool, idf[term], avgdl, scores
-                    )
-        return scores
+        if not missing:
+            return
+        filled = dict.fromkeys(missing, 0.0)
+        miss = np.asarray(missing, dtype=np.int64)
+        for ns_id, a in acc.items():
+            la = cache.locals_of(ns_id, missing)
+            ok = (la >= 0) & (la < len(a))
+            if ok.any():
+                filled.update(zip(miss[ok].tolist(), a[la[ok]].tolist(), strict=True))
+        scores.update(filled)
 
     def _rescore_cached(
         self,
