@@ -236,6 +236,34 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         "DROP INDEX IF EXISTS postings_item",
         "DROP INDEX IF EXISTS turns_created",
     ),
+    # 011_keep_shared_turn_text: a turn that reads its text from an item (turn_text) gets its
+    # own copy back before that item is deleted or its text changes, whoever deletes it
+    # (decay, TTL, a user's delete, another process): what was said is never lost
+    (
+        """
+        CREATE TRIGGER IF NOT EXISTS items_unshare_delete BEFORE DELETE ON items
+        WHEN EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
+        BEGIN
+            UPDATE turns SET content = COALESCE((
+                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
+                FROM turn_text x WHERE x.turn_id = turns.id), content)
+            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
+            DELETE FROM turn_text WHERE item_id = OLD.id;
+        END
+        """,
+        """
+        CREATE TRIGGER IF NOT EXISTS items_unshare_update BEFORE UPDATE OF value ON items
+        WHEN json_extract(NEW.value, '$.text') IS NOT json_extract(OLD.value, '$.text')
+            AND EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
+        BEGIN
+            UPDATE turns SET content = COALESCE((
+                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
+                FROM turn_text x WHERE x.turn_id = turns.id), content)
+            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
+            DELETE FROM turn_text WHERE item_id = OLD.id;
+        END
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
