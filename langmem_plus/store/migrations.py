@@ -34,6 +34,15 @@ def _backfill_doc_terms(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT OR REPLACE INTO doc_terms(item_id, dl, terms) VALUES (?, ?, ?)", batch)
 
 
+# Migration 011's trigger body: the turns that read their text from the OLD item get their
+# span of it back as their own content, and lose the link.
+_GIVE_BACK_TEXT = """UPDATE turns SET content = COALESCE((
+                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
+                FROM turn_text x WHERE x.turn_id = turns.id), content)
+            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
+            DELETE FROM turn_text WHERE item_id = OLD.id;"""
+
+
 MIGRATIONS: list[str | tuple[Step, ...]] = [
     # 001_initial
     """
@@ -240,27 +249,19 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
     # own copy back before that item is deleted or its text changes, whoever deletes it
     # (decay, TTL, a user's delete, another process): what was said is never lost
     (
-        """
+        f"""
         CREATE TRIGGER IF NOT EXISTS items_unshare_delete BEFORE DELETE ON items
         WHEN EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
         BEGIN
-            UPDATE turns SET content = COALESCE((
-                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
-                FROM turn_text x WHERE x.turn_id = turns.id), content)
-            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
-            DELETE FROM turn_text WHERE item_id = OLD.id;
+            {_GIVE_BACK_TEXT}
         END
         """,
-        """
+        f"""
         CREATE TRIGGER IF NOT EXISTS items_unshare_update BEFORE UPDATE OF value ON items
         WHEN json_extract(NEW.value, '$.text') IS NOT json_extract(OLD.value, '$.text')
             AND EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
         BEGIN
-            UPDATE turns SET content = COALESCE((
-                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
-                FROM turn_text x WHERE x.turn_id = turns.id), content)
-            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
-            DELETE FROM turn_text WHERE item_id = OLD.id;
+            {_GIVE_BACK_TEXT}
         END
         """,
     ),
