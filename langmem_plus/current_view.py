@@ -13,6 +13,7 @@ from typing import Any
 
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
+from langmem_plus.versions import newer_first
 
 __all__ = ["DEMOTION", "current_view", "record_of_item"]
 
@@ -39,7 +40,9 @@ def current_view(
 
     Superseded facts are dropped (kept and marked with `include_superseded`); with `as_of`,
     what was known and true then. An episode whose facts were all superseded is demoted
-    (score x `DEMOTION`) and its `components["superseded"]` says so.
+    (score x `DEMOTION`) and its `components["superseded"]` says so. Among the results
+    shown, a later episode about the same thing as an earlier one is put first
+    (`versions.newer_first`, `components["newer_version"]`).
 
     `recency` = (weight, half-life in days) re-bases the score's recency term on the user's
     own timeline: the age of a memory is counted from when it was said (`occurred_at`) back
@@ -74,7 +77,9 @@ def current_view(
                 it.score = score
         shown.append((score, i, it))
     shown.sort(key=lambda x: (-x[0], x[1]))
-    return [it for _, _, it in shown[:limit]]
+    return newer_first(
+        [it for _, _, it in shown[:limit]], recency[0] if recency is not None else 0.0
+    )
 
 
 def _said_at(item: Any) -> datetime | None:
