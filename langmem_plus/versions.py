@@ -30,7 +30,7 @@ MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its se
 MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond meaning)
 _SEARCH = 5
 _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
-RELEVANCE_SHARE = 0.5  # a newer version moves up when its relevance is at least this share
+RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -99,17 +99,21 @@ def _origins(value: Mapping[str, Any], key: str) -> set[str]:
     return {str(s) for s in value.get("source_ids") or ()}
 
 
-def newer_first(items: Sequence[Any], recency_weight: float = 0.0) -> list[Any]:
+def newer_first(
+    items: Sequence[Any], recency_weight: float = 0.0, share: float | None = RELEVANCE_SHARE
+) -> list[Any]:
     """`items` (best first) with each later episode moved just above the first item that
     stands for an episode it follows (that episode, or a fact derived from it), when it
-    is at least `RELEVANCE_SHARE` as relevant (its score less `recency_weight` x its
+    is at least `share` as relevant (its score less `recency_weight` x its
     `components["recency"]`, so being newer does not count twice): it answers the same
     question. A later version of a version goes above it in turn; the rest keep their
     order.
 
     An item moved gets `components["newer_version"] = 1.0` (0.0 on the others that have
     components); scores are left as they were, so the list is no longer sorted by score
-    where a newer version moved up."""
+    where a newer version moved up. `share` None leaves the order as it is."""
+    if share is None:
+        return list(items)
     values = [it.value if isinstance(it.value, Mapping) else {} for it in items]
     origins = [_origins(v, it.key) for v, it in zip(values, items, strict=True)]
     place: list[float] = []  # where each item goes: its index, or just above its anchor
@@ -123,9 +127,7 @@ def newer_first(items: Sequence[Any], recency_weight: float = 0.0) -> list[Any]:
             earlier = {str(f) for f in follows}
             mine = _relevance(it, recency_weight)
             for i in range(j):
-                if origins[i] & earlier and mine >= RELEVANCE_SHARE * _relevance(
-                    items[i], recency_weight
-                ):
+                if origins[i] & earlier and mine >= share * _relevance(items[i], recency_weight):
                     # above the anchor, wherever it went (a chain of versions stays in order)
                     d = depth[i] + 1
                     pos = place[i] - 0.5**d

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import Memory, versions
+from langmem_plus import Memory, MemoryConfig
 from langmem_plus.versions import FOLLOWS, RELEVANCE_SHARE, newer_first
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -103,10 +103,13 @@ def _laptop(mem: Memory) -> tuple[str, str]:
     return old, new
 
 
-def test_a_value_changed_without_a_marker_is_shown_first(monkeypatch: Any) -> None:
+def _any_share() -> MemoryConfig:
     # keyword-only scores here are all-or-nothing; the share itself is tested above
-    monkeypatch.setattr(versions, "RELEVANCE_SHARE", 0.0)
-    mem = Memory(embeddings=False)
+    return MemoryConfig(recall={"newer_version_share": 0.0})
+
+
+def test_a_value_changed_without_a_marker_is_shown_first() -> None:
+    mem = Memory(embeddings=False, config=_any_share())
     old, new = _laptop(mem)
     assert mem.get(new, "u").metadata[FOLLOWS] == [old]
     hits = mem.search("laptop for work running ubuntu", "u", limit=5)
@@ -134,15 +137,25 @@ def test_both_values_that_stand_stay_shown() -> None:
     assert "Biscuit" in texts and "Pepper" in texts
 
 
-def test_links_survive_reopen_and_export_import(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr(versions, "RELEVANCE_SHARE", 0.0)
-    mem = Memory(tmp_path / "m.db", embeddings=False)
+def test_links_survive_reopen_and_export_import(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "m.db", embeddings=False, config=_any_share())
     old, new = _laptop(mem)
     dump = mem.export("u")
     mem.close()
-    again = Memory(tmp_path / "m.db", embeddings=False)
+    again = Memory(tmp_path / "m.db", embeddings=False, config=_any_share())
     assert again.get(new, "u").metadata[FOLLOWS] == [old]
-    other = Memory(embeddings=False)
+    other = Memory(embeddings=False, config=_any_share())
     other.import_(dump)
     ids = [h.id for h in other.search("laptop for work running ubuntu", "u", limit=5)]
     assert ids.index(new) < ids.index(old)
+
+
+def test_the_reordering_can_be_switched_off() -> None:
+    items = [_episode("old", 0.8), _episode("new", 0.8, ["old"])]
+    assert [h.key for h in newer_first(items, share=None)] == ["old", "new"]
+    mem = Memory(embeddings=False, config=MemoryConfig(recall={"newer_versions_first": False}))
+    old, new = _laptop(mem)
+    hits = mem.search("laptop for work running ubuntu", "u", limit=5)
+    ids = [h.id for h in hits]
+    assert ids.index(old) < ids.index(new)  # as scored: the older statement matches better
+    assert all("newer_version" not in h.components for h in hits)
