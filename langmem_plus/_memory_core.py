@@ -226,6 +226,7 @@ class Memory:
             include_superseded=include_superseded,
             as_of=when,
             recency=(cfg.score.w_recency, cfg.score.recency_half_life_days),
+            newer_share=cfg.recall.newer_version_share if cfg.recall.newer_versions_first else None,
         )
         hits = [SearchHit.of(it) for it in items]
         if threshold is not None:
