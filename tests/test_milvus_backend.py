@@ -1,0 +1,233 @@
+"""HybridStore over Milvus (Milvus Lite here): the BaseStore contract, consistency between
+handles, isolation, bad input, and the missing-extra error. One Lite file serves the module.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import HashEmbeddings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import BaseStore
+from milvus_fixtures import LITE_REASON, LiteFile, lite_expire, requires_lite
+
+from langmem_plus import HybridStore
+from langmem_plus.clock import ManualClock
+from langmem_plus.errors import MissingExtraError, ValidationError
+from langmem_plus.store.storage import storage_target
+from langmem_plus.testing import BaseStoreConformance
+
+pytestmark = requires_lite
+
+
+def _index() -> dict:
+    emb = HashEmbeddings()
+    return {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+
+
+@pytest.fixture(scope="module")
+def lite(tmp_path_factory: pytest.TempPathFactory) -> LiteFile:
+    return LiteFile(tmp_path_factory.mktemp("milvus"))
+
+
+class TestMilvusLiteStore(BaseStoreConformance):
+    """The conformance suite on Milvus Lite, with the same known gaps as on SQLite (none)."""
+
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=_index()) as s:
+            yield s
+
+    def expire(self, store: BaseStore, namespace: tuple[str, ...], key: str) -> None:
+        lite_expire(store, namespace, key, time.time() - 3600)  # type: ignore[arg-type]
+
+    def age(self, store: BaseStore, namespace: tuple[str, ...], key: str, seconds: float) -> None:
+        hs: HybridStore = store  # type: ignore[assignment]
+        item = hs.get(namespace, key)
+        assert item is not None
+        back = item.created_at.timestamp() - seconds, item.updated_at.timestamp() - seconds
+        hs._storage.restore_item_stats([(".".join(namespace), key, *back, None, 0)])
+
+
+class TestMilvusLiteKeywordOnly(TestMilvusLiteStore):
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=False) as s:
+            yield s
+
+
+class TestMilvusLiteOmitExpired(TestMilvusLiteStore):
+    omits_expired = True
+
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=False, ttl={"omit_expired": True}) as s:
+            yield s
+
+
+# ---------------------------------------------------------------- entry points
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [
+        ("milvus://db.example:19530", "http://db.example:19530"),
+        ("https://cloud.example", "https://cloud.example"),
+        ("./memories.milvus.db", "memories.milvus.db"),
+        ("memories.db", None),
+        (None, None),
+    ],
+)
+def test_which_paths_name_milvus(path: str | None, uri: str | None) -> None:
+    assert storage_target(path) == uri
+
+
+def test_a_missing_extra_names_the_pip_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real_import = builtins.__import__
+
+    def no_pymilvus(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "pymilvus" or name.startswith("pymilvus."):
+            raise ImportError("No module named 'pymilvus'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(__import__("sys").modules, "pymilvus", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_pymilvus)
+    monkeypatch.setattr("importlib.import_module", lambda n: no_pymilvus(n))
+    with pytest.raises(MissingExtraError, match=r"pip install 'langmem-plus\[milvus\]'"):
+        HybridStore(tmp_path / "x.milvus.db", index=False)
+
+
+# ---------------------------------------------------------------- consistency
+def test_a_put_is_searchable_at_once_from_this_and_another_handle(lite: LiteFile) -> None:
+    """Strong consistency (the default): the next read of any handle sees the write."""
+    writer = lite.open(index=_index())
+    reader = HybridStore(lite.path, index=_index())
+    for i in range(5):
+        writer.put(("users", "u1"), f"k{i}", {"text": f"川菜 note number {i}"})
+        for handle in (writer, reader):
+            keys = {h.key for h in handle.search(("users", "u1"), query="川菜", limit=50)}
+            assert f"k{i}" in keys
+            assert handle.get(("users", "u1"), f"k{i}") is not None
+    writer.delete(("users", "u1"), "k0")
+    assert reader.get(("users", "u1"), "k0") is None
+    assert "k0" not in {h.key for h in reader.search(("users", "u1"), query="川菜")}
+    writer.close()
+    reader.close()
+
+
+def test_ranking_fields_and_explanation_match_sqlite(lite: LiteFile) -> None:
+    """Same items, same query: both backends score with the same spec score and components
+    (BM25 values differ between the implementations; the order here does not)."""
+    clock = ManualClock(1_700_000_000.0)
+    items = {
+        "a": {"text": "I love spicy Sichuan food", "category": "preference", "confidence": 0.9},
+        "b": {"text": "The meeting is on Friday"},
+        "c": {"text": "Sichuan pepper makes food numb", "confidence": 0.2},
+    }
+    stores = [HybridStore(index=_index(), clock=clock), lite.open(index=_index(), clock=clock)]
+    for s in stores:
+        for k, v in items.items():
+            s.put(("u",), k, v)
+    got = [s.search(("u",), query="what Sichuan food do I like") for s in stores]
+    assert [h.key for h in got[0]] == [h.key for h in got[1]]
+    for a, b in zip(got[0], got[1], strict=True):
+        assert set(a.components) == set(b.components)
+        for name in ("category_boost", "recency", "frequency", "confidence"):
+            assert a.components[name] == pytest.approx(b.components[name], abs=1e-9)
+        # SQLite keeps int8 vectors (StoreTuning.vector_storage), Milvus float32
+        assert a.components["vector"] == pytest.approx(b.components["vector"], abs=2e-3)
+    for s in stores:
+        s.close()
+
+
+def test_update_keeps_created_at_order_and_use_counts(lite: LiteFile) -> None:
+    clock = ManualClock(1_700_000_000.0)
+    s = lite.open(index=False, clock=clock)
+    s.put(("n",), "first", {"text": "one"})
+    clock.advance(5)
+    s.put(("n",), "second", {"text": "two"})
+    assert s.mark_used(("n",), ["first", "missing"]) == 1
+    clock.advance(5)
+    s.put(("n",), "first", {"text": "one again"})
+    got = s.get(("n",), "first")
+    assert got is not None and got.created_at.timestamp() == 1_700_000_000.0
+    assert got.updated_at.timestamp() == 1_700_000_010.0
+    assert [k for _, k in s.keys(("n",))] == ["first", "second"]  # insertion order kept
+    assert [h.key for h in s.search(("n",))] == ["first", "second"]
+    hit = s.search(("n",), query="one")[0]
+    assert hit.key == "first" and hit.access_count == 1  # type: ignore[attr-defined]
+    s.close()
+
+
+def test_maintenance_calls(lite: LiteFile) -> None:
+    s = lite.open(index=_index())
+    s.put(("a", "b"), "k1", {"text": "alpha"})
+    s.put(("a", "c"), "k1", {"text": "beta"})
+    s.put(("a", "c"), "k2", {"text": "gamma"}, index=False)
+    assert s.count(("a",), exact=False) == 3 and s.count(("a",)) == 0
+    assert s.locate("k1", ("a",)) == [("a", "b"), ("a", "c")]
+    stats = s.stats()
+    assert stats["items"] == 3 and stats["namespaces"] == 2 and stats["vectors"] == 2
+    assert s.check()["ok"] is True
+    assert s.reindex() == {"items": 3, "vectors": 2}
+    assert s.check()["ok"] is True
+    assert s.list_namespaces(max_depth=1) == [("a",)]
+    s.close()
+
+
+# ---------------------------------------------------------------- bad input
+def test_a_value_too_big_for_milvus_is_refused_and_nothing_is_lost(lite: LiteFile) -> None:
+    s = lite.open(index=False)
+    s.put(("u",), "keep", {"text": "kept"})
+    with pytest.raises(ValidationError, match="Milvus backend stores at most"):
+        s.put(("u",), "big", {"text": "x", "blob": "y" * 70_000})
+    assert s.get(("u",), "big") is None
+    assert s.get(("u",), "keep") is not None
+    s.close()
+
+
+@pytest.mark.parametrize("query", ['"; drop', "50%_off", "a\\b", "名字\n换行", "x' or '1'='1"])
+def test_hostile_text_never_reaches_an_expression(lite: LiteFile, query: str) -> None:
+    s = lite.open(index=False)
+    s.put((query.replace(".", ""),), query, {"text": query})
+    assert s.get((query.replace(".", ""),), query) is not None
+    s.search((query.replace(".", ""),), query=query)
+    s.close()
+
+
+# ---------------------------------------------------------------- isolation
+USERS = ["u1", "u2", "u1x", "u"]
+TEXTS = ["我喜欢猫", "I like cats", "project uses Redis", "cats and dogs"]
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    writes=st.lists(
+        st.tuples(st.sampled_from(USERS), st.sampled_from(TEXTS)), min_size=1, max_size=8
+    ),
+    reader=st.sampled_from(USERS),
+    query=st.sampled_from([*TEXTS, "cats", ""]),
+)
+def test_namespace_isolation(lite: LiteFile, writes: list, reader: str, query: str) -> None:
+    s = lite.open(index=_index())
+    for i, (user, text) in enumerate(writes):
+        s.put(("memories", user), f"{user}-{i}", {"text": text, "owner": user})
+    ns = ("memories", reader)
+    for hit in s.search(ns, query=query or None, limit=50):
+        assert hit.namespace == ns and hit.value["owner"] == reader
+    for i, (user, _t) in enumerate(writes):
+        assert (s.get(ns, f"{user}-{i}") is not None) == (user == reader)
+    assert all(n == ns for n in s.list_namespaces(prefix=ns))
+    s.close()
+
+
+def test_skip_reason_names_the_platforms() -> None:
+    assert LITE_REASON is None or "Linux and macOS" in LITE_REASON or "pip install" in LITE_REASON
