@@ -13,12 +13,15 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
+from langmem_plus.store.storage import storage_target
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "chat_model",
+    "db_label",
     "default_db_path",
     "is_loopback",
+    "is_server_db",
     "iso_arg",
     "open_memory",
     "parse_span",
@@ -136,3 +139,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def is_server_db(db: str) -> bool:
+    """Whether `--db` names a Milvus server (``milvus://host:19530``) rather than a file."""
+    uri = storage_target(db)
+    return uri is not None and "://" in uri
+
+
+def db_label(db: str) -> str:
+    """`--db` as reports show it: a server URI as given, a file as its absolute path."""
+    return db if is_server_db(db) else str(Path(db).resolve())

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -50,6 +50,9 @@ from langmem_plus.store.sqlite import Database
 from langmem_plus.store.sqlite_storage import SqliteStorage
 from langmem_plus.store.storage import StorageBackend, storage_target
 from langmem_plus.store.texts import field_paths, value_texts
+
+if TYPE_CHECKING:
+    from langmem_plus.store.milvus_log import MilvusConversationLog
 
 __all__ = ["HybridStore", "MemorySearchItem"]
 
@@ -118,7 +121,7 @@ class HybridStore(StoreExtras):
         self._ranker = Ranker(
             self.config, self._storage.search, self._keyword_text, self._omit_expired
         )
-        self._conversations: SQLiteConversationLog | None = None
+        self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)
         self._sweeper_future: conventions.SweeperFuture | None = None
@@ -427,11 +430,12 @@ class HybridStore(StoreExtras):
         return found[op.offset : op.offset + op.limit]
 
     @property
-    def conversations(self) -> SQLiteConversationLog:
-        """Turns, summaries, profiles and symbols stored in the same SQLite file."""
+    def conversations(self) -> SQLiteConversationLog | MilvusConversationLog:
+        """Turns, summaries, profiles and symbols stored beside the items (the same SQLite
+        file, or the `<name>_log` collection of a Milvus store)."""
         self._ensure_open()
         if self._conversations is None:
-            self._conversations = SQLiteConversationLog(self.db, clock=self.clock)
+            self._conversations = self._storage.conversation_log(self.clock)
         return self._conversations
 
     @property
@@ -439,7 +443,7 @@ class HybridStore(StoreExtras):
         """The underlying SQLite database (shared by the conversation log and API keys)."""
         if not isinstance(self._storage, SqliteStorage):
             raise UnsupportedBackendError(
-                f"{self.uri} is a Milvus store: it has no SQLite database (the conversation "
-                "log and API keys of the Milvus backend are not built yet)"
+                f"{self.uri} is a Milvus store: it has no SQLite database (keep API keys in a "
+                "SQLite file of their own: KeyStore.open(path))"
             )
         return self._storage.db

@@ -80,6 +80,7 @@ class Names:
     def __init__(self, prefix: str) -> None:
         self.items = f"{prefix}_items"
         self.vectors = f"{prefix}_vectors"
+        self.log = f"{prefix}_log"
 
 
 def h(text: str) -> str:

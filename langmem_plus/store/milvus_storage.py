@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
 from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store.milvus_log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus_schema import (
     ENTITY_FIELDS,
     MAX_BYTES,
@@ -91,9 +93,9 @@ class MilvusStorage:
         self.local = None if "://" in uri else Path(uri)
         if self.local is not None and not read_only:
             self.local.parent.mkdir(parents=True, exist_ok=True)
-        pm, self.client = connect(uri, token or os.environ.get("MILVUS_TOKEN"))
+        self._pm, self.client = connect(uri, token or os.environ.get("MILVUS_TOKEN"))
         ensure_collections(
-            pm, self.client, self.names, dims if embeddings else 0, config, read_only
+            self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
         )
         self.backend = MilvusSearch(embeddings is not None, vector_search_params(config))
         self._lock = threading.RLock()
@@ -405,6 +407,11 @@ class MilvusStorage:
         for i in range(0, len(vecs), 1000):
             self.client.upsert(self.names.vectors, vecs[i : i + 1000])
         return len({v["item"] for v in vecs})
+
+    def conversation_log(self, clock: Clock) -> MilvusConversationLog:
+        """The conversation log in the `<name>_log` collection (created on first use)."""
+        create_log_collection(self._pm, self.client, self.names.log, self.consistency)
+        return MilvusConversationLog(self._new_session(), self.names.log, clock)
 
     def close(self) -> None:
         self.client.close()

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import EmbeddingModelMismatchError
 from langmem_plus.store import check as checks
 from langmem_plus.store.backend import SqliteBackend
 from langmem_plus.store.changefeed import VECTOR_FEED
+from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.maintenance import Maintenance
 from langmem_plus.store.rowcache import RowCache
@@ -218,6 +220,10 @@ class SqliteStorage:
         return checks.backfill_vectors(
             self.db, self.vec, self.embeddings, self.texts, self.vector_storage
         )
+
+    def conversation_log(self, clock: Clock) -> SQLiteConversationLog:
+        """Turns, summaries, profiles and symbols in the same SQLite file."""
+        return SQLiteConversationLog(self.db, clock=clock)
 
     def close(self) -> None:
         """Snapshot the vector index, compact its change log, close SQLite."""

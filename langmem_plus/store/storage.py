@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from langmem_plus.clock import Clock
 from langmem_plus.store.backend import SearchBackend
 from langmem_plus.store.writer import PlannedPut
 
@@ -119,5 +120,9 @@ class StorageBackend(Protocol):
     def check(self) -> dict[str, Any]: ...
 
     def backfill_vectors(self) -> int: ...
+
+    def conversation_log(self, clock: Clock) -> Any:
+        """The conversation log kept beside the items (turns, summaries, profiles)."""
+        ...
 
     def close(self) -> None: ...
