@@ -12,11 +12,14 @@ the same tokenizer and the same cached USE embeddings; only the ranking differs.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import platform
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +78,9 @@ class Unit:
 
 
 SESSION_KEY = ["session_id"]  # the value key LoCoMo turns name their session with (--session-key)
+BACKEND_PATH: list[str | None] = [
+    None
+]  # HybridStore path: None (SQLite in memory) or a Milvus Lite file
 _DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
 
@@ -238,7 +244,9 @@ class HybridSystem(System):
 
     def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
         self.store = HybridStore(
-            index={"dims": 512, "embed": emb, "fields": ["text"]}, config=self.config
+            BACKEND_PATH[0],
+            index={"dims": 512, "embed": emb, "fields": ["text"]},
+            config=self.config,
         )
         self.ns = ("bench", unit.name)
         self.store.batch(
@@ -512,10 +520,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="session_id",
         help="value key that names a LoCoMo turn's session (session_id, session, thread_id, ...)",
     )
+    ap.add_argument(
+        "--backend",
+        choices=("sqlite", "milvus"),
+        default="sqlite",
+        help="HybridStore's storage: SQLite in memory, or one Milvus Lite file for the whole "
+        "run (every unit a namespace of the same collection, as users in production)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="JSON results path")
     ap.add_argument("--md", type=Path, default=None, help="also write the tables here")
     args = ap.parse_args(argv)
     SESSION_KEY[0] = args.session_key
+    if args.backend == "milvus":
+        lite_dir = tempfile.mkdtemp(prefix="rq-milvus-")
+        atexit.register(shutil.rmtree, lite_dir, True)
+        BACKEND_PATH[0] = str(Path(lite_dir) / "bench.milvus.db")
     if not (args.data / "locomo").exists():
         raise SystemExit(f"no datasets at {args.data} (pass --data)")
     config = parse_overrides(args.set_config)
@@ -536,6 +555,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
         "config": (config or MemoryConfig()).model_dump(),
         "smoke": args.smoke,
+        "backend": args.backend,
         "sets": {},
     }
     for set_name in args.sets.split(","):

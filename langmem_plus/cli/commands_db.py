@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from langmem_plus.cli.options import db_label, default_db_path, is_server_db, open_memory, user_of
+from langmem_plus.cli.options import (
+    db_label,
+    default_db_path,
+    is_lite_dir,
+    is_server_db,
+    open_memory,
+    user_of,
+)
 from langmem_plus.cli.output import EXIT_OK, EXIT_PROBLEMS, Progress, emit, kv, table
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
@@ -32,7 +39,7 @@ def cmd_where(args: argparse.Namespace) -> int:
     data = {
         "db": db_label(args.db),
         "source": args.db_source,
-        "exists": None if is_server_db(args.db) else path.is_file(),
+        "exists": None if is_server_db(args.db) else path.is_file() or is_lite_dir(path),
         "default": str(default_db_path()),
     }
     emit(args, data, lambda: kv(data))
@@ -116,7 +123,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from langmem_plus.store import HybridStore
 
     path: Any = args.db if is_server_db(args.db) else Path(args.db)
-    if not is_server_db(args.db) and not path.is_file():
+    if not is_server_db(args.db) and not (path.is_file() or is_lite_dir(path)):
         raise ValidationError(f"no database at {path}")
     index: Any = False if args.embeddings == "none" else None
     try:

@@ -20,6 +20,7 @@ __all__ = [
     "chat_model",
     "db_label",
     "default_db_path",
+    "is_lite_dir",
     "is_loopback",
     "is_server_db",
     "iso_arg",
@@ -150,3 +151,8 @@ def is_server_db(db: str) -> bool:
 def db_label(db: str) -> str:
     """`--db` as reports show it: a server URI as given, a file as its absolute path."""
     return db if is_server_db(db) else str(Path(db).resolve())
+
+
+def is_lite_dir(path: Path) -> bool:
+    """Whether `path` is a Milvus Lite database (a folder named ``*.milvus.db``)."""
+    return path.is_dir() and storage_target(str(path)) is not None

@@ -26,7 +26,6 @@ from langmem_plus.store._common import NS_SEP
 from langmem_plus.store.backend import PostingRow, VectorSearch
 from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
-    LIGHT_FIELDS,
     Names,
     and_,
     in_expr,
@@ -53,6 +52,8 @@ class MilvusSession:
         self.names = names
         self.consistency = consistency
         self.pks: dict[int, str] = {}  # ranker id (seq) -> primary key
+        self.full: dict[int, CandidateRow] = {}  # full rows read in this batch
+        self.doc_counts: dict[str, int] = {}  # scope expression -> documents with text
         self.scopes: list[str] = []  # ranker namespace id -> expression
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
@@ -114,6 +115,24 @@ class MilvusSession:
             **kw,
         )
         return [{**hit["entity"], "distance": hit["distance"]} for hit in res[0]]
+
+    def search_many(
+        self, collection: str, data: list[Any], field: str, limit: int, expr: str,
+        fields: list[str],
+    ) -> list[list[dict]]:  # fmt: skip
+        """One request for several queries (one hit list each)."""
+        if not data:
+            return []
+        res = self.client.search(
+            self.names_of(collection),
+            data=data,
+            anns_field=field,
+            limit=max(1, min(limit, _MAX_LIMIT)),
+            filter=expr,
+            consistency_level=self.consistency,
+            output_fields=fields,
+        )
+        return [[{**h["entity"], "distance": h["distance"]} for h in hits] for hits in res]
 
 
 def _bm25(hit: Mapping[str, Any]) -> float:
@@ -195,14 +214,19 @@ class MilvusSearch:
     def rows(
         self, conn: MilvusSession, ids: Iterable[int], full: bool = True
     ) -> dict[int, CandidateRow]:
-        fields = FULL_FIELDS if full else ["pk", *LIGHT_FIELDS]
-        got = conn.by_pks("items", "pk", conn.pks_of(ids), fields)
-        return {int(e["seq"]): to_row(e, full) for e in got}
+        """Full rows (light rows are full rows here: one request per batch of candidates,
+        kept for the batch, so the winners need no second read)."""
+        ids = list(ids)
+        missing = [i for i in ids if i not in conn.full]
+        if missing:
+            for e in conn.by_pks("items", "pk", conn.pks_of(missing), FULL_FIELDS):
+                conn.full[int(e["seq"])] = to_row(e, True)
+        return {i: conn.full[i] for i in ids if i in conn.full}
 
     def light_rows(
         self, conn: MilvusSession, ns_ids: Sequence[int], ids: Iterable[int]
     ) -> dict[int, CandidateRow]:
-        return self.rows(conn, ids, full=False)
+        return self.rows(conn, ids)
 
     def scan(
         self,
@@ -295,15 +319,15 @@ class MilvusSearch:
         if not pks or not w:
             return out
         groups = [(" ".join(w), 1.0)] if all(v == 1.0 for v in w.values()) else list(w.items())
+        groups = [(t, wt) for t, wt in groups if wt != 0]
         for i in range(0, len(pks), _CHUNK):
             part = pks[i : i + _CHUNK]
             scoped = and_(expr, in_expr("pk", part))
-            for text, weight in groups:
-                if weight == 0:
-                    continue
-                for hit in conn.search(
-                    "items", [text], "sparse", len(part), scoped, output_fields=["seq"]
-                ):
+            per_text = conn.search_many(
+                "items", [t for t, _ in groups], "sparse", len(part), scoped, ["seq"]
+            )
+            for (_text, weight), hits in zip(groups, per_text, strict=True):
+                for hit in hits:
                     sid = int(hit["seq"])
                     out[sid] = out.get(sid, 0.0) + weight * _bm25(hit)
         return out
@@ -351,8 +375,10 @@ class MilvusSearch:
 
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
         expr = and_(self._scope(conn, ns_ids), "doc_len > 0")
-        got = conn.query(conn.names.items, expr, ["count(*)"])
-        return int(got[0]["count(*)"]) if got else 0
+        if expr not in conn.doc_counts:
+            got = conn.query(conn.names.items, expr, ["count(*)"])
+            conn.doc_counts[expr] = int(got[0]["count(*)"]) if got else 0
+        return conn.doc_counts[expr]
 
     def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         """No postings are read from Milvus: pseudo-relevance feedback is off on this

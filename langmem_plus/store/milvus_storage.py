@@ -54,6 +54,7 @@ __all__ = ["MilvusStorage"]
 Texts = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
 
 _EMBED_BATCH = 256
+_LITE_FLUSH_ROWS = 256  # Milvus Lite: flush after this many rows written (see after_puts)
 
 
 def _bytes(what: str, text: str) -> None:
@@ -99,6 +100,7 @@ class MilvusStorage:
         )
         self.backend = MilvusSearch(embeddings is not None, vector_search_params(config))
         self._lock = threading.RLock()
+        self._unsealed = 0  # rows written to Milvus Lite since its last flush
         self._session: MilvusSession | None = None
 
     @property
@@ -215,6 +217,7 @@ class MilvusStorage:
             self.client.delete(self.names.items, filter=in_expr("pk", gone))
         if rows:
             self.client.upsert(self.names.items, rows)
+        self._unsealed += len(rows) + len(gone)
         self._replace_vectors(touched, vecs)
 
     @staticmethod
@@ -237,7 +240,16 @@ class MilvusStorage:
             self.client.upsert(self.names.vectors, vecs)
 
     def after_puts(self) -> None:
-        return None
+        """Milvus Lite: seal what was written once enough piled up (its unsealed rows are
+        searched without an index). A server seals segments by itself."""
+        if self.local is not None and self._unsealed >= _LITE_FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name in (self.names.items, self.names.vectors):
+            if self.client.has_collection(name):
+                self.client.flush(name)
+        self._unsealed = 0
 
     def _rewrite(
         self, conn: MilvusSession, pks: Sequence[str], change: Callable[[dict[str, Any]], bool]
@@ -414,4 +426,6 @@ class MilvusStorage:
         return MilvusConversationLog(self._new_session(), self.names.log, clock)
 
     def close(self) -> None:
+        if self.local is not None and self._unsealed and not self.read_only:
+            self._flush()
         self.client.close()
