@@ -274,17 +274,24 @@ class MilvusSearch:
             if e["session_h"]:
                 groups.setdefault((e["ns"], e["session_h"]), []).append(int(e["seq"]))
         out: dict[int, list[int]] = {int(e["seq"]): [] for e in ents}
-        for (ns, sh), members in groups.items():
-            expr = f'ns == "{ns}" and session_h == "{sh}"'
-            sess = list(conn.query_all(conn.names.items, expr, ["pk", "seq"]))
-            conn.remember(sess)
-            order = sorted(int(e["seq"]) for e in sess)
+        if not groups:
+            return out
+        expr = and_(
+            in_expr("ns", sorted({ns for ns, _ in groups})),
+            in_expr("session_h", sorted({sh for _, sh in groups})),
+        )  # one request for every session involved (a superset, split below)
+        found = list(conn.query_all(conn.names.items, expr, ["pk", "seq", "ns", "session_h"]))
+        conn.remember(found)
+        orders: dict[tuple[str, str], list[int]] = {}
+        for e in found:
+            orders.setdefault((e["ns"], e["session_h"]), []).append(int(e["seq"]))
+        for group, members in groups.items():
+            order = sorted(orders.get(group, ()))
             pos = {s: j for j, s in enumerate(order)}
             for sid in members:
                 j = pos.get(sid)
-                if j is None:
-                    continue
-                out[sid] = [order[x] for x in (j - 1, j + 1) if 0 <= x < len(order)]
+                if j is not None:
+                    out[sid] = [order[x] for x in (j - 1, j + 1) if 0 <= x < len(order)]
         return out
 
     def list_namespaces(
