@@ -317,3 +317,28 @@ def test_the_cli_takes_a_milvus_db(
     code = main(["--db", milvus_db, *base, "export"])
     out, _ = capsys.readouterr()
     assert code == 0 and json.loads(out)["items"] == json.loads(dump.read_text())["items"]
+
+
+def test_the_rest_api_over_milvus_with_keys_in_their_own_file(
+    lite: LiteFile, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.server import create_app
+
+    mem = Memory(store=lite.open(index=False))
+    with pytest.raises(ValidationError, match="keeps no API keys"):
+        create_app(mem)
+    with KeyStore.open(tmp_path / "keys.db") as keys:
+        _, token = keys.create(user_id="alice")
+        with TestClient(create_app(mem, keys=keys, require_keys=True)) as client:
+            auth = {"Authorization": f"Bearer {token}"}
+            res = client.post(
+                "/memory/long-term", json={"messages": "我喜欢川菜", "infer": False}, headers=auth
+            )
+            assert res.status_code in (200, 201), res.text
+            found = client.post("/memory/search", json={"query": "川菜"}, headers=auth)
+            assert found.status_code == 200 and "川菜" in found.text
+            assert client.post("/memory/search", json={"query": "川菜"}).status_code == 401
+    mem.close()

@@ -24,6 +24,7 @@ __all__ = [
     "is_loopback",
     "is_server_db",
     "iso_arg",
+    "keys_db",
     "open_memory",
     "parse_span",
     "quiet_jieba",
@@ -156,3 +157,19 @@ def db_label(db: str) -> str:
 def is_lite_dir(path: Path) -> bool:
     """Whether `path` is a Milvus Lite database (a folder named ``*.milvus.db``)."""
     return path.is_dir() and storage_target(str(path)) is not None
+
+
+def keys_db(db: str) -> str:
+    """The SQLite file holding the API keys: the database itself, or for a Milvus store
+    ``LANGMEM_PLUS_KEYS_DB``, else (Milvus Lite) ``<folder>.keys.db`` beside its folder."""
+    env = os.environ.get("LANGMEM_PLUS_KEYS_DB")
+    if storage_target(db) is None:
+        return db
+    if env:
+        return env
+    if is_server_db(db):
+        raise ValidationError(
+            "a Milvus server keeps no API keys: set LANGMEM_PLUS_KEYS_DB to a SQLite file "
+            "shared by the servers (e.g. on a volume)"
+        )
+    return db.rstrip("/\\") + ".keys.db"
