@@ -342,3 +342,16 @@ def test_the_rest_api_over_milvus_with_keys_in_their_own_file(
             assert found.status_code == 200 and "川菜" in found.text
             assert client.post("/memory/search", json={"query": "川菜"}).status_code == 401
     mem.close()
+
+
+def test_mcp_resolves_a_key_kept_beside_a_milvus_store(
+    lite: LiteFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.mcp_server import resolve_user
+
+    monkeypatch.setenv("LANGMEM_PLUS_KEYS_DB", str(tmp_path / "keys.db"))
+    with KeyStore.open(tmp_path / "keys.db") as keys:
+        _, token = keys.create(user_id="alice")
+    with Memory(store=lite.open(index=False)) as mem:
+        assert resolve_user(mem, api_key=token) == "alice"
