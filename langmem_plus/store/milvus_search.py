@@ -15,6 +15,7 @@ primary keys for the rest of its batch.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -54,6 +55,7 @@ class MilvusSession:
         self.pks: dict[int, str] = {}  # ranker id (seq) -> primary key
         self.full: dict[int, CandidateRow] = {}  # full rows read in this batch
         self.doc_counts: dict[str, int] = {}  # scope expression -> documents with text
+        self.scope = ""  # the expression of the namespaces searched last (doc_terms' scope)
         self.scopes: list[str] = []  # ranker namespace id -> expression
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
@@ -186,9 +188,12 @@ class _MilvusVectorSearch:
 class MilvusSearch:
     """`SearchBackend` over Milvus (see the module docstring)."""
 
-    def __init__(self, has_vectors: bool, vector_params: dict[str, Any]) -> None:
+    def __init__(
+        self, has_vectors: bool, vector_params: dict[str, Any], common_term_ratio: float
+    ) -> None:
         self._has_vectors = has_vectors
         self._vector_params = vector_params
+        self._common_ratio = common_term_ratio
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
@@ -200,7 +205,8 @@ class MilvusSearch:
 
     def _scope(self, conn: MilvusSession, ns_ids: Sequence[int]) -> str:
         """The expression of the namespaces (`namespace_ids` gives one id per prefix)."""
-        return conn.scopes[ns_ids[0]] if ns_ids else 'pk == ""'
+        conn.scope = conn.scopes[ns_ids[0]] if ns_ids else 'pk == ""'
+        return conn.scope
 
     def read_item(
         self, conn: MilvusSession, namespace: Sequence[str], key: str
@@ -381,16 +387,36 @@ class MilvusSearch:
         return {i: got.get(i, 0.0) for i in items}
 
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
-        expr = and_(self._scope(conn, ns_ids), "doc_len > 0")
+        return self._docs_in(conn, self._scope(conn, ns_ids))
+
+    def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:
+        """The terms of the given documents, for pseudo-relevance feedback: term frequency
+        and length from their stored tokens; document frequency in the namespaces searched
+        last from one BM25 request for all their terms, counted up to one past the most a
+        feedback term may have (`StoreTuning.common_term_ratio`), which is all that decides."""
+        docs = conn.by_pks("items", "pk", conn.pks_of(item_ids), ["pk", "seq", "text"])
+        tfs = {int(e["seq"]): Counter(e["text"].split()) for e in docs}
+        terms = sorted({t for tf in tfs.values() for t in tf})
+        if not terms:
+            return []
+        scope = conn.scope
+        n_docs = self._docs_in(conn, scope)
+        cap = max(2, int(self._common_ratio * n_docs)) + 1
+        hits = conn.search_many("items", terms, "sparse", cap, scope, ["seq"])
+        df = {t: len(h) for t, h in zip(terms, hits, strict=True)}
+        tid = {t: j for j, t in enumerate(terms)}
+        return [
+            (t, sid, n, sum(tf.values()), tid[t], df[t])
+            for sid, tf in tfs.items()
+            for t, n in tf.items()
+        ]
+
+    def _docs_in(self, conn: MilvusSession, scope: str) -> int:
+        expr = and_(scope, "doc_len > 0")
         if expr not in conn.doc_counts:
             got = conn.query(conn.names.items, expr, ["count(*)"])
             conn.doc_counts[expr] = int(got[0]["count(*)"]) if got else 0
         return conn.doc_counts[expr]
-
-    def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:
-        """No postings are read from Milvus: pseudo-relevance feedback is off on this
-        backend (docs/scale-out.md gives the measured effect)."""
-        return ()
 
     # ---------------------------------------------------------------- vector
     @property

@@ -98,7 +98,9 @@ class MilvusStorage:
         ensure_collections(
             self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
         )
-        self.backend = MilvusSearch(embeddings is not None, vector_search_params(config))
+        self.backend = MilvusSearch(
+            embeddings is not None, vector_search_params(config), config.store.common_term_ratio
+        )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
         self._session: MilvusSession | None = None
