@@ -170,20 +170,36 @@ class MilvusConversationLog:
         assert turn.id is not None
         rows = [
             self._record(
-                "turn", f"t:{turn.id}:{h(user_id)}", user_id, session_id, turn.id,
-                turn.created_at, turn.model_dump_json(),
+                "turn",
+                f"t:{turn.id}:{h(user_id)}",
+                user_id,
+                session_id,
+                turn.id,
+                turn.created_at,
+                turn.model_dump_json(),
             )
-        ]  # fmt: skip
+        ]
         for j, (sym, rel, ctx) in enumerate(symbol_entries(content, syms)):
-            entry = {"symbol": sym, "session_id": session_id, "turn_id": turn.id,
-                     "relevance": rel, "context": ctx}  # fmt: skip
+            entry = {
+                "symbol": sym,
+                "session_id": session_id,
+                "turn_id": turn.id,
+                "relevance": rel,
+                "context": ctx,
+            }
             rows.append(
                 self._record(
-                    "symbol", f"y:{turn.id}:{j}:{h(user_id)}", user_id, session_id, turn.id,
-                    turn.created_at, json.dumps(entry, ensure_ascii=False),
-                    sym_h=h(sym.lower()), rel=rel,
+                    "symbol",
+                    f"y:{turn.id}:{j}:{h(user_id)}",
+                    user_id,
+                    session_id,
+                    turn.id,
+                    turn.created_at,
+                    json.dumps(entry, ensure_ascii=False),
+                    sym_h=h(sym.lower()),
+                    rel=rel,
                 )
-            )  # fmt: skip
+            )
         self._upsert(rows)
         return turn
 
@@ -217,8 +233,11 @@ class MilvusConversationLog:
         got: list[dict] = []
         for i in range(0, len(ids), 1000):
             part = ",".join(str(x) for x in ids[i : i + 1000])
-            got += self._find("turn", f"rid in [{part}]", fields=[*_FIELDS, "user_h",
-                              "session_h", "sym_h", "rel", "placeholder"])  # fmt: skip
+            got += self._find(
+                "turn",
+                f"rid in [{part}]",
+                fields=[*_FIELDS, "user_h", "session_h", "sym_h", "rel", "placeholder"],
+            )
         for e in got:
             e["collected"] = True
         self._upsert(got)
@@ -231,10 +250,15 @@ class MilvusConversationLog:
             t = self._turn(e)
             spans.setdefault((t.user_id, t.session_id), []).append(t.created_at)
         rows = [
-            {"user_id": u, "session_id": s, "turn_count": len(ts),
-             "created_at": min(ts), "last_active": max(ts)}
+            {
+                "user_id": u,
+                "session_id": s,
+                "turn_count": len(ts),
+                "created_at": min(ts),
+                "last_active": max(ts),
+            }
             for (u, s), ts in spans.items()
-        ]  # fmt: skip
+        ]
         return sorted(rows, key=lambda r: r["last_active"], reverse=True)
 
     def users(self) -> list[str]:
@@ -249,10 +273,19 @@ class MilvusConversationLog:
             raise ValidationError("end_turn must not be before start_turn")
         saved = summary.model_copy(update={"id": _next_id()})
         assert saved.id is not None
-        self._upsert([
-            self._record("rolling", f"r:{saved.id}:{h(saved.user_id)}", saved.user_id,
-                         saved.session_id, saved.id, saved.created_at, saved.model_dump_json())
-        ])  # fmt: skip
+        self._upsert(
+            [
+                self._record(
+                    "rolling",
+                    f"r:{saved.id}:{h(saved.user_id)}",
+                    saved.user_id,
+                    saved.session_id,
+                    saved.id,
+                    saved.created_at,
+                    saved.model_dump_json(),
+                )
+            ]
+        )
         return saved
 
     def rolling_summaries(
@@ -265,10 +298,19 @@ class MilvusConversationLog:
     def set_session_summary(self, summary: SessionSummary) -> None:
         """Write (or replace) the title and snippet of a session."""
         pk = "s:" + h(summary.user_id + "\x00" + summary.session_id)
-        self._upsert([
-            self._record("session", pk, summary.user_id, summary.session_id, 0,
-                         summary.created_at, summary.model_dump_json())
-        ])  # fmt: skip
+        self._upsert(
+            [
+                self._record(
+                    "session",
+                    pk,
+                    summary.user_id,
+                    summary.session_id,
+                    0,
+                    summary.created_at,
+                    summary.model_dump_json(),
+                )
+            ]
+        )
 
     def session_summaries(
         self, user_id: str, *, limit: int = 10, exclude_session: str | None = None
@@ -289,10 +331,19 @@ class MilvusConversationLog:
 
     def put_profile(self, profile: UserProfile) -> None:
         """Save the whole profile document."""
-        self._upsert([
-            self._record("profile", "p:" + h(profile.user_id), profile.user_id, "", 0,
-                         clock_datetime(self._clock), profile.model_dump_json())
-        ])  # fmt: skip
+        self._upsert(
+            [
+                self._record(
+                    "profile",
+                    "p:" + h(profile.user_id),
+                    profile.user_id,
+                    "",
+                    0,
+                    clock_datetime(self._clock),
+                    profile.model_dump_json(),
+                )
+            ]
+        )
 
     def find_symbols(
         self, user_id: str, symbols: Sequence[str], limit: int = 20

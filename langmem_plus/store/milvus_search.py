@@ -67,7 +67,9 @@ class MilvusSession:
         """The primary keys of ids this session handed out (unknown ids are skipped)."""
         return [self.pks[i] for i in ids if i in self.pks]
 
-    def query(self, collection: str, expr: str, fields: list[str], limit: int | None = None):  # type: ignore[no-untyped-def]
+    def query(
+        self, collection: str, expr: str, fields: list[str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """Entities matching `expr` (at most `limit`)."""
         kw: dict[str, Any] = {"output_fields": fields, "consistency_level": self.consistency}
         if limit is not None:
@@ -92,7 +94,9 @@ class MilvusSession:
         finally:
             it.close()
 
-    def by_pks(self, collection: str, field: str, pks: Sequence[str], fields: list[str]):  # type: ignore[no-untyped-def]
+    def by_pks(
+        self, collection: str, field: str, pks: Sequence[str], fields: list[str]
+    ) -> list[dict[str, Any]]:
         """Entities whose `field` is one of `pks`, in chunks."""
         out: list[dict] = []
         for i in range(0, len(pks), _CHUNK):
@@ -119,9 +123,14 @@ class MilvusSession:
         return [{**hit["entity"], "distance": hit["distance"]} for hit in res[0]]
 
     def search_many(
-        self, collection: str, data: list[Any], field: str, limit: int, expr: str,
+        self,
+        collection: str,
+        data: list[Any],
+        field: str,
+        limit: int,
+        expr: str,
         fields: list[str],
-    ) -> list[list[dict]]:  # fmt: skip
+    ) -> list[list[dict]]:
         """One request for several queries (one hit list each)."""
         if not data:
             return []

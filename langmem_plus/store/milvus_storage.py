@@ -192,10 +192,12 @@ class MilvusStorage:
         prev = {
             e["pk"]: e
             for e in conn.by_pks(
-                "items", "pk", list(pks.values()), ["pk", "seq", "created_at", "last_accessed",
-                                                    "access_count"]
+                "items",
+                "pk",
+                list(pks.values()),
+                ["pk", "seq", "created_at", "last_accessed", "access_count"],
             )
-        }  # fmt: skip
+        }
         rows: list[dict[str, Any]] = []
         vecs: list[dict[str, Any]] = []
         cursor = 0
@@ -205,9 +207,15 @@ class MilvusStorage:
                 continue
             pk = pks[(ns, key)]
             ent = self._entity(
-                ns, key, op.value, op.index is not False, p.keyword_text, prev.get(pk),
-                op.ttl, now,
-            )  # fmt: skip
+                ns,
+                key,
+                op.value,
+                op.index is not False,
+                p.keyword_text,
+                prev.get(pk),
+                op.ttl,
+                now,
+            )
             rows.append(ent)
             for j, _text in enumerate(p.texts):
                 assert doc_vecs is not None
