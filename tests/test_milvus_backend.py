@@ -355,3 +355,34 @@ def test_mcp_resolves_a_key_kept_beside_a_milvus_store(
         _, token = keys.create(user_id="alice")
     with Memory(store=lite.open(index=False)) as mem:
         assert resolve_user(mem, api_key=token) == "alice"
+
+
+def test_feedback_postings_match_the_stored_tokens(lite: LiteFile) -> None:
+    """doc_terms (pseudo-relevance feedback) gives tf, length and df as the SQLite index
+    would: counted on the project's tokens within the searched namespaces."""
+    from langmem_plus.text.tokenize import query_terms, tokenize
+
+    texts = ["alpha beta beta gamma", "beta delta", "gamma epsilon", "zeta"]
+    s = lite.open(index=False)
+    for i, t in enumerate(texts):
+        s.put(("fb",), f"k{i}", {"text": t})
+    s.put(("other",), "x", {"text": "beta beta beta"})  # another namespace: not counted
+    st: Any = s._storage
+    with st.batch_lock(), st.read() as conn:
+        be = st.search
+        ns = be.namespace_ids(conn, ("fb",))
+        hits = be.keyword_search(conn, ns, query_terms("beta"), 10)
+        assert len(hits) == 2
+        rows = list(be.doc_terms(conn, list(hits)))
+    df = {"alpha": 1, "beta": 2, "gamma": 2, "delta": 1}
+    docs: dict[int, tuple[set[tuple[str, int]], int]] = {}
+    for term, item, tf, dl, _tid, d in rows:
+        assert d == df[term]
+        docs.setdefault(item, (set(), dl))[0].add((term, tf))
+    expected = []
+    for text in texts[:2]:
+        toks = tokenize(text)
+        expected.append(({(t, toks.count(t)) for t in toks}, len(toks)))
+    got = sorted((sorted(terms), dl) for terms, dl in docs.values())
+    assert got == sorted((sorted(terms), dl) for terms, dl in expected)
+    s.close()
