@@ -29,9 +29,10 @@ from _results import write_json, write_text
 from langgraph.store.base import PutOp
 from scale import Corpus, HashEmbeddings, parse_size
 
-from langmem_plus import HybridStore
+from langmem_plus import HybridStore, MemoryConfig
 
 _BATCH = 500
+SERVER: list[str | None] = [None]  # --milvus URI: a Milvus server instead of Milvus Lite
 
 
 def _pct(values: list[float]) -> dict[str, float]:
@@ -47,9 +48,12 @@ def _load(store: HybridStore, docs: list[tuple[tuple[str, ...], str, str]]) -> f
 
 
 def _bytes(path: Path) -> int:
-    return sum(
-        p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file()
-    )  # SQLite: file + WAL (+ snapshot); Lite: its file
+    """SQLite: the file, its WAL and snapshot; Milvus Lite: everything in its folder."""
+    total = 0
+    for p in path.parent.glob(path.name + "*"):
+        files = p.rglob("*") if p.is_dir() else [p]
+        total += sum(f.stat().st_size for f in files if f.is_file())
+    return total
 
 
 def run_case(
@@ -62,7 +66,11 @@ def run_case(
     """Load the same docs into both backends, then time interleaved searches."""
     index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
     paths = {"sqlite": workdir / f"{tag}.db", "milvus": workdir / f"{tag}.milvus.db"}
-    stores = {name: HybridStore(p, index=index) for name, p in paths.items()}  # type: ignore[arg-type]
+    milvus_cfg = MemoryConfig.model_validate({"store": {"milvus_collection": f"bench_{tag}"}})
+    stores = {
+        "sqlite": HybridStore(paths["sqlite"], index=index),  # type: ignore[arg-type]
+        "milvus": HybridStore(SERVER[0] or paths["milvus"], index=index, config=milvus_cfg),  # type: ignore[arg-type]
+    }
     out: dict[str, Any] = {"items": len(docs)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
@@ -78,7 +86,7 @@ def run_case(
     for name, store in stores.items():
         store.close()
         out[name]["search_ms"] = _pct(lat[name])
-        out[name]["bytes"] = _bytes(paths[name])
+        out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
         out[name]["bytes_per_item"] = out[name]["bytes"] / max(1, len(docs))
     out["ratio"] = {
         "load": out["milvus"]["load_s"] / max(out["sqlite"]["load_s"], 1e-9),
@@ -120,9 +128,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--sizes", default="1k,10k", help="items in one namespace")
     ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument(
+        "--milvus",
+        default=None,
+        metavar="URI",
+        help="run the Milvus side on this server (milvus://host:19530; collections "
+        "bench_<case> are created there) instead of Milvus Lite",
+    )
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--md", type=Path, default=None)
     args = ap.parse_args(argv)
+    SERVER[0] = args.milvus
     corpus, emb = Corpus(), HashEmbeddings()
     res: dict[str, Any] = {
         "machine": {
