@@ -386,3 +386,14 @@ def test_feedback_postings_match_the_stored_tokens(lite: LiteFile) -> None:
     got = sorted((sorted(terms), dl) for terms, dl in docs.values())
     assert got == sorted((sorted(terms), dl) for terms, dl in expected)
     s.close()
+
+
+def test_a_lost_connection_is_reopened(lite: LiteFile) -> None:
+    """Milvus Lite's daemon exits after a while without requests (milvus-lite issue 334);
+    the store opens a new connection and retries the call once."""
+    s = lite.open(index=False)
+    s.put(("a",), "k", {"text": "hello"})
+    s._storage.client._client.close()  # type: ignore[attr-defined]  # the old one is gone
+    got = s.get(("a",), "k")
+    assert got is not None and got.value == {"text": "hello"}
+    s.close()

@@ -35,6 +35,7 @@ __all__ = [
     "LIGHT_FIELDS",
     "MAX_BYTES",
     "Names",
+    "Reconnecting",
     "and_",
     "connect",
     "ensure_collections",
@@ -181,8 +182,34 @@ class _NoLiteMvccNotice(logging.Filter):
         return "mvccTs" not in record.getMessage()
 
 
+class Reconnecting:
+    """A `MilvusClient` that reconnects once when its connection is gone (codes 1, 2), then
+    retries the call: Milvus Lite's daemon exits after a while without requests, and a
+    server may restart; a new client starts (or finds) it again."""
+
+    def __init__(self, pymilvus: Any, kwargs: dict[str, Any]) -> None:
+        self._pm, self._kwargs = pymilvus, kwargs
+        self._client = pymilvus.MilvusClient(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if not callable(method):
+            return method
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return getattr(self._client, name)(*args, **kwargs)
+            except self._pm.MilvusException as exc:
+                if exc.code not in (1, 2) or name == "close":  # 1: closed, 2: unreachable
+                    raise
+                self._client = self._pm.MilvusClient(**self._kwargs)
+                return getattr(self._client, name)(*args, **kwargs)
+
+        return call
+
+
 def connect(uri: str, token: str | None = None) -> tuple[Any, Any]:
-    """(pymilvus module, MilvusClient) for a server URI or a local Milvus Lite file."""
+    """(pymilvus module, client) for a server URI or a local Milvus Lite file."""
     pymilvus = _pymilvus(uri)
     log = logging.getLogger("pymilvus.client.iterator.query_iterator")
     if not any(isinstance(f, _NoLiteMvccNotice) for f in log.filters):
@@ -190,7 +217,7 @@ def connect(uri: str, token: str | None = None) -> tuple[Any, Any]:
     kwargs: dict[str, Any] = {"uri": uri}
     if token:
         kwargs["token"] = token
-    return pymilvus, pymilvus.MilvusClient(**kwargs)
+    return pymilvus, Reconnecting(pymilvus, kwargs)
 
 
 def _nullable(schema: Any, dt: Any, name: str, **kw: Any) -> None:
