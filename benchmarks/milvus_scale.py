@@ -99,6 +99,45 @@ def run_case(
     return out
 
 
+def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str, float]:
+    """Milvus requests per search, put and get (what a cluster's latency multiplies), on a
+    Milvus Lite store of `n` items in sessions of 20 (so session neighbours are read)."""
+    corpus = Corpus()
+    store = HybridStore(
+        workdir / "requests.milvus.db", index={"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    )
+    docs = [corpus.sentence() for _ in range(n)]
+    store.batch(
+        [
+            PutOp(("u", "1"), f"k{i}", {"text": t, "session_id": f"s{i // 20}"})
+            for i, t in enumerate(docs)
+        ]
+    )
+    client: Any = store._storage.client  # type: ignore[attr-defined]
+    calls = [0]
+    for name in ("query", "search", "upsert", "delete", "query_iterator"):
+        real = getattr(client, name)
+
+        def counted(*a: Any, _real: Any = real, **k: Any) -> Any:
+            calls[0] += 1
+            return _real(*a, **k)
+
+        object.__setattr__(client, name, counted)
+    out: dict[str, float] = {}
+    queries = [corpus.query(docs) for _ in range(50)]
+    emb.prime(queries)
+    for q in queries:
+        store.search(("u", "1"), query=q, limit=10)
+    out["per_search"], calls[0] = calls[0] / len(queries), 0
+    for i in range(20):
+        store.put(("u", "1"), f"new{i}", {"text": docs[i]})
+    out["per_put"], calls[0] = calls[0] / 20, 0
+    store.get(("u", "1"), "k1")
+    out["per_get"] = calls[0]
+    store.close()
+    return out
+
+
 def markdown(res: dict[str, Any]) -> str:
     lines = [
         "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item |",
@@ -112,6 +151,14 @@ def markdown(res: dict[str, Any]) -> str:
                 f"{r['items'] / max(b['load_s'], 1e-9):.0f} | {b['search_ms']['p50']:.1f} | "
                 f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} |"
             )
+    if "requests" in res:
+        r = res["requests"]
+        lines += [
+            "",
+            f"Milvus requests: {r['per_search']:.1f} per search, "
+            f"{r['per_put']:.1f} per put, {r['per_get']:.0f} per get.",
+            "",
+        ]
     lines += ["", "Milvus Lite / SQLite, same run:", ""]
     lines += ["| case | load | search p50 | search p95 | bytes |", "|---|---|---|---|---|"]
     for case, r in res["cases"].items():
@@ -128,6 +175,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--sizes", default="1k,10k", help="items in one namespace")
     ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--requests-only", action="store_true", help="only count requests")
     ap.add_argument(
         "--milvus",
         default=None,
@@ -150,6 +198,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        res["requests"] = count_requests(work, emb)
+        if args.requests_only:
+            print(res["requests"])
+            return res
         for tok in args.sizes.split(","):
             n_ns, per_ns = parse_size(tok)
             n = n_ns * per_ns
