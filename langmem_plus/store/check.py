@@ -19,10 +19,10 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_plus.store.docterms import count_pairs
-from langmem_plus.store.plan import Plan
 from langmem_plus.store.sqlite import Database, in_chunks
 from langmem_plus.store.veccodec import VectorStorage
 from langmem_plus.store.vector import VectorIndex, encode_vec
+from langmem_plus.store.writer import PlannedPut
 
 __all__ = ["backfill_vectors", "check", "count_missing_vectors", "mark_vectorless"]
 
@@ -139,9 +139,9 @@ def check(db: Database, vec: VectorIndex | None) -> dict[str, Any]:
     }
 
 
-def mark_vectorless(db: Database, conn: sqlite3.Connection, plan: Plan) -> None:
+def mark_vectorless(db: Database, conn: sqlite3.Connection, puts: Mapping[Any, PlannedPut]) -> None:
     """Note in the database that items with text were written without vectors."""
-    if any(p.keyword_text and p.op.index is not False for p in plan.puts.values()):
+    if any(p.keyword_text and p.op.index is not False for p in puts.values()):
         db.set_meta(conn, VECTORLESS_META, "1")
 
 
