@@ -229,9 +229,7 @@ class Memory:
             newer_share=cfg.recall.newer_version_share if cfg.recall.newer_versions_first else None,
         )
         hits = [SearchHit.of(it) for it in items]
-        if threshold is not None:
-            hits = [h for h in hits if h.score >= threshold]
-        return hits
+        return hits if threshold is None else [h for h in hits if h.score >= threshold]
 
     def get(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
