@@ -14,12 +14,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
-from langmem_plus.store.conversations import symbol_entries
+from langmem_plus.store.conversations import check_delete, check_turn, symbol_entries
 from langmem_plus.text import extract_symbols
 
 __all__ = ["ConversationLog", "InMemoryConversationLog", "check_log", "log_of"]
-
-_ROLES = ("user", "assistant", "system", "tool")
 
 
 @runtime_checkable
@@ -167,13 +165,7 @@ class InMemoryConversationLog:
         symbols: Sequence[str] | None = None,
     ) -> ConversationTurn:
         """Keep one turn and index its code symbols; returns it with its id."""
-        for name, value in (("user_id", user_id), ("session_id", session_id)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
-        if role not in _ROLES:
-            raise ValidationError(f"role must be one of {sorted(_ROLES)}, got {role!r}")
-        if not isinstance(content, str):
-            raise ValidationError(f"content must be a string, got {type(content).__name__}")
+        check_turn(user_id, session_id, role, content)
         syms = list(symbols) if symbols is not None else extract_symbols(content)
         with self._lock:
             turn = ConversationTurn(
@@ -316,8 +308,7 @@ class InMemoryConversationLog:
         older_than: datetime | None = None,
     ) -> dict[str, int]:
         """Delete turns and summaries matching every given condition; returns counts."""
-        if user_id is None and session_id is None and older_than is None:
-            raise ValidationError("give user_id, session_id or older_than (use delete_all())")
+        check_delete(user_id, session_id, older_than)
         cut = None if older_than is None else _utc(older_than)
 
         def hit(uid: str, sid: str, at: datetime) -> bool:

@@ -19,7 +19,7 @@ from langmem_plus.store._common import ns_key
 from langmem_plus.store.sqlite import Database
 from langmem_plus.text.symbols import extract_symbols
 
-__all__ = ["DeleteCounts", "SQLiteConversationLog", "symbol_entries"]
+__all__ = ["DeleteCounts", "SQLiteConversationLog", "check_delete", "check_turn", "symbol_entries"]
 
 _ROLES = {"user", "assistant", "system", "tool"}
 
@@ -40,6 +40,22 @@ def _req(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
     return value
+
+
+def check_turn(user_id: Any, session_id: Any, role: Any, content: Any) -> None:
+    """A conversation log's `add_turn` arguments, checked the same way by every log."""
+    _req("user_id", user_id)
+    _req("session_id", session_id)
+    if role not in _ROLES:
+        raise ValidationError(f"role must be one of {sorted(_ROLES)}, got {role!r}")
+    if not isinstance(content, str):
+        raise ValidationError(f"content must be a string, got {type(content).__name__}")
+
+
+def check_delete(user_id: Any, session_id: Any, older_than: Any) -> None:
+    """A conversation log's `delete` needs at least one condition (all: `delete_all`)."""
+    if user_id is None and session_id is None and older_than is None:
+        raise ValidationError("give user_id, session_id or older_than (use delete_all())")
 
 
 DeleteCounts = dict[str, int]
@@ -65,12 +81,7 @@ class SQLiteConversationLog:
         symbols: Sequence[str] | None = None,
     ) -> ConversationTurn:
         """Persist one turn and index its code symbols; returns it with its id."""
-        _req("user_id", user_id)
-        _req("session_id", session_id)
-        if role not in _ROLES:
-            raise ValidationError(f"role must be one of {sorted(_ROLES)}, got {role!r}")
-        if not isinstance(content, str):
-            raise ValidationError(f"content must be a string, got {type(content).__name__}")
+        check_turn(user_id, session_id, role, content)
         syms = list(symbols) if symbols is not None else extract_symbols(content)
         ts = _epoch(created_at, self._clock)
         with self._db.write() as conn:
@@ -382,8 +393,7 @@ class SQLiteConversationLog:
         older_than: datetime | None = None,
     ) -> DeleteCounts:
         """Delete turns, summaries and symbol entries matching every given condition."""
-        if user_id is None and session_id is None and older_than is None:
-            raise ValidationError("give user_id, session_id or older_than (use delete_all())")
+        check_delete(user_id, session_id, older_than)
         conds, args = [], []
         if user_id is not None:
             conds.append("user_id=?")

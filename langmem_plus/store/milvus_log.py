@@ -20,14 +20,13 @@ from typing import Any
 from langmem_plus.clock import Clock, clock_datetime
 from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
-from langmem_plus.store.conversations import symbol_entries
+from langmem_plus.store.conversations import check_delete, check_turn, symbol_entries
 from langmem_plus.store.milvus_schema import MAX_BYTES, and_, h, in_expr
 from langmem_plus.store.milvus_search import MilvusSession
 from langmem_plus.text.symbols import extract_symbols
 
 __all__ = ["MilvusConversationLog"]
 
-_ROLES = ("user", "assistant", "system", "tool")
 _FIELDS = ["pk", "kind", "user_id", "session_id", "rid", "created_at", "collected", "body"]
 _id_lock = threading.Lock()
 _last_id = 0
@@ -44,12 +43,6 @@ def _utc(dt: datetime | None, clock: Clock) -> datetime:
     if dt is None:
         return clock_datetime(clock)
     return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
-
-
-def _label(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
-    return value
 
 
 def create_log_collection(pm: Any, client: Any, name: str, consistency: str) -> None:
@@ -151,12 +144,7 @@ class MilvusConversationLog:
         symbols: Sequence[str] | None = None,
     ) -> ConversationTurn:
         """Persist one turn and index its code symbols; returns it with its id."""
-        _label("user_id", user_id)
-        _label("session_id", session_id)
-        if role not in _ROLES:
-            raise ValidationError(f"role must be one of {sorted(_ROLES)}, got {role!r}")
-        if not isinstance(content, str):
-            raise ValidationError(f"content must be a string, got {type(content).__name__}")
+        check_turn(user_id, session_id, role, content)
         syms = list(symbols) if symbols is not None else extract_symbols(content)
         turn = ConversationTurn(
             id=_next_id(),
@@ -366,8 +354,7 @@ class MilvusConversationLog:
         older_than: datetime | None = None,
     ) -> dict[str, int]:
         """Delete turns and summaries matching every given condition; returns counts."""
-        if user_id is None and session_id is None and older_than is None:
-            raise ValidationError("give user_id, session_id or older_than (use delete_all())")
+        check_delete(user_id, session_id, older_than)
         exprs = self._who(user_id, session_id)
         if older_than is not None:
             exprs.append(f"created_at < {_utc(older_than, self._clock).timestamp()!r}")
