@@ -32,6 +32,7 @@ from langgraph.store.base import (
 from langmem_plus.clock import Clock, check_clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding_model_name
+from langmem_plus.embeddings import background_cosine as model_background
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
     StoreClosedError,
@@ -78,6 +79,8 @@ class HybridStore(StoreExtras):
     """
 
     supports_ttl: bool = True
+    embeddings: Embeddings | None
+    index_config: dict[str, Any] | None
 
     def __init__(
         self,
@@ -102,8 +105,6 @@ class HybridStore(StoreExtras):
             self._kw, self.config.store.vector_storage, self.config.store.session_keys
         )
         self._rowcache = RowCache(max_rows=self.config.store.row_cache_rows)
-        self.embeddings: Embeddings | None
-        self.index_config: dict[str, Any] | None
         if index is False:
             self.embeddings = None
             self.index_config = None
@@ -142,7 +143,9 @@ class HybridStore(StoreExtras):
                 self._vec.open(conn, self.model_name)
             _checks.warn_missing_vectors(self._db, str(self.path or "this store"))
         self._backend = SqliteBackend(self._kw, self._vec, self._rowcache, dims)
+        bg = model_background(self.embeddings, self.config.store.vector_background)
         self._ranker = Ranker(self.config, self._backend, self._keyword_text, self._omit_expired)
+        self._ranker.vector_background = bg
         self._maint = Maintenance(
             self._db,
             self._kw,

@@ -17,21 +17,63 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["COMPONENTS", "ScoreParts", "fuse_arrays", "score_batch"]
+__all__ = [
+    "COMPONENTS",
+    "Fused",
+    "FusionTuning",
+    "ScoreParts",
+    "evidence",
+    "fuse_arrays",
+    "keyword_evidence",
+    "score_batch",
+    "standing",
+    "vector_evidence",
+]
 
 _DAY = 86400.0
 
 
+@dataclass(frozen=True)
+class FusionTuning:
+    """The knobs of `fuse_arrays`: BM25's share in the standing, the keyword evidence's rate
+    and weight, and the embedding model's background cosine."""
+
+    w_standing_keyword: float
+    keyword_rate: float
+    w_evidence_keyword: float
+    background: float
+
+
+@dataclass
+class Fused:
+    """Aligned arrays: relevance, keyword evidence, vector evidence, absolute evidence."""
+
+    relevance: np.ndarray
+    keyword: np.ndarray
+    vector: np.ndarray
+    evidence: np.ndarray
+
+
 @dataclass
 class ScoreParts:
-    """Why an item ranked where it did: every input of its final score."""
+    """Why an item ranked where it did: every input of its final score.
+
+    `relevance`: the text relevance the spec's w_keyword weighs (scoring.fuse_arrays);
+    `bm25` raw BM25 and `bm25_norm` the keyword evidence (share of the query's IDF mass
+    matched, saturating); `keyword` the same keyword evidence (the name kept for
+    compatibility; before 0.x it held the fused relevance); `vector` the cosine and
+    `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
+    two combined, this item's own absolute evidence.
+    """
 
     score: float = 0.0
+    relevance: float = 0.0
     keyword: float = 0.0
     bm25: float = 0.0
     bm25_norm: float = 0.0
     vector: float = 0.0
     vector_norm: float = 0.0
+    evidence: float = 0.0
     category_boost: float = 1.0
     recency: float = 0.0
     frequency: float = 0.0
@@ -56,20 +98,15 @@ def _zscores(values: np.ndarray) -> np.ndarray:
     return (values - float(values.mean())) / sd
 
 
-def fuse_arrays(
-    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fused text relevance of aligned candidate arrays: (fused, bm25_norm, vector_norm),
-    all in [0, 1] (cosine NaN: the candidate has no vector).
+def standing(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
+    """How far each candidate stands out among the query's candidates, in [0, 1] (the best: 1).
 
-    Each signal is turned into standard scores over the candidate set (z = (x - mean) / std),
-    so a signal counts by how far an item stands out from the other candidates, not by its
-    raw scale: BM25 grows with query length and the number of matched terms, while cosine
-    lives in a narrow, model-specific band. The weighted sum w·z_bm25 + (1-w)·z_cos is then
-    min-max scaled to [0, 1] over the candidates. A signal without spread contributes nothing
-    (the other carries the ranking); candidates with no vector count as the lowest cosine.
-    `bm25_norm` (BM25 / best BM25) and `vector_norm` (min-max cosine) explain the inputs.
-    Measured against fixed max/min-max weighting in docs/benchmarks.md.
+    Each signal is turned into standard scores over the candidates (z = (x - mean) / std), so
+    it counts by how far an item stands out, not by its raw scale (BM25 grows with query length;
+    cosine lives in a narrow, model-specific band); w·z_bm25 + (1-w)·z_cos is min-max scaled.
+    A signal without spread contributes nothing; a candidate with no vector counts as the
+    lowest cosine. This orders the candidates (measured against fixed weightings in
+    docs/benchmarks.md); `fuse_arrays` puts it on the absolute scale.
     """
     b = np.maximum(bm25, 0.0)
     has = ~np.isnan(cosine)
@@ -81,14 +118,63 @@ def fuse_arrays(
     has_b = top_b > 0
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
     wv = 1.0 - wb if has_v else 0.0
+    raw = wb * _zscores(b) + wv * _zscores(c)
+    r_lo, r_hi = float(raw.min()), float(raw.max())
+    if r_hi - r_lo > 1e-12:
+        return (raw - r_lo) / (r_hi - r_lo)
+    # nothing separates the candidates: the plain weighted inputs
     bn = b / top_b if has_b else np.zeros_like(b)
     spread = hi - lo
     vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
-    raw = wb * _zscores(b) + wv * _zscores(c)
-    r_lo, r_hi = float(raw.min()), float(raw.max())
-    # When no signal separates the candidates, fall back to the plain weighted inputs.
-    fused = (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
-    return fused, bn, vn
+    return wb * bn + wv * vn
+
+
+def keyword_evidence(bm25: np.ndarray, mass: float, rate: float) -> np.ndarray:
+    """Keyword evidence in [0, 1): 1 - exp(-rate·x), x = BM25 / the query's weighted IDF
+    mass (the BM25 of an average-length document holding every query term once), i.e. the
+    share of the query matched, saturating. Absolute: no other candidate changes it."""
+    if mass <= 1e-9:  # no query term the index knows
+        return np.zeros_like(bm25)
+    return 1.0 - np.exp(-rate * np.maximum(bm25, 0.0) / mass)
+
+
+def vector_evidence(cosine: np.ndarray, background: float) -> np.ndarray:
+    """The cosine above the embedding model's background (the cosine unrelated texts get),
+    rescaled to [0, 1]; NaN (no vector) and anything at or below the background give 0.
+    Background 0 keeps the plain cosine (as LangGraph's stores report it)."""
+    c = np.where(np.isnan(cosine), background, cosine)
+    return np.clip((c - background) / (1.0 - background), 0.0, 1.0)
+
+
+def evidence(k: np.ndarray, v: np.ndarray, w_keyword: float) -> np.ndarray:
+    """Absolute evidence of relevance in [0, 1] from keyword evidence `k` and vector evidence
+    `v`, combined as independent evidence: 1 - (1 - w·k)(1 - v). With no keyword match it is
+    the vector evidence itself."""
+    return 1.0 - (1.0 - w_keyword * k) * (1.0 - v)
+
+
+def fuse_arrays(
+    bm25: np.ndarray,
+    cosine: np.ndarray,
+    mass: float,
+    *,
+    tuning: FusionTuning,
+) -> Fused:
+    """Text relevance of aligned candidate arrays (cosine NaN: the candidate has no vector).
+
+    relevance = standing × the absolute evidence of the query's best candidate: the best
+    candidate scores its own evidence (`evidence`: the share of the query's IDF mass matched
+    and the cosine above the model's background, independent of every other candidate), the
+    others in proportion to how they stand against it (`standing`). So a lone or top hit no
+    longer scores the same whatever it is worth, an unrelated query scores low throughout, and
+    the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
+    """
+    k = keyword_evidence(bm25, mass, tuning.keyword_rate)
+    v = vector_evidence(cosine, tuning.background)
+    ev = evidence(k, v, tuning.w_evidence_keyword)
+    f = standing(bm25, cosine, tuning.w_standing_keyword)
+    top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
+    return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
 
 
 def score_batch(
