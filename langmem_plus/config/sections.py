@@ -88,6 +88,15 @@ class RecallConfig(Section):
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
     )
+    min_relevance: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Relevance floor: a memory whose relevance (components['relevance'], "
+        "HybridStore's absolute text relevance) is below it is not injected by the middleware, "
+        "the graph nodes or Memory.recall (store.search and Memory.search still return every "
+        "ranked hit). Chosen from docs/results/calibration.md; 0: off.",
+    )
 
 
 class WindowConfig(Section):

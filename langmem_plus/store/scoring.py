@@ -90,43 +90,41 @@ COMPONENTS = tuple(ScoreParts.__dataclass_fields__)
 """The names of a search hit's `components`, in order (the fields of `ScoreParts`)."""
 
 
-def _zscores(values: np.ndarray) -> np.ndarray:
-    """Standard scores over the candidates (all zero when the signal has no spread)."""
-    sd = float(values.std())
-    if sd <= 1e-12:
-        return np.zeros_like(values)
-    return (values - float(values.mean())) / sd
-
-
-def standing(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
-    """How far each candidate stands out among the query's candidates, in [0, 1] (the best: 1).
+def standing(
+    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float, background: float
+) -> np.ndarray:
+    """How each candidate stands against the query's best one, in [0, 1] (the best: 1).
 
     Each signal is turned into standard scores over the candidates (z = (x - mean) / std), so
     it counts by how far an item stands out, not by its raw scale (BM25 grows with query length;
-    cosine lives in a narrow, model-specific band); w·z_bm25 + (1-w)·z_cos is min-max scaled.
-    A signal without spread contributes nothing; a candidate with no vector counts as the
-    lowest cosine. This orders the candidates (measured against fixed weightings in
-    docs/benchmarks.md); `fuse_arrays` puts it on the absolute scale.
+    cosine lives in a narrow, model-specific band): raw = w·z_bm25 + (1-w)·z_cos orders the
+    candidates (measured against fixed weightings in docs/benchmarks.md). The standing is
+    (raw - raw0) / (raw_best - raw0), where raw0 is the raw value of no evidence at all (BM25 0,
+    the background cosine): a ratio of evidence above nothing, which stays near 1 for a
+    candidate almost as good as the best even among two (a min-max would give it 0). A signal
+    without spread contributes nothing; a candidate with no vector counts as the lowest cosine.
     """
     b = np.maximum(bm25, 0.0)
     has = ~np.isnan(cosine)
     has_v = bool(has.any())
     lo = float(cosine[has].min()) if has_v else 0.0
-    hi = float(cosine[has].max()) if has_v else 0.0
     c = np.where(has, cosine, lo)
-    top_b = float(b.max()) if len(b) else 0.0
-    has_b = top_b > 0
+    has_b = bool(len(b)) and float(b.max()) > 0
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
     wv = 1.0 - wb if has_v else 0.0
-    raw = wb * _zscores(b) + wv * _zscores(c)
-    r_lo, r_hi = float(raw.min()), float(raw.max())
-    if r_hi - r_lo > 1e-12:
-        return (raw - r_lo) / (r_hi - r_lo)
-    # nothing separates the candidates: the plain weighted inputs
-    bn = b / top_b if has_b else np.zeros_like(b)
-    spread = hi - lo
-    vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
-    return wb * bn + wv * vn
+    # raw - raw0 = wb·b/sd_b + wv·(c - background)/sd_c (a signal without spread: 0)
+    sd_b, sd_c = float(b.std()), float(c.std())
+    above = np.zeros_like(b)
+    if sd_b > 1e-12:
+        above = above + wb * b / sd_b
+    if sd_c > 1e-12:
+        above = above + wv * (c - background) / sd_c
+    if len(b) == 0:
+        return above
+    best = float(above.max())
+    if best <= 1e-12:  # nothing stands out (one candidate, or no evidence anywhere)
+        return np.where(above >= best - 1e-12, 1.0, 0.0) if best > 0 else np.ones_like(b)
+    return np.clip(above / best, 0.0, 1.0)
 
 
 def keyword_evidence(bm25: np.ndarray, mass: float, rate: float) -> np.ndarray:
@@ -172,7 +170,7 @@ def fuse_arrays(
     k = keyword_evidence(bm25, mass, tuning.keyword_rate)
     v = vector_evidence(cosine, tuning.background)
     ev = evidence(k, v, tuning.w_evidence_keyword)
-    f = standing(bm25, cosine, tuning.w_standing_keyword)
+    f = standing(bm25, cosine, tuning.w_standing_keyword, tuning.background)
     top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
     return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
 
