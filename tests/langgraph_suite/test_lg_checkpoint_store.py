@@ -23,8 +23,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 from langgraph.store.base.batch import AsyncBatchedBaseStore, _dedupe_ops
-from _adapt import HybridInMemoryStore as InMemoryStore  # langmem_plus: the store under test
-from embed_test_utils import CharacterEmbeddings  # langmem_plus: vendored path
+from langgraph_suite.adapt import HybridInMemoryStore as InMemoryStore  # langmem_plus: the store under test
+from langgraph_suite.embed_test_utils import CharacterEmbeddings  # langmem_plus: vendored path
 
 
 class MockAsyncBatchedStore(AsyncBatchedBaseStore):

@@ -17,9 +17,9 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from _adapt import HybridSqliteStore as AsyncSqliteStore  # langmem_plus: the store under test
+from langgraph_suite.adapt import HybridSqliteStore as AsyncSqliteStore  # langmem_plus: the store under test
 from langgraph.store.sqlite.base import SqliteIndexConfig
-from test_lg_sqlite_store import CharacterEmbeddings  # langmem_plus: vendored path
+from langgraph_suite.test_lg_sqlite_store import CharacterEmbeddings  # langmem_plus: vendored path
 
 
 @pytest.fixture(scope="function", params=["memory", "file"])

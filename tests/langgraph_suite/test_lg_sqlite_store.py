@@ -22,7 +22,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from _adapt import HybridSqliteStore as SqliteStore  # langmem_plus: the store under test
+from langgraph_suite.adapt import HybridSqliteStore as SqliteStore  # langmem_plus: the store under test
 from langgraph.store.sqlite.base import (
     NS_MATCH_FUNCTION,
     BaseSqliteStore,

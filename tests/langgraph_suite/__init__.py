@@ -1,0 +1,1 @@
+"""LangGraph's store tests against HybridStore (see README.md)."""
