@@ -14,7 +14,9 @@ holds a `superseded` word and no current one. **Superseded wins** when no hit sh
 current value, or one that shows only the old value ranks above the first that shows the
 current one. For `both_stand` scenarios (two values that both stay true) the failure counted
 is a value missing from the top 10. Matching is case-insensitive substring matching, as the
-data's README defines it.
+data's README defines it. Every figure is also given per split: `tuned` (the scenarios the
+offline correction rules were written after reading) and `heldout` (written afterwards,
+only measured), so the gap shows how much of the figure is tuning.
 
     python benchmarks/corrections.py --out docs/results/corrections.json --md docs/results/corrections.md
 """
@@ -99,7 +101,13 @@ def run(cases: Sequence[CorrectionCase], embeddings: Any) -> dict[str, Any]:
                     hits = mem.search(q.question, case.id, limit=K)
                     verdict = judge([h.text for h in hits], q.current, q.superseded)
                     rows[name].append(
-                        {"case": case.id, "lang": case.lang, "category": case.category, **verdict}
+                        {
+                            "case": case.id,
+                            "lang": case.lang,
+                            "category": case.category,
+                            "split": case.split,
+                            **verdict,
+                        }
                     )
         for mem in mems.values():
             mem.close()
@@ -111,31 +119,44 @@ def _pct(xs: Sequence[float], p: float) -> float:
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
 
 
+def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Superseded wins (corrections), values lost (both stand), found@1/@10, by category."""
+    corr = [r for r in rows if r["category"] != "both_stand"]
+    both = [r for r in rows if r["category"] == "both_stand"]
+    by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_cat[r["category"]].append(r)
+        by_lang[r["lang"]].append(r)
+
+    def share(sel: list[dict[str, Any]], key: str = "lost") -> float:
+        return round(sum(bool(r[key]) for r in sel) / len(sel), 3) if sel else 0.0
+
+    n = max(1, len(rows))
+    return {
+        "questions": len(rows),
+        "superseded_wins": share(corr),
+        "both_stand_lost": share(both),
+        "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / n, 3),
+        "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / n, 3),
+        "by_category": {c: share(v) for c, v in sorted(by_cat.items())},
+        "by_language": {c: share(v) for c, v in sorted(by_lang.items())},
+    }
+
+
 def summarise(raw: dict[str, Any]) -> dict[str, Any]:
-    """Shares per system: superseded wins (corrections), values lost (both stand), found@1/@10."""
+    """Shares per system, over all questions and per split (`tuned`: the scenarios the
+    correction rules were written after; `heldout`: written later and only measured)."""
     out: dict[str, Any] = {}
     for name, rows in raw["rows"].items():
-        corr = [r for r in rows if r["category"] != "both_stand"]
-        both = [r for r in rows if r["category"] == "both_stand"]
-        by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            by_cat[r["category"]].append(r)
-            by_lang[r["lang"]].append(r)
-
-        def share(sel: list[dict[str, Any]], key: str = "lost") -> float:
-            return round(sum(bool(r[key]) for r in sel) / len(sel), 3) if sel else 0.0
-
+        splits = sorted({r.get("split", "tuned") for r in rows})
         out[name] = {
-            "questions": len(rows),
-            "superseded_wins": share(corr),
-            "both_stand_lost": share(both),
-            "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / len(rows), 3),
-            "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / len(rows), 3),
-            "by_category": {c: share(v) for c, v in sorted(by_cat.items())},
-            "by_language": {c: share(v) for c, v in sorted(by_lang.items())},
+            **_shares(rows),
             "ingest_p50_ms": round(_pct(raw["ingest_ms"][name], 50), 2),
             "ingest_p95_ms": round(_pct(raw["ingest_ms"][name], 95), 2),
+            "splits": {
+                sp: _shares([r for r in rows if r.get("split", "tuned") == sp]) for sp in splits
+            },
         }
     return out
 
@@ -158,6 +179,11 @@ def markdown(res: dict[str, Any]) -> str:
             f"| {name} | {v['superseded_wins']} | {v['both_stand_lost']} | {v['current_at_1']} "
             f"| {v['current_at_10']} | {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
         )
+        for sp, w in v["splits"].items():
+            lines.append(
+                f"| {name}, {sp} ({w['questions']} q) | {w['superseded_wins']} "
+                f"| {w['both_stand_lost']} | {w['current_at_1']} | {w['current_at_10']} | |"
+            )
     lines += [
         "",
         "Failures by category (superseded wins; for both_stand, a value lost):",
@@ -166,14 +192,15 @@ def markdown(res: dict[str, Any]) -> str:
         "|---|" + "---|" * (len(cats) + 3),
     ]
     for name, v in s.items():
-        langs = [str(v["by_language"].get(x, "-")) for x in ("zh", "en", "mixed")]
-        lines.append(
-            f"| {name} | "
-            + " | ".join(str(v["by_category"][c]) for c in cats)
-            + " | "
-            + " | ".join(langs)
-            + " |"
-        )
+        for label, w in [(name, v), *((f"{name}, {sp}", x) for sp, x in v["splits"].items())]:
+            langs = [str(w["by_language"].get(x, "-")) for x in ("zh", "en", "mixed")]
+            lines.append(
+                f"| {label} | "
+                + " | ".join(str(w["by_category"].get(c, "-")) for c in cats)
+                + " | "
+                + " | ".join(langs)
+                + " |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -182,11 +209,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="corrections.jsonl (default: bundled)")
     ap.add_argument("--max-cases", type=int, default=None)
+    ap.add_argument("--split", choices=["tuned", "heldout"], default=None, help="one part only")
     ap.add_argument("--embeddings", choices=["default", "none"], default="default")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
     args = ap.parse_args(argv)
-    cases = load_corrections(args.data)[: args.max_cases]
+    cases = load_corrections(args.data)
+    cases = [c for c in cases if args.split is None or c.split == args.split][: args.max_cases]
     emb: Any = default_embeddings() if args.embeddings == "default" else False
     raw = run(cases, emb)
     res = {

@@ -35,6 +35,7 @@ CATEGORIES = ("marker", "no_marker", "self_correction", "untied", "both_stand")
 KINDS = ("preference", "fact", "plan", "instruction", "event", "relation", "profile")
 SUBJECTS = ("user", "team", "third_person")
 SPLITS = ("rules", "heldout")
+CORRECTION_SPLITS = ("tuned", "heldout")
 POLARITIES = ("positive", "negative")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_QUOTE_CHARS = 12
@@ -65,6 +66,7 @@ class CorrectionCase:
     category: str
     turns: tuple[Turn, ...]
     questions: tuple[CorrectionQuestion, ...]
+    split: str = "tuned"
 
     @property
     def user_turns(self) -> tuple[Turn, ...]:
@@ -159,7 +161,8 @@ def load_corrections(path: Path | None = None) -> list[CorrectionCase]:
             CorrectionQuestion(q["question"], tuple(q["current"]), tuple(q["superseded"]))
             for q in row["questions"]
         )
-        out.append(CorrectionCase(row["id"], row["lang"], row["category"], turns, questions))
+        split = row.get("split", "tuned")
+        out.append(CorrectionCase(row["id"], row["lang"], row["category"], turns, questions, split))
     return out
 
 
@@ -243,6 +246,8 @@ def check_corrections(cases: list[CorrectionCase], report: ValidationReport) -> 
             err(f"{where}: lang {c.lang!r}")
         if c.category not in CATEGORIES:
             err(f"{where}: category {c.category!r}")
+        if c.split not in CORRECTION_SPLITS:
+            err(f"{where}: split {c.split!r}")
         for t in c.turns:
             if t.role not in ("user", "assistant"):
                 err(f"{where}: role {t.role!r}")
@@ -294,6 +299,10 @@ def check_corrections(cases: list[CorrectionCase], report: ValidationReport) -> 
                         err(f"{where}: current {w!r} is said before superseded {s!r} first is")
     report.counts["corrections.lang"] = dict(Counter(c.lang for c in cases))
     report.counts["corrections.category"] = dict(Counter(c.category for c in cases))
+    report.counts["corrections.split"] = dict(Counter(c.split for c in cases))
+    report.counts["corrections.heldout_category"] = dict(
+        Counter(c.category for c in cases if c.split == "heldout")
+    )
     report.stats["corrections.cases"] = len(cases)
     report.stats["corrections.user_turns"] = len(lengths)
     report.stats["corrections.avg_user_turn_chars"] = (

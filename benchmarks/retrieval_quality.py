@@ -12,11 +12,14 @@ the same tokenizer and the same cached USE embeddings; only the ranking differs.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import platform
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +78,9 @@ class Unit:
 
 
 SESSION_KEY = ["session_id"]  # the value key LoCoMo turns name their session with (--session-key)
+# HybridStore path: None (SQLite in memory) or a Milvus Lite folder (--backend)
+BACKEND_PATH: list[str | None] = [None]
+PER_UNIT = [0]  # milvus-per-unit: the count of collections made so far (0: off)
 _DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
 
@@ -238,8 +244,16 @@ class HybridSystem(System):
         self.config = config or MemoryConfig()
 
     def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
+        if PER_UNIT[0]:  # a collection of its own: BM25 statistics of this unit alone
+            PER_UNIT[0] += 1
+            store_cfg = {**self.config.store.model_dump(), "milvus_collection": f"u{PER_UNIT[0]}"}
+            self.config = self.config.model_copy(
+                update={"store": type(self.config.store)(**store_cfg)}
+            )
         self.store = HybridStore(
-            index={"dims": 512, "embed": emb, "fields": ["text"]}, config=self.config
+            BACKEND_PATH[0],
+            index={"dims": 512, "embed": emb, "fields": ["text"]},
+            config=self.config,
         )
         self.ns = ("bench", unit.name)
         self.store.batch(
@@ -513,10 +527,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="session_id",
         help="value key that names a LoCoMo turn's session (session_id, session, thread_id, ...)",
     )
+    ap.add_argument(
+        "--backend",
+        choices=("sqlite", "milvus", "milvus-per-unit"),
+        default="sqlite",
+        help="HybridStore's storage: SQLite in memory, or one Milvus Lite file for the whole "
+        "run (every unit a namespace of the same collection, as users in production; "
+        "milvus-per-unit: a collection per unit, so BM25 statistics are the unit's as on SQLite)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="JSON results path")
     ap.add_argument("--md", type=Path, default=None, help="also write the tables here")
     args = ap.parse_args(argv)
     SESSION_KEY[0] = args.session_key
+    PER_UNIT[0] = int(args.backend == "milvus-per-unit")
+    if args.backend != "sqlite":
+        lite_dir = tempfile.mkdtemp(prefix="rq-milvus-")
+        atexit.register(shutil.rmtree, lite_dir, True)
+        BACKEND_PATH[0] = str(Path(lite_dir) / "bench.milvus.db")
     if not (args.data / "locomo").exists():
         raise SystemExit(f"no datasets at {args.data} (pass --data)")
     config = parse_overrides(args.set_config)
@@ -537,6 +564,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
         "config": (config or MemoryConfig()).model_dump(),
         "smoke": args.smoke,
+        "backend": args.backend,
         "sets": {},
     }
     for set_name in args.sets.split(","):

@@ -386,8 +386,14 @@ class MemoryEngine(PostTurnSteps):
                 if cfg.score.profile == "coding" and log is not None:
                     extra = symbol_candidates(store, log, user_id, namespace, q, limit=fetch)
                     found = join_candidates(found, extra)
-                shown = current_view(found, limit=cfg.recall.retrieval_limit)
-                hits = above_floor(shown, cfg.recall.min_relevance)  # nothing unrelated
+                hits = current_view(
+                    found,
+                    limit=cfg.recall.retrieval_limit,
+                    newer_share=cfg.recall.newer_version_share
+                    if cfg.recall.newer_versions_first
+                    else None,
+                )
+                hits = above_floor(hits, cfg.recall.min_relevance)  # nothing unrelated
             except ValidationError:
                 raise
             except Exception as exc:  # recall must never break the conversation

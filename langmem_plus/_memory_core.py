@@ -226,11 +226,10 @@ class Memory:
             include_superseded=include_superseded,
             as_of=when,
             recency=(cfg.score.w_recency, cfg.score.recency_half_life_days),
+            newer_share=cfg.recall.newer_version_share if cfg.recall.newer_versions_first else None,
         )
         hits = [SearchHit.of(it) for it in items]
-        if threshold is not None:
-            hits = [h for h in hits if h.score >= threshold]
-        return hits
+        return hits if threshold is None else [h for h in hits if h.score >= threshold]
 
     def get(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None

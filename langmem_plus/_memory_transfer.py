@@ -184,11 +184,14 @@ def import_data(
         if progress:
             progress(done, total)
 
+    turn_ids: dict[int, int] = {}  # exported turn id -> its id in this log
     try:
         counts = {
             "items": _import_items(index, parsed["items"], tick),
-            "turns": _import_turns(index, parsed["turns"], tick),
-            "rolling_summaries": _import_rolling(index, parsed["rolling_summaries"], tick),
+            "turns": _import_turns(index, parsed["turns"], tick, turn_ids),
+            "rolling_summaries": _import_rolling(
+                index, parsed["rolling_summaries"], tick, turn_ids
+            ),
         }
         conv = index.log
         for row in parsed["session_summaries"]:
@@ -286,26 +289,36 @@ def _import_items(
 
 
 def _import_turns(
-    index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
+    index: ConversationIndex,
+    rows: list[dict[str, Any]],
+    tick: Callable[[int], None],
+    ids: dict[int, int],
 ) -> int:
+    """Add the turns not yet in the log; `ids` gets the exported id -> log id of every turn
+    (a log numbers the turns it is given, so summaries' turn ranges are mapped through it)."""
     conv = index.log
-    seen: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
+    seen: dict[tuple[str, str], dict[tuple[str, str, str], int | None]] = {}
     added = []
     collected: list[int] = []
     for r in sorted(rows, key=lambda r: r.get("id") or 0):
         uid, sid = str(r["user_id"]), str(r["session_id"])
         if (uid, sid) not in seen:
             seen[(uid, sid)] = {
-                (t.role, t.content, t.created_at.isoformat()) for t in conv.turns(uid, sid)
+                (t.role, t.content, t.created_at.isoformat()): t.id for t in conv.turns(uid, sid)
             }
         created = _dt(r.get("created_at"))
         sig = (str(r["role"]), str(r["content"]), created.isoformat() if created else "")
         if sig in seen[(uid, sid)]:
+            have = seen[(uid, sid)][sig]
+            if r.get("id") is not None and have is not None:
+                ids[int(r["id"])] = have
             continue
-        seen[(uid, sid)].add(sig)
         turn = conv.add_turn(
             uid, sid, r["role"], r["content"], created_at=created, symbols=r.get("symbols")
         )
+        seen[(uid, sid)][sig] = turn.id
+        if r.get("id") is not None and turn.id is not None:
+            ids[int(r["id"])] = turn.id
         if r.get("is_collected") and turn.id is not None:
             collected.append(turn.id)
             turn = turn.model_copy(update={"is_collected": True})
@@ -317,12 +330,18 @@ def _import_turns(
 
 
 def _import_rolling(
-    index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
+    index: ConversationIndex,
+    rows: list[dict[str, Any]],
+    tick: Callable[[int], None],
+    turn_ids: Mapping[int, int],
 ) -> int:
     conv = index.log
     added = []
     for r in rows:
         s = RollingSummary.model_validate({**r, "id": None})
+        start, end = turn_ids.get(s.start_turn), turn_ids.get(s.end_turn)
+        if start is not None and end is not None:
+            s = s.model_copy(update={"start_turn": start, "end_turn": end})
         have = conv.rolling_summaries(s.user_id, s.session_id)
         if any(
             (h.start_turn, h.end_turn, h.summary) == (s.start_turn, s.end_turn, s.summary)

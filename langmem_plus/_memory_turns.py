@@ -101,7 +101,8 @@ class ConversationIndex:
         return turn
 
     def index_turns(self, turns: Sequence[ConversationTurn], *, backdate: bool = True) -> None:
-        """Mirror turns as searchable items (their time kept as the item's time)."""
+        """Mirror turns as searchable items (their time kept as the item's time); a log that
+        can (`share_texts`) then reads each turn's text from its item: one copy."""
         self._index(
             [
                 (
@@ -122,6 +123,19 @@ class ConversationIndex:
             ],
             backdate,
         )
+        share = getattr(self.log, "share_texts", None)
+        if share is not None:
+            share(
+                [
+                    (
+                        user_namespace(t.user_id, TURN_ROOT),
+                        f"turn-{t.id}",
+                        [(t.id, 0, len(t.content))],
+                    )
+                    for t in turns
+                    if t.content
+                ]
+            )
 
     def index_summaries(self, summaries: Sequence[RollingSummary]) -> None:
         """Mirror rolling summaries as searchable items."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
+from langmem_plus.versions import RELEVANCE_SHARE, newer_first
 
 __all__ = ["DEMOTION", "above_floor", "current_view", "record_of_item"]
 
@@ -34,12 +35,16 @@ def current_view(
     include_superseded: bool = False,
     as_of: datetime | None = None,
     recency: tuple[float, float] | None = None,
+    newer_share: float | None = RELEVANCE_SHARE,
 ) -> list[Any]:
     """Search results as the memory layer shows them, best first, at most `limit`.
 
     Superseded facts are dropped (kept and marked with `include_superseded`); with `as_of`,
     what was known and true then. An episode whose facts were all superseded is demoted
-    (score x `DEMOTION`) and its `components["superseded"]` says so.
+    (score x `DEMOTION`) and its `components["superseded"]` says so. Among the results
+    shown, a later episode about the same thing as an earlier one is put first when it is
+    at least `newer_share` as relevant (`versions.newer_first`, `components["newer_version"]`;
+    None: no reordering).
 
     `recency` = (weight, half-life in days) re-bases the score's recency term on the user's
     own timeline: the age of a memory is counted from when it was said (`occurred_at`) back
@@ -74,7 +79,11 @@ def current_view(
                 it.score = score
         shown.append((score, i, it))
     shown.sort(key=lambda x: (-x[0], x[1]))
-    return [it for _, _, it in shown[:limit]]
+    return newer_first(
+        [it for _, _, it in shown[:limit]],
+        recency[0] if recency is not None else 0.0,
+        newer_share,
+    )
 
 
 def _said_at(item: Any) -> datetime | None:

@@ -27,6 +27,7 @@ from langmem_plus.current_view import DEMOTION, current_view, record_of_item
 from langmem_plus.processors.derived import DerivedFact
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text import extract_symbols
+from langmem_plus.versions import FOLLOWS, earlier_versions
 
 __all__ = [
     "DEMOTION",
@@ -220,6 +221,10 @@ class EpisodeKeeper:
             self._apply(store, namespace, fact, episode, at, kept, writes)
         if derive and self._corrects(dialogue, facts, context):
             self._correct_older(store, namespace, dialogue, context, episode, kept, writes)
+        if derive:
+            follows = earlier_versions(store, namespace, episode, context)
+            if follows:
+                episode.metadata = {**episode.metadata, FOLLOWS: follows}
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         self._write(store, writes)

@@ -48,6 +48,10 @@ class ReadOnlyStoreError(LangmemPlusError, PermissionError):
     """The database was opened read-only (read-only media or no write permission)."""
 
 
+class UnsupportedBackendError(LangmemPlusError, NotImplementedError):
+    """The store's backend (e.g. Milvus) does not offer this operation."""
+
+
 class MissingExtraError(LangmemPlusError, ImportError):
     """An optional dependency is missing; the message names the exact `pip install`."""
 

@@ -23,6 +23,7 @@ from typing import Any
 from langmem_plus._memory_checks import check_label
 from langmem_plus.apikeys import AuthenticationError, KeyStore
 from langmem_plus.cli import default_db_path, quiet_jieba
+from langmem_plus.cli.options import is_server_db, keys_db
 from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
 from langmem_plus.quoting import quote_data
@@ -77,7 +78,12 @@ def resolve_user(memory: Memory, user: str | None = None, api_key: str | None = 
         check_label("user", user)
     if api_key is None:
         return user or "default"
-    key = KeyStore(memory.store.db).authenticate(api_key)
+    uri = getattr(memory.store, "uri", None)
+    if uri is None:
+        key = KeyStore(memory.store.db).authenticate(api_key)
+    else:  # a Milvus store: the keys are in a SQLite file of their own
+        with KeyStore.open(keys_db(uri)) as keys:
+            key = keys.authenticate(api_key)
     if key.admin:
         if user is None:
             raise ValidationError("an admin API key acts for any user: name one with --user")
@@ -239,8 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", help="chat model for add_memory inference (init_chat_model)")
     args = parser.parse_args(argv)
     quiet_jieba()  # stderr is the client's log: no dictionary-loading lines
-    db = Path(args.db) if args.db else default_db_path()
-    db.parent.mkdir(parents=True, exist_ok=True)
+    db: str | Path = args.db if args.db else default_db_path()
+    if not is_server_db(str(db)):
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
     memory = Memory(
         db,
         model=args.model,

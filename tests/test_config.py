@@ -41,6 +41,8 @@ def _values(info: FieldInfo) -> st.SearchStrategy[Any]:
         return st.sampled_from(get_args(ann))
     if ann is bool:
         return st.booleans()
+    if ann is str:  # names (store.milvus_collection)
+        return st.from_regex(r"[a-z_][a-z0-9_]{0,10}", fullmatch=True)
     if ann == tuple[str, ...]:
         names = st.text(alphabet="abcdefghij_", min_size=1, max_size=8)
         return st.lists(names, min_size=1, max_size=4, unique=True).map(tuple)

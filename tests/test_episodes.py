@@ -364,3 +364,19 @@ def test_a_change_about_something_else_demotes_nothing() -> None:
     first = mem.add("I painted a sunset over the lake last weekend", "u", timestamp=T0)[0]
     mem.add("Now I'm learning to bake sourdough bread", "u", timestamp=T0 + timedelta(days=3))
     assert mem.get(first, "u").corrected_by is None
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_STATEMENTS)
+def test_search_as_of_shows_the_fact_current_then(statements: list[tuple[str, str]]) -> None:
+    mem = _memory()
+    said_at = []
+    for i, (slot, value) in enumerate(statements):
+        at = T0 + timedelta(days=i)
+        _say(mem, f"{slot}={value}", at)
+        said_at.append((at, slot, value))
+    for at, slot, _ in said_at:
+        want = [v for t, s, v in said_at if s == slot and t <= at][-1]
+        hits = mem.search(f"user {slot}", "u1", limit=50, filters={"slot": slot}, as_of=at)
+        facts = [h.memory for h in hits if h.memory.kind == "semantic"]
+        assert [f.value for f in facts] == [want]

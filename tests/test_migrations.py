@@ -6,7 +6,9 @@ import json
 import sqlite3
 
 from langmem_plus import HybridStore
+from langmem_plus.clock import ManualClock
 from langmem_plus.store.sqlite import SCHEMA_VERSION
+from langmem_plus.store.termpack import unpack_terms
 from langmem_plus.store.writer import rank_fields
 
 VALUES = [
@@ -20,6 +22,13 @@ VALUES = [
 ]
 
 
+def _undo_doc_terms(conn) -> None:
+    """Schema 9's keyword layout: the postings(item_id) index, no doc_terms."""
+    conn.execute("DROP TABLE doc_terms")
+    conn.execute("CREATE INDEX postings_item ON postings(item_id)")
+    conn.execute("CREATE INDEX turns_created ON turns(created_at)")
+
+
 def _downgrade_to_v3(path) -> None:
     """Turn a current database back into schema 3 (before kw_log and the rank columns)."""
     conn = sqlite3.connect(path)
@@ -28,6 +37,7 @@ def _downgrade_to_v3(path) -> None:
     for col in ("confidence", "category", "session"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
     conn.execute("DROP TABLE kw_log")
+    _undo_doc_terms(conn)
     conn.execute("DELETE FROM schema_version WHERE version > 3")
     conn.commit()
     conn.close()
@@ -59,3 +69,49 @@ def test_rank_fields_rules():
     assert rank_fields({"confidence": 2, "category": "fact", "chat_id": 0}) == (2.0, "fact", "0")
     assert rank_fields({"confidence": False, "category": ["x"]}) == (None, None, None)
     assert rank_fields(["not", "a", "dict"]) == (None, None, None)
+
+
+def test_v9_database_gets_doc_terms_from_its_postings(tmp_path):
+    """Migration 010 packs each item's postings into doc_terms and drops the item index; the
+    keyword index then answers, unindexes and checks as before."""
+    path = tmp_path / "v9.db"
+    clock = ManualClock()
+    s = HybridStore(path, index=False, clock=clock)
+    texts = {
+        "a": "I drink coffee every morning, coffee with oat milk ☕",
+        "b": "用户喜欢川菜，不吃香菜",
+        "c": "coffee is fine but tea is better",
+        "d": "",
+    }
+    for k, t in texts.items():
+        s.put(("m",), k, {"text": t})
+    before = [(h.key, h.score) for h in s.search(("m",), query="coffee milk")]
+    conn = sqlite3.connect(path)
+    want = sorted(conn.execute("SELECT item_id, term_id, tf, dl FROM postings").fetchall())
+    s.close()
+    _undo_doc_terms(conn)
+    conn.execute("DELETE FROM schema_version WHERE version > 9")
+    conn.commit()
+    conn.close()
+
+    s = HybridStore(path, index=False, clock=clock)
+    conn = sqlite3.connect(path)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "postings_item" not in names and "turns_created" not in names
+    got = sorted(
+        (item_id, tid, tf, dl)
+        for item_id, dl, blob in conn.execute("SELECT item_id, dl, terms FROM doc_terms")
+        for tid, tf in unpack_terms(blob)
+    )
+    assert got == want and got
+    conn.close()
+    assert [(h.key, h.score) for h in s.search(("m",), query="coffee milk")] == before
+    assert s.check()["ok"]
+    s.delete(("m",), "a")
+    assert [h.key for h in s.search(("m",), query="coffee milk")] == ["c"]
+    assert s.check()["ok"]
+    conn = sqlite3.connect(path)
+    left = conn.execute("SELECT COUNT(*) FROM postings p JOIN items i ON i.id = p.item_id")
+    assert left.fetchone()[0] == conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
+    conn.close()
+    s.close()

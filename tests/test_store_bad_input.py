@@ -6,17 +6,39 @@ import pytest
 from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from milvus_fixtures import LITE_REASON, LiteFile
 
 from langmem_plus import HybridStore
 from langmem_plus.errors import InvalidNamespaceError, InvalidQueryError, ValidationError
 
-_store = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
-_store.put(
-    ("m",),
-    "a",
-    {"text": 'Robert\'); DROP TABLE items;-- likes 100% "quoted" text_with_underscores'},
-)
-_store.put(("m",), "b", {"text": "普通的中文记忆 NEAR OR AND *"})
+_INDEX = {"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]}
+
+
+def _fill(store: HybridStore) -> HybridStore:
+    store.put(
+        ("m",),
+        "a",
+        {"text": 'Robert\'); DROP TABLE items;-- likes 100% "quoted" text_with_underscores'},
+    )
+    store.put(("m",), "b", {"text": "普通的中文记忆 NEAR OR AND *"})
+    return store
+
+
+_store = _fill(HybridStore(index=_INDEX))
+
+
+@pytest.fixture(scope="module", params=["sqlite", "milvus"])
+def store(request, tmp_path_factory):
+    """The two-item store on each backend (Milvus: one Lite file for the module)."""
+    if request.param == "sqlite":
+        yield _store
+        return
+    if LITE_REASON is not None:
+        pytest.skip(LITE_REASON)
+    s = _fill(LiteFile(tmp_path_factory.mktemp("milvus")).open(index=_INDEX))
+    yield s
+    s.close()
+
 
 NASTY = [
     "",
@@ -44,28 +66,28 @@ NASTY = [
 ]
 
 
-def test_nasty_queries_are_data():
+def test_nasty_queries_are_data(store):
     for q in NASTY:
-        hits = _store.search(("m",), query=q, limit=5)
+        hits = store.search(("m",), query=q, limit=5)
         assert isinstance(hits, list)
-    assert _store.stats()["items"] == 2
-    hits = _store.search(("m",), query="100%", limit=1)
+    assert store.stats()["items"] == 2
+    hits = store.search(("m",), query="100%", limit=1)
     assert hits[0].key == "a"
-    hits = _store.search(("m",), query="DROP TABLE", limit=1)
+    hits = store.search(("m",), query="DROP TABLE", limit=1)
     assert hits[0].key == "a"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(q=st.text(max_size=300))
-def test_any_text_query(q):
-    hits = _store.search(("m",), query=q, limit=3)
+def test_any_text_query(store, q):
+    hits = store.search(("m",), query=q, limit=3)
     assert all(h.namespace == ("m",) for h in hits)
-    assert _store.get(("m",), "a") is not None
+    assert store.get(("m",), "a") is not None
 
 
-def test_empty_namespace_search_is_empty_list():
-    assert _store.search(("nobody",), query="anything") == []
-    assert _store.search(("nobody",)) == []
+def test_empty_namespace_search_is_empty_list(store):
+    assert store.search(("nobody",), query="anything") == []
+    assert store.search(("nobody",)) == []
 
 
 # ---------------------------------------------------------------- boundary checks (#11 items 7, 8)

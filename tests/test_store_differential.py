@@ -10,10 +10,16 @@ Deliberate differences (documented in docs/concepts.md and not exercised here):
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from langgraph.store.memory import InMemoryStore
+from milvus_fixtures import LiteFile, requires_lite
 
 from langmem_plus import HybridStore
 
@@ -114,3 +120,25 @@ class StoreComparison(RuleBasedStateMachine):
 
 TestStoreComparison = StoreComparison.TestCase
 TestStoreComparison.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+
+
+class MilvusStoreComparison(StoreComparison):
+    """The same comparison with HybridStore over Milvus Lite (one Lite file for the module,
+    emptied for each example)."""
+
+    lite: LiteFile | None = None
+
+    def __init__(self) -> None:
+        RuleBasedStateMachine.__init__(self)
+        self.mem = InMemoryStore()
+        if MilvusStoreComparison.lite is None:
+            where = Path(tempfile.mkdtemp(prefix="lmp-milvus-"))
+            atexit.register(shutil.rmtree, where, True)
+            MilvusStoreComparison.lite = LiteFile(where)
+        self.hyb = MilvusStoreComparison.lite.open(index=False)
+
+
+TestMilvusStoreComparison = requires_lite(MilvusStoreComparison.TestCase)
+TestMilvusStoreComparison.settings = settings(
+    max_examples=10, stateful_step_count=20, deadline=None
+)

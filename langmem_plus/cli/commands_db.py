@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from langmem_plus.cli.options import default_db_path, open_memory, user_of
+from langmem_plus.cli.options import (
+    db_label,
+    default_db_path,
+    is_lite_dir,
+    is_server_db,
+    open_memory,
+    user_of,
+)
 from langmem_plus.cli.output import EXIT_OK, EXIT_PROBLEMS, Progress, emit, kv, table
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
@@ -30,9 +37,9 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Which database file the commands use, why, and whether it exists (opens nothing)."""
     path = Path(args.db)
     data = {
-        "db": str(path.resolve()),
+        "db": db_label(args.db),
         "source": args.db_source,
-        "exists": path.is_file(),
+        "exists": None if is_server_db(args.db) else path.is_file() or is_lite_dir(path),
         "default": str(default_db_path()),
     }
     emit(args, data, lambda: kv(data))
@@ -43,11 +50,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     """`init`: create the database (idempotent)."""
     from langmem_plus.store.sqlite import SCHEMA_VERSION
 
-    existed = Path(args.db).exists()
+    existed = not is_server_db(args.db) and Path(args.db).exists()
     mem = open_memory(args)
     mem.close()
     data = {
-        "db": str(Path(args.db).resolve()),
+        "db": db_label(args.db),
         "schema_version": SCHEMA_VERSION,
         "created": not existed,
     }
@@ -115,8 +122,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from langmem_plus.store import HybridStore
 
-    path = Path(args.db)
-    if not path.is_file():
+    path: Any = args.db if is_server_db(args.db) else Path(args.db)
+    if not is_server_db(args.db) and not (path.is_file() or is_lite_dir(path)):
         raise ValidationError(f"no database at {path}")
     index: Any = False if args.embeddings == "none" else None
     try:
@@ -164,7 +171,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.costs:
         return _cost_stats(args)
     with open_memory(args) as mem:
-        data = {"db": str(Path(args.db).resolve()), **mem.stats()}
+        data = {"db": db_label(args.db), **mem.stats()}
     emit(args, data, lambda: kv(data))
     return EXIT_OK
 
@@ -177,7 +184,7 @@ def _cost_stats(args: argparse.Namespace) -> int:
     user = check_user_id(args.user, "--user") if args.user is not None else None
     with open_memory(args) as mem:
         rows = mem.store.conversations.cost_rows(user_id=user)
-    data = {"db": str(Path(args.db).resolve()), "user": user, **summarize_costs(rows)}
+    data = {"db": db_label(args.db), "user": user, **summarize_costs(rows)}
 
     def human() -> str:
         if not rows:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from langmem_plus.cli.options import is_loopback, open_memory
+from langmem_plus.cli.options import is_loopback, keys_db, open_memory
 from langmem_plus.cli.output import EXIT_NOT_FOUND, EXIT_OK, emit, fail, kv, table
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
+from langmem_plus.store.storage import storage_target
 
 __all__ = ["cmd_demo", "cmd_keys", "cmd_serve"]
 
@@ -23,7 +24,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValidationError("--rate-limit must be >= 0 (0: no limit)")
     public = not is_loopback(args.host)
     if public:  # check before loading models: an open port must never trust X-User-Id
-        with KeyStore.open(args.db) as keys:
+        with KeyStore.open(keys_db(args.db)) as keys:
             if keys.active_count() == 0:
                 raise ValidationError(
                     f"refusing to serve on {args.host}: with no API key, any caller could act "
@@ -39,9 +40,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from langmem_plus.server import create_app
 
     mem = open_memory(args)
+    own_keys = KeyStore.open(keys_db(args.db)) if storage_target(args.db) else None
     try:
         app = create_app(
             mem,
+            keys=own_keys,
             require_keys=public,
             max_body_bytes=args.max_body_bytes,
             rate_limit=args.rate_limit or None,
@@ -49,6 +52,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     finally:
         mem.close()
+        if own_keys is not None:
+            own_keys.close()
     return EXIT_OK
 
 
@@ -60,7 +65,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         if args.admin == (args.user is not None):
             raise ValidationError("give exactly one of --user USER (a key for one user) or --admin")
         user = None if args.admin else check_user_id(args.user, "--user")
-        with KeyStore.open(args.db) as keys:
+        with KeyStore.open(keys_db(args.db)) as keys:
             key, token = keys.create(user_id=user, admin=args.admin, label=args.label)
         data = {**key.to_dict(), "token": token}
         emit(
@@ -69,17 +74,17 @@ def cmd_keys(args: argparse.Namespace) -> int:
             "Use it as: Authorization: Bearer <token>",
         )  # fmt: skip
         return EXIT_OK
-    if not Path(args.db).is_file():
+    if not Path(keys_db(args.db)).is_file():
         raise ValidationError(f"no database at {args.db} (give --db or LANGMEM_PLUS_DB)")
     if args.keys_command == "list":
-        with KeyStore.open(args.db) as keys:
+        with KeyStore.open(keys_db(args.db)) as keys:
             rows = [k.to_dict() for k in keys.list_keys(include_revoked=args.all)]
         emit(
             args, rows,
             lambda: table(rows, ["key_id", "user_id", "admin", "label", "created_at", "active"]),
         )  # fmt: skip
         return EXIT_OK
-    with KeyStore.open(args.db) as keys:
+    with KeyStore.open(keys_db(args.db)) as keys:
         try:
             data = keys.revoke(args.key_id).to_dict()
         except KeyNotFoundError as exc:

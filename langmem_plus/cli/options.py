@@ -13,13 +13,18 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import check_user_id
+from langmem_plus.store.storage import storage_target
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "chat_model",
+    "db_label",
     "default_db_path",
+    "is_lite_dir",
     "is_loopback",
+    "is_server_db",
     "iso_arg",
+    "keys_db",
     "open_memory",
     "parse_span",
     "quiet_jieba",
@@ -136,3 +141,35 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def is_server_db(db: str) -> bool:
+    """Whether `--db` names a Milvus server (``milvus://host:19530``) rather than a file."""
+    uri = storage_target(db)
+    return uri is not None and "://" in uri
+
+
+def db_label(db: str) -> str:
+    """`--db` as reports show it: a server URI as given, a file as its absolute path."""
+    return db if is_server_db(db) else str(Path(db).resolve())
+
+
+def is_lite_dir(path: Path) -> bool:
+    """Whether `path` is a Milvus Lite database (a folder named ``*.milvus.db``)."""
+    return path.is_dir() and storage_target(str(path)) is not None
+
+
+def keys_db(db: str) -> str:
+    """The SQLite file holding the API keys: the database itself, or for a Milvus store
+    ``LANGMEM_PLUS_KEYS_DB``, else (Milvus Lite) ``<folder>.keys.db`` beside its folder."""
+    env = os.environ.get("LANGMEM_PLUS_KEYS_DB")
+    if storage_target(db) is None:
+        return db
+    if env:
+        return env
+    if is_server_db(db):
+        raise ValidationError(
+            "a Milvus server keeps no API keys: set LANGMEM_PLUS_KEYS_DB to a SQLite file "
+            "shared by the servers (e.g. on a volume)"
+        )
+    return db.rstrip("/\\") + ".keys.db"

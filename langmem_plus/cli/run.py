@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from langmem_plus.cli.options import default_db_path, quiet_jieba
+from langmem_plus.cli.options import default_db_path, is_server_db, quiet_jieba
 from langmem_plus.cli.output import EXIT_ERROR, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, fail
 from langmem_plus.cli.parser import UsageError, build_parser
 from langmem_plus.errors import LangmemPlusError, MemoryNotFoundError, ValidationError
@@ -43,7 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.json, EXIT_USAGE, "UsageError",
             "LANGMEM_PLUS_EMBEDDINGS must be 'default' or 'none'",
         )  # fmt: skip
-    if args.command not in ("where", "demo") and args.db_source == "default":
+    if (
+        args.command not in ("where", "demo")
+        and args.db_source == "default"
+        and not is_server_db(args.db)
+    ):
         Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     try:
         return int(args.func(args))

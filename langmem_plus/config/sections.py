@@ -88,6 +88,18 @@ class RecallConfig(Section):
     max_query_chars: int = Field(
         10_000, ge=16, description="Longer queries are truncated (a query is data, never an error)."
     )
+    newer_versions_first: bool = Field(
+        True,
+        description="Show a later exchange about the same thing above an earlier shown "
+        "result (only the order of the results changes).",
+    )
+    newer_version_share: float = Field(
+        0.5,
+        ge=0,
+        description="How relevant that later exchange must be: at least this share of the "
+        "earlier result's relevance (score less recency). Chosen on the tuned part of the "
+        "corrections suite with the bundled USE embeddings (docs/memory_quality.md).",
+    )
     min_relevance: float = Field(
         0.0,
         ge=0,

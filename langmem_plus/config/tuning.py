@@ -215,6 +215,33 @@ class StoreTuning(Section):
         "measured no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, "
         "200k: 2.4 s vs 2.8 s on 2 cores). 0: always write it.",
     )
+    # --- Milvus backend (HybridStore("milvus://host:19530") or "x.milvus.db") ------------
+    milvus_collection: str = Field(
+        "langmem",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`): "
+        "one pair holds every user, the namespace being the partition key.",
+    )
+    milvus_consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = Field(
+        "Strong",
+        description="Milvus consistency level of reads. Strong: a put is seen by the next "
+        "search of every handle; Bounded/Eventually trade that for latency on a cluster "
+        "(docs/scale-out.md).",
+    )
+    milvus_vector_index: Literal["AUTOINDEX", "FLAT", "HNSW", "IVF_FLAT"] = Field(
+        "AUTOINDEX",
+        description="Index of the dense vectors in Milvus (COSINE). AUTOINDEX lets Milvus "
+        "choose; FLAT is exact; HNSW and IVF_FLAT are tuned by the two knobs below. Read when "
+        "the collections are created.",
+    )
+    milvus_hnsw_ef: int = Field(
+        128, ge=1, description="HNSW search breadth `ef` (at least the candidates asked for)."
+    )
+    milvus_ivf_nprobe: int = Field(
+        32, ge=1, description="IVF_FLAT lists probed per query (`nprobe`)."
+    )
     # --- limits -------------------------------------------------------------------------
     max_item_chars: int = Field(
         100_000,

@@ -68,6 +68,11 @@ def create_app(
     )
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.state.memory = mem
+    if keys is None and getattr(mem.store, "uri", None) is not None:
+        raise ValidationError(
+            "a Milvus store keeps no API keys: pass keys=KeyStore.open('keys.db') (a SQLite "
+            "file the servers share)"
+        )
     app.state.keys = keys if keys is not None else KeyStore(mem.store.db)
     app.state.rate_limiter = limiter
     app.state.require_keys = require_keys

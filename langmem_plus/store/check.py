@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_plus.store.plan import Plan
+from langmem_plus.store.docterms import count_pairs
 from langmem_plus.store.sqlite import Database, in_chunks
 from langmem_plus.store.veccodec import VectorStorage
 from langmem_plus.store.vector import VectorIndex, encode_vec
+from langmem_plus.store.writer import PlannedPut
 
 __all__ = ["backfill_vectors", "check", "count_missing_vectors", "mark_vectorless"]
 
@@ -38,8 +39,12 @@ _MISSING_VECTORS = (
 _KEYWORD_CHECKS = {
     "postings_of_missing_items": "SELECT COUNT(DISTINCT item_id) FROM postings "
     "WHERE item_id NOT IN (SELECT id FROM items)",
-    "items_missing_postings": "SELECT COUNT(*) FROM items i WHERE i.doc_len > 0 AND NOT EXISTS "
-    "(SELECT 1 FROM postings p WHERE p.item_id = i.id)",
+    "items_missing_postings": "SELECT COUNT(*) FROM items i WHERE i.doc_len > 0 AND i.id NOT IN "
+    "(SELECT item_id FROM postings)",
+    "items_missing_doc_terms": "SELECT COUNT(*) FROM items i WHERE i.doc_len > 0 AND i.id NOT IN "
+    "(SELECT item_id FROM doc_terms)",
+    "doc_terms_of_missing_items": "SELECT COUNT(*) FROM doc_terms "
+    "WHERE item_id NOT IN (SELECT id FROM items)",
     "items_with_wrong_length": "SELECT COUNT(*) FROM (SELECT item_id, SUM(tf) AS n FROM postings "
     "GROUP BY item_id) p JOIN items i ON i.id = p.item_id WHERE p.n != i.doc_len",
     "terms_with_wrong_df": "SELECT COUNT(*) FROM terms t WHERE t.df != "
@@ -95,6 +100,8 @@ def check(db: Database, vec: VectorIndex | None) -> dict[str, Any]:
             counts["items"] = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
             counts["vectors"] = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
             keyword = {k: int(conn.execute(q).fetchone()[0]) for k, q in _KEYWORD_CHECKS.items()}
+            postings = int(conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0])
+            keyword["doc_terms_postings_difference"] = abs(count_pairs(conn) - postings)
             vectors = {k: int(conn.execute(q).fetchone()[0]) for k, q in _VECTOR_CHECKS.items()}
             vectors["items_missing_vectors"] = count_missing_vectors(conn)
         except sqlite3.DatabaseError as exc:
@@ -132,9 +139,9 @@ def check(db: Database, vec: VectorIndex | None) -> dict[str, Any]:
     }
 
 
-def mark_vectorless(db: Database, conn: sqlite3.Connection, plan: Plan) -> None:
+def mark_vectorless(db: Database, conn: sqlite3.Connection, puts: Mapping[Any, PlannedPut]) -> None:
     """Note in the database that items with text were written without vectors."""
-    if any(p.keyword_text and p.op.index is not False for p in plan.puts.values()):
+    if any(p.keyword_text and p.op.index is not False for p in puts.values()):
         db.set_meta(conn, VECTORLESS_META, "1")
 
 

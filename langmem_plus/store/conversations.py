@@ -139,30 +139,41 @@ class SQLiteConversationLog:
 
         `spans` are ``(turn_id, start, stop)`` into the item's text. A turn is linked only
         when that span equals its content exactly, so no text is ever lost; returns how many.
+        Should the item be deleted or its text change, the turns get their copy back
+        (migration 011's triggers).
         """
-        if not spans:
+        return self.share_texts([(namespace, key, spans)])
+
+    def share_texts(
+        self, links: Sequence[tuple[Sequence[str], str, Sequence[tuple[int, int, int]]]]
+    ) -> int:
+        """`share_text` for several items in one transaction; returns how many turns."""
+        links = [link for link in links if link[2]]
+        if not links:
             return 0
         linked = 0
         with self._db.write() as conn:
-            row = conn.execute(
-                "SELECT i.id, json_extract(i.value, '$.text') FROM items i "
-                "JOIN namespaces n ON n.id = i.ns_id WHERE n.ns=? AND i.key=?",
-                (ns_key(namespace), key),
-            ).fetchone()
-            if row is None or not isinstance(row[1], str):
-                return 0
-            item_id, text = row
-            for turn_id, start, stop in spans:
-                got = conn.execute("SELECT content FROM turns WHERE id=?", (turn_id,)).fetchone()
-                if got is None or got[0] != text[start:stop]:
+            for namespace, key, spans in links:
+                row = conn.execute(
+                    "SELECT i.id, json_extract(i.value, '$.text') FROM items i "
+                    "JOIN namespaces n ON n.id = i.ns_id WHERE n.ns=? AND i.key=?",
+                    (ns_key(namespace), key),
+                ).fetchone()
+                if row is None or not isinstance(row[1], str):
                     continue
-                conn.execute(
-                    "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) "
-                    "VALUES (?,?,?,?)",
-                    (turn_id, item_id, start, stop),
-                )
-                conn.execute("UPDATE turns SET content='' WHERE id=?", (turn_id,))
-                linked += 1
+                item_id, text = row
+                for turn_id, start, stop in spans:
+                    got = conn.execute("SELECT content FROM turns WHERE id=?", (turn_id,))
+                    content = got.fetchone()
+                    if content is None or not content[0] or content[0] != text[start:stop]:
+                        continue
+                    conn.execute(
+                        "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) "
+                        "VALUES (?,?,?,?)",
+                        (turn_id, item_id, start, stop),
+                    )
+                    conn.execute("UPDATE turns SET content='' WHERE id=?", (turn_id,))
+                    linked += 1
         return linked
 
     def mark_collected(self, turn_ids: Iterable[int]) -> int:

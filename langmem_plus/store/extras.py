@@ -13,7 +13,6 @@ from langgraph.store.base import PutOp
 from typing_extensions import Self
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.store import check as _checks
 from langmem_plus.store import conventions, validate
 from langmem_plus.store._common import MemorySearchItem, as_epoch, ns_key
 from langmem_plus.store.plan import MemorySearchOp
@@ -26,9 +25,8 @@ if TYPE_CHECKING:
 
     from langmem_plus.clock import Clock
     from langmem_plus.config import MemoryConfig
-    from langmem_plus.store.maintenance import Maintenance, TTLSweeper
-    from langmem_plus.store.sqlite import Database
-    from langmem_plus.store.vector import VectorIndex
+    from langmem_plus.store.maintenance import TTLSweeper
+    from langmem_plus.store.storage import StorageBackend
 
 __all__ = ["StoreExtras"]
 
@@ -41,9 +39,7 @@ class StoreExtras(validate.CheckedStore):
         clock: Clock
         ttl_config: TTLConfig | None
         embeddings: Embeddings | None
-        _db: Database
-        _vec: VectorIndex | None
-        _maint: Maintenance
+        _storage: StorageBackend
         _sweeper: TTLSweeper
         _sweeper_future: conventions.SweeperFuture | None
 
@@ -173,20 +169,7 @@ class StoreExtras(validate.CheckedStore):
         if now is not None and not isinstance(now, datetime):
             raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
         ts = as_epoch(now) if now is not None else self.clock()
-        with self._db.write() as conn:
-            row = conn.execute(
-                "SELECT id FROM namespaces WHERE ns=?", (ns_key(namespace),)
-            ).fetchone()
-            if row is None:
-                return 0
-            n = 0
-            for k in keys:
-                n += conn.execute(
-                    "UPDATE items SET access_count = access_count + 1, last_accessed=? "
-                    "WHERE ns_id=? AND key=?",
-                    (ts, row[0], k),
-                ).rowcount
-        return n
+        return self._storage.mark_used(tuple(namespace), keys, ts)
 
     async def amark_used(
         self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
@@ -202,7 +185,7 @@ class StoreExtras(validate.CheckedStore):
         `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
         """
         self._ensure_open()
-        expired = self._maint.expired(self.clock())
+        expired = self._storage.expired(self.clock())
         if expired:
             self.batch([PutOp(ns, key, None) for ns, key in expired])
         return conventions.AwaitableInt(len(expired))
@@ -258,38 +241,30 @@ class StoreExtras(validate.CheckedStore):
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
         self._ensure_open()
-        return self._maint.reindex(vectors=vectors)
+        return self._storage.reindex(vectors=vectors)
 
     def check(self) -> dict[str, Any]:
         """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
         agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
         self._ensure_open()
-        return _checks.check(self._db, self._vec)
+        return self._storage.check()
 
     def backfill_vectors(self) -> int:
         """Embed the items that have no vectors (written while embeddings were off);
         returns how many items got vectors. `reindex()` re-embeds everything instead."""
         self._ensure_open()
-        if self.embeddings is None or self._vec is None:
-            return 0
-        return _checks.backfill_vectors(
-            self._db,
-            self._vec,
-            self.embeddings,
-            lambda value: self._texts(value, None),
-            self.config.store.vector_storage,
-        )
+        return self._storage.backfill_vectors()
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
         self._ensure_open()
-        return self._maint.stats()
+        return self._storage.stats()
 
     def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
         """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
         self._ensure_open()
-        return self._maint.count(namespace_prefix, exact)
+        return self._storage.count(namespace_prefix, exact)
 
     def keys(
         self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
@@ -297,7 +272,7 @@ class StoreExtras(validate.CheckedStore):
         """(namespace, key) of every item in (or under) a namespace, in insertion order."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
         self._ensure_open()
-        return self._maint.keys(namespace_prefix, exact)
+        return self._storage.keys(namespace_prefix, exact)
 
     def locate(self, key: str, namespace_prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
         """Namespaces in (or under) `namespace_prefix` holding an item with `key` (one SQL
@@ -306,7 +281,7 @@ class StoreExtras(validate.CheckedStore):
         if not isinstance(key, str) or not key:
             raise ValidationError("key must be a non-empty string")
         self._ensure_open()
-        return self._maint.locate(key, namespace_prefix)
+        return self._storage.locate(key, namespace_prefix)
 
     def restore_item_stats(
         self,
@@ -318,7 +293,7 @@ class StoreExtras(validate.CheckedStore):
         """
         rows = validate.check_stat_rows(rows)
         self._ensure_open()
-        return self._maint.restore_item_stats(
+        return self._storage.restore_item_stats(
             [
                 (ns_key(ns), key, as_epoch(c), as_epoch(u), as_epoch(la), n)
                 for ns, key, c, u, la, n in rows
@@ -327,9 +302,9 @@ class StoreExtras(validate.CheckedStore):
 
     def db_bytes(self) -> int:
         """Bytes the database occupies (file + WAL)."""
-        return self._maint.db_bytes()
+        return self._storage.db_bytes()
 
     def vacuum(self) -> int:
         """Reclaim space so deleted text leaves the file; returns bytes freed."""
         self._ensure_open()
-        return self._maint.vacuum()
+        return self._storage.vacuum()

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -36,31 +36,28 @@ from langmem_plus.embeddings import background_cosine as model_background
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
     StoreClosedError,
+    UnsupportedBackendError,
+    ValidationError,
 )
 from langmem_plus.store import batching, conventions, validate
-from langmem_plus.store import check as _checks
 from langmem_plus.store._common import MemorySearchItem
-from langmem_plus.store.backend import SqliteBackend
-from langmem_plus.store.changefeed import VECTOR_FEED
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.extras import StoreExtras
-from langmem_plus.store.keyword import KeywordIndex
-from langmem_plus.store.maintenance import Maintenance, TTLSweeper
+from langmem_plus.store.maintenance import TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
 from langmem_plus.store.ranker import Ranker, RankQuery
-from langmem_plus.store.rowcache import RowCache
 from langmem_plus.store.rows import CandidateRow, passes, to_item
-from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database
+from langmem_plus.store.sqlite_storage import SqliteStorage
+from langmem_plus.store.storage import StorageBackend, storage_target
 from langmem_plus.store.texts import field_paths, value_texts
-from langmem_plus.store.vector import VectorIndex
-from langmem_plus.store.writer import ItemWriter
+
+if TYPE_CHECKING:
+    from langmem_plus.store.milvus_log import MilvusConversationLog
 
 __all__ = ["HybridStore", "MemorySearchItem"]
 
 logger = logging.getLogger(__name__)
-
-_LOG_COMPACT_AT = 10_000
 
 
 class HybridStore(StoreExtras):
@@ -96,15 +93,12 @@ class HybridStore(StoreExtras):
         validate.check_init(path, index, config, ttl, read_only)
         self.config = config or MemoryConfig()
         self.clock: Clock = check_clock(clock)  # epoch seconds: TTL, recency, sweep
-        self.path = None if path is None else Path(path)
+        self.uri = storage_target(path)  # a Milvus store's URI; None for SQLite
+        self.path = None if path is None or (self.uri and "://" in self.uri) else Path(path)
         self.ttl_config = ttl
         self._closed = False
-        self._db = Database(self.path, read_only=read_only)
-        self._kw = KeywordIndex(self.config)
-        self._writer = ItemWriter(
-            self._kw, self.config.store.vector_storage, self.config.store.session_keys
-        )
-        self._rowcache = RowCache(max_rows=self.config.store.row_cache_rows)
+        self.embeddings: Embeddings | None
+        self.index_config: dict[str, Any] | None
         if index is False:
             self.embeddings = None
             self.index_config = None
@@ -126,38 +120,14 @@ class HybridStore(StoreExtras):
         self.fields = fields
         self._tok_fields = field_paths(fields)
         self.dims = dims
-        self._vec: VectorIndex | None = None
-        if self.embeddings is not None:
-            self._check_model()
-            snap = None if self.path is None else self.path.with_name(self.path.name + ".faiss")
-            self._vec = VectorIndex(
-                dims,
-                snapshot_path=snap,
-                ann_threshold=self.config.store.ann_threshold,
-                nprobe=self.config.store.ivf_nprobe,
-                snapshot_min_vectors=self.config.store.snapshot_min_vectors,
-                scan_in_background=self.config.store.vector_search_thread,
-            )
-            self._vec.model_name = self.model_name
-            with self._db.read() as conn:
-                self._vec.open(conn, self.model_name)
-            _checks.warn_missing_vectors(self._db, str(self.path or "this store"))
-        self._backend = SqliteBackend(self._kw, self._vec, self._rowcache, dims)
-        bg = model_background(self.embeddings, self.config.store.vector_background)
-        self._ranker = Ranker(self.config, self._backend, self._keyword_text, self._omit_expired)
-        self._ranker.vector_background = bg
-        self._maint = Maintenance(
-            self._db,
-            self._kw,
-            self._vec,
-            texts=lambda value: self._texts(value, None),
-            embeddings=self.embeddings,
-            model_name=self.model_name,
-            dims=self.dims,
-            vector_storage=self.config.store.vector_storage,
-            session_keys=self.config.store.session_keys,
+        self._storage = self._open_storage(read_only)
+        self._ranker = Ranker(
+            self.config, self._storage.search, self._keyword_text, self._omit_expired
         )
-        self._conversations: SQLiteConversationLog | None = None
+        self._ranker.vector_background = model_background(
+            self.embeddings, self.config.store.vector_background
+        )
+        self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)
         self._sweeper_future: conventions.SweeperFuture | None = None
@@ -165,27 +135,35 @@ class HybridStore(StoreExtras):
             self.start_ttl_sweeper()
 
     # ================================================================ lifecycle
-    def _check_model(self) -> None:
-        stored = self._db.get_meta("embedding_model")
-        stored_dims = self._db.get_meta("embedding_dims")
-        with self._db.read() as conn:
-            has_vectors = conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
-        if (
-            has_vectors
-            and stored
-            and (stored != self.model_name or int(stored_dims or 0) != self.dims)
-        ):
-            raise EmbeddingModelMismatchError(
-                f"this store's vectors were made by {stored!r} ({stored_dims}-d) but the store "
-                f"was opened with {self.model_name!r} ({self.dims}-d). Open it with the same "
-                f"embeddings, or call HybridStore.reembed(path, index=...) to re-embed every item."
+    def _open_storage(self, read_only: bool | None) -> StorageBackend:
+        """The storage `path` names: a Milvus URI or `*.milvus.db` file (the `milvus` extra),
+        else SQLite (a file, or memory for None). SQLite's parts stay reachable as attributes
+        (`_db`, `_kw`, `_vec`, `_rowcache`, `_backend`, `_maint`) for tools and tests."""
+        texts = lambda value: self._texts(value, None)  # noqa: E731
+        if self.uri is not None:
+            from langmem_plus.store.milvus_storage import MilvusStorage  # optional extra
+
+            return MilvusStorage(
+                self.uri,
+                read_only=bool(read_only),
+                config=self.config,
+                embeddings=self.embeddings,
+                model_name=self.model_name,
+                dims=self.dims,
+                texts=texts,
             )
-        if self._db.read_only:
-            return
-        with self._db.write() as conn:
-            self._db.set_meta(conn, "embedding_model", self.model_name)
-            self._db.set_meta(conn, "embedding_dims", str(self.dims))
-            snapshot_key(conn, create=True)
+        sq = SqliteStorage(
+            self.path,
+            read_only=read_only,
+            config=self.config,
+            embeddings=self.embeddings,
+            model_name=self.model_name,
+            dims=self.dims,
+            texts=texts,
+        )
+        self._db, self._kw, self._vec = sq.db, sq.kw, sq.vec
+        self._rowcache, self._backend, self._maint = sq.rowcache, sq.search, sq.maint
+        return sq
 
     @classmethod
     def reembed(
@@ -196,37 +174,21 @@ class HybridStore(StoreExtras):
         config: MemoryConfig | None = None,
     ) -> HybridStore:
         """Open `path` with new embeddings, replacing every stored vector (model change)."""
-        db = Database(Path(path))
-        with db.write() as conn:
-            conn.execute("DELETE FROM vectors")
-            conn.execute("DELETE FROM vec_log")
-            conn.execute("DELETE FROM meta WHERE key IN ('embedding_model','embedding_dims')")
-        db.close()
-        snap = Path(path).with_name(Path(path).name + ".faiss")
-        if snap.exists():
-            snap.unlink()
+        if storage_target(path) is not None:
+            raise ValidationError("reembed works on a SQLite file; a Milvus store: reindex()")
+        SqliteStorage.drop_vectors(Path(path))
         store = cls(path, index=index, config=config)
         store.reindex()
         return store
 
     def close(self) -> None:
-        """Stop the TTL sweeper, snapshot the vector index, close SQLite. Idempotent."""
+        """Stop the TTL sweeper, snapshot the vector index, close the storage. Idempotent."""
         if self._closed:
             return
         self.stop_ttl_sweeper()
         try:
-            if self._vec is not None and self.path is not None and not self._db.read_only:
-                with self._db.read() as conn:
-                    self._vec.sync(conn)
-                try:
-                    self._vec.save()
-                except OSError as exc:  # only a cache: the next open rebuilds or replays
-                    logger.warning("could not write the vector snapshot: %s", exc)
-                with self._db.write() as conn:
-                    if VECTOR_FEED.size(conn) > _LOG_COMPACT_AT:
-                        self._vec.compact_log(conn)
+            self._storage.close()
         finally:
-            self._db.close()
             self._closed = True
 
     async def aclose(self) -> None:
@@ -386,11 +348,11 @@ class HybridStore(StoreExtras):
         results: list[Result] = [None] * len(plan.ops)
         now = self.clock()
         refresh: list[int] = []
-        with self._db.lock:
+        io = self._storage
+        with io.batch_lock():
             if any(not isinstance(op, PutOp) for op in plan.ops):
-                with self._db.read() as conn:
-                    if self._vec is not None:
-                        self._vec.sync(conn)
+                with io.read() as conn:
+                    io.before_reads(conn)
                     for i, op in enumerate(plan.ops):
                         if isinstance(op, GetOp):
                             got = self._get(conn, op, now)
@@ -410,24 +372,14 @@ class HybridStore(StoreExtras):
                         elif isinstance(op, ListNamespacesOp):
                             results[i] = self._list_namespaces(conn, op, now)
             if plan.puts or refresh:
-                with self._db.write() as conn:
+                with io.write() as conn:
                     if refresh:
-                        self._refresh_ttl(conn, refresh, now)
+                        io.refresh_ttl(conn, refresh, now)
                     if plan.puts:
-                        self._writer.apply_puts(conn, plan.puts, doc_vecs, now)
-                        if self._vec is None:
-                            _checks.mark_vectorless(self._db, conn, plan)
-                if plan.puts and self._vec is not None:
-                    with self._db.read() as conn:
-                        self._vec.sync(conn)
+                        io.apply_puts(conn, plan.puts, doc_vecs, now)
+                if plan.puts:
+                    io.after_puts()
         return results
-
-    # ================================================================ writes
-    def _refresh_ttl(self, conn: Any, rowids: Sequence[int], now: float) -> None:
-        conn.executemany(
-            "UPDATE items SET expires_at = ? + ttl_minutes * 60 WHERE id=? AND ttl_minutes IS NOT NULL",
-            [(now, r) for r in rowids],
-        )
 
     # ================================================================ reads
     def _omit_expired(self) -> bool:
@@ -438,13 +390,13 @@ class HybridStore(StoreExtras):
         return "\n".join(t for _, t in self._texts(value, None))
 
     def _get(self, conn: Any, op: GetOp, now: float) -> tuple[Item, int] | None:
-        row = self._backend.read_item(conn, op.namespace, op.key)
+        row = self._storage.search.read_item(conn, op.namespace, op.key)
         if row is None or (self._omit_expired() and row.expired(now)):
             return None
         return to_item(row, Item), (row.id if row.ttl_minutes is not None else -1)
 
     def _ns_ids(self, conn: Any, prefix: Sequence[str]) -> list[int]:
-        return self._backend.namespace_ids(conn, prefix)
+        return self._storage.search.namespace_ids(conn, prefix)
 
     def _scan(
         self,
@@ -458,7 +410,7 @@ class HybridStore(StoreExtras):
         """Rows of the namespaces in insertion order that pass the filter, expiry and the
         time range (up to `stop`)."""
         omit = self._omit_expired()
-        return self._backend.scan(
+        return self._storage.search.scan(
             conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range), stop
         )
 
@@ -478,20 +430,26 @@ class HybridStore(StoreExtras):
     def _list_namespaces(
         self, conn: Any, op: ListNamespacesOp, now: float
     ) -> list[tuple[str, ...]]:
-        found = self._backend.list_namespaces(
+        found = self._storage.search.list_namespaces(
             conn, now if self._omit_expired() else None, op.match_conditions, op.max_depth
         )
         return found[op.offset : op.offset + op.limit]
 
     @property
-    def conversations(self) -> SQLiteConversationLog:
-        """Turns, summaries, profiles and symbols stored in the same SQLite file."""
+    def conversations(self) -> SQLiteConversationLog | MilvusConversationLog:
+        """Turns, summaries, profiles and symbols stored beside the items (the same SQLite
+        file, or the `<name>_log` collection of a Milvus store)."""
         self._ensure_open()
         if self._conversations is None:
-            self._conversations = SQLiteConversationLog(self._db, clock=self.clock)
+            self._conversations = self._storage.conversation_log(self.clock)
         return self._conversations
 
     @property
     def db(self) -> Database:
-        """The underlying SQLite database (shared by the conversation log)."""
-        return self._db
+        """The underlying SQLite database (shared by the conversation log and API keys)."""
+        if not isinstance(self._storage, SqliteStorage):
+            raise UnsupportedBackendError(
+                f"{self.uri} is a Milvus store: it has no SQLite database (keep API keys in a "
+                "SQLite file of their own: KeyStore.open(path))"
+            )
+        return self._storage.db

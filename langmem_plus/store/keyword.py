@@ -19,6 +19,7 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
+from langmem_plus.store.docterms import doc_term_rows, read_doc_terms, write_doc_terms
 from langmem_plus.store.kwcache import PostingsCache
 from langmem_plus.store.kwlexicon import ROW_WEIGHT, TERMS_CHUNK, Lexicon
 from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
@@ -130,6 +131,14 @@ class KeywordIndex(MemoryScoring):
                 for t, n in tf.items()
             ],
         )
+        write_doc_terms(
+            conn,
+            [
+                (item_id, dl, [(term_ids[(ns_id, t)], n) for t, n in tf.items()])
+                for ns_id, item_id, tf, dl in counted
+                if tf
+            ],
+        )
         conn.executemany(
             "UPDATE namespaces SET n_docs = n_docs + ?, total_len = total_len + ? WHERE id = ?",
             [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
@@ -144,13 +153,15 @@ class KeywordIndex(MemoryScoring):
         ids = [d[1] for d in docs]
         term_dec: Counter[int] = Counter()
         counted: set[int] = set()  # the documents add_many counted: those with postings
-        for part, marks in in_chunks(ids):
-            for tid, item_id in conn.execute(
-                f"SELECT term_id, item_id FROM postings WHERE item_id IN ({marks})", part
-            ):
+        gone: list[tuple[int, int]] = []
+        for item_id, (_dl, pairs) in read_doc_terms(conn, ids).items():
+            counted.add(item_id)
+            for tid, _tf in pairs:
                 term_dec[tid] += 1
-                counted.add(item_id)
-            conn.execute(f"DELETE FROM postings WHERE item_id IN ({marks})", part)
+                gone.append((tid, item_id))
+        conn.executemany("DELETE FROM postings WHERE term_id = ? AND item_id = ?", gone)
+        for part, marks in in_chunks(ids):
+            conn.execute(f"DELETE FROM doc_terms WHERE item_id IN ({marks})", part)
         conn.executemany(
             "UPDATE terms SET df = df - ? WHERE id = ?", [(n, t) for t, n in term_dec.items()]
         )
@@ -174,9 +185,11 @@ class KeywordIndex(MemoryScoring):
         if self._writes % 256 == 0:
             KEYWORD_FEED.keep_newest(conn, _LOG_KEEP)
 
-    def rebuilt(self, conn: sqlite3.Connection) -> None:
-        """Mark the whole index as rebuilt (reindex): every process's cache drops it."""
+    def clear(self, conn: sqlite3.Connection) -> None:
+        """Empty the index before a rebuild (reindex): every process's cache drops it."""
         self._writes += 1
+        for table in ("postings", "doc_terms", "terms"):
+            conn.execute(f"DELETE FROM {table}")
         KEYWORD_FEED.reset(conn)
 
     # ------------------------------------------------------------------ reads
@@ -307,11 +320,7 @@ class KeywordIndex(MemoryScoring):
         lexicon = self._scope.get("lexicon") if self._scope is not None else None
         if lexicon is not None:
             return lexicon.doc_rows(conn, item_ids)
-        return conn.execute(  # type: ignore[no-any-return]
-            "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df FROM postings p "
-            f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({','.join('?' * len(item_ids))})",
-            tuple(item_ids),
-        )
+        return [row[:6] for row in doc_term_rows(conn, item_ids)]
 
     def _prepare(
         self,

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
+from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.growbuffer import GrowBuffer
 from langmem_plus.store.kwlexicon import ROW_WEIGHT, Lexicon
 from langmem_plus.store.sqlite import in_chunks
@@ -340,11 +341,6 @@ def _item_postings(
 ) -> dict[int, list[tuple[str, int, int]]]:
     """item id -> [(term, tf, dl)] as stored now (items deleted since are absent)."""
     out: dict[int, list[tuple[str, int, int]]] = {}
-    for part, marks in in_chunks(item_ids):
-        for item_id, term, tf, dl in conn.execute(
-            "SELECT p.item_id, t.term, p.tf, p.dl FROM postings p JOIN terms t "
-            f"ON t.id = p.term_id WHERE p.item_id IN ({marks})",
-            part,
-        ):
-            out.setdefault(item_id, []).append((term, tf, dl))
+    for term, item_id, tf, dl, _tid, _df, _ns in doc_term_rows(conn, item_ids):
+        out.setdefault(item_id, []).append((term, tf, dl))
     return out

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.sqlite import in_chunks
 
 __all__ = ["ROW_WEIGHT", "TERMS_CHUNK", "DocRow", "Lexicon"]
@@ -75,20 +76,15 @@ class Lexicon:
 
     def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:
         """Every term of the given items as `DocRow`s, by item id then term id (the order of
-        the postings_item index); items of this namespace are remembered."""
+        `doc_term_rows`); items of this namespace are remembered."""
         ids = sorted(set(item_ids))
         missing = [i for i in ids if i not in self.docs]
         got: dict[int, list[DocRow]] = {}
         foreign: set[int] = set()  # items of another namespace: answered, not remembered
-        for part, marks in in_chunks(missing):
-            for term, item_id, tf, dl, tid, df, ns_id in conn.execute(
-                "SELECT t.term, p.item_id, p.tf, p.dl, t.id, t.df, t.ns_id FROM postings p "
-                f"JOIN terms t ON t.id = p.term_id WHERE p.item_id IN ({marks})",
-                part,
-            ):
-                got.setdefault(item_id, []).append((term, item_id, tf, dl, tid, df))
-                if ns_id != self.ns_id:
-                    foreign.add(item_id)
+        for term, item_id, tf, dl, tid, df, ns_id in doc_term_rows(conn, missing):
+            got.setdefault(item_id, []).append((term, item_id, tf, dl, tid, df))
+            if ns_id != self.ns_id:
+                foreign.add(item_id)
         added = 0
         for item_id, rows in got.items():
             if item_id not in foreign:

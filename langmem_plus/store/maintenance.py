@@ -90,9 +90,7 @@ class Maintenance:
         embed = vectors and self._embeddings is not None
         vecs = self._embed_all(texts) if embed else {}
         with self._db.write() as conn:
-            conn.execute("DELETE FROM postings")
-            conn.execute("DELETE FROM terms")
-            self._kw.rebuilt(conn)
+            self._kw.clear(conn)
             conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
             docs = []
             for rid, ns_id, v, _ix in rows:

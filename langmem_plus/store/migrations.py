@@ -5,9 +5,45 @@ Never edit a released step; append a new one (store/sqlite.py applies them on op
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+import sqlite3
+from collections.abc import Callable
 
-MIGRATIONS: list[str | tuple[str, ...]] = [
+from langmem_plus.store.termpack import pack_terms
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Step"]
+
+Step = str | Callable[[sqlite3.Connection], None]
+"""One statement, or a function run on the migrating connection (in its transaction)."""
+
+
+def _backfill_doc_terms(conn: sqlite3.Connection) -> None:
+    """Fill `doc_terms` (store/docterms.py) from the postings of a database written before it."""
+    rows = conn.execute("SELECT item_id, term_id, tf, dl FROM postings ORDER BY item_id, term_id")
+    current: int | None = None
+    dl = 0
+    pairs: list[tuple[int, int]] = []
+    batch: list[tuple[int, int, bytes]] = []
+    for item_id, tid, tf, plen in rows:
+        if item_id != current:
+            if current is not None:
+                batch.append((current, dl, pack_terms(pairs)))
+            current, dl, pairs = item_id, plen, []
+        pairs.append((tid, tf))
+    if current is not None:
+        batch.append((current, dl, pack_terms(pairs)))
+    conn.executemany("INSERT OR REPLACE INTO doc_terms(item_id, dl, terms) VALUES (?, ?, ?)", batch)
+
+
+# Migration 011's trigger body: the turns that read their text from the OLD item get their
+# span of it back as their own content, and lose the link.
+_GIVE_BACK_TEXT = """UPDATE turns SET content = COALESCE((
+                SELECT substr(json_extract(OLD.value, '$.text'), x.start + 1, x.stop - x.start)
+                FROM turn_text x WHERE x.turn_id = turns.id), content)
+            WHERE id IN (SELECT turn_id FROM turn_text WHERE item_id = OLD.id);
+            DELETE FROM turn_text WHERE item_id = OLD.id;"""
+
+
+MIGRATIONS: list[str | tuple[Step, ...]] = [
     # 001_initial
     """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -199,6 +235,36 @@ MIGRATIONS: list[str | tuple[str, ...]] = [
     );
     CREATE INDEX IF NOT EXISTS turn_costs_user ON turn_costs(user_id, created_at);
     """,
+    # 010_doc_terms: an item's terms packed in one row (store/docterms.py) replace the
+    # postings(item_id) index, which repeated every posting; `turns(created_at)` goes too
+    # (only an age cut-off over all users read it: that maintenance scans the turns)
+    (
+        "CREATE TABLE IF NOT EXISTS doc_terms "
+        "(item_id INTEGER PRIMARY KEY, dl INTEGER NOT NULL, terms BLOB NOT NULL)",
+        _backfill_doc_terms,
+        "DROP INDEX IF EXISTS postings_item",
+        "DROP INDEX IF EXISTS turns_created",
+    ),
+    # 011_keep_shared_turn_text: a turn that reads its text from an item (turn_text) gets its
+    # own copy back before that item is deleted or its text changes, whoever deletes it
+    # (decay, TTL, a user's delete, another process): what was said is never lost
+    (
+        f"""
+        CREATE TRIGGER IF NOT EXISTS items_unshare_delete BEFORE DELETE ON items
+        WHEN EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
+        BEGIN
+            {_GIVE_BACK_TEXT}
+        END
+        """,
+        f"""
+        CREATE TRIGGER IF NOT EXISTS items_unshare_update BEFORE UPDATE OF value ON items
+        WHEN json_extract(NEW.value, '$.text') IS NOT json_extract(OLD.value, '$.text')
+            AND EXISTS (SELECT 1 FROM turn_text WHERE item_id = OLD.id)
+        BEGIN
+            {_GIVE_BACK_TEXT}
+        END
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,6 +26,7 @@ __all__ = [
     "in_range",
     "like_rows",
     "list_namespaces",
+    "match_namespaces",
     "namespace_ids",
     "namespace_rows",
     "read_item",
@@ -225,12 +226,22 @@ def list_namespaces(
         rows = conn.execute(sql + " AND (i.expires_at IS NULL OR i.expires_at >= ?))", (now,))
     else:
         rows = conn.execute(sql + ")")
-    namespaces = [tuple(r[0].split(NS_SEP)) for r in rows]
+    return match_namespaces([tuple(r[0].split(NS_SEP)) for r in rows], match_conditions, max_depth)
+
+
+def match_namespaces(
+    namespaces: Iterable[tuple[str, ...]],
+    match_conditions: Sequence[MatchCondition] | None,
+    max_depth: int | None,
+) -> list[tuple[str, ...]]:
+    """The namespaces that match every condition, truncated to `max_depth`, sorted and
+    without duplicates (what `ListNamespacesOp` returns before offset and limit)."""
+    namespaces = list(namespaces)
     if match_conditions:
         namespaces = [ns for ns in namespaces if all(_ns_match(c, ns) for c in match_conditions)]
     if max_depth is not None:
         return sorted({ns[:max_depth] for ns in namespaces})
-    return sorted(namespaces)
+    return sorted(set(namespaces))
 
 
 def _ns_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:

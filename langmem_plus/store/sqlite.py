@@ -257,7 +257,9 @@ class Database:
                 step = MIGRATIONS[version]
                 stmts = step if isinstance(step, tuple) else step.split(";")
                 for stmt in stmts:
-                    if stmt.strip():
+                    if callable(stmt):
+                        stmt(conn)
+                    elif stmt.strip():
                         conn.execute(stmt)
                 conn.execute(
                     "INSERT INTO schema_version(version, applied_at) VALUES (?, ?)",

@@ -1,0 +1,234 @@
+"""HybridStore on Milvus Lite beside HybridStore on SQLite: load time, search latency and bytes
+per item at a few sizes, in one run (the same synthetic corpus as scale.py, hash embeddings).
+
+Two shapes: `items` (N items in one namespace) and `users` (U users x 100 items, one
+namespace each, searched one user at a time: the partition-key case). Searches of the two
+backends are interleaved query by query, and the Milvus figures are also given as ratios to
+SQLite's measured in the same run. Search latency excludes query embedding (vectors are made
+before the timed loop), so it times the store alone.
+
+    python benchmarks/milvus_scale.py [--sizes 1k,10k] [--users 100] [--queries 200]
+        [--out docs/results/milvus_scale.json] [--md docs/results/milvus_scale.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_json, write_text
+from langgraph.store.base import PutOp
+from scale import Corpus, HashEmbeddings, parse_size
+
+from langmem_plus import HybridStore, MemoryConfig
+
+_BATCH = 500
+SERVER: list[str | None] = [None]  # --milvus URI: a Milvus server instead of Milvus Lite
+
+
+def _pct(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values or [0.0])
+    return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95))}
+
+
+def _load(store: HybridStore, docs: list[tuple[tuple[str, ...], str, str]]) -> float:
+    t0 = time.perf_counter()
+    for i in range(0, len(docs), _BATCH):
+        store.batch([PutOp(ns, key, {"text": text}) for ns, key, text in docs[i : i + _BATCH]])
+    return time.perf_counter() - t0
+
+
+def _bytes(path: Path) -> int:
+    """SQLite: the file, its WAL and snapshot; Milvus Lite: everything in its folder."""
+    total = 0
+    for p in path.parent.glob(path.name + "*"):
+        files = p.rglob("*") if p.is_dir() else [p]
+        total += sum(f.stat().st_size for f in files if f.is_file())
+    return total
+
+
+def run_case(
+    docs: list[tuple[tuple[str, ...], str, str]],
+    queries: list[tuple[tuple[str, ...], str]],
+    workdir: Path,
+    tag: str,
+    emb: HashEmbeddings,
+) -> dict[str, Any]:
+    """Load the same docs into both backends, then time interleaved searches."""
+    index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    paths = {"sqlite": workdir / f"{tag}.db", "milvus": workdir / f"{tag}.milvus.db"}
+    milvus_cfg = MemoryConfig.model_validate({"store": {"milvus_collection": f"bench_{tag}"}})
+    stores = {
+        "sqlite": HybridStore(paths["sqlite"], index=index),  # type: ignore[arg-type]
+        "milvus": HybridStore(SERVER[0] or paths["milvus"], index=index, config=milvus_cfg),  # type: ignore[arg-type]
+    }
+    out: dict[str, Any] = {"items": len(docs)}
+    for name, store in stores.items():
+        out[name] = {"load_s": _load(store, docs)}
+    emb.prime([q for _, q in queries])
+    lat: dict[str, list[float]] = {n: [] for n in stores}
+    for store in stores.values():  # one warm-up query each
+        store.search(queries[0][0], query=queries[0][1], limit=10)
+    for ns, q in queries:
+        for name, store in stores.items():
+            t0 = time.perf_counter()
+            store.search(ns, query=q, limit=10)
+            lat[name].append((time.perf_counter() - t0) * 1000)
+    for name, store in stores.items():
+        store.close()
+        out[name]["search_ms"] = _pct(lat[name])
+        out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
+        out[name]["bytes_per_item"] = out[name]["bytes"] / max(1, len(docs))
+    out["ratio"] = {
+        "load": out["milvus"]["load_s"] / max(out["sqlite"]["load_s"], 1e-9),
+        "search_p50": out["milvus"]["search_ms"]["p50"]
+        / max(out["sqlite"]["search_ms"]["p50"], 1e-9),
+        "search_p95": out["milvus"]["search_ms"]["p95"]
+        / max(out["sqlite"]["search_ms"]["p95"], 1e-9),
+        "bytes": out["milvus"]["bytes"] / max(out["sqlite"]["bytes"], 1),
+    }
+    return out
+
+
+def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str, float]:
+    """Milvus requests per search, put and get (what a cluster's latency multiplies), on a
+    Milvus Lite store of `n` items in sessions of 20 (so session neighbours are read)."""
+    corpus = Corpus()
+    store = HybridStore(
+        workdir / "requests.milvus.db", index={"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    )
+    docs = [corpus.sentence() for _ in range(n)]
+    store.batch(
+        [
+            PutOp(("u", "1"), f"k{i}", {"text": t, "session_id": f"s{i // 20}"})
+            for i, t in enumerate(docs)
+        ]
+    )
+    client: Any = store._storage.client  # type: ignore[attr-defined]
+    calls = [0]
+    for name in ("query", "search", "upsert", "delete", "query_iterator"):
+        real = getattr(client, name)
+
+        def counted(*a: Any, _real: Any = real, **k: Any) -> Any:
+            calls[0] += 1
+            return _real(*a, **k)
+
+        object.__setattr__(client, name, counted)
+    out: dict[str, float] = {}
+    queries = [corpus.query(docs) for _ in range(50)]
+    emb.prime(queries)
+    for q in queries:
+        store.search(("u", "1"), query=q, limit=10)
+    out["per_search"], calls[0] = calls[0] / len(queries), 0
+    for i in range(20):
+        store.put(("u", "1"), f"new{i}", {"text": docs[i]})
+    out["per_put"], calls[0] = calls[0] / 20, 0
+    store.get(("u", "1"), "k1")
+    out["per_get"] = calls[0]
+    store.close()
+    return out
+
+
+def markdown(res: dict[str, Any]) -> str:
+    lines = [
+        "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for case, r in res["cases"].items():
+        for name in ("sqlite", "milvus"):
+            b = r[name]
+            lines.append(
+                f"| {case} | {r['items']} | {name} | {b['load_s']:.1f} | "
+                f"{r['items'] / max(b['load_s'], 1e-9):.0f} | {b['search_ms']['p50']:.1f} | "
+                f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} |"
+            )
+    if "requests" in res:
+        r = res["requests"]
+        lines += [
+            "",
+            f"Milvus requests: {r['per_search']:.1f} per search, "
+            f"{r['per_put']:.1f} per put, {r['per_get']:.0f} per get.",
+            "",
+        ]
+    lines += ["", "Milvus Lite / SQLite, same run:", ""]
+    lines += ["| case | load | search p50 | search p95 | bytes |", "|---|---|---|---|---|"]
+    for case, r in res["cases"].items():
+        x = r["ratio"]
+        lines.append(
+            f"| {case} | {x['load']:.2f} | {x['search_p50']:.2f} | {x['search_p95']:.2f} | "
+            f"{x['bytes']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1k,10k", help="items in one namespace")
+    ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--requests-only", action="store_true", help="only count requests")
+    ap.add_argument(
+        "--milvus",
+        default=None,
+        metavar="URI",
+        help="run the Milvus side on this server (milvus://host:19530; collections "
+        "bench_<case> are created there) instead of Milvus Lite",
+    )
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--md", type=Path, default=None)
+    args = ap.parse_args(argv)
+    SERVER[0] = args.milvus
+    corpus, emb = Corpus(), HashEmbeddings()
+    res: dict[str, Any] = {
+        "machine": {
+            "nproc": __import__("os").cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "cases": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        res["requests"] = count_requests(work, emb)
+        if args.requests_only:
+            print(res["requests"])
+            return res
+        for tok in args.sizes.split(","):
+            n_ns, per_ns = parse_size(tok)
+            n = n_ns * per_ns
+            docs = [(("bench",), f"k{i}", corpus.sentence()) for i in range(n)]
+            texts = [d[2] for d in docs]
+            queries = [(("bench",), corpus.query(texts)) for _ in range(args.queries)]
+            res["cases"][f"items-{tok}"] = run_case(docs, queries, work, f"items{n}", emb)
+            print(markdown(res), flush=True)
+        if args.users:
+            docs = [
+                (("users", f"u{u}"), f"k{i}", corpus.sentence())
+                for u in range(args.users)
+                for i in range(100)
+            ]
+            rng = np.random.default_rng(7)
+            queries = []
+            for _ in range(args.queries):
+                u = int(rng.integers(args.users))
+                own = [d[2] for d in docs[u * 100 : (u + 1) * 100]]
+                queries.append((("users", f"u{u}"), corpus.query(own)))
+            res["cases"][f"users-{args.users}x100"] = run_case(docs, queries, work, "users", emb)
+    table = markdown(res)
+    print(table)
+    write_json(args.out, res, newline=False)
+    write_text(args.md, table + "\n")
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+"""`StorageBackend` over Milvus (a server, a cluster, or a local Milvus Lite file): writes,
+TTL, `mark_used` and maintenance; reads are milvus_search.py's, the collections
+milvus_schema.py's.
+
+Writes are upserts by primary key (a hash of namespace and key), so two handles writing the
+same key converge on one item. Milvus has no multi-entity transaction: a batch's items are
+written before their vectors, and a crash between the two leaves items without vectors,
+which `check()` reports and `backfill_vectors()` repairs. Read-modify-write updates (TTL
+refresh, `mark_used`, restored stats) are last-writer-wins across handles. Reads use the
+configured consistency level (`StoreTuning.milvus_consistency`, Strong by default: a put is
+seen by the next read of every handle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langmem_plus.clock import Clock
+from langmem_plus.config import MemoryConfig
+from langmem_plus.errors import ReadOnlyStoreError, ValidationError
+from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store.milvus_log import MilvusConversationLog, create_log_collection
+from langmem_plus.store.milvus_schema import (
+    ENTITY_FIELDS,
+    MAX_BYTES,
+    Names,
+    and_,
+    connect,
+    ensure_collections,
+    h,
+    in_expr,
+    item_pk,
+    next_seq,
+    ns_path,
+    ns_prefix_expr,
+    vector_search_params,
+)
+from langmem_plus.store.milvus_search import MilvusSearch, MilvusSession
+from langmem_plus.store.storage import PutMap
+from langmem_plus.store.writer import rank_fields
+from langmem_plus.text.tokenize import tokenize
+
+__all__ = ["MilvusStorage"]
+
+Texts = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
+
+_EMBED_BATCH = 256
+_LITE_FLUSH_ROWS = 256  # Milvus Lite: flush after this many rows written (see after_puts)
+
+
+def _bytes(what: str, text: str) -> None:
+    n = len(text.encode("utf-8", "surrogatepass"))
+    if n > MAX_BYTES:
+        raise ValidationError(
+            f"{what} is {n} bytes as UTF-8; the Milvus backend stores at most {MAX_BYTES}"
+        )
+
+
+class MilvusStorage:
+    """The Milvus storage of `HybridStore` (see the module docstring)."""
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        read_only: bool,
+        config: MemoryConfig,
+        embeddings: Embeddings | None,
+        model_name: str,
+        dims: int,
+        texts: Texts,
+        token: str | None = None,
+    ) -> None:
+        self.where = uri
+        self.read_only = read_only
+        self.names = Names(config.store.milvus_collection)
+        self.consistency = config.store.milvus_consistency
+        self.session_keys = tuple(config.store.session_keys)
+        self.embeddings, self.model_name, self.dims, self.texts = (
+            embeddings,
+            model_name,
+            dims,
+            texts,
+        )
+        self.local = None if "://" in uri else Path(uri)
+        if self.local is not None and not read_only:
+            self.local.parent.mkdir(parents=True, exist_ok=True)
+        self._pm, self.client = connect(uri, token or os.environ.get("MILVUS_TOKEN"))
+        ensure_collections(
+            self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
+        )
+        self.backend = MilvusSearch(
+            embeddings is not None, vector_search_params(config), config.store.common_term_ratio
+        )
+        self._lock = threading.RLock()
+        self._unsealed = 0  # rows written to Milvus Lite since its last flush
+        self._session: MilvusSession | None = None
+
+    @property
+    def search(self) -> MilvusSearch:
+        """What the ranker reads."""
+        return self.backend
+
+    # ---------------------------------------------------------------- sessions
+    def _new_session(self) -> MilvusSession:
+        return MilvusSession(self.client, self.names, self.consistency)
+
+    @contextmanager
+    def batch_lock(self) -> Iterator[None]:
+        """One session (and its ids) for the batch's reads and writes."""
+        with self._lock:
+            self._session = self._new_session()
+            try:
+                yield
+            finally:
+                self._session = None
+
+    @contextmanager
+    def read(self) -> Iterator[MilvusSession]:
+        yield self._session or self._new_session()
+
+    @contextmanager
+    def write(self) -> Iterator[MilvusSession]:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.where} was opened read-only")
+        with self._lock:
+            yield self._session or self._new_session()
+
+    def before_reads(self, conn: Any) -> None:
+        return None
+
+    # ---------------------------------------------------------------- writes
+    def _entity(
+        self,
+        ns: tuple[str, ...],
+        key: str,
+        value: Any,
+        index: bool,
+        keyword_text: str,
+        prev: Mapping[str, Any] | None,
+        ttl: float | None,
+        now: float,
+    ) -> dict[str, Any]:
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        tokens = tokenize(keyword_text) if index else []
+        text = " ".join(tokens)
+        nsk = ns_key(ns)
+        _bytes("the namespace", nsk)
+        _bytes(f"the key {key[:40]!r}", key)
+        _bytes(f"the value of {key[:40]!r}", payload)
+        _bytes(f"the indexed text of {key[:40]!r}", text)
+        conf, cat, session = rank_fields(value, self.session_keys)
+        return {
+            "pk": item_pk(ns, key),
+            "ns": h(nsk),
+            "ns_path": ns_path(ns),
+            "key_h": h(key),
+            "namespace": nsk,
+            "key": key,
+            "value": payload,
+            "text": text,
+            "seq": prev["seq"] if prev else next_seq(),
+            "created_at": prev["created_at"] if prev else now,
+            "updated_at": now,
+            "last_accessed": prev.get("last_accessed") if prev else None,
+            "access_count": prev["access_count"] if prev else 0,
+            "ttl_minutes": ttl,
+            "expires_at": now + ttl * 60 if ttl is not None else None,
+            "confidence": conf,
+            "category": cat,
+            "session": session,
+            "session_h": h(session) if session else "",
+            "doc_len": len(tokens),
+            "indexed": index,
+        }
+
+    def apply_puts(
+        self, conn: MilvusSession, puts: PutMap, doc_vecs: np.ndarray | None, now: float
+    ) -> None:
+        """Upsert the new items (keeping the created time, insertion order and use counts of
+        those that exist), delete the deleted ones, then replace their vectors."""
+        pks = {nk: item_pk(*nk) for nk in puts}
+        prev = {
+            e["pk"]: e
+            for e in conn.by_pks(
+                "items",
+                "pk",
+                list(pks.values()),
+                ["pk", "seq", "created_at", "last_accessed", "access_count"],
+            )
+        }
+        rows: list[dict[str, Any]] = []
+        vecs: list[dict[str, Any]] = []
+        cursor = 0
+        for (ns, key), p in puts.items():
+            op = p.op
+            if op.value is None:
+                continue
+            pk = pks[(ns, key)]
+            ent = self._entity(
+                ns,
+                key,
+                op.value,
+                op.index is not False,
+                p.keyword_text,
+                prev.get(pk),
+                op.ttl,
+                now,
+            )
+            rows.append(ent)
+            for j, _text in enumerate(p.texts):
+                assert doc_vecs is not None
+                vecs.append(self._vec_entity(ent, j, doc_vecs[cursor]))
+                cursor += 1
+        gone = [pks[nk] for nk, p in puts.items() if p.op.value is None and pks[nk] in prev]
+        touched = [r["pk"] for r in rows] + gone
+        if gone:
+            self.client.delete(self.names.items, filter=in_expr("pk", gone))
+        if rows:
+            self.client.upsert(self.names.items, rows)
+        self._unsealed += len(rows) + len(gone)
+        self._replace_vectors(touched, vecs)
+
+    @staticmethod
+    def _vec_entity(ent: Mapping[str, Any], j: int, vec: np.ndarray) -> dict[str, Any]:
+        return {
+            "pk": f"{ent['pk']}:{j}",
+            "item": ent["pk"],
+            "seq": ent["seq"],
+            "ns": ent["ns"],
+            "ns_path": ent["ns_path"],
+            "vec": np.asarray(vec, dtype=np.float32).tolist(),
+        }
+
+    def _replace_vectors(self, items: Sequence[str], vecs: list[dict[str, Any]]) -> None:
+        if not self.embeddings or not items:
+            return
+        for i in range(0, len(items), 1000):
+            self.client.delete(self.names.vectors, filter=in_expr("item", items[i : i + 1000]))
+        if vecs:
+            self.client.upsert(self.names.vectors, vecs)
+
+    def after_puts(self) -> None:
+        """Milvus Lite: seal what was written once enough piled up (its unsealed rows are
+        searched without an index). A server seals segments by itself."""
+        if self.local is not None and self._unsealed >= _LITE_FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name in (self.names.items, self.names.vectors):
+            if self.client.has_collection(name):
+                self.client.flush(name)
+        self._unsealed = 0
+
+    def _rewrite(
+        self, conn: MilvusSession, pks: Sequence[str], change: Callable[[dict[str, Any]], bool]
+    ) -> int:
+        """Read the items, let `change` edit each (true: write it back); how many changed."""
+        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), ENTITY_FIELDS)
+        changed = [e for e in ents if change(e)]
+        if changed:
+            self.client.upsert(self.names.items, changed)
+        return len(changed)
+
+    def refresh_ttl(self, conn: MilvusSession, item_ids: Sequence[int], now: float) -> None:
+        def restart(e: dict[str, Any]) -> bool:
+            if e.get("ttl_minutes") is None:
+                return False
+            e["expires_at"] = now + float(e["ttl_minutes"]) * 60
+            return True
+
+        self._rewrite(conn, conn.pks_of(item_ids), restart)
+
+    def mark_used(self, namespace: Sequence[str], keys: Sequence[str], ts: float | None) -> int:
+        def used(e: dict[str, Any]) -> bool:
+            e["access_count"] = int(e["access_count"]) + 1
+            e["last_accessed"] = ts
+            return True
+
+        with self.write() as conn:
+            return self._rewrite(conn, [item_pk(namespace, k) for k in keys], used)
+
+    # ---------------------------------------------------------------- maintenance
+    def _all(self, expr: str, fields: list[str]) -> list[dict[str, Any]]:
+        """Every item matching `expr`, in insertion order."""
+        got = list(self._new_session().query_all(self.names.items, expr, [*fields, "seq"]))
+        return sorted(got, key=lambda e: int(e["seq"]))
+
+    def expired(self, now: float) -> list[tuple[tuple[str, ...], str]]:
+        got = self._all(f"expires_at < {float(now)!r}", ["namespace", "key"])
+        return [(tuple(e["namespace"].split(NS_SEP)), e["key"]) for e in got]
+
+    def _prefix(self, prefix: Sequence[str], exact: bool) -> str:
+        if not prefix:
+            return ""
+        return f'ns == "{h(ns_key(prefix))}"' if exact else ns_prefix_expr(prefix)
+
+    def count(self, prefix: Sequence[str], exact: bool) -> int:
+        expr = self._prefix(prefix, exact)
+        got = self._new_session().query(self.names.items, expr, ["count(*)"])
+        return int(got[0]["count(*)"]) if got else 0
+
+    def keys(self, prefix: Sequence[str], exact: bool) -> list[tuple[tuple[str, ...], str]]:
+        got = self._all(self._prefix(prefix, exact), ["namespace", "key"])
+        return [(tuple(e["namespace"].split(NS_SEP)), e["key"]) for e in got]
+
+    def locate(self, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
+        expr = and_(f'key_h == "{h(key)}"', self._prefix(prefix, False))
+        return [tuple(e["namespace"].split(NS_SEP)) for e in self._all(expr, ["namespace"])]
+
+    def restore_item_stats(
+        self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]
+    ) -> int:
+        if not rows:
+            return 0
+        want = {h(ns + "\x00" + key): (c, u, la, n) for ns, key, c, u, la, n in rows}
+
+        def restore(e: dict[str, Any]) -> bool:
+            c, u, la, n = want[e["pk"]]
+            e.update(created_at=c, updated_at=u, last_accessed=la, access_count=int(n))
+            return True
+
+        with self.write() as conn:
+            return self._rewrite(conn, list(want), restore)
+
+    def stats(self) -> dict[str, Any]:
+        items = self._all("", ["namespace"])
+        return {
+            "items": len(items),
+            "namespaces": len({e["namespace"] for e in items}),
+            "vectors": self._count(self.names.vectors),
+            "postings": None,  # Milvus keeps its own BM25 index
+            "db_bytes": self.db_bytes(),
+            "embedding_model": self.model_name or None,
+            "faiss_vectors": 0,
+        }
+
+    def _count(self, collection: str) -> int:
+        if not self.client.has_collection(collection):
+            return 0
+        got = self._new_session().query(collection, "", ["count(*)"])
+        return int(got[0]["count(*)"]) if got else 0
+
+    def db_bytes(self) -> int:
+        """Bytes of a local Milvus Lite file (0 for a server: ask the cluster's metrics)."""
+        if self.local is None or not self.local.exists():
+            return 0
+        if self.local.is_file():
+            return self.local.stat().st_size
+        return sum(p.stat().st_size for p in self.local.rglob("*") if p.is_file())
+
+    def vacuum(self) -> int:
+        """Milvus compacts deleted entities in the background; nothing to do here."""
+        return 0
+
+    def _embed(self, ents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Vector entities of the items' texts, embedded in batches."""
+        assert self.embeddings is not None
+        flat = [
+            (e, j, t)
+            for e in ents
+            if e["indexed"]
+            for j, (_p, t) in enumerate(self.texts(json.loads(e["value"])))
+        ]
+        out: list[dict[str, Any]] = []
+        for i in range(0, len(flat), _EMBED_BATCH):
+            chunk = flat[i : i + _EMBED_BATCH]
+            arr = np.asarray(self.embeddings.embed_documents([c[2] for c in chunk]), np.float32)
+            out.extend(self._vec_entity(e, j, v) for (e, j, _t), v in zip(chunk, arr, strict=True))
+        return out
+
+    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
+        """Re-tokenise every item and re-read its ranking fields (and re-embed it)."""
+        ents = self._all("", ENTITY_FIELDS)
+        for e in ents:
+            value = json.loads(e["value"])
+            toks = tokenize("\n".join(t for _, t in self.texts(value))) if e["indexed"] else []
+            conf, cat, session = rank_fields(value, self.session_keys)
+            e.update(text=" ".join(toks), doc_len=len(toks), confidence=conf, category=cat)
+            e.update(session=session, session_h=h(session) if session else "")
+        for i in range(0, len(ents), 1000):
+            self.client.upsert(self.names.items, ents[i : i + 1000])
+        n_vecs = 0
+        if vectors and self.embeddings is not None:
+            vecs = self._embed(ents)
+            self.client.delete(self.names.vectors, filter='pk != ""')
+            for i in range(0, len(vecs), 1000):
+                self.client.upsert(self.names.vectors, vecs[i : i + 1000])
+            n_vecs = len(vecs)
+        return {"items": len(ents), "vectors": n_vecs}
+
+    def _vector_items(self) -> set[str]:
+        if not self.client.has_collection(self.names.vectors):
+            return set()
+        return {e["item"] for e in self._new_session().query_all(self.names.vectors, "", ["item"])}
+
+    def check(self) -> dict[str, Any]:
+        """Items and vectors agree: no vector of a missing item, and (with embeddings) every
+        indexed item with text has vectors."""
+        items = {e["pk"]: e for e in self._all("", ["pk", "doc_len", "indexed"])}
+        have = self._vector_items()
+        problems: list[str] = []
+        orphans = len(have - set(items))
+        if orphans:
+            problems.append(f"{orphans} items have vectors but no item entity")
+        if self.embeddings is not None:
+            missing = sum(
+                1 for pk, e in items.items() if e["indexed"] and e["doc_len"] and pk not in have
+            )
+            if missing:
+                problems.append(f"{missing} indexed items have no vectors (backfill_vectors)")
+        return {"ok": not problems, "problems": problems, "items": len(items)}
+
+    def backfill_vectors(self) -> int:
+        if self.embeddings is None:
+            return 0
+        have = self._vector_items()
+        todo = [e for e in self._all("indexed == true", ENTITY_FIELDS) if e["pk"] not in have]
+        vecs = self._embed(todo)
+        for i in range(0, len(vecs), 1000):
+            self.client.upsert(self.names.vectors, vecs[i : i + 1000])
+        return len({v["item"] for v in vecs})
+
+    def conversation_log(self, clock: Clock) -> MilvusConversationLog:
+        """The conversation log in the `<name>_log` collection (created on first use)."""
+        create_log_collection(self._pm, self.client, self.names.log, self.consistency)
+        return MilvusConversationLog(self._new_session(), self.names.log, clock)
+
+    def close(self) -> None:
+        if self.local is not None and self._unsealed and not self.read_only:
+            self._flush()
+        self.client.close()

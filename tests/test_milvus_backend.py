@@ -1,0 +1,399 @@
+"""HybridStore over Milvus (Milvus Lite here): the BaseStore contract, consistency between
+handles, isolation, bad input, and the missing-extra error. One Lite file serves the module.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import HashEmbeddings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import BaseStore
+from milvus_fixtures import LITE_REASON, LiteFile, lite_expire, requires_lite
+
+from langmem_plus import HybridStore, Memory
+from langmem_plus.clock import ManualClock
+from langmem_plus.errors import MissingExtraError, ValidationError
+from langmem_plus.records import SessionSummary, utcnow
+from langmem_plus.store.storage import storage_target
+from langmem_plus.testing import BaseStoreConformance
+
+pytestmark = requires_lite
+
+
+def _index() -> dict:
+    emb = HashEmbeddings()
+    return {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+
+
+@pytest.fixture(scope="module")
+def lite(tmp_path_factory: pytest.TempPathFactory) -> LiteFile:
+    return LiteFile(tmp_path_factory.mktemp("milvus"))
+
+
+class TestMilvusLiteStore(BaseStoreConformance):
+    """The conformance suite on Milvus Lite, with the same known gaps as on SQLite (none)."""
+
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=_index()) as s:
+            yield s
+
+    def expire(self, store: BaseStore, namespace: tuple[str, ...], key: str) -> None:
+        lite_expire(store, namespace, key, time.time() - 3600)  # type: ignore[arg-type]
+
+    def age(self, store: BaseStore, namespace: tuple[str, ...], key: str, seconds: float) -> None:
+        hs: HybridStore = store  # type: ignore[assignment]
+        item = hs.get(namespace, key)
+        assert item is not None
+        back = item.created_at.timestamp() - seconds, item.updated_at.timestamp() - seconds
+        hs._storage.restore_item_stats([(".".join(namespace), key, *back, None, 0)])
+
+
+class TestMilvusLiteKeywordOnly(TestMilvusLiteStore):
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=False) as s:
+            yield s
+
+
+class TestMilvusLiteOmitExpired(TestMilvusLiteStore):
+    omits_expired = True
+
+    @pytest.fixture
+    def store(self, lite: LiteFile) -> Iterator[BaseStore]:
+        with lite.open(index=False, ttl={"omit_expired": True}) as s:
+            yield s
+
+
+# ---------------------------------------------------------------- entry points
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [
+        ("milvus://db.example:19530", "http://db.example:19530"),
+        ("https://cloud.example", "https://cloud.example"),
+        ("./memories.milvus.db", "memories.milvus.db"),
+        ("memories.db", None),
+        (None, None),
+    ],
+)
+def test_which_paths_name_milvus(path: str | None, uri: str | None) -> None:
+    assert storage_target(path) == uri
+
+
+def test_a_missing_extra_names_the_pip_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real_import = builtins.__import__
+
+    def no_pymilvus(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "pymilvus" or name.startswith("pymilvus."):
+            raise ImportError("No module named 'pymilvus'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(__import__("sys").modules, "pymilvus", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_pymilvus)
+    monkeypatch.setattr("importlib.import_module", lambda n: no_pymilvus(n))
+    with pytest.raises(MissingExtraError, match=r"pip install 'langmem-plus\[milvus\]'"):
+        HybridStore(tmp_path / "x.milvus.db", index=False)
+
+
+# ---------------------------------------------------------------- consistency
+def test_a_put_is_searchable_at_once_from_this_and_another_handle(lite: LiteFile) -> None:
+    """Strong consistency (the default): the next read of any handle sees the write."""
+    writer = lite.open(index=_index())
+    reader = HybridStore(lite.path, index=_index())
+    for i in range(5):
+        writer.put(("users", "u1"), f"k{i}", {"text": f"川菜 note number {i}"})
+        for handle in (writer, reader):
+            keys = {h.key for h in handle.search(("users", "u1"), query="川菜", limit=50)}
+            assert f"k{i}" in keys
+            assert handle.get(("users", "u1"), f"k{i}") is not None
+    writer.delete(("users", "u1"), "k0")
+    assert reader.get(("users", "u1"), "k0") is None
+    assert "k0" not in {h.key for h in reader.search(("users", "u1"), query="川菜")}
+    writer.close()
+    reader.close()
+
+
+def test_ranking_fields_and_explanation_match_sqlite(lite: LiteFile) -> None:
+    """Same items, same query: both backends score with the same spec score and components
+    (BM25 values differ between the implementations; the order here does not)."""
+    clock = ManualClock(1_700_000_000.0)
+    items = {
+        "a": {"text": "I love spicy Sichuan food", "category": "preference", "confidence": 0.9},
+        "b": {"text": "The meeting is on Friday"},
+        "c": {"text": "Sichuan pepper makes food numb", "confidence": 0.2},
+    }
+    stores = [HybridStore(index=_index(), clock=clock), lite.open(index=_index(), clock=clock)]
+    for s in stores:
+        for k, v in items.items():
+            s.put(("u",), k, v)
+    got = [s.search(("u",), query="what Sichuan food do I like") for s in stores]
+    assert [h.key for h in got[0]] == [h.key for h in got[1]]
+    for a, b in zip(got[0], got[1], strict=True):
+        assert set(a.components) == set(b.components)
+        for name in ("category_boost", "recency", "frequency", "confidence"):
+            assert a.components[name] == pytest.approx(b.components[name], abs=1e-9)
+        # SQLite keeps int8 vectors (StoreTuning.vector_storage), Milvus float32
+        assert a.components["vector"] == pytest.approx(b.components["vector"], abs=2e-3)
+    for s in stores:
+        s.close()
+
+
+def test_update_keeps_created_at_order_and_use_counts(lite: LiteFile) -> None:
+    clock = ManualClock(1_700_000_000.0)
+    s = lite.open(index=False, clock=clock)
+    s.put(("n",), "first", {"text": "one"})
+    clock.advance(5)
+    s.put(("n",), "second", {"text": "two"})
+    assert s.mark_used(("n",), ["first", "missing"]) == 1
+    clock.advance(5)
+    s.put(("n",), "first", {"text": "one again"})
+    got = s.get(("n",), "first")
+    assert got is not None and got.created_at.timestamp() == 1_700_000_000.0
+    assert got.updated_at.timestamp() == 1_700_000_010.0
+    assert [k for _, k in s.keys(("n",))] == ["first", "second"]  # insertion order kept
+    assert [h.key for h in s.search(("n",))] == ["first", "second"]
+    hit = s.search(("n",), query="one")[0]
+    assert hit.key == "first" and hit.access_count == 1  # type: ignore[attr-defined]
+    s.close()
+
+
+def test_maintenance_calls(lite: LiteFile) -> None:
+    s = lite.open(index=_index())
+    s.put(("a", "b"), "k1", {"text": "alpha"})
+    s.put(("a", "c"), "k1", {"text": "beta"})
+    s.put(("a", "c"), "k2", {"text": "gamma"}, index=False)
+    assert s.count(("a",), exact=False) == 3 and s.count(("a",)) == 0
+    assert s.locate("k1", ("a",)) == [("a", "b"), ("a", "c")]
+    stats = s.stats()
+    assert stats["items"] == 3 and stats["namespaces"] == 2 and stats["vectors"] == 2
+    assert s.check()["ok"] is True
+    assert s.reindex() == {"items": 3, "vectors": 2}
+    assert s.check()["ok"] is True
+    assert s.list_namespaces(max_depth=1) == [("a",)]
+    s.close()
+
+
+# ---------------------------------------------------------------- bad input
+def test_a_value_too_big_for_milvus_is_refused_and_nothing_is_lost(lite: LiteFile) -> None:
+    s = lite.open(index=False)
+    s.put(("u",), "keep", {"text": "kept"})
+    with pytest.raises(ValidationError, match="Milvus backend stores at most"):
+        s.put(("u",), "big", {"text": "x", "blob": "y" * 70_000})
+    assert s.get(("u",), "big") is None
+    assert s.get(("u",), "keep") is not None
+    s.close()
+
+
+@pytest.mark.parametrize("query", ['"; drop', "50%_off", "a\\b", "名字\n换行", "x' or '1'='1"])
+def test_hostile_text_never_reaches_an_expression(lite: LiteFile, query: str) -> None:
+    s = lite.open(index=False)
+    s.put((query.replace(".", ""),), query, {"text": query})
+    assert s.get((query.replace(".", ""),), query) is not None
+    s.search((query.replace(".", ""),), query=query)
+    s.close()
+
+
+# ---------------------------------------------------------------- isolation
+USERS = ["u1", "u2", "u1x", "u"]
+TEXTS = ["我喜欢猫", "I like cats", "project uses Redis", "cats and dogs"]
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    writes=st.lists(
+        st.tuples(st.sampled_from(USERS), st.sampled_from(TEXTS)), min_size=1, max_size=8
+    ),
+    reader=st.sampled_from(USERS),
+    query=st.sampled_from([*TEXTS, "cats", ""]),
+)
+def test_namespace_isolation(lite: LiteFile, writes: list, reader: str, query: str) -> None:
+    s = lite.open(index=_index())
+    for i, (user, text) in enumerate(writes):
+        s.put(("memories", user), f"{user}-{i}", {"text": text, "owner": user})
+    ns = ("memories", reader)
+    for hit in s.search(ns, query=query or None, limit=50):
+        assert hit.namespace == ns and hit.value["owner"] == reader
+    for i, (user, _t) in enumerate(writes):
+        assert (s.get(ns, f"{user}-{i}") is not None) == (user == reader)
+    assert all(n == ns for n in s.list_namespaces(prefix=ns))
+    s.close()
+
+
+def test_skip_reason_names_the_platforms() -> None:
+    assert LITE_REASON is None or "Linux and macOS" in LITE_REASON or "pip install" in LITE_REASON
+
+
+# ---------------------------------------------------------------- facade and migration
+def _populate(m: Memory) -> None:
+    ids = m.add(
+        [{"role": "user", "content": "我喜欢川菜"}, {"role": "user", "content": "I live in Lyon"}],
+        "alice",
+        infer=False,
+        metadata={"category": "preference", "source_chat_ids": ["c1"]},
+    )
+    m.update(ids[1], "alice", text="I live in Paris")
+    m.store.mark_used(("memories", "alice"), [ids[0]])
+    m.add("bob's fact", "bob", infer=False)
+    m.add_turn("alice", "c1", "user", "OrderService fails", created_at=utcnow() - timedelta(days=2))
+    m.add_turn("alice", "c1", "assistant", "check processPayment")
+    m.summarize("alice", "c1")
+    m.store.conversations.set_session_summary(
+        SessionSummary(user_id="alice", session_id="c1", title="Orders", snippet="OrderService")
+    )
+    m.put_profile("alice", background="backend developer")
+    m.store.put(("app", "settings"), "theme", {"dark": True})
+
+
+def _without_ids(dump: str) -> dict:
+    """An export with turn and summary ids replaced by their order (a log numbers the turns
+    it is given; everything else must survive as it was)."""
+    data = json.loads(dump)
+    order = {t["id"]: i for i, t in enumerate(sorted(data["turns"], key=lambda t: t["id"]))}
+    for t in data["turns"]:
+        t["id"] = order[t["id"]]
+    for s in data["rolling_summaries"]:
+        s["id"] = None
+        s["start_turn"], s["end_turn"] = order[s["start_turn"]], order[s["end_turn"]]
+    return data
+
+
+def test_export_from_sqlite_import_into_milvus_and_back_is_lossless(lite: LiteFile) -> None:
+    idx = _index()
+    with Memory(embeddings=idx["embed"]) as src:
+        _populate(src)
+        first = src.export()
+    with Memory(store=lite.open(index=idx)) as mil:
+        mil.store.conversations.delete_all()
+        counts = mil.import_(first)
+        assert counts["items"] == 4 and counts["turns"] == 2 and counts["profiles"] == 1
+        second = mil.export()
+        assert _without_ids(second) == _without_ids(first)
+        # the facade works over Milvus: search, use counts, recall from the log
+        assert mil.search("川菜", "alice")[0].memory.access_count == 1
+        assert mil.recall("OrderService", "alice")["results"]
+        mil.import_(first)  # importing again changes nothing
+        assert _without_ids(mil.export()) == _without_ids(first)
+    with Memory(embeddings=idx["embed"]) as back:
+        back.import_(second)
+        assert _without_ids(back.export()) == _without_ids(first)
+
+
+def test_the_cli_takes_a_milvus_db(
+    lite: LiteFile, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--db x.milvus.db` runs the same commands; export from SQLite imports into Milvus."""
+    from langmem_plus.cli import main
+
+    sqlite_db, milvus_db = str(tmp_path / "m.db"), str(lite.path)
+    lite.open(index=False).close()  # empty the shared collections
+
+    def run(*argv: str) -> dict:
+        code = main([*argv, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out)
+
+    base = ("--embeddings", "none")
+    run("--db", sqlite_db, *base, "add", "我喜欢川菜", "--no-infer", "--category", "preference")
+    dump = tmp_path / "dump.json"
+    assert main(["--db", sqlite_db, *base, "export", "--output", str(dump)]) == 0
+    assert run("--db", milvus_db, *base, "import", str(dump))["items"] == 1
+    assert run("--db", milvus_db, *base, "where")["db"] == str(Path(milvus_db).resolve())
+    stats = run("--db", milvus_db, *base, "stats")
+    assert stats["items"] == 1
+    code = main(["--db", milvus_db, *base, "export"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and json.loads(out)["items"] == json.loads(dump.read_text())["items"]
+
+
+def test_the_rest_api_over_milvus_with_keys_in_their_own_file(
+    lite: LiteFile, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.server import create_app
+
+    mem = Memory(store=lite.open(index=False))
+    with pytest.raises(ValidationError, match="keeps no API keys"):
+        create_app(mem)
+    with KeyStore.open(tmp_path / "keys.db") as keys:
+        _, token = keys.create(user_id="alice")
+        with TestClient(create_app(mem, keys=keys, require_keys=True)) as client:
+            auth = {"Authorization": f"Bearer {token}"}
+            res = client.post(
+                "/memory/long-term", json={"messages": "我喜欢川菜", "infer": False}, headers=auth
+            )
+            assert res.status_code in (200, 201), res.text
+            found = client.post("/memory/search", json={"query": "川菜"}, headers=auth)
+            assert found.status_code == 200 and "川菜" in found.text
+            assert client.post("/memory/search", json={"query": "川菜"}).status_code == 401
+    mem.close()
+
+
+def test_mcp_resolves_a_key_kept_beside_a_milvus_store(
+    lite: LiteFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.mcp_server import resolve_user
+
+    monkeypatch.setenv("LANGMEM_PLUS_KEYS_DB", str(tmp_path / "keys.db"))
+    with KeyStore.open(tmp_path / "keys.db") as keys:
+        _, token = keys.create(user_id="alice")
+    with Memory(store=lite.open(index=False)) as mem:
+        assert resolve_user(mem, api_key=token) == "alice"
+
+
+def test_feedback_postings_match_the_stored_tokens(lite: LiteFile) -> None:
+    """doc_terms (pseudo-relevance feedback) gives tf, length and df as the SQLite index
+    would: counted on the project's tokens within the searched namespaces."""
+    from langmem_plus.text.tokenize import query_terms, tokenize
+
+    texts = ["alpha beta beta gamma", "beta delta", "gamma epsilon", "zeta"]
+    s = lite.open(index=False)
+    for i, t in enumerate(texts):
+        s.put(("fb",), f"k{i}", {"text": t})
+    s.put(("other",), "x", {"text": "beta beta beta"})  # another namespace: not counted
+    st: Any = s._storage
+    with st.batch_lock(), st.read() as conn:
+        be = st.search
+        ns = be.namespace_ids(conn, ("fb",))
+        hits = be.keyword_search(conn, ns, query_terms("beta"), 10)
+        assert len(hits) == 2
+        rows = list(be.doc_terms(conn, list(hits)))
+    df = {"alpha": 1, "beta": 2, "gamma": 2, "delta": 1}
+    docs: dict[int, tuple[set[tuple[str, int]], int]] = {}
+    for term, item, tf, dl, _tid, d in rows:
+        assert d == df[term]
+        docs.setdefault(item, (set(), dl))[0].add((term, tf))
+    expected = []
+    for text in texts[:2]:
+        toks = tokenize(text)
+        expected.append(({(t, toks.count(t)) for t in toks}, len(toks)))
+    got = sorted((sorted(terms), dl) for terms, dl in docs.values())
+    assert got == sorted((sorted(terms), dl) for terms, dl in expected)
+    s.close()
+
+
+def test_a_lost_connection_is_reopened(lite: LiteFile) -> None:
+    """Milvus Lite's daemon exits after a while without requests (milvus-lite issue 334);
+    the store opens a new connection and retries the call once."""
+    s = lite.open(index=False)
+    s.put(("a",), "k", {"text": "hello"})
+    s._storage.client._client.close()  # type: ignore[attr-defined]  # the old one is gone
+    got = s.get(("a",), "k")
+    assert got is not None and got.value == {"text": "hello"}
+    s.close()

@@ -1,0 +1,33 @@
+"""The packed (term id, tf) format of doc_terms round-trips and refuses what it cannot hold."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from langmem_plus.store.termpack import pack_terms, unpack_terms
+
+
+@given(st.dictionaries(st.integers(0, 2**40), st.integers(1, 2**20), max_size=60))
+def test_round_trip_sorted_by_term_id(pairs):
+    blob = pack_terms(pairs.items())
+    assert unpack_terms(blob) == sorted(pairs.items())
+
+
+def test_ids_are_stored_as_varint_deltas():
+    # deltas 5, 2, 123 and tfs take one byte each; a delta of 293 takes two
+    assert pack_terms([(5, 1), (7, 2), (130, 1)]) == bytes([5, 1, 2, 2, 123, 1])
+    assert len(pack_terms([(5, 1), (7, 2), (300, 1)])) == 7
+
+
+@pytest.mark.parametrize("pairs", [[(3, 0)], [(-1, 1)]])
+def test_refuses_tf_below_one_or_negative_ids(pairs):
+    with pytest.raises(ValueError):
+        pack_terms(pairs)
+
+
+def test_truncated_blob_is_an_error():
+    blob = pack_terms([(300, 2)])
+    with pytest.raises(ValueError):
+        unpack_terms(blob[:-1])

@@ -1,0 +1,161 @@
+"""A later exchange about the same thing is shown before the earlier one (no marker words)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langmem_plus import Memory, MemoryConfig
+from langmem_plus.versions import FOLLOWS, RELEVANCE_SHARE, newer_first
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class _Hit:
+    key: str
+    value: dict[str, Any]
+    score: float
+    components: dict[str, Any] = field(default_factory=dict)
+
+
+def _episode(key: str, score: float, follows: list[str] | None = None) -> _Hit:
+    meta = {FOLLOWS: follows} if follows else {}
+    return _Hit(key, {"kind": "episodic", "text": key, "metadata": meta}, score)
+
+
+def _fact(key: str, score: float, sources: list[str]) -> _Hit:
+    return _Hit(key, {"kind": "semantic", "text": key, "source_ids": sources}, score)
+
+
+def test_a_newer_version_moves_just_above_what_it_follows() -> None:
+    items = [
+        _fact("old-fact", 0.9, ["old"]),
+        _episode("old", 0.8),
+        _episode("other", 0.7),
+        _episode("new", 0.6, follows=["old"]),
+    ]
+    out = newer_first(items)
+    assert [h.key for h in out] == ["new", "old-fact", "old", "other"]
+    assert [h.components["newer_version"] for h in out] == [1.0, 0.0, 0.0, 0.0]
+    assert [h.score for h in out] == [0.6, 0.9, 0.8, 0.7]  # scores are not rewritten
+
+
+def test_a_newer_version_far_less_relevant_stays_where_it_is() -> None:
+    weak = RELEVANCE_SHARE * 0.8 - 0.01
+    items = [_episode("old", 0.8), _episode("chat", 0.5), _episode("new", weak, ["old"])]
+    assert [h.key for h in newer_first(items)] == ["old", "chat", "new"]
+
+
+def test_recency_does_not_count_twice() -> None:
+    # "new" scores high only through its recency term; without it, it is not relevant enough
+    old = _episode("old", 0.6)
+    new = _episode("new", 0.45, ["old"])
+    old.components, new.components = {"recency": 0.0}, {"recency": 1.0}
+    assert [h.key for h in newer_first([old, new], recency_weight=0.0)] == ["new", "old"]
+    assert [h.key for h in newer_first([old, new], recency_weight=0.3)] == ["old", "new"]
+
+
+_KEYS = [f"e{i}" for i in range(8)]
+
+
+@st.composite
+def _results(draw: st.DrawFn) -> list[_Hit]:
+    keys = draw(st.permutations(_KEYS))
+    out = []
+    for k in keys:
+        earlier = [e for e in _KEYS if e < k]
+        follows = draw(st.lists(st.sampled_from(earlier), max_size=2)) if earlier else []
+        out.append(_episode(k, draw(st.floats(0.0, 1.0)), follows or None))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(_results())
+def test_only_the_order_changes(items: list[_Hit]) -> None:
+    out = newer_first(list(items))
+    assert sorted(h.key for h in out) == sorted(h.key for h in items)
+    # items that did not move keep their order; a moved item sits above what it follows
+    still = [h.key for h in out if h.components["newer_version"] == 0.0]
+    assert still == [h.key for h in items if h.key in still]
+    pos = {h.key: i for i, h in enumerate(out)}
+    for h in out:
+        if h.components["newer_version"] == 1.0:
+            assert any(pos[h.key] < pos[f] for f in h.value["metadata"][FOLLOWS])
+
+
+# ----------------------------------------------------------------------------- end to end
+def _laptop(mem: Memory) -> tuple[str, str]:
+    old = mem.add(
+        "My work laptop is a ThinkPad X1 Carbon running Ubuntu, battery is toast honestly",
+        "u", session_id="s1", timestamp=T0,
+    )[0]  # fmt: skip
+    mem.add("Looking for a standing desk under $400 btw", "u", session_id="s1", timestamp=T0)
+    new = mem.add(
+        "Been on a MacBook Air for work since March, best laptop I have had, battery is unreal",
+        "u", session_id="s2", timestamp=T0 + timedelta(days=40),
+    )[0]  # fmt: skip
+    return old, new
+
+
+def _any_share() -> MemoryConfig:
+    # keyword-only scores here are all-or-nothing; the share itself is tested above
+    return MemoryConfig(recall={"newer_version_share": 0.0})
+
+
+def test_a_value_changed_without_a_marker_is_shown_first() -> None:
+    mem = Memory(embeddings=False, config=_any_share())
+    old, new = _laptop(mem)
+    assert mem.get(new, "u").metadata[FOLLOWS] == [old]
+    hits = mem.search("laptop for work running ubuntu", "u", limit=5)
+    ids = [h.id for h in hits]
+    assert ids.index(new) < ids.index(old)  # the old statement is still there, below
+    assert {h.id: h for h in hits}[new].components["newer_version"] == 1.0
+
+
+def test_a_later_turn_of_the_same_conversation_is_no_new_version() -> None:
+    mem = Memory(embeddings=False)
+    first = mem.add("My work laptop is a ThinkPad running Ubuntu", "u", session_id="s1",
+                    timestamp=T0)[0]  # fmt: skip
+    then = mem.add("The ThinkPad keyboard is great though", "u", session_id="s1",
+                   timestamp=T0 + timedelta(minutes=3))[0]  # fmt: skip
+    assert first and FOLLOWS not in mem.get(then, "u").metadata
+
+
+def test_both_values_that_stand_stay_shown() -> None:
+    mem = Memory(embeddings=False)
+    mem.add("We adopted a beagle named Biscuit, he howls at every delivery", "u",
+            session_id="s1", timestamp=T0)  # fmt: skip
+    mem.add("We got a second dog! a greyhound named Pepper, total opposite of Biscuit", "u",
+            session_id="s2", timestamp=T0 + timedelta(days=90))  # fmt: skip
+    texts = " ".join(h.text for h in mem.search("what dogs do I have", "u", limit=5))
+    assert "Biscuit" in texts and "Pepper" in texts
+
+
+def test_links_survive_reopen_and_export_import(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "m.db", embeddings=False, config=_any_share())
+    old, new = _laptop(mem)
+    dump = mem.export("u")
+    mem.close()
+    again = Memory(tmp_path / "m.db", embeddings=False, config=_any_share())
+    assert again.get(new, "u").metadata[FOLLOWS] == [old]
+    other = Memory(embeddings=False, config=_any_share())
+    other.import_(dump)
+    ids = [h.id for h in other.search("laptop for work running ubuntu", "u", limit=5)]
+    assert ids.index(new) < ids.index(old)
+
+
+def test_the_reordering_can_be_switched_off() -> None:
+    items = [_episode("old", 0.8), _episode("new", 0.8, ["old"])]
+    assert [h.key for h in newer_first(items, share=None)] == ["old", "new"]
+    mem = Memory(embeddings=False, config=MemoryConfig(recall={"newer_versions_first": False}))
+    old, new = _laptop(mem)
+    hits = mem.search("laptop for work running ubuntu", "u", limit=5)
+    ids = [h.id for h in hits]
+    assert ids.index(old) < ids.index(new)  # as scored: the older statement matches better
+    assert all("newer_version" not in h.components for h in hits)
