@@ -93,6 +93,7 @@ class _Search:
     bn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
 
     @property
     def need_value(self) -> bool:
@@ -284,6 +285,7 @@ class Ranker:
             ),
         )
         s.fz, s.bn, s.vn, s.ev = got.relevance, got.keyword, got.vector, got.evidence
+        s.top = float(got.relevance.max()) if len(got.relevance) else 0.0
 
     def feedback(self, conn: Any, s: _Search) -> None:
         """Second feedback round from the best fused candidates (expansion.py). It only
@@ -349,6 +351,7 @@ class Ranker:
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
+            prior_scale=s.top,
             last_used=np.array(
                 [r.last_accessed if r.last_accessed is not None else r.updated_at for r in rows],
                 dtype=np.float64,

@@ -188,8 +188,13 @@ def score_batch(
     on_topic: np.ndarray,
     symbol_match: np.ndarray,
     vector_norm: np.ndarray,
+    prior_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Vectorised spec score over candidates; returns the score and every component array.
+
+    `prior_scale` (the query's best absolute evidence) scales the priors (category, recency,
+    use, confidence) with the relevance, so they weigh against it as in the spec whatever the
+    query's strength, and a weak query scores low throughout.
 
     `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
     (config.default_confidence is used).
@@ -215,9 +220,8 @@ def score_batch(
         )
         cat = np.ones_like(score)
     else:
-        score = (
-            config.score.w_keyword * fused
-            + config.score.w_category * cat
+        score = config.score.w_keyword * fused + prior_scale * (
+            config.score.w_category * cat
             + config.score.w_recency * rec
             + config.score.w_frequency * freq
             + config.score.w_confidence * conf
