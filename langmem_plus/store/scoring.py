@@ -170,9 +170,38 @@ def fuse_arrays(
     k = keyword_evidence(bm25, mass, tuning.keyword_rate)
     v = vector_evidence(cosine, tuning.background)
     ev = evidence(k, v, tuning.w_evidence_keyword)
-    f = standing(bm25, cosine, tuning.w_standing_keyword, tuning.background)
+    f = standing_minmax(bm25, cosine, tuning.w_standing_keyword)
     top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
     return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
+
+
+def _zscores(values: np.ndarray) -> np.ndarray:
+    """Standard scores over the candidates (all zero when the signal has no spread)."""
+    sd = float(values.std())
+    if sd <= 1e-12:
+        return np.zeros_like(values)
+    return (values - float(values.mean())) / sd
+
+
+def standing_minmax(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
+    """The pre-absolute standing: w·z_bm25 + (1-w)·z_cos min-max scaled over the candidates
+    (the best 1, the worst 0); with no spread, the plain weighted inputs (experiment)."""
+    b = np.maximum(bm25, 0.0)
+    has = ~np.isnan(cosine)
+    has_v = bool(has.any())
+    lo = float(cosine[has].min()) if has_v else 0.0
+    hi = float(cosine[has].max()) if has_v else 0.0
+    c = np.where(has, cosine, lo)
+    top_b = float(b.max()) if len(b) else 0.0
+    has_b = top_b > 0
+    wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
+    wv = 1.0 - wb if has_v else 0.0
+    bn = b / top_b if has_b else np.zeros_like(b)
+    spread = hi - lo
+    vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
+    raw = wb * _zscores(b) + wv * _zscores(c)
+    r_lo, r_hi = float(raw.min()) if len(raw) else 0.0, float(raw.max()) if len(raw) else 0.0
+    return (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
 
 
 def score_batch(
