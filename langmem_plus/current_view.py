@@ -13,7 +13,7 @@ from typing import Any
 
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
-from langmem_plus.versions import RELEVANCE_SHARE, newer_first
+from langmem_plus.versions import RELEVANCE_SHARE, newer_first, prior_scale
 
 __all__ = ["DEMOTION", "above_floor", "current_view", "record_of_item"]
 
@@ -115,7 +115,7 @@ def _rebase_recency(
         age_days = max(0.0, (newest - t).total_seconds()) / 86400.0
         fresh = 0.5 ** (age_days / half_life_days)
         wall = float(comps.get("recency", 0.0) or 0.0)
-        it.score = float(it.score) + weight * (fresh - wall)
+        it.score = float(it.score) + prior_scale(comps) * weight * (fresh - wall)
         comps["recency"] = fresh
 
 

@@ -150,3 +150,53 @@ def test_an_unrelated_question_injects_nothing_above_the_calibrated_floor() -> N
         assert above_floor(odd, floor) == []
         food = store.search(("u",), query="用户喜欢吃什么菜？")
         assert [h.key for h in above_floor(food, floor)][:1] == ["b"]
+
+
+def test_query_evidence_is_the_best_candidates_evidence_and_scales_the_priors() -> None:
+    with HybridStore(index={"dims": 26, "embed": Letters()}) as store:
+        store.put(("t",), "a", {"text": "the user likes green tea", "confidence": 0.9})
+        store.put(("t",), "b", {"text": "deploys go out on fridays", "confidence": 0.9})
+        strong = store.search(("t",), query="green tea")
+        weak = store.search(("t",), query="qqq zzz")
+        for hits in (strong, weak):
+            best = max(h.components["evidence"] for h in hits)
+            top = hits[0].components
+            assert {h.components["query_evidence"] for h in hits} == {top["query_evidence"]}
+            assert top["query_evidence"] == pytest.approx(top["relevance"])
+            assert top["query_evidence"] <= best + 1e-9
+        cfg = MemoryConfig().score
+        c = strong[0].components
+        priors = (
+            cfg.w_category * c["category_boost"]
+            + cfg.w_recency * c["recency"]
+            + cfg.w_frequency * c["frequency"]
+            + cfg.w_confidence * c["confidence"]
+        )
+        expect = cfg.w_keyword * c["relevance"] + c["query_evidence"] * priors
+        assert strong[0].score == pytest.approx(expect * c["topic_boost"], rel=1e-6)
+        # the same memory, just as recent and confident, counts for little on an unrelated query
+        assert weak[0].score < 0.5 * strong[0].score
+
+
+def test_the_memory_layers_recency_is_scaled_like_the_stores_priors() -> None:
+    from langmem_plus.current_view import current_view
+    from langmem_plus.versions import prior_scale
+
+    class Hit:
+        def __init__(self, scale: float | None) -> None:
+            self.key, self.value, self.score = (
+                "k",
+                {"occurred_at": "2026-01-01T00:00:00+00:00"},
+                0.3,
+            )
+            self.components: dict[str, float] = {"recency": 0.0}
+            if scale is not None:
+                self.components["query_evidence"] = scale
+
+    weak, plain = Hit(0.2), Hit(None)
+    current_view([weak], limit=5, recency=(0.15, 7.0), newer_share=None)
+    current_view([plain], limit=5, recency=(0.15, 7.0), newer_share=None)
+    # the newest memory found is fresh (recency 1): the term added is weight x scale
+    assert weak.score == pytest.approx(0.3 + 0.2 * 0.15)
+    assert plain.score == pytest.approx(0.3 + 0.15)  # a store without query_evidence: scale 1
+    assert prior_scale({"query_evidence": "x"}) == 1.0 and prior_scale(None) == 1.0

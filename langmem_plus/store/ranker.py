@@ -78,6 +78,10 @@ class _Search:
     topic: set[str]
     symbols: set[str]
     bm25: dict[int, float] = field(default_factory=dict)
+    # BM25 over the query's own terms when feedback added terms to `bm25` (None: `bm25` is
+    # it): feedback terms rank the candidates but are no evidence that one answers the query
+    bm25_query: dict[int, float] | None = None
+    own_terms: tuple[QueryTerms, dict[str, float]] | None = None  # the query's, before feedback
     sims: dict[int, float] = field(default_factory=dict)
     vec: VectorSearch | None = None
     # the scale of the keyword evidence: the query's weighted IDF mass, or for substring
@@ -88,6 +92,7 @@ class _Search:
     # arrays aligned with `keep`: BM25, cosine (NaN: no vector), relevance, keyword evidence
     # (bm25_norm), vector evidence (vector_norm), absolute evidence
     bm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bmq: np.ndarray = field(default_factory=lambda: np.zeros(0))  # `bm25_query`, aligned
     cos: np.ndarray = field(default_factory=lambda: np.zeros(0))
     fz: np.ndarray = field(default_factory=lambda: np.zeros(0))
     bn: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -209,6 +214,7 @@ class Ranker:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
             s.bm25.update((i, got.get(i, 0.0)) for i in vec_only)
         if s.bm25:
+            s.bm25_query, s.own_terms = dict(s.bm25), (s.q, dict(s.qw))
             s.q, s.qw, s.bm25 = feedback(
                 cfg,
                 be,
@@ -248,6 +254,11 @@ class Ranker:
                     conn, rq.ns_ids, s.q, pool, extra_candidates=extra_ids, weights=s.qw
                 )
             )
+            if s.bm25_query is not None and s.own_terms is not None:
+                q0, w0 = s.own_terms
+                more = [i for i in extra_ids if i not in s.bm25_query]
+                got = self.backend.keyword_score(conn, rq.ns_ids, q0, more, weights=w0)
+                s.bm25_query.update((i, got.get(i, 0.0)) for i in more)
             fresh = [i for i in extra_ids if i not in s.rows]
             s.rows.update(self.backend.rows(conn, fresh, full=True))
             s.keep = self._admit(s, s.rows)
@@ -268,6 +279,8 @@ class Ranker:
         s.keep.sort()
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
         s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
+        own = s.bm25_query
+        s.bmq = s.bm if own is None else np.array([own.get(i, 0.0) for i in s.keep])
         self._fuse(s)
 
     def _fuse(self, s: _Search) -> None:
@@ -277,6 +290,7 @@ class Ranker:
             s.bm,
             s.cos,
             s.mass,
+            bm25_evidence=s.bmq,
             tuning=FusionTuning(
                 w_standing_keyword=st.w_fusion_keyword,
                 keyword_rate=st.keyword_evidence_rate,
@@ -387,6 +401,11 @@ class Ranker:
             return on_topic, bm25_norm
         return on_topic, 0.0
 
+    def _prior_scale(self, s: _Search) -> float:
+        """The factor the priors were scaled by (`query_evidence`): the query's best evidence;
+        1 under the coding profile, whose score takes no priors."""
+        return 1.0 if self.config.score.profile == "coding" else s.top
+
     def explain(
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
     ) -> list[MemorySearchItem]:
@@ -406,6 +425,7 @@ class Ranker:
             np.where(np.isnan(s.cos), 0.0, s.cos),  # no vector: 0
             s.vn,
             s.ev,
+            np.full(len(s.ev), self._prior_scale(s)),
             parts["category_boost"],
             parts["recency"],
             parts["frequency"],

@@ -63,7 +63,10 @@ class ScoreParts:
     matched, saturating); `keyword` the same keyword evidence (the name kept for
     compatibility; before 0.x it held the fused relevance); `vector` the cosine and
     `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
-    two combined, this item's own absolute evidence.
+    two combined, this item's own absolute evidence; `query_evidence` the evidence of the
+    query's best candidate, the factor that scales the priors (category, recency, use,
+    confidence) with the relevance — a layer that adds to the score (the memory layer's
+    timeline recency) scales its terms by it too.
     """
 
     score: float = 0.0
@@ -74,6 +77,7 @@ class ScoreParts:
     vector: float = 0.0
     vector_norm: float = 0.0
     evidence: float = 0.0
+    query_evidence: float = 1.0
     category_boost: float = 1.0
     recency: float = 0.0
     frequency: float = 0.0
@@ -157,6 +161,7 @@ def fuse_arrays(
     mass: float,
     *,
     tuning: FusionTuning,
+    bm25_evidence: np.ndarray | None = None,
 ) -> Fused:
     """Text relevance of aligned candidate arrays (cosine NaN: the candidate has no vector).
 
@@ -166,8 +171,12 @@ def fuse_arrays(
     others in proportion to how they stand against it (`standing`). So a lone or top hit no
     longer scores the same whatever it is worth, an unrelated query scores low throughout, and
     the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
+    `bm25_evidence`: the BM25 over the query's own terms when `bm25` holds feedback terms
+    too (they rank, they are no evidence of an answer); None: `bm25` itself.
     """
-    k = keyword_evidence(bm25, mass, tuning.keyword_rate)
+    k = keyword_evidence(
+        bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
+    )
     v = vector_evidence(cosine, tuning.background)
     ev = evidence(k, v, tuning.w_evidence_keyword)
     f = standing_minmax(bm25, cosine, tuning.w_standing_keyword)
