@@ -40,7 +40,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
-from langmem_plus.embeddings import default_embeddings  # noqa: E402
+from langmem_plus.embeddings import USEEmbeddings, default_embeddings  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
 
@@ -191,6 +191,7 @@ class CachedEmbeddings(Embeddings):
 
     model_name = "usem3-cached"
     dims = 512
+    background_cosine = USEEmbeddings.background_cosine
 
     def __init__(self) -> None:
         self.base = default_embeddings()

@@ -13,9 +13,9 @@ from typing import Any
 
 from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
-from langmem_plus.versions import RELEVANCE_SHARE, newer_first
+from langmem_plus.versions import RELEVANCE_SHARE, newer_first, prior_scale
 
-__all__ = ["DEMOTION", "current_view", "record_of_item"]
+__all__ = ["DEMOTION", "above_floor", "current_view", "record_of_item"]
 
 DEMOTION = 0.5  # score factor of a superseded fact shown, or an episode superseded or corrected
 
@@ -115,5 +115,22 @@ def _rebase_recency(
         age_days = max(0.0, (newest - t).total_seconds()) / 86400.0
         fresh = 0.5 ** (age_days / half_life_days)
         wall = float(comps.get("recency", 0.0) or 0.0)
-        it.score = float(it.score) + weight * (fresh - wall)
+        it.score = float(it.score) + prior_scale(comps) * weight * (fresh - wall)
         comps["recency"] = fresh
+
+
+def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
+    """The hits worth injecting into a model's context: those whose relevance
+    (`components["relevance"]`, HybridStore's absolute text relevance) reaches `floor`
+    (`MemoryConfig.recall.min_relevance`), in their order. A hit that carries no relevance (a
+    plain LangGraph store's) is kept: the floor is calibrated on HybridStore's scale only."""
+    if not 0.0 <= floor <= 1.0:
+        raise ValueError(f"floor must be in [0, 1], got {floor!r}")
+    if floor <= 0:
+        return list(items)
+    out = []
+    for it in items:
+        rel = (getattr(it, "components", None) or {}).get("relevance")
+        if not isinstance(rel, (int, float)) or rel >= floor:
+            out.append(it)
+    return out

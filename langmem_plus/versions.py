@@ -23,7 +23,14 @@ from langgraph.store.base import BaseStore
 from langmem_plus.records import MemoryRecord
 from langmem_plus.text import tokenize
 
-__all__ = ["FOLLOWS", "MAX_FOLLOWS", "MIN_SHARED_WORDS", "earlier_versions", "newer_first"]
+__all__ = [
+    "FOLLOWS",
+    "MAX_FOLLOWS",
+    "MIN_SHARED_WORDS",
+    "earlier_versions",
+    "newer_first",
+    "prior_scale",
+]
 
 FOLLOWS = "follows"  # metadata key of an episode: the earlier episodes it is a newer version of
 MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its search
@@ -104,7 +111,7 @@ def newer_first(
 ) -> list[Any]:
     """`items` (best first) with each later episode moved just above the first item that
     stands for an episode it follows (that episode, or a fact derived from it), when it
-    is at least `share` as relevant (its score less `recency_weight` x its
+    is at least `share` as relevant (its score less `recency_weight` x its `query_evidence` x its
     `components["recency"]`, so being newer does not count twice): it answers the same
     question. A later version of a version goes above it in turn; the rest keep their
     order.
@@ -143,8 +150,18 @@ def newer_first(
     return [items[k] for k in order]
 
 
+def prior_scale(components: Any) -> float:
+    """The factor a hit's priors were scaled by (HybridStore's `query_evidence`: the query's
+    best evidence), so a term added to or taken from the score weighs as the store's own
+    priors do; 1 for a store that gives none."""
+    if not isinstance(components, dict):
+        return 1.0
+    scale = components.get("query_evidence", 1.0)
+    return float(scale) if isinstance(scale, (int, float)) else 1.0
+
+
 def _relevance(item: Any, recency_weight: float) -> float:
     score = float(getattr(item, "score", None) or 0.0)
     comps = getattr(item, "components", None)
     fresh = comps.get("recency", 0.0) if isinstance(comps, dict) else 0.0
-    return score - recency_weight * float(fresh or 0.0)
+    return score - prior_scale(comps) * recency_weight * float(fresh or 0.0)

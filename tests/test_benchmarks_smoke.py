@@ -142,3 +142,20 @@ def test_async_batching_smoke(tmp_path: Path) -> None:
         embeddings=HashEmbeddings(),
     )
     assert res
+
+
+def test_calibration_smoke(tmp_path: Path) -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    cal = load_benchmark("calibration")
+    res = cal.main(
+        ["--data", str(data), "--smoke", "--out", str(tmp_path / "c.json"),
+         "--md", str(tmp_path / "c.md"), "--plot", str(tmp_path / "c.png")]
+    )  # fmt: skip
+    assert (tmp_path / "c.png").stat().st_size > 0
+    for lang in ("en", "zh"):
+        r = res["languages"][lang]
+        assert 0.0 <= r["auc_relevance"] <= 1.0
+        assert sum(b["n"] for b in r["bins"]) == r["hits"]
+        assert r["floors"][0]["relevant_kept"] == 1.0  # floor 0 keeps everything

@@ -46,6 +46,9 @@ def _values(info: FieldInfo) -> st.SearchStrategy[Any]:
     if ann == tuple[str, ...]:
         names = st.text(alphabet="abcdefghij_", min_size=1, max_size=8)
         return st.lists(names, min_size=1, max_size=4, unique=True).map(tuple)
+    optional = ann == float | None  # None: a default taken from elsewhere (e.g. the model)
+    if optional:
+        ann = float
     lo = hi = None
     lo_open = hi_open = False
     for m in info.metadata:
@@ -61,13 +64,14 @@ def _values(info: FieldInfo) -> st.SearchStrategy[Any]:
         low = None if lo is None else int(lo) + int(lo_open)
         return st.integers(low, None if hi is None else int(hi) - int(hi_open))
     assert ann is float, ann
-    return st.floats(
+    floats = st.floats(
         lo,
         1e6 if hi is None else hi,
         exclude_min=lo_open,
         exclude_max=hi_open,
         allow_nan=False,
     )
+    return st.none() | floats if optional else floats
 
 
 @st.composite

@@ -22,7 +22,7 @@ def test_run_demo_offline(tmp_path: Any) -> None:
     summary = run_demo(db_path=tmp_path / "demo.db", out=lines.append)
     output = "\n".join(lines)
     assert "NOT a language model" in output and "injected context" in output
-    assert "keyword=" in output and "stored:" in output
+    assert "relevance=" in output and "stored:" in output
     assert "episode" in output and "closed old fact 'User lives in Beijing'" in output
     assert summary["turns"] == sum(len(s["turns"]) for s in load_demo_conversation()["sessions"])
     # session 3 recalls the corrected fact, not the old one, and the session-1 preference

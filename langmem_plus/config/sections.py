@@ -100,6 +100,15 @@ class RecallConfig(Section):
         "earlier result's relevance (score less recency). Chosen on the tuned part of the "
         "corrections suite with the bundled USE embeddings (docs/memory_quality.md).",
     )
+    min_relevance: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Relevance floor: a memory whose relevance (components['relevance'], "
+        "HybridStore's absolute text relevance) is below it is not injected by the middleware, "
+        "the graph nodes or Memory.recall (store.search and Memory.search still return every "
+        "ranked hit). Chosen from docs/results/calibration.md; 0: off.",
+    )
 
 
 class WindowConfig(Section):

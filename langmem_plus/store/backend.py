@@ -6,8 +6,9 @@ every feature above the store are written once. It has three parts:
 
 * items: namespace ids, rows by id (full or light), a filtered scan, substring pre-selection,
   insertion-order neighbours, namespace listing;
-* keyword candidates: BM25 search, BM25 of given ids, document count, the terms of given
-  documents (for pseudo-relevance feedback);
+* keyword candidates: BM25 search, BM25 of given ids, document count, the query's IDF mass
+  (the scale of the absolute keyword evidence), the terms of given documents (for
+  pseudo-relevance feedback);
 * vector candidates: top-k by cosine, and the cosine of given ids.
 
 Every method takes `conn`, the read session the store opened for the whole batch (for SQLite a
@@ -114,6 +115,17 @@ class SearchBackend(Protocol):
     ) -> dict[int, float]: ...
 
     def keyword_docs(self, conn: Any, ns_ids: Sequence[int]) -> int: ...
+
+    def keyword_mass(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> float:
+        """The query's weighted IDF mass (`KeywordIndex.query_mass`): the BM25 of a document
+        matching every query term once, which scales BM25 to the share of the query matched."""
+        ...
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
 
@@ -246,6 +258,15 @@ class SqliteBackend:
 
     def keyword_docs(self, conn: Any, ns_ids: Sequence[int]) -> int:
         return self.keyword.stats(conn, ns_ids).n_docs
+
+    def keyword_mass(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> float:
+        return self.keyword.query_mass(conn, ns_ids, q, weights)
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)

@@ -32,6 +32,7 @@ from langgraph.store.base import (
 from langmem_plus.clock import Clock, check_clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, default_embeddings, embedding_model_name
+from langmem_plus.embeddings import background_cosine as model_background
 from langmem_plus.errors import (
     EmbeddingModelMismatchError,
     StoreClosedError,
@@ -75,6 +76,8 @@ class HybridStore(StoreExtras):
     """
 
     supports_ttl: bool = True
+    embeddings: Embeddings | None
+    index_config: dict[str, Any] | None
 
     def __init__(
         self,
@@ -120,6 +123,9 @@ class HybridStore(StoreExtras):
         self._storage = self._open_storage(read_only)
         self._ranker = Ranker(
             self.config, self._storage.search, self._keyword_text, self._omit_expired
+        )
+        self._ranker.vector_background = model_background(
+            self.embeddings, self.config.store.vector_background
         )
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)

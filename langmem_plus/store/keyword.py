@@ -383,6 +383,33 @@ class KeywordIndex(MemoryScoring):
                 self._cache.warm(conn, ns_id)
         return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, lexicon)
 
+    def query_mass(
+        self,
+        conn: sqlite3.Connection,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> float:
+        """The query's weighted IDF mass: the BM25 a document of average length holding every
+        query term once would get. A document's BM25 over it is the share of the query it
+        matches, on one scale for every query and corpus size (the keyword evidence of the
+        absolute relevance). Terms no document holds count with the IDF of df = 0; a prefix
+        counts once, with its best expansion's IDF."""
+        if not ns_ids or not q:
+            return 0.0
+        n_docs = self.stats(conn, ns_ids).n_docs
+        if n_docs == 0:
+            return 0.0
+        p = self._prepare(conn, ns_ids, q, weights)
+        idf = p.idf if p is not None else {}
+        w = weights or {}
+        absent = self._idf(n_docs, 0)
+        mass = sum(idf.get(t, absent * w.get(t, 1.0)) for t in q.terms)
+        for prefix in q.prefixes:
+            found = [v for t, v in idf.items() if t.startswith(prefix) and t not in q.terms]
+            mass += max(found) if found else absent * w.get(prefix, 1.0)
+        return float(mass)
+
     def search(
         self,
         conn: sqlite3.Connection,

@@ -15,6 +15,7 @@ primary keys for the rest of its batch.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -394,6 +395,32 @@ class MilvusSearch:
         expr, w = self._scope(conn, ns_ids), self._weights(q, weights)
         got = self._bm25_of(conn, expr, w, conn.pks_of(items))
         return {i: got.get(i, 0.0) for i in items}
+
+    def keyword_mass(
+        self,
+        conn: MilvusSession,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> float:
+        """The query's weighted IDF mass on Milvus's BM25 scale (IDF = ln(1 + (N - df + 0.5) /
+        (df + 0.5)); a term once in a document of average length scores its IDF): each query
+        term's document frequency counted in one request (up to Milvus's result limit), a
+        prefix at df = 0."""
+        expr = self._scope(conn, ns_ids)
+        n = self._docs_in(conn, expr)
+        w = self._weights(q, weights)
+        if n == 0 or not (w or q.prefixes):
+            return 0.0
+        terms = list(w)
+        hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms else []
+
+        def idf(df: int) -> float:
+            return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+        mass = sum(w[t] * idf(len(h)) for t, h in zip(terms, hits, strict=True))
+        extra = weights or {}
+        return mass + sum(float(extra.get(p, 1.0)) * idf(0) for p in q.prefixes)
 
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
         return self._docs_in(conn, self._scope(conn, ns_ids))

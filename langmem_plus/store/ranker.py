@@ -35,7 +35,13 @@ from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedbac
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
-from langmem_plus.store.scoring import COMPONENTS, fuse_arrays, score_batch
+from langmem_plus.store.scoring import (
+    COMPONENTS,
+    FusionTuning,
+    evidence,
+    fuse_arrays,
+    score_batch,
+)
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.stopwords import STOPWORDS
 from langmem_plus.text.symbols import extract_symbols
@@ -72,16 +78,27 @@ class _Search:
     topic: set[str]
     symbols: set[str]
     bm25: dict[int, float] = field(default_factory=dict)
+    # BM25 over the query's own terms when feedback added terms to `bm25` (None: `bm25` is
+    # it): feedback terms rank the candidates but are no evidence that one answers the query
+    bm25_query: dict[int, float] | None = None
+    own_terms: tuple[QueryTerms, dict[str, float]] | None = None  # the query's, before feedback
     sims: dict[int, float] = field(default_factory=dict)
     vec: VectorSearch | None = None
+    # the scale of the keyword evidence: the query's weighted IDF mass, or for substring
+    # matches the number of words looked for
+    mass: float = 0.0
     rows: dict[int, CandidateRow] = field(default_factory=dict)
     keep: list[int] = field(default_factory=list)
-    # arrays aligned with `keep`: BM25, cosine (NaN: no vector), fused, bm25_norm, vector_norm
+    # arrays aligned with `keep`: BM25, cosine (NaN: no vector), relevance, keyword evidence
+    # (bm25_norm), vector evidence (vector_norm), absolute evidence
     bm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bmq: np.ndarray = field(default_factory=lambda: np.zeros(0))  # `bm25_query`, aligned
     cos: np.ndarray = field(default_factory=lambda: np.zeros(0))
     fz: np.ndarray = field(default_factory=lambda: np.zeros(0))
     bn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
 
     @property
     def need_value(self) -> bool:
@@ -93,8 +110,12 @@ class Ranker:
     """Hybrid ranking of one query (see the module docstring for the stages).
 
     `keyword_text` gives an item value's indexed text (topic and symbol matching, the
-    substring fallback); `omit_expired` says whether expired items are left out.
+    substring fallback); `omit_expired` says whether expired items are left out;
+    `vector_background` (set by the store from its embeddings) is the cosine the embedding
+    model gives unrelated texts, the zero of the vector evidence (scoring.vector_evidence).
     """
+
+    vector_background: float = 0.0
 
     def __init__(
         self,
@@ -158,6 +179,7 @@ class Ranker:
             return s.sims.keys()
 
         try:
+            s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
             if cfg.store.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
             else:
@@ -166,7 +188,7 @@ class Ranker:
                 )
         except Exception as exc:  # the keyword index cannot serve: substring fallback
             logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
-            s.bm25 = self._like(conn, rq.ns_ids, rq.query, pool)
+            s.bm25, s.mass = self._like(conn, rq.ns_ids, rq.query, pool)
         vector_hits()  # collected even when the keyword pass had nothing to score
         if failed:
             raise failed[0]
@@ -175,7 +197,8 @@ class Ranker:
         ):
             # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
             # sub-word of a jieba token): substring matching, bounded to small namespaces.
-            s.bm25 = {**s.bm25, **self._like(conn, rq.ns_ids, rq.query, pool)}
+            like, s.mass = self._like(conn, rq.ns_ids, rq.query, pool)
+            s.bm25 = {**s.bm25, **like}
 
     def _keyword_with_feedback(
         self, conn: Any, s: _Search, pool: int, vector_hits: Callable[[], Iterable[int]]
@@ -191,6 +214,7 @@ class Ranker:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
             s.bm25.update((i, got.get(i, 0.0)) for i in vec_only)
         if s.bm25:
+            s.bm25_query, s.own_terms = dict(s.bm25), (s.q, dict(s.qw))
             s.q, s.qw, s.bm25 = feedback(
                 cfg,
                 be,
@@ -230,6 +254,11 @@ class Ranker:
                     conn, rq.ns_ids, s.q, pool, extra_candidates=extra_ids, weights=s.qw
                 )
             )
+            if s.bm25_query is not None and s.own_terms is not None:
+                q0, w0 = s.own_terms
+                more = [i for i in extra_ids if i not in s.bm25_query]
+                got = self.backend.keyword_score(conn, rq.ns_ids, q0, more, weights=w0)
+                s.bm25_query.update((i, got.get(i, 0.0)) for i in more)
             fresh = [i for i in extra_ids if i not in s.rows]
             s.rows.update(self.backend.rows(conn, fresh, full=True))
             s.keep = self._admit(s, s.rows)
@@ -250,7 +279,27 @@ class Ranker:
         s.keep.sort()
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
         s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
-        s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, self.config.store.w_fusion_keyword)
+        own = s.bm25_query
+        s.bmq = s.bm if own is None else np.array([own.get(i, 0.0) for i in s.keep])
+        self._fuse(s)
+
+    def _fuse(self, s: _Search) -> None:
+        """Relevance, keyword, vector and absolute evidence of the candidates (scoring.py)."""
+        st = self.config.store
+        got = fuse_arrays(
+            s.bm,
+            s.cos,
+            s.mass,
+            bm25_evidence=s.bmq,
+            tuning=FusionTuning(
+                w_standing_keyword=st.w_fusion_keyword,
+                keyword_rate=st.keyword_evidence_rate,
+                w_evidence_keyword=st.w_evidence_keyword,
+                background=self.vector_background,
+            ),
+        )
+        s.fz, s.bn, s.vn, s.ev = got.relevance, got.keyword, got.vector, got.evidence
+        s.top = float(got.relevance.max()) if len(got.relevance) else 0.0
 
     def feedback(self, conn: Any, s: _Search) -> None:
         """Second feedback round from the best fused candidates (expansion.py). It only
@@ -263,7 +312,7 @@ class Ranker:
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
             s.bm = s.bm + np.array([more.get(i, 0.0) for i in s.keep], dtype=np.float64)
-            s.fz, s.bn, s.vn = fuse_arrays(s.bm, s.cos, cfg.store.w_fusion_keyword)
+            self._fuse(s)
 
     def neighbours(self, conn: Any, s: _Search) -> None:
         """Conversation-context smoothing (neighbours.py), for items that name a session."""
@@ -292,6 +341,7 @@ class Ranker:
         s.vn = np.array([fused[i][2] for i in s.keep], dtype=np.float64)
         s.bm = np.array([bm_of.get(i, 0.0) for i in s.keep], dtype=np.float64)
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        s.ev = evidence(s.bn, s.vn, self.config.store.w_evidence_keyword)
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
         """The items among `ids` whose indexed text is a question (ends with ? or ？)."""
@@ -315,6 +365,7 @@ class Ranker:
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
+            prior_scale=s.top,
             last_used=np.array(
                 [r.last_accessed if r.last_accessed is not None else r.updated_at for r in rows],
                 dtype=np.float64,
@@ -350,6 +401,11 @@ class Ranker:
             return on_topic, bm25_norm
         return on_topic, 0.0
 
+    def _prior_scale(self, s: _Search) -> float:
+        """The factor the priors were scaled by (`query_evidence`): the query's best evidence;
+        1 under the coding profile, whose score takes no priors."""
+        return 1.0 if self.config.score.profile == "coding" else s.top
+
     def explain(
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
     ) -> list[MemorySearchItem]:
@@ -363,10 +419,13 @@ class Ranker:
         columns = (
             parts["score"],
             s.fz,
+            s.bn,  # `keyword`: the keyword evidence, as `bm25_norm` (kept for compatibility)
             s.bm,
             s.bn,
             np.where(np.isnan(s.cos), 0.0, s.cos),  # no vector: 0
             s.vn,
+            s.ev,
+            np.full(len(s.ev), self._prior_scale(s)),
             parts["category_boost"],
             parts["recency"],
             parts["frequency"],
@@ -383,8 +442,12 @@ class Ranker:
         return out
 
     # ------------------------------------------------------------------ fallback
-    def _like(self, conn: Any, ns_ids: Sequence[int], query: str, k: int) -> dict[int, float]:
-        """Substring fallback: items whose indexed text contains the query's words.
+    def _like(
+        self, conn: Any, ns_ids: Sequence[int], query: str, k: int
+    ) -> tuple[dict[int, float], float]:
+        """Substring fallback: items whose indexed text contains the query's words, scored by
+        the number of words found; and the number of words looked for (the scale of the
+        keyword evidence: all of them found is a full match, as for BM25).
 
         The backend pre-selects on the stored value; the match is confirmed on the item's
         indexed text (so keys and metadata never match). Stop words and single characters never
@@ -399,7 +462,7 @@ class Ranker:
                     texts[rid] = self.keyword_text(json.loads(value)).lower()
                 if w.lower() in texts[rid]:
                     scores[rid] = scores.get(rid, 0.0) + 1.0
-        return scores
+        return scores, float(len(words))
 
 
 _PUNCT = (

@@ -17,21 +17,67 @@ import numpy as np
 
 from langmem_plus.config import MemoryConfig
 
-__all__ = ["COMPONENTS", "ScoreParts", "fuse_arrays", "score_batch"]
+__all__ = [
+    "COMPONENTS",
+    "Fused",
+    "FusionTuning",
+    "ScoreParts",
+    "evidence",
+    "fuse_arrays",
+    "keyword_evidence",
+    "score_batch",
+    "standing",
+    "vector_evidence",
+]
 
 _DAY = 86400.0
 
 
+@dataclass(frozen=True)
+class FusionTuning:
+    """The knobs of `fuse_arrays`: BM25's share in the standing, the keyword evidence's rate
+    and weight, and the embedding model's background cosine."""
+
+    w_standing_keyword: float
+    keyword_rate: float
+    w_evidence_keyword: float
+    background: float
+
+
+@dataclass
+class Fused:
+    """Aligned arrays: relevance, keyword evidence, vector evidence, absolute evidence."""
+
+    relevance: np.ndarray
+    keyword: np.ndarray
+    vector: np.ndarray
+    evidence: np.ndarray
+
+
 @dataclass
 class ScoreParts:
-    """Why an item ranked where it did: every input of its final score."""
+    """Why an item ranked where it did: every input of its final score.
+
+    `relevance`: the text relevance the spec's w_keyword weighs (scoring.fuse_arrays);
+    `bm25` raw BM25 and `bm25_norm` the keyword evidence (share of the query's IDF mass
+    matched, saturating); `keyword` the same keyword evidence (the name kept for
+    compatibility; before 0.x it held the fused relevance); `vector` the cosine and
+    `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
+    two combined, this item's own absolute evidence; `query_evidence` the evidence of the
+    query's best candidate, the factor that scales the priors (category, recency, use,
+    confidence) with the relevance — a layer that adds to the score (the memory layer's
+    timeline recency) scales its terms by it too.
+    """
 
     score: float = 0.0
+    relevance: float = 0.0
     keyword: float = 0.0
     bm25: float = 0.0
     bm25_norm: float = 0.0
     vector: float = 0.0
     vector_norm: float = 0.0
+    evidence: float = 0.0
+    query_evidence: float = 1.0
     category_boost: float = 1.0
     recency: float = 0.0
     frequency: float = 0.0
@@ -48,6 +94,96 @@ COMPONENTS = tuple(ScoreParts.__dataclass_fields__)
 """The names of a search hit's `components`, in order (the fields of `ScoreParts`)."""
 
 
+def standing(
+    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float, background: float
+) -> np.ndarray:
+    """How each candidate stands against the query's best one, in [0, 1] (the best: 1).
+
+    Each signal is turned into standard scores over the candidates (z = (x - mean) / std), so
+    it counts by how far an item stands out, not by its raw scale (BM25 grows with query length;
+    cosine lives in a narrow, model-specific band): raw = w·z_bm25 + (1-w)·z_cos orders the
+    candidates (measured against fixed weightings in docs/benchmarks.md). The standing is
+    (raw - raw0) / (raw_best - raw0), where raw0 is the raw value of no evidence at all (BM25 0,
+    the background cosine): a ratio of evidence above nothing, which stays near 1 for a
+    candidate almost as good as the best even among two (a min-max would give it 0). A signal
+    without spread contributes nothing; a candidate with no vector counts as the lowest cosine.
+    """
+    b = np.maximum(bm25, 0.0)
+    has = ~np.isnan(cosine)
+    has_v = bool(has.any())
+    lo = float(cosine[has].min()) if has_v else 0.0
+    c = np.where(has, cosine, lo)
+    has_b = bool(len(b)) and float(b.max()) > 0
+    wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
+    wv = 1.0 - wb if has_v else 0.0
+    # raw - raw0 = wb·b/sd_b + wv·(c - background)/sd_c (a signal without spread: 0)
+    sd_b, sd_c = float(b.std()), float(c.std())
+    above = np.zeros_like(b)
+    if sd_b > 1e-12:
+        above = above + wb * b / sd_b
+    if sd_c > 1e-12:
+        above = above + wv * (c - background) / sd_c
+    if len(b) == 0:
+        return above
+    best = float(above.max())
+    if best <= 1e-12:  # nothing stands out (one candidate, or no evidence anywhere)
+        return np.where(above >= best - 1e-12, 1.0, 0.0) if best > 0 else np.ones_like(b)
+    return np.clip(above / best, 0.0, 1.0)
+
+
+def keyword_evidence(bm25: np.ndarray, mass: float, rate: float) -> np.ndarray:
+    """Keyword evidence in [0, 1): 1 - exp(-rate·x), x = BM25 / the query's weighted IDF
+    mass (the BM25 of an average-length document holding every query term once), i.e. the
+    share of the query matched, saturating. Absolute: no other candidate changes it."""
+    if mass <= 1e-9:  # no query term the index knows
+        return np.zeros_like(bm25)
+    return 1.0 - np.exp(-rate * np.maximum(bm25, 0.0) / mass)
+
+
+def vector_evidence(cosine: np.ndarray, background: float) -> np.ndarray:
+    """The cosine above the embedding model's background (the cosine unrelated texts get),
+    rescaled to [0, 1]; NaN (no vector) and anything at or below the background give 0.
+    Background 0 keeps the plain cosine (as LangGraph's stores report it)."""
+    c = np.where(np.isnan(cosine), background, cosine)
+    return np.clip((c - background) / (1.0 - background), 0.0, 1.0)
+
+
+def evidence(k: np.ndarray, v: np.ndarray, w_keyword: float) -> np.ndarray:
+    """Absolute evidence of relevance in [0, 1] from keyword evidence `k` and vector evidence
+    `v`, combined as independent evidence: 1 - (1 - w·k)(1 - v). With no keyword match it is
+    the vector evidence itself."""
+    return 1.0 - (1.0 - w_keyword * k) * (1.0 - v)
+
+
+def fuse_arrays(
+    bm25: np.ndarray,
+    cosine: np.ndarray,
+    mass: float,
+    *,
+    tuning: FusionTuning,
+    bm25_evidence: np.ndarray | None = None,
+) -> Fused:
+    """Text relevance of aligned candidate arrays (cosine NaN: the candidate has no vector).
+
+    relevance = standing × the absolute evidence of the query's best candidate: the best
+    candidate scores its own evidence (`evidence`: the share of the query's IDF mass matched
+    and the cosine above the model's background, independent of every other candidate), the
+    others in proportion to how they stand against it (`standing`). So a lone or top hit no
+    longer scores the same whatever it is worth, an unrelated query scores low throughout, and
+    the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
+    `bm25_evidence`: the BM25 over the query's own terms when `bm25` holds feedback terms
+    too (they rank, they are no evidence of an answer); None: `bm25` itself.
+    """
+    k = keyword_evidence(
+        bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
+    )
+    v = vector_evidence(cosine, tuning.background)
+    ev = evidence(k, v, tuning.w_evidence_keyword)
+    f = standing_minmax(bm25, cosine, tuning.w_standing_keyword)
+    top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
+    return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
+
+
 def _zscores(values: np.ndarray) -> np.ndarray:
     """Standard scores over the candidates (all zero when the signal has no spread)."""
     sd = float(values.std())
@@ -56,21 +192,9 @@ def _zscores(values: np.ndarray) -> np.ndarray:
     return (values - float(values.mean())) / sd
 
 
-def fuse_arrays(
-    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fused text relevance of aligned candidate arrays: (fused, bm25_norm, vector_norm),
-    all in [0, 1] (cosine NaN: the candidate has no vector).
-
-    Each signal is turned into standard scores over the candidate set (z = (x - mean) / std),
-    so a signal counts by how far an item stands out from the other candidates, not by its
-    raw scale: BM25 grows with query length and the number of matched terms, while cosine
-    lives in a narrow, model-specific band. The weighted sum w·z_bm25 + (1-w)·z_cos is then
-    min-max scaled to [0, 1] over the candidates. A signal without spread contributes nothing
-    (the other carries the ranking); candidates with no vector count as the lowest cosine.
-    `bm25_norm` (BM25 / best BM25) and `vector_norm` (min-max cosine) explain the inputs.
-    Measured against fixed max/min-max weighting in docs/benchmarks.md.
-    """
+def standing_minmax(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
+    """The pre-absolute standing: w·z_bm25 + (1-w)·z_cos min-max scaled over the candidates
+    (the best 1, the worst 0); with no spread, the plain weighted inputs (experiment)."""
     b = np.maximum(bm25, 0.0)
     has = ~np.isnan(cosine)
     has_v = bool(has.any())
@@ -85,10 +209,8 @@ def fuse_arrays(
     spread = hi - lo
     vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
     raw = wb * _zscores(b) + wv * _zscores(c)
-    r_lo, r_hi = float(raw.min()), float(raw.max())
-    # When no signal separates the candidates, fall back to the plain weighted inputs.
-    fused = (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
-    return fused, bn, vn
+    r_lo, r_hi = float(raw.min()) if len(raw) else 0.0, float(raw.max()) if len(raw) else 0.0
+    return (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
 
 
 def score_batch(
@@ -104,8 +226,13 @@ def score_batch(
     on_topic: np.ndarray,
     symbol_match: np.ndarray,
     vector_norm: np.ndarray,
+    prior_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Vectorised spec score over candidates; returns the score and every component array.
+
+    `prior_scale` (the query's best absolute evidence) scales the priors (category, recency,
+    use, confidence) with the relevance, so they weigh against it as in the spec whatever the
+    query's strength, and a weak query scores low throughout.
 
     `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
     (config.default_confidence is used).
@@ -131,9 +258,8 @@ def score_batch(
         )
         cat = np.ones_like(score)
     else:
-        score = (
-            config.score.w_keyword * fused
-            + config.score.w_category * cat
+        score = config.score.w_keyword * fused + prior_scale * (
+            config.score.w_category * cat
             + config.score.w_recency * rec
             + config.score.w_frequency * freq
             + config.score.w_confidence * conf

@@ -22,42 +22,16 @@ PRIVATE = {
 SCORE = {
     "test_scores[memory-poisson]": "a negative cosine scores 0: HybridStore's score is in [0, 1]",
     "test_scores[file-poisson]": "a negative cosine scores 0: HybridStore's score is in [0, 1]",
-    "test_embed_with_path": "two items with the same cosine but different BM25 (text length) "
-    "do not score the same: the keyword evidence counts",
-}
-
-# Issue #14: HybridStore's score is still relative to each query (its top hit scores alike
-# whatever the query), so these read a different similarity than LangGraph's; strict, so the
-# absolute relevance score (left on branch s3-score, see the issue) must remove them.
-RELATIVE = {
-    "test_lg_checkpoint_store.py::test_async_vector_update_with_embedding",
-    "test_lg_checkpoint_store.py::test_vector_update_with_embedding",
-    "test_lg_sqlite_async_store.py::test_embed_with_path",
-    "test_lg_sqlite_async_store.py::test_vector_update_with_embedding[file]",
-    "test_lg_sqlite_async_store.py::test_vector_update_with_embedding[memory]",
-    "test_lg_sqlite_store.py::test_embed_with_path[cosine]",
-    "test_lg_sqlite_store.py::test_embed_with_path_operation_config[cosine]",
-    "test_lg_sqlite_store.py::test_scores[file-abcd]",
-    "test_lg_sqlite_store.py::test_scores[file-bbb]",
-    "test_lg_sqlite_store.py::test_scores[file-ccc]",
-    "test_lg_sqlite_store.py::test_scores[memory-abcd]",
-    "test_lg_sqlite_store.py::test_scores[memory-bbb]",
-    "test_lg_sqlite_store.py::test_scores[memory-ccc]",
-    "test_lg_sqlite_store.py::test_vector_update_with_embedding[file-cosine]",
-    "test_lg_sqlite_store.py::test_vector_update_with_embedding[memory-cosine]",
+    "test_embed_with_path": "two items with the same cosine do not score the same: a candidate "
+    "below the query's best scores by how it stands against it (min-max over the candidates)",
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         name = item.name.split("[")[0]
-        if item.nodeid.split("/")[-1] in RELATIVE:
-            item.add_marker(
-                pytest.mark.xfail(reason="issue #14: the score is relative per query", strict=True)
-            )
-        elif name in PRIVATE:
+        if name in PRIVATE:
             item.add_marker(pytest.mark.skip(reason=f"SqliteStore internals: {PRIVATE[name]}"))
-        elif (item.name in SCORE and "checkpoint" in item.nodeid.split("::")[0]) or (
-            item.name in SCORE and item.name.startswith("test_scores")
-        ):
-            item.add_marker(pytest.mark.xfail(reason=SCORE[item.name], strict=True))
+        elif item.name in SCORE or name == "test_embed_with_path":
+            why = SCORE.get(item.name, SCORE["test_embed_with_path"])
+            item.add_marker(pytest.mark.xfail(reason=why, strict=True))
