@@ -131,7 +131,11 @@ def analyse(turns: dict[str, list[dict[str, Any]]], limit: int) -> dict[str, Any
                 "share": float(gold[m].mean()) if m.any() else None,
             }
         )
-    empty = [t for kind in turns.values() for t in kind if not any(h[2] for h in t["hits"])]
+    # nothing relevant: the store holds nothing that answers the question (another
+    # conversation's / user's store, a written unrelated question); a question of the store's
+    # own whose gold turns are not in the top 10 is a retrieval miss, counted apart (`own_miss`)
+    empty = [t for kind in ("other", "unrelated") for t in turns[kind]]
+    misses = [t for t in turns["own"] if not any(h[2] for h in t["hits"])]
     base_kept = sum(h[2] for t in turns["own"] for h in t["hits"][:limit])
     floors = []
     for f in FLOORS:
@@ -142,6 +146,8 @@ def analyse(turns: dict[str, list[dict[str, Any]]], limit: int) -> dict[str, Any
                 "floor": f,
                 "nothing_relevant_injects": inj / max(1, len(empty)),
                 "relevant_kept": kept / max(1, base_kept),
+                "own_miss_injects": sum(any(h[0] >= f for h in t["hits"][:limit]) for t in misses)
+                / max(1, len(misses)),
                 **{
                     f"{kind}_injects": sum(any(h[0] >= f for h in t["hits"][:limit]) for t in ts)
                     / max(1, len(ts))
@@ -155,6 +161,7 @@ def analyse(turns: dict[str, list[dict[str, Any]]], limit: int) -> dict[str, Any
         "relevant_hits": int(gold.sum()),
         "turns": {k: len(v) for k, v in turns.items()},
         "turns_nothing_relevant": len(empty),
+        "turns_own_miss": len(misses),
         "auc_relevance": auc(rel[gold], rel[~gold]),
         "auc_score": auc(score[gold], score[~gold]),
         "auc_relevance_own_store": auc(
@@ -206,19 +213,30 @@ def markdown(results: dict[str, Any], floor: float, limit: int) -> str:
     lines += [
         "",
         f"Relevance floor over the top {limit} (what is injected): share of turns with nothing "
-        "relevant that still inject something (other store / unrelated question), and the "
-        "share of today's injected relevant hits kept:",
+        "relevant in the store that still inject something (all; another conversation's or "
+        "user's store; a written unrelated question), and the share of the relevant hits "
+        "injected without a floor that are kept:",
         "",
         "| floor | "
-        + " | ".join(f"{lg} nothing-relevant injects | {lg} kept" for lg in langs)
+        + " | ".join(
+            f"{lg} nothing relevant | {lg} other store | {lg} unrelated | {lg} kept" for lg in langs
+        )
         + " |",
-        "|---|" + "---|---|" * len(langs),
+        "|---|" + "---|---|---|---|" * len(langs),
     ]
     for i, f in enumerate(FLOORS):
         cells = []
         for lg in langs:
             row = results[lg]["floors"][i]
-            cells += [f"{row['nothing_relevant_injects']:.3f}", f"{row['relevant_kept']:.3f}"]
+            cells += [
+                f"{row[k]:.3f}"
+                for k in (
+                    "nothing_relevant_injects",
+                    "other_injects",
+                    "unrelated_injects",
+                    "relevant_kept",
+                )
+            ]
         mark = " **(default)**" if f == floor else ""
         lines.append(f"| {f:.2f}{mark} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -35,7 +35,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.context import ContextLayers, build_context
 from langmem_plus.conversation_log import ConversationLog, check_log, log_of
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost
-from langmem_plus.current_view import above_floor, current_view
+from langmem_plus.current_view import above_floor, current_view, floor_for
 from langmem_plus.errors import ValidationError
 from langmem_plus.messages import message_text, role_and_text
 from langmem_plus.records import RollingSummary, SessionSummary
@@ -393,7 +393,7 @@ class MemoryEngine(PostTurnSteps):
                     if cfg.recall.newer_versions_first
                     else None,
                 )
-                hits = above_floor(hits, cfg.recall.min_relevance)  # nothing unrelated
+                hits = above_floor(hits, floor_for(store, cfg.recall.min_relevance))
             except ValidationError:
                 raise
             except Exception as exc:  # recall must never break the conversation

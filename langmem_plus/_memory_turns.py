@@ -17,7 +17,7 @@ from langgraph.store.base import PutOp
 from langmem_plus._memory_checks import check_id, check_int, check_label, check_text
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import ConversationLog
-from langmem_plus.current_view import above_floor
+from langmem_plus.current_view import above_floor, floor_for
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.namespaces import user_namespace
 from langmem_plus.records import ConversationTurn, RollingSummary, UserProfile, utcnow
@@ -284,7 +284,7 @@ class ConversationIndex:
             uid, episodes_ns, query, limit=limit, filter=ep_flt, time_range=tr,
         )  # fmt: skip  # exchanges kept as episodes: their turns are logged without a mirror item
         found.sort(key=lambda it: -float(it.score or 0.0))
-        items = above_floor(found, self.config.recall.min_relevance)[:limit]
+        items = above_floor(found, floor_for(self.store, self.config.recall.min_relevance))[:limit]
         results = []
         for it in items:
             v = it.value

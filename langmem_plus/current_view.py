@@ -15,7 +15,7 @@ from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
 from langmem_plus.versions import RELEVANCE_SHARE, newer_first, prior_scale
 
-__all__ = ["DEMOTION", "above_floor", "current_view", "record_of_item"]
+__all__ = ["DEMOTION", "above_floor", "current_view", "floor_for", "record_of_item"]
 
 DEMOTION = 0.5  # score factor of a superseded fact shown, or an episode superseded or corrected
 
@@ -134,3 +134,11 @@ def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
         if not isinstance(rel, (int, float)) or rel >= floor:
             out.append(it)
     return out
+
+
+def floor_for(store: Any, floor: float) -> float:
+    """The relevance floor that applies to `store`'s hits: `floor` when it searches with
+    embeddings (the floor is calibrated on the vector and keyword evidence together), 0 for a
+    keyword-only store, whose relevance rests on its own IDF alone — in a small store a word
+    that most memories hold weighs almost nothing, so a floor would drop real matches."""
+    return floor if getattr(store, "embeddings", None) is not None else 0.0

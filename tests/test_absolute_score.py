@@ -200,3 +200,19 @@ def test_the_memory_layers_recency_is_scaled_like_the_stores_priors() -> None:
     assert weak.score == pytest.approx(0.3 + 0.2 * 0.15)
     assert plain.score == pytest.approx(0.3 + 0.15)  # a store without query_evidence: scale 1
     assert prior_scale({"query_evidence": "x"}) == 1.0 and prior_scale(None) == 1.0
+
+
+def test_the_default_floor_applies_to_stores_that_search_with_embeddings_only() -> None:
+    from langmem_plus.current_view import floor_for
+
+    floor = MemoryConfig().recall.min_relevance
+    assert floor == 0.1  # calibrated on the bundled USE embeddings (docs/results/calibration.md)
+    with HybridStore(index={"dims": 26, "embed": Letters()}) as with_vectors:
+        assert floor_for(with_vectors, floor) == floor
+    with HybridStore(index=False) as keyword_only:
+        # its relevance rests on the store's own IDF: a word most memories hold weighs ~0
+        keyword_only.put(("u",), "a", {"text": "processPayment has a race condition"})
+        keyword_only.put(("u",), "b", {"text": "wrap processPayment in a mutex"})
+        hits = keyword_only.search(("u",), query="processPayment 的问题")
+        assert hits and floor_for(keyword_only, floor) == 0.0
+        assert len(above_floor(hits, floor_for(keyword_only, floor))) == len(hits)

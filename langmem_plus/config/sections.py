@@ -101,13 +101,15 @@ class RecallConfig(Section):
         "corrections suite with the bundled USE embeddings (docs/memory_quality.md).",
     )
     min_relevance: float = Field(
-        0.0,
+        0.1,
         ge=0,
         le=1,
         description="Relevance floor: a memory whose relevance (components['relevance'], "
         "HybridStore's absolute text relevance) is below it is not injected by the middleware, "
         "the graph nodes or Memory.recall (store.search and Memory.search still return every "
-        "ranked hit). Chosen from docs/results/calibration.md; 0: off.",
+        "ranked hit). 0.1 is calibrated for the bundled USE embeddings (the highest floor "
+        "keeping >= 95 % of the relevant hits, docs/results/calibration.md); re-run "
+        "benchmarks/calibration.py for another model. 0: off.",
     )
 
 
