@@ -25,6 +25,7 @@ from langgraph.store.base import MatchCondition
 
 from langmem_plus.store._common import NS_SEP
 from langmem_plus.store.backend import PostingRow, VectorSearch
+from langmem_plus.store.milvus_keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
     Names,
@@ -57,6 +58,8 @@ class MilvusSession:
         self.doc_counts: dict[str, int] = {}  # scope expression -> documents with text
         self.scope = ""  # the expression of the namespaces searched last (doc_terms' scope)
         self.scopes: list[str] = []  # ranker namespace id -> expression
+        self.kw_scopes: dict[str, ScopeIndex | None] = {}  # client-side BM25 statistics
+        self.tokens: dict[int, Counter[str]] = {}  # id -> term frequencies of its tokens
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
         """Note the primary key of each entity's id."""
@@ -198,11 +201,22 @@ class MilvusSearch:
     """`SearchBackend` over Milvus (see the module docstring)."""
 
     def __init__(
-        self, has_vectors: bool, vector_params: dict[str, Any], common_term_ratio: float
+        self,
+        has_vectors: bool,
+        vector_params: dict[str, Any],
+        common_term_ratio: float,
+        client_bm25: ClientBM25 | None = None,
     ) -> None:
+        """`client_bm25`: score the keyword side with this project's BM25 over Milvus's
+        matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere."""
         self._has_vectors = has_vectors
         self._vector_params = vector_params
         self._common_ratio = common_term_ratio
+        self._client_bm25 = client_bm25
+
+    def _exact(self, conn: MilvusSession, expr: str) -> ScopeIndex | None:
+        """The scope's client-side BM25 statistics, or None where Milvus's BM25 scores."""
+        return self._client_bm25.scope(conn, expr) if self._client_bm25 is not None else None
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
@@ -364,6 +378,15 @@ class MilvusSearch:
         weights: Mapping[str, float] | None = None,
     ) -> dict[int, float]:
         expr = self._scope(conn, ns_ids)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            idf = self._client_bm25.idf(conn, expr, sc, q, weights)
+            if not idf:
+                return {}
+            got = self._client_bm25.score(conn, sc, idf)
+            ext = extra_candidates() if callable(extra_candidates) else extra_candidates
+            top = self._client_bm25.top(got, k) | (set(ext) & got.keys())
+            return {i: got[i] for i in top}
         w = self._weights(q, weights)
         scores: dict[int, float] = {}
         if w:
@@ -392,6 +415,10 @@ class MilvusSearch:
     ) -> dict[int, float]:
         items = list(items)
         expr, w = self._scope(conn, ns_ids), self._weights(q, weights)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            idf = self._client_bm25.idf(conn, expr, sc, q, weights)
+            return self._client_bm25.score(conn, sc, idf, items) if idf else {}
         got = self._bm25_of(conn, expr, w, conn.pks_of(items))
         return {i: got.get(i, 0.0) for i in items}
 
@@ -403,12 +430,16 @@ class MilvusSearch:
         and length from their stored tokens; document frequency in the namespaces searched
         last from one BM25 request for all their terms, counted up to one past the most a
         feedback term may have (`StoreTuning.common_term_ratio`), which is all that decides."""
+        scope = conn.scope
+        sc = self._exact(conn, scope)
+        if sc is not None and self._client_bm25 is not None:
+            cap = max(2, int(self._common_ratio * sc.n_docs)) + 1
+            return self._client_bm25.doc_terms(conn, scope, sc, item_ids, cap)
         docs = conn.by_pks("items", "pk", conn.pks_of(item_ids), ["pk", "seq", "text"])
         tfs = {int(e["seq"]): Counter(e["text"].split()) for e in docs}
         terms = sorted({t for tf in tfs.values() for t in tf})
         if not terms:
             return []
-        scope = conn.scope
         n_docs = self._docs_in(conn, scope)
         cap = max(2, int(self._common_ratio * n_docs)) + 1
         hits = conn.search_many("items", terms, "sparse", cap, scope, ["seq"])
@@ -421,6 +452,9 @@ class MilvusSearch:
         ]
 
     def _docs_in(self, conn: MilvusSession, scope: str) -> int:
+        sc = self._exact(conn, scope)
+        if sc is not None:
+            return sc.n_docs
         expr = and_(scope, "doc_len > 0")
         if expr not in conn.doc_counts:
             got = conn.query(conn.names.items, expr, ["count(*)"])

@@ -28,6 +28,7 @@ from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
 from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store.milvus_keyword import ClientBM25
 from langmem_plus.store.milvus_log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus_schema import (
     ENTITY_FIELDS,
@@ -98,8 +99,12 @@ class MilvusStorage:
         ensure_collections(
             self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
         )
+        cap = config.store.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
-            embeddings is not None, vector_search_params(config), config.store.common_term_ratio
+            embeddings is not None,
+            vector_search_params(config),
+            config.store.common_term_ratio,
+            ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
         )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
