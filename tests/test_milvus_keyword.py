@@ -197,3 +197,16 @@ def test_any_corpus_and_query_score_as_on_sqlite(
     _assert_same(_ranked(milvus, ("u", "0"), query), _ranked(sqlite, ("u", "0"), query))
     sqlite.close()
     milvus.close()
+
+
+def test_session_neighbours_score_as_on_sqlite(pair: tuple[HybridStore, HybridStore]) -> None:
+    """Turns of one session lend each other relevance (`store.neighbour_weight`, the
+    question-to-answer pass): read from Milvus by session, the same scores as on SQLite."""
+    docs = _corpus(5, 120)
+    for s in pair:
+        for i, d in enumerate(docs):
+            s.put(("c",), f"t{i}", {"text": d, "session_id": f"s{i // 10}"})
+    for query in QUERIES:
+        want = _ranked(pair[0], ("c",), query)
+        assert want, query
+        _assert_same(_ranked(pair[1], ("c",), query), want)

@@ -9,10 +9,10 @@ the keyword side is therefore scored here, client-side, from what Milvus finds:
 * one query lists the scope's documents with their lengths: N, the mean length, and each
   document's length;
 * one BM25 request for the query's new terms returns, per term, every document Milvus's
-  inverted index matches (the limit is N, so none is cut off);
-* the matched documents' stored tokens (this project's tokenizer output, kept in `text`) are
-  read once per batch; a document holds a term only when its tokens do (Milvus's jieba
-  analysis may match more, a sub-word of a longer word, and those are dropped);
+  inverted index matches (the limit is N, so none is cut off), with its stored tokens (this
+  project's tokenizer output, kept in `text`); a document holds a term only when its tokens
+  do (Milvus's jieba analysis may match more, a sub-word of a longer word, and those are
+  dropped);
 * the scores are BM25Okapi with the store's k1, b and IDF floor, as keyword.py computes them.
 
 Milvus does the matching (its inverted index); the library does the arithmetic. Larger scopes
@@ -97,12 +97,11 @@ class ClientBM25:
         got = conn.query(
             conn.names.items,
             " and ".join(f"({p})" for p in (expr, "doc_len > 0") if p),
-            ["pk", "seq", "doc_len"],
+            ["seq", "doc_len"],
             limit=self.max_docs + 1,
         )
         sc: ScopeIndex | None = None
         if len(got) <= self.max_docs:
-            conn.remember(got)
             dl = {int(e["seq"]): int(e["doc_len"]) for e in got}
             sc = ScopeIndex(len(dl), (sum(dl.values()) / len(dl)) if dl else 0.0, dl)
         conn.kw_scopes[expr] = sc
@@ -130,10 +129,13 @@ class ClientBM25:
         ]
         if new and sc.n_docs:
             limit = max(1, min(cap, sc.n_docs))
-            hits = conn.search_many("items", new, "sparse", limit, expr, ["pk", "seq"])
-            for got in hits:
+            hits = conn.search_many("items", new, "sparse", limit, expr, ["pk", "seq", "text"])
+            for got in hits:  # the matches' tokens come with them: no second request
                 conn.remember(got)
-            toks = self.tokens(conn, {int(h["seq"]) for got in hits for h in got})
+                for h in got:
+                    if int(h["seq"]) not in conn.tokens:
+                        conn.tokens[int(h["seq"])] = Counter(h["text"].split())
+            toks = conn.tokens
             for term, got in zip(new, hits, strict=True):
                 if len(got) < limit or limit >= sc.n_docs:  # every match is in `got`
                     ids = (int(h["seq"]) for h in got)

@@ -30,6 +30,7 @@ from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
     Names,
     and_,
+    h,
     in_expr,
     item_pk,
     like_pattern,
@@ -297,19 +298,30 @@ class MilvusSearch:
     def adjacent(self, conn: MilvusSession, ids: Iterable[int]) -> dict[int, list[int]]:
         """id -> the items written just before and after it in its namespace and session
         (on SQLite: in its namespace; only same-session neighbours are used either way)."""
-        ents = conn.by_pks("items", "pk", conn.pks_of(set(ids)), ["pk", "seq", "ns", "session_h"])
+        ids = set(ids)
+        keys = {  # (namespace hash, session hash) of the rows this batch read already
+            i: (h(r.namespace), h(r.session) if r.session else "")
+            for i in ids
+            if (r := conn.full.get(i)) is not None and r.namespace is not None
+        }
+        rest = conn.pks_of(i for i in ids if i not in keys)
+        for e in conn.by_pks("items", "pk", rest, ["pk", "seq", "ns", "session_h"]):
+            keys[int(e["seq"])] = (e["ns"], e["session_h"])
         groups: dict[tuple[str, str], list[int]] = {}
-        for e in ents:
-            if e["session_h"]:
-                groups.setdefault((e["ns"], e["session_h"]), []).append(int(e["seq"]))
-        out: dict[int, list[int]] = {int(e["seq"]): [] for e in ents}
+        for sid, (ns, sh) in keys.items():
+            if sh:
+                groups.setdefault((ns, sh), []).append(sid)
+        out: dict[int, list[int]] = {sid: [] for sid in keys}
         if not groups:
             return out
         expr = and_(
             in_expr("ns", sorted({ns for ns, _ in groups})),
             in_expr("session_h", sorted({sh for _, sh in groups})),
         )  # one request for every session involved (a superset, split below)
-        found = list(conn.query_all(conn.names.items, expr, ["pk", "seq", "ns", "session_h"]))
+        fields = ["pk", "seq", "ns", "session_h"]
+        found = conn.query(conn.names.items, expr, fields, limit=_MAX_LIMIT)
+        if len(found) >= _MAX_LIMIT:  # sessions too long for one request: page through
+            found = list(conn.query_all(conn.names.items, expr, fields))
         conn.remember(found)
         orders: dict[tuple[str, str], list[int]] = {}
         for e in found:
