@@ -40,6 +40,7 @@ __all__ = [
     "connect",
     "ensure_collections",
     "h",
+    "has_field",
     "in_expr",
     "item_pk",
     "like_pattern",
@@ -234,6 +235,7 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
     s.add_field("namespace", dt.VARCHAR, max_length=MAX_BYTES)
     s.add_field("key", dt.VARCHAR, max_length=MAX_BYTES)
     s.add_field("value", dt.VARCHAR, max_length=MAX_BYTES)
+    _nullable(s, dt.JSON, "doc")  # the value again, for filter expressions (milvus_filters.py)
     s.add_field(
         "text",
         dt.VARCHAR,
@@ -301,6 +303,14 @@ def vector_search_params(config: MemoryConfig) -> dict[str, Any]:
     if kind == "IVF_FLAT":
         return {"metric_type": "COSINE", "params": {"nprobe": config.store.milvus_ivf_nprobe}}
     return {"metric_type": "COSINE"}
+
+
+def has_field(client: Any, collection: str, field: str) -> bool:
+    """Whether the collection exists and has the field (collections made by an earlier
+    version lack the later fields)."""
+    if not client.has_collection(collection):
+        return False
+    return any(f["name"] == field for f in client.describe_collection(collection)["fields"])
 
 
 def ensure_collections(

@@ -25,6 +25,7 @@ from langgraph.store.base import MatchCondition
 
 from langmem_plus.store._common import NS_SEP
 from langmem_plus.store.backend import PostingRow, VectorSearch
+from langmem_plus.store.milvus_filters import filter_expr
 from langmem_plus.store.milvus_keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
@@ -207,13 +208,17 @@ class MilvusSearch:
         vector_params: dict[str, Any],
         common_term_ratio: float,
         client_bm25: ClientBM25 | None = None,
+        filter_field: str | None = None,
     ) -> None:
         """`client_bm25`: score the keyword side with this project's BM25 over Milvus's
-        matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere."""
+        matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere.
+        `filter_field`: the JSON copy of the values that search filters are pushed down to
+        (milvus_filters.py); None: filters run client-side only."""
         self._has_vectors = has_vectors
         self._vector_params = vector_params
         self._common_ratio = common_term_ratio
         self._client_bm25 = client_bm25
+        self._filter_field = filter_field
 
     def _exact(self, conn: MilvusSession, expr: str) -> ScopeIndex | None:
         """The scope's client-side BM25 statistics, or None where Milvus's BM25 scores."""
@@ -264,11 +269,15 @@ class MilvusSearch:
         ns_ids: Sequence[int],
         keep: Callable[[CandidateRow], bool],
         stop: int | None,
+        flt: Mapping[str, Any] | None = None,
     ) -> list[CandidateRow]:
-        """Full rows in insertion order that `keep` accepts: the ids are listed and sorted
-        first, then read in order a page at a time until `stop` rows passed."""
+        """Full rows in insertion order that `keep` accepts: the ids of the items the
+        filter's expression admits (milvus_filters.py) are listed and sorted first, then
+        read in order a page at a time until `stop` rows passed."""
+        field = self._filter_field
+        expr = and_(self._scope(conn, ns_ids), filter_expr(flt, field) if field else "")
         order = sorted(
-            conn.query_all(conn.names.items, self._scope(conn, ns_ids), ["pk", "seq"]),
+            conn.query_all(conn.names.items, expr, ["pk", "seq"]),
             key=lambda e: int(e["seq"]),
         )
         conn.remember(order)

@@ -38,6 +38,7 @@ from langmem_plus.store.milvus_schema import (
     connect,
     ensure_collections,
     h,
+    has_field,
     in_expr,
     item_pk,
     next_seq,
@@ -64,6 +65,16 @@ def _bytes(what: str, text: str) -> None:
         raise ValidationError(
             f"{what} is {n} bytes as UTF-8; the Milvus backend stores at most {MAX_BYTES}"
         )
+
+
+def _doc(value: Any) -> Any:
+    """The value for the `doc` JSON field: None when it is not strict JSON (NaN, infinity),
+    such an item then passes every filter expression and is filtered client-side."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return None
+    return value
 
 
 class MilvusStorage:
@@ -99,12 +110,16 @@ class MilvusStorage:
         ensure_collections(
             self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
         )
+        # collections made before the `doc` field run every filter client-side
+        self.has_doc = has_field(self.client, self.names.items, "doc")
+        self.fields = [*ENTITY_FIELDS, "doc"] if self.has_doc else ENTITY_FIELDS
         cap = config.store.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
             embeddings is not None,
             vector_search_params(config),
             config.store.common_term_ratio,
             ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
+            filter_field="doc" if self.has_doc else None,
         )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
@@ -186,6 +201,7 @@ class MilvusStorage:
             "session_h": h(session) if session else "",
             "doc_len": len(tokens),
             "indexed": index,
+            **({"doc": _doc(value)} if self.has_doc else {}),
         }
 
     def apply_puts(
@@ -270,7 +286,7 @@ class MilvusStorage:
         self, conn: MilvusSession, pks: Sequence[str], change: Callable[[dict[str, Any]], bool]
     ) -> int:
         """Read the items, let `change` edit each (true: write it back); how many changed."""
-        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), ENTITY_FIELDS)
+        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), self.fields)
         changed = [e for e in ents if change(e)]
         if changed:
             self.client.upsert(self.names.items, changed)
@@ -385,13 +401,15 @@ class MilvusStorage:
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Re-tokenise every item and re-read its ranking fields (and re-embed it)."""
-        ents = self._all("", ENTITY_FIELDS)
+        ents = self._all("", self.fields)
         for e in ents:
             value = json.loads(e["value"])
             toks = tokenize("\n".join(t for _, t in self.texts(value))) if e["indexed"] else []
             conf, cat, session = rank_fields(value, self.session_keys)
             e.update(text=" ".join(toks), doc_len=len(toks), confidence=conf, category=cat)
             e.update(session=session, session_h=h(session) if session else "")
+            if self.has_doc:
+                e["doc"] = _doc(value)
         for i in range(0, len(ents), 1000):
             self.client.upsert(self.names.items, ents[i : i + 1000])
         n_vecs = 0
@@ -429,7 +447,7 @@ class MilvusStorage:
         if self.embeddings is None:
             return 0
         have = self._vector_items()
-        todo = [e for e in self._all("indexed == true", ENTITY_FIELDS) if e["pk"] not in have]
+        todo = [e for e in self._all("indexed == true", self.fields) if e["pk"] not in have]
         vecs = self._embed(todo)
         for i in range(0, len(vecs), 1000):
             self.client.upsert(self.names.vectors, vecs[i : i + 1000])
