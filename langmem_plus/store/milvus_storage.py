@@ -354,10 +354,12 @@ class MilvusStorage:
             return self._rewrite(conn, list(want), restore)
 
     def stats(self) -> dict[str, Any]:
-        items = self._all("", ["namespace"])
+        """Counts by `count(*)`; the namespaces from one pass over the namespace hashes (Milvus
+        has no distinct count), unsorted."""
+        ns = {e["ns"] for e in self._new_session().query_all(self.names.items, "", ["ns"])}
         return {
-            "items": len(items),
-            "namespaces": len({e["namespace"] for e in items}),
+            "items": self._count(self.names.items),
+            "namespaces": len(ns),
             "vectors": self._count(self.names.vectors),
             "postings": None,  # Milvus keeps its own BM25 index
             "db_bytes": self.db_bytes(),
