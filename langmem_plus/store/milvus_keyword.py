@@ -121,27 +121,30 @@ class ClientBM25:
         self, conn: KeywordSession, expr: str, sc: ScopeIndex, terms: Sequence[str], cap: int
     ) -> dict[str, int]:
         """Documents per term, counted up to `cap` (one BM25 request for the terms not yet
-        looked up); a term found in fewer than `cap` documents has its postings kept."""
-        new = [
-            t
-            for t in dict.fromkeys(terms)
-            if t not in sc.postings and sc.common.get(t, 0) < min(cap, sc.n_docs)
+        looked up); a term found in fewer than `cap` documents has its postings kept. Milvus's
+        matches that are not the term (a part of a longer word) do not count: a term whose
+        first `cap` matches hold fewer than `cap` real ones is asked again with a larger limit."""
+        cap = min(cap, sc.n_docs)
+        todo = [
+            t for t in dict.fromkeys(terms) if t not in sc.postings and sc.common.get(t, 0) < cap
         ]
-        if new and sc.n_docs:
-            limit = max(1, min(cap, sc.n_docs))
-            hits = conn.search_many("items", new, "sparse", limit, expr, ["pk", "seq", "text"])
-            for got in hits:  # the matches' tokens come with them: no second request
+        limit = max(1, cap)
+        while todo:
+            hits = conn.search_many("items", todo, "sparse", limit, expr, ["pk", "seq", "text"])
+            retry: list[str] = []
+            for term, got in zip(todo, hits, strict=True):
                 conn.remember(got)
-                for h in got:
-                    if int(h["seq"]) not in conn.tokens:
-                        conn.tokens[int(h["seq"])] = Counter(h["text"].split())
-            toks = conn.tokens
-            for term, got in zip(new, hits, strict=True):
+                for e in got:  # the matches' tokens come with them: no second request
+                    conn.tokens.setdefault(int(e["seq"]), Counter(e["text"].split()))
+                ids = [int(e["seq"]) for e in got]
+                real = frozenset(i for i in ids if term in conn.tokens[i])
                 if len(got) < limit or limit >= sc.n_docs:  # every match is in `got`
-                    ids = (int(h["seq"]) for h in got)
-                    sc.postings[term] = frozenset(i for i in ids if term in toks.get(i, ()))
-                else:  # too common to count: in `limit` documents or more
-                    sc.common[term] = limit
+                    sc.postings[term] = real
+                elif len(real) >= cap:  # too common to count: in `cap` documents or more
+                    sc.common[term] = cap
+                else:
+                    retry.append(term)
+            todo, limit = retry, min(sc.n_docs, limit * 4)
         return {
             t: len(sc.postings[t]) if t in sc.postings else sc.common.get(t, 0)
             for t in dict.fromkeys(terms)
