@@ -397,3 +397,36 @@ def test_a_lost_connection_is_reopened(lite: LiteFile) -> None:
     got = s.get(("a",), "k")
     assert got is not None and got.value == {"text": "hello"}
     s.close()
+
+
+# ---------------------------------------------------------------- partition key
+def test_a_user_prefix_names_its_partition_key(lite: LiteFile) -> None:
+    """Items are partitioned by their namespace root (first two elements): every request of
+    a search under a user's prefix carries `root == ...`, so a cluster reads that partition
+    only; a shorter prefix spans roots and carries none. Deeper namespaces share the root."""
+    from langmem_plus.store.milvus_schema import ns_root
+
+    s = lite.open(index=_index())
+    s.put(("users", "u1"), "a", {"text": "川菜 lunch"})
+    s.put(("users", "u1", "notes"), "b", {"text": "川菜 dinner"})
+    s.put(("users", "u2"), "c", {"text": "川菜 breakfast"})
+    client: Any = s._storage.client  # type: ignore[attr-defined]
+    seen: list[str] = []
+    for name in ("query", "search", "query_iterator"):
+        real = getattr(client, name)
+
+        def spy(*a: Any, _real: Any = real, **k: Any) -> Any:
+            seen.append(str(k.get("filter", "")))
+            return _real(*a, **k)
+
+        object.__setattr__(client, name, spy)
+    hits = s.search(("users", "u1"), query="川菜", limit=10)
+    assert {h.key for h in hits} == {"a", "b"}
+    mark = f'root == "{ns_root(("users", "u1"))}"'
+    assert seen and all(mark in f for f in seen if "ns_path" in f)
+    assert sum(mark in f for f in seen) >= 3  # the namespace, keyword and vector requests
+    seen.clear()
+    assert {h.key for h in s.search(("users",), query="川菜", limit=10)} == {"a", "b", "c"}
+    assert not any("root ==" in f for f in seen)
+    assert s.count(("users", "u1"), exact=False) == 2
+    s.close()

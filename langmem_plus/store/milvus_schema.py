@@ -2,13 +2,15 @@
 
 One pair of collections holds every user: `<name>_items` (one entity per item: value JSON,
 the ranking fields, the indexed tokens with Milvus's BM25 function into a sparse vector) and
-`<name>_vectors` (one entity per embedded text of an item). The namespace is the partition
-key, so a million users are a million namespaces in one collection, not a million
-collections.
+`<name>_vectors` (one entity per embedded text of an item). The partition key is the
+namespace's root (its first `ROOT_DEPTH` elements: `("memories", user_id)`), so a million
+users are a million key values in one collection, not a million collections, and a search
+under a user's prefix names its key (Milvus reads that partition only). Collections made
+before the `root` field keep the namespace hash `ns` as their partition key.
 
-Filters only ever compare hashes (`h`): the primary key is a 128-bit BLAKE2 of (namespace,
-key), and a namespace is matched by the hashes of all its prefixes (`ns_path`), so user text
-never enters an expression except as an escaped LIKE pattern (`like_pattern`).
+Expressions compare hashes (`h`): the primary key is a 128-bit BLAKE2 of (namespace, key),
+and a namespace is matched by the hashes of all its prefixes (`ns_path`); user text enters
+an expression only as an escaped literal (`like_pattern`, milvus_filters.py).
 
 pymilvus (and milvus-lite for a local `*.milvus.db` file) are the optional `milvus` extra:
 nothing here imports them before `connect` is called.
@@ -34,6 +36,7 @@ __all__ = [
     "FULL_FIELDS",
     "LIGHT_FIELDS",
     "MAX_BYTES",
+    "ROOT_DEPTH",
     "Names",
     "Reconnecting",
     "and_",
@@ -47,6 +50,8 @@ __all__ = [
     "next_seq",
     "ns_path",
     "ns_prefix_expr",
+    "ns_root",
+    "root_expr",
     "to_row",
     "vector_search_params",
 ]
@@ -102,11 +107,30 @@ def ns_path(namespace: Sequence[str]) -> list[str]:
     return [h(NS_SEP.join(namespace[: i + 1])) for i in range(len(namespace))]
 
 
-def ns_prefix_expr(prefix: Sequence[str]) -> str:
-    """The expression of the items in namespace `prefix` or under it ("" for all)."""
+ROOT_DEPTH = 2
+"""Namespace elements that make the partition key (`root`): `("memories", user_id)`, so a
+user's items share one partition key value and a search under that prefix names it."""
+
+
+def ns_root(namespace: Sequence[str]) -> str:
+    """The partition key of a namespace: the hash of its first `ROOT_DEPTH` elements."""
+    return h(NS_SEP.join(namespace[:ROOT_DEPTH]))
+
+
+def root_expr(prefix: Sequence[str], rooted: bool) -> str:
+    """`root == ...` for a prefix of at least `ROOT_DEPTH` elements on collections that have
+    the `root` partition key (Milvus then searches that key's partition only); "" else."""
+    if not rooted or len(prefix) < ROOT_DEPTH:
+        return ""
+    return f'root == "{ns_root(prefix)}"'
+
+
+def ns_prefix_expr(prefix: Sequence[str], rooted: bool = False) -> str:
+    """The expression of the items in namespace `prefix` or under it ("" for all); with
+    `rooted`, the partition key condition too (`root_expr`)."""
     if not prefix:
         return ""
-    return f'array_contains(ns_path, "{h(ns_key(prefix))}")'
+    return and_(root_expr(prefix, rooted), f'array_contains(ns_path, "{h(ns_key(prefix))}")')
 
 
 def in_expr(field: str, values: Iterable[str]) -> str:
@@ -229,7 +253,8 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
     dt = pm.DataType
     s = client.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=32)
-    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=True)
+    s.add_field("ns", dt.VARCHAR, max_length=32)
+    s.add_field("root", dt.VARCHAR, max_length=32, is_partition_key=True)  # ns_root
     s.add_field("ns_path", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=256, max_length=32)
     s.add_field("key_h", dt.VARCHAR, max_length=32)
     s.add_field("namespace", dt.VARCHAR, max_length=MAX_BYTES)
@@ -275,13 +300,18 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
     return s, ip
 
 
-def _vectors_schema(pm: Any, client: Any, dims: int, config: MemoryConfig) -> tuple[Any, Any]:
+def _vectors_schema(
+    pm: Any, client: Any, dims: int, config: MemoryConfig, rooted: bool
+) -> tuple[Any, Any]:
+    """The vectors collection, partitioned as the items are (`rooted`: by `root`)."""
     dt = pm.DataType
     s = client.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=48)
     s.add_field("item", dt.VARCHAR, max_length=32)
     s.add_field("seq", dt.INT64)
-    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=True)
+    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=not rooted)
+    if rooted:
+        s.add_field("root", dt.VARCHAR, max_length=32, is_partition_key=True)  # ns_root
     s.add_field("ns_path", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=256, max_length=32)
     s.add_field("vec", dt.FLOAT_VECTOR, dim=dims)
     kind = config.store.milvus_vector_index
@@ -324,7 +354,8 @@ def ensure_collections(
             names.items, schema=schema, index_params=ip, consistency_level=consistency
         )
     if dims and not client.has_collection(names.vectors) and not read_only:
-        schema, ip = _vectors_schema(pm, client, dims, config)
+        rooted = has_field(client, names.items, "root")  # items made by an earlier version?
+        schema, ip = _vectors_schema(pm, client, dims, config, rooted)
         client.create_collection(
             names.vectors, schema=schema, index_params=ip, consistency_level=consistency
         )

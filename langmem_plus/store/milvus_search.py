@@ -209,16 +209,19 @@ class MilvusSearch:
         common_term_ratio: float,
         client_bm25: ClientBM25 | None = None,
         filter_field: str | None = None,
+        rooted: bool = False,
     ) -> None:
         """`client_bm25`: score the keyword side with this project's BM25 over Milvus's
         matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere.
         `filter_field`: the JSON copy of the values that search filters are pushed down to
-        (milvus_filters.py); None: filters run client-side only."""
+        (milvus_filters.py); None: filters run client-side only. `rooted`: the collections
+        have the `root` partition key (milvus_schema.py), named in every search it can be."""
         self._has_vectors = has_vectors
         self._vector_params = vector_params
         self._common_ratio = common_term_ratio
         self._client_bm25 = client_bm25
         self._filter_field = filter_field
+        self._rooted = rooted
 
     def _exact(self, conn: MilvusSession, expr: str) -> ScopeIndex | None:
         """The scope's client-side BM25 statistics, or None where Milvus's BM25 scores."""
@@ -226,7 +229,7 @@ class MilvusSearch:
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
-        expr = ns_prefix_expr(prefix)
+        expr = ns_prefix_expr(prefix, self._rooted)
         if not conn.query(conn.names.items, expr, ["pk"], limit=1):
             return []
         conn.scopes.append(expr)

@@ -44,6 +44,8 @@ from langmem_plus.store.milvus_schema import (
     next_seq,
     ns_path,
     ns_prefix_expr,
+    ns_root,
+    root_expr,
     vector_search_params,
 )
 from langmem_plus.store.milvus_search import MilvusSearch, MilvusSession
@@ -112,7 +114,13 @@ class MilvusStorage:
         )
         # collections made before the `doc` field run every filter client-side
         self.has_doc = has_field(self.client, self.names.items, "doc")
-        self.fields = [*ENTITY_FIELDS, "doc"] if self.has_doc else ENTITY_FIELDS
+        # collections made before the `root` partition key are searched without it
+        self.rooted = has_field(self.client, self.names.items, "root")
+        self.fields = [
+            *ENTITY_FIELDS,
+            *(["doc"] if self.has_doc else []),
+            *(["root"] if self.rooted else []),
+        ]
         cap = config.store.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
             embeddings is not None,
@@ -120,6 +128,7 @@ class MilvusStorage:
             config.store.common_term_ratio,
             ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
             filter_field="doc" if self.has_doc else None,
+            rooted=self.rooted,
         )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
@@ -202,6 +211,7 @@ class MilvusStorage:
             "doc_len": len(tokens),
             "indexed": index,
             **({"doc": _doc(value)} if self.has_doc else {}),
+            **({"root": ns_root(ns)} if self.rooted else {}),
         }
 
     def apply_puts(
@@ -259,6 +269,7 @@ class MilvusStorage:
             "seq": ent["seq"],
             "ns": ent["ns"],
             "ns_path": ent["ns_path"],
+            **({"root": ent["root"]} if "root" in ent else {}),
             "vec": np.asarray(vec, dtype=np.float32).tolist(),
         }
 
@@ -323,7 +334,9 @@ class MilvusStorage:
     def _prefix(self, prefix: Sequence[str], exact: bool) -> str:
         if not prefix:
             return ""
-        return f'ns == "{h(ns_key(prefix))}"' if exact else ns_prefix_expr(prefix)
+        if exact:
+            return and_(root_expr(prefix, self.rooted), f'ns == "{h(ns_key(prefix))}"')
+        return ns_prefix_expr(prefix, self.rooted)
 
     def count(self, prefix: Sequence[str], exact: bool) -> int:
         expr = self._prefix(prefix, exact)
