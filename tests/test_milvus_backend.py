@@ -430,3 +430,42 @@ def test_a_user_prefix_names_its_partition_key(lite: LiteFile) -> None:
     assert not any("root ==" in f for f in seen)
     assert s.count(("users", "u1"), exact=False) == 2
     s.close()
+
+
+def test_collections_of_an_earlier_version_are_still_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items collections made before the `doc` JSON field and the `root` partition key
+    (partitioned by the namespace hash): reads, writes, filters (client-side) all work."""
+    import pymilvus
+
+    from langmem_plus.store import milvus_schema
+
+    real = milvus_schema._items_schema
+
+    def earlier(pm: Any, client: Any, config: Any) -> Any:
+        schema, ip = real(pm, client, config)
+        raw = schema.to_dict()
+        raw["fields"] = [f for f in raw["fields"] if f["name"] not in ("doc", "root")]
+        for f in raw["fields"]:
+            if f["name"] == "ns":
+                f["is_partition_key"] = True
+        return pymilvus.CollectionSchema.construct_from_dict(raw), ip
+
+    monkeypatch.setattr(milvus_schema, "_items_schema", earlier)
+    s = HybridStore(tmp_path / "old.milvus.db", index=_index())
+    monkeypatch.undo()
+    st_: Any = s._storage
+    assert not st_.has_doc and not st_.rooted
+    s.put(("users", "u1"), "a", {"text": "川菜 lunch", "kind": "fact"})
+    s.put(("users", "u1"), "b", {"text": "川菜 dinner", "kind": "chat"})
+    s.put(("users", "u2"), "c", {"text": "川菜 breakfast", "kind": "fact"})
+    s.mark_used(("users", "u1"), ["a"])
+    got = s.search(("users", "u1"), query="川菜", filter={"kind": "fact"})
+    assert [h.key for h in got] == ["a"] and got[0].access_count == 1  # type: ignore[attr-defined]
+    assert s.count(("users",), exact=False) == 3 and s.check()["ok"]
+    s.close()
+    again = HybridStore(tmp_path / "old.milvus.db", index=_index())  # reopened: still old
+    assert not again._storage.rooted  # type: ignore[attr-defined]
+    assert {h.key for h in again.search(("users",), query="川菜")} == {"a", "b", "c"}
+    again.close()
