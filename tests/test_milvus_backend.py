@@ -469,3 +469,52 @@ def test_collections_of_an_earlier_version_are_still_served(
     assert not again._storage.rooted  # type: ignore[attr-defined]
     assert {h.key for h in again.search(("users",), query="川菜")} == {"a", "b", "c"}
     again.close()
+
+
+def test_a_dropped_shared_connection_is_replaced_by_one_of_its_own() -> None:
+    """pymilvus shares one connection per URI; when gRPC dropped it ("too many pings" from
+    Milvus Lite after a long idle time) and its recovery fails, opening a store or the next
+    call gets a dedicated connection instead of failing. (A stand-in pymilvus module injects
+    the failure; the real client is tested everywhere else.)"""
+    from langmem_plus.store.milvus_schema import Reconnecting
+
+    class MilvusError(Exception):
+        def __init__(self, code: int) -> None:
+            super().__init__(f"code {code}")
+            self.code = code
+
+    made: list[bool] = []
+
+    class Client:
+        def __init__(self, uri: str, dedicated: bool = False) -> None:
+            made.append(dedicated)
+            if not dedicated and len(made) == 1:
+                raise MilvusError(2)  # the shared connection failed to recover
+            self.dedicated = dedicated
+            self.calls = 0
+
+        def query(self, name: str) -> str:
+            self.calls += 1
+            if self.calls == 2 and len(made) == 2:
+                raise MilvusError(1)  # closed under us
+            return f"{name}:{'own' if self.dedicated else 'shared'}"
+
+    class Module:
+        MilvusException = MilvusError
+        MilvusClient = Client
+
+    client: Any = Reconnecting(Module(), {"uri": "x.milvus.db"})
+    assert made == [False, True]
+    assert client.query("a") == "a:own"
+    assert client.query("b") == "b:own" and made == [False, True, True]  # reconnected once
+
+    class Other(Module):
+        class MilvusClient(Client):
+            def query(self, name: str) -> str:
+                raise MilvusError(65535)  # not a connection error: raised as it is
+
+    made.clear()
+    made.append(True)  # the shared connection works this time
+    other: Any = Reconnecting(Other(), {"uri": "x.milvus.db"})
+    with pytest.raises(MilvusError):
+        other.query("c")

@@ -209,12 +209,19 @@ class _NoLiteMvccNotice(logging.Filter):
 
 class Reconnecting:
     """A `MilvusClient` that reconnects once when its connection is gone (codes 1, 2), then
-    retries the call: Milvus Lite's daemon exits after a while without requests, and a
-    server may restart; a new client starts (or finds) it again."""
+    retries the call: Milvus Lite's daemon exits after a while without requests, a server may
+    restart, and gRPC may drop an idle shared connection ("too many pings"). The new client
+    has a connection of its own (pymilvus shares one per URI, and a dropped shared one can
+    fail its own recovery)."""
 
     def __init__(self, pymilvus: Any, kwargs: dict[str, Any]) -> None:
         self._pm, self._kwargs = pymilvus, kwargs
-        self._client = pymilvus.MilvusClient(**kwargs)
+        try:
+            self._client = pymilvus.MilvusClient(**kwargs)
+        except pymilvus.MilvusException as exc:
+            if exc.code not in (1, 2):
+                raise
+            self._client = pymilvus.MilvusClient(**kwargs, dedicated=True)
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)
@@ -227,7 +234,7 @@ class Reconnecting:
             except self._pm.MilvusException as exc:
                 if exc.code not in (1, 2) or name == "close":  # 1: closed, 2: unreachable
                     raise
-                self._client = self._pm.MilvusClient(**self._kwargs)
+                self._client = self._pm.MilvusClient(**self._kwargs, dedicated=True)
                 return getattr(self._client, name)(*args, **kwargs)
 
         return call
