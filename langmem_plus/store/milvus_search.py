@@ -229,8 +229,11 @@ class MilvusSearch:
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
+        """One id for the prefix's scope, none when it holds no item. With client-side BM25
+        the scope's listing (which the keyword side reads next) answers that."""
         expr = ns_prefix_expr(prefix, self._rooted)
-        if not conn.query(conn.names.items, expr, ["pk"], limit=1):
+        sc = self._exact(conn, expr) if prefix else None
+        if not (sc and sc.n_docs) and not conn.query(conn.names.items, expr, ["pk"], limit=1):
             return []
         conn.scopes.append(expr)
         return [len(conn.scopes) - 1]
