@@ -8,7 +8,7 @@ SQLite's measured in the same run. Search latency excludes query embedding (vect
 before the timed loop), so it times the store alone.
 
     python benchmarks/milvus_scale.py [--sizes 1k,10k] [--users 100] [--queries 200]
-        [--out docs/results/milvus_scale.json] [--md docs/results/milvus_scale.md]
+        [--own-bm25] [--out docs/results/milvus_scale.json] [--md docs/results/milvus_scale.md]
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from langmem_plus import HybridStore, MemoryConfig
 
 _BATCH = 500
 SERVER: list[str | None] = [None]  # --milvus URI: a Milvus server instead of Milvus Lite
+# Milvus stores per case: name -> StoreTuning overrides (--own-bm25 adds Milvus's own BM25)
+VARIANTS: dict[str, dict[str, Any]] = {"milvus": {}}
 
 
 def _pct(values: list[float]) -> dict[str, float]:
@@ -65,12 +67,15 @@ def run_case(
 ) -> dict[str, Any]:
     """Load the same docs into both backends, then time interleaved searches."""
     index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
-    paths = {"sqlite": workdir / f"{tag}.db", "milvus": workdir / f"{tag}.milvus.db"}
-    milvus_cfg = MemoryConfig.model_validate({"store": {"milvus_collection": f"bench_{tag}"}})
-    stores = {
-        "sqlite": HybridStore(paths["sqlite"], index=index),  # type: ignore[arg-type]
-        "milvus": HybridStore(SERVER[0] or paths["milvus"], index=index, config=milvus_cfg),  # type: ignore[arg-type]
-    }
+    paths = {"sqlite": workdir / f"{tag}.db"}
+    stores = {"sqlite": HybridStore(paths["sqlite"], index=index)}  # type: ignore[arg-type]
+    for name, tuning in VARIANTS.items():
+        suffix = "" if name == "milvus" else "_" + name.replace("-", "_")
+        paths[name] = workdir / f"{tag}{suffix}.milvus.db"
+        cfg = MemoryConfig.model_validate(
+            {"store": {"milvus_collection": f"bench_{tag}{suffix}", **tuning}}
+        )
+        stores[name] = HybridStore(SERVER[0] or paths[name], index=index, config=cfg)  # type: ignore[arg-type]
     out: dict[str, Any] = {"items": len(docs)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
@@ -88,15 +93,19 @@ def run_case(
         out[name]["search_ms"] = _pct(lat[name])
         out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
         out[name]["bytes_per_item"] = out[name]["bytes"] / max(1, len(docs))
-    out["ratio"] = {
-        "load": out["milvus"]["load_s"] / max(out["sqlite"]["load_s"], 1e-9),
-        "search_p50": out["milvus"]["search_ms"]["p50"]
-        / max(out["sqlite"]["search_ms"]["p50"], 1e-9),
-        "search_p95": out["milvus"]["search_ms"]["p95"]
-        / max(out["sqlite"]["search_ms"]["p95"], 1e-9),
-        "bytes": out["milvus"]["bytes"] / max(out["sqlite"]["bytes"], 1),
-    }
+    for name in VARIANTS:
+        out["ratio" if name == "milvus" else f"ratio_{name}"] = _ratios(out[name], out["sqlite"])
     return out
+
+
+def _ratios(m: dict[str, Any], s: dict[str, Any]) -> dict[str, float]:
+    """A Milvus store's figures over SQLite's, measured in the same run."""
+    return {
+        "load": m["load_s"] / max(s["load_s"], 1e-9),
+        "search_p50": m["search_ms"]["p50"] / max(s["search_ms"]["p50"], 1e-9),
+        "search_p95": m["search_ms"]["p95"] / max(s["search_ms"]["p95"], 1e-9),
+        "bytes": m["bytes"] / max(s["bytes"], 1),
+    }
 
 
 def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str, float]:
@@ -144,7 +153,7 @@ def markdown(res: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for case, r in res["cases"].items():
-        for name in ("sqlite", "milvus"):
+        for name in ("sqlite", *VARIANTS):
             b = r[name]
             lines.append(
                 f"| {case} | {r['items']} | {name} | {b['load_s']:.1f} | "
@@ -162,11 +171,13 @@ def markdown(res: dict[str, Any]) -> str:
     lines += ["", "Milvus Lite / SQLite, same run:", ""]
     lines += ["| case | load | search p50 | search p95 | bytes |", "|---|---|---|---|---|"]
     for case, r in res["cases"].items():
-        x = r["ratio"]
-        lines.append(
-            f"| {case} | {x['load']:.2f} | {x['search_p50']:.2f} | {x['search_p95']:.2f} | "
-            f"{x['bytes']:.2f} |"
-        )
+        for name in VARIANTS:
+            x = r["ratio" if name == "milvus" else f"ratio_{name}"]
+            label = case if name == "milvus" else f"{case} ({name})"
+            lines.append(
+                f"| {label} | {x['load']:.2f} | {x['search_p50']:.2f} | {x['search_p95']:.2f} | "
+                f"{x['bytes']:.2f} |"
+            )
     return "\n".join(lines)
 
 
@@ -176,6 +187,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--requests-only", action="store_true", help="only count requests")
+    ap.add_argument(
+        "--own-bm25",
+        action="store_true",
+        help="also a Milvus store scored with Milvus's own BM25 "
+        "(store.milvus_client_bm25_max_docs = 0), interleaved with the others",
+    )
     ap.add_argument(
         "--milvus",
         default=None,
@@ -187,6 +204,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--md", type=Path, default=None)
     args = ap.parse_args(argv)
     SERVER[0] = args.milvus
+    if args.own_bm25:
+        VARIANTS["milvus-own-bm25"] = {"milvus_client_bm25_max_docs": 0}
     corpus, emb = Corpus(), HashEmbeddings()
     res: dict[str, Any] = {
         "machine": {

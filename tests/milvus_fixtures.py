@@ -52,11 +52,11 @@ class LiteFile:
 
 def lite_expire(store: HybridStore, namespace: Sequence[str], key: str, at: float) -> None:
     """Set the item's expiry time (as if its TTL ran out at `at`)."""
-    from langmem_plus.store.milvus_schema import ENTITY_FIELDS, item_pk
+    from langmem_plus.store.milvus_schema import item_pk
 
     st: Any = store._storage
     got = st.client.query(
-        st.names.items, filter=f'pk == "{item_pk(namespace, key)}"', output_fields=ENTITY_FIELDS
+        st.names.items, filter=f'pk == "{item_pk(namespace, key)}"', output_fields=st.fields
     )
     for ent in got:
         ent["expires_at"] = at

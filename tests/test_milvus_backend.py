@@ -397,3 +397,124 @@ def test_a_lost_connection_is_reopened(lite: LiteFile) -> None:
     got = s.get(("a",), "k")
     assert got is not None and got.value == {"text": "hello"}
     s.close()
+
+
+# ---------------------------------------------------------------- partition key
+def test_a_user_prefix_names_its_partition_key(lite: LiteFile) -> None:
+    """Items are partitioned by their namespace root (first two elements): every request of
+    a search under a user's prefix carries `root == ...`, so a cluster reads that partition
+    only; a shorter prefix spans roots and carries none. Deeper namespaces share the root."""
+    from langmem_plus.store.milvus_schema import ns_root
+
+    s = lite.open(index=_index())
+    s.put(("users", "u1"), "a", {"text": "川菜 lunch"})
+    s.put(("users", "u1", "notes"), "b", {"text": "川菜 dinner"})
+    s.put(("users", "u2"), "c", {"text": "川菜 breakfast"})
+    client: Any = s._storage.client  # type: ignore[attr-defined]
+    seen: list[str] = []
+    for name in ("query", "search", "query_iterator"):
+        real = getattr(client, name)
+
+        def spy(*a: Any, _real: Any = real, **k: Any) -> Any:
+            seen.append(str(k.get("filter", "")))
+            return _real(*a, **k)
+
+        object.__setattr__(client, name, spy)
+    hits = s.search(("users", "u1"), query="川菜", limit=10)
+    assert {h.key for h in hits} == {"a", "b"}
+    mark = f'root == "{ns_root(("users", "u1"))}"'
+    assert seen and all(mark in f for f in seen if "ns_path" in f)
+    assert sum(mark in f for f in seen) >= 3  # the namespace, keyword and vector requests
+    seen.clear()
+    assert {h.key for h in s.search(("users",), query="川菜", limit=10)} == {"a", "b", "c"}
+    assert not any("root ==" in f for f in seen)
+    assert s.count(("users", "u1"), exact=False) == 2
+    s.close()
+
+
+def test_collections_of_an_earlier_version_are_still_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items collections made before the `doc` JSON field and the `root` partition key
+    (partitioned by the namespace hash): reads, writes, filters (client-side) all work."""
+    import pymilvus
+
+    from langmem_plus.store import milvus_schema
+
+    real = milvus_schema._items_schema
+
+    def earlier(pm: Any, client: Any, config: Any) -> Any:
+        schema, ip = real(pm, client, config)
+        raw = schema.to_dict()
+        raw["fields"] = [f for f in raw["fields"] if f["name"] not in ("doc", "root")]
+        for f in raw["fields"]:
+            if f["name"] == "ns":
+                f["is_partition_key"] = True
+        return pymilvus.CollectionSchema.construct_from_dict(raw), ip
+
+    monkeypatch.setattr(milvus_schema, "_items_schema", earlier)
+    s = HybridStore(tmp_path / "old.milvus.db", index=_index())
+    monkeypatch.undo()
+    st_: Any = s._storage
+    assert not st_.has_doc and not st_.rooted
+    s.put(("users", "u1"), "a", {"text": "川菜 lunch", "kind": "fact"})
+    s.put(("users", "u1"), "b", {"text": "川菜 dinner", "kind": "chat"})
+    s.put(("users", "u2"), "c", {"text": "川菜 breakfast", "kind": "fact"})
+    s.mark_used(("users", "u1"), ["a"])
+    got = s.search(("users", "u1"), query="川菜", filter={"kind": "fact"})
+    assert [h.key for h in got] == ["a"] and got[0].access_count == 1  # type: ignore[attr-defined]
+    assert s.count(("users",), exact=False) == 3 and s.check()["ok"]
+    s.close()
+    again = HybridStore(tmp_path / "old.milvus.db", index=_index())  # reopened: still old
+    assert not again._storage.rooted  # type: ignore[attr-defined]
+    assert {h.key for h in again.search(("users",), query="川菜")} == {"a", "b", "c"}
+    again.close()
+
+
+def test_a_dropped_shared_connection_is_replaced_by_one_of_its_own() -> None:
+    """pymilvus shares one connection per URI; when gRPC dropped it ("too many pings" from
+    Milvus Lite after a long idle time) and its recovery fails, opening a store or the next
+    call gets a dedicated connection instead of failing. (A stand-in pymilvus module injects
+    the failure; the real client is tested everywhere else.)"""
+    from langmem_plus.store.milvus_schema import Reconnecting
+
+    class MilvusError(Exception):
+        def __init__(self, code: int) -> None:
+            super().__init__(f"code {code}")
+            self.code = code
+
+    made: list[bool] = []
+
+    class Client:
+        def __init__(self, uri: str, dedicated: bool = False) -> None:
+            made.append(dedicated)
+            if not dedicated and len(made) == 1:
+                raise MilvusError(2)  # the shared connection failed to recover
+            self.dedicated = dedicated
+            self.calls = 0
+
+        def query(self, name: str) -> str:
+            self.calls += 1
+            if self.calls == 2 and len(made) == 2:
+                raise MilvusError(1)  # closed under us
+            return f"{name}:{'own' if self.dedicated else 'shared'}"
+
+    class Module:
+        MilvusException = MilvusError
+        MilvusClient = Client
+
+    client: Any = Reconnecting(Module(), {"uri": "x.milvus.db"})
+    assert made == [False, True]
+    assert client.query("a") == "a:own"
+    assert client.query("b") == "b:own" and made == [False, True, True]  # reconnected once
+
+    class Other(Module):
+        class MilvusClient(Client):
+            def query(self, name: str) -> str:
+                raise MilvusError(65535)  # not a connection error: raised as it is
+
+    made.clear()
+    made.append(True)  # the shared connection works this time
+    other: Any = Reconnecting(Other(), {"uri": "x.milvus.db"})
+    with pytest.raises(MilvusError):
+        other.query("c")

@@ -242,6 +242,15 @@ class StoreTuning(Section):
     milvus_ivf_nprobe: int = Field(
         32, ge=1, description="IVF_FLAT lists probed per query (`nprobe`)."
     )
+    milvus_client_bm25_max_docs: int = Field(
+        16_383,
+        ge=0,
+        le=16_383,
+        description="Milvus: a search over at most this many documents scores its keyword "
+        "side with this project's BM25 over Milvus's matches, the same scores as SQLite; a "
+        "larger one uses Milvus's own BM25 (other IDF and statistics). 0: always Milvus's. "
+        "At most 16,383 (one request lists the scope: Milvus caps a limit at 16,384).",
+    )
     # --- limits -------------------------------------------------------------------------
     max_item_chars: int = Field(
         100_000,

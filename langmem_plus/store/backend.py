@@ -76,7 +76,11 @@ class SearchBackend(Protocol):
         ns_ids: Sequence[int],
         keep: Callable[[CandidateRow], bool],
         stop: int | None,
-    ) -> list[CandidateRow]: ...
+        flt: Mapping[str, Any] | None = None,
+    ) -> list[CandidateRow]:
+        """Rows in insertion order that `keep` accepts, up to `stop`; `flt` is the search
+        filter `keep` applies, which a backend may also run itself to read fewer rows."""
+        ...
 
     def substring_candidates(
         self, conn: Any, ns_ids: Sequence[int], word: str, k: int
@@ -211,6 +215,7 @@ class SqliteBackend:
         ns_ids: Sequence[int],
         keep: Callable[[CandidateRow], bool],
         stop: int | None,
+        flt: Mapping[str, Any] | None = None,
     ) -> list[CandidateRow]:
         return sql.scan_rows(conn, ns_ids, keep, stop)
 

@@ -411,7 +411,7 @@ class HybridStore(StoreExtras):
         time range (up to `stop`)."""
         omit = self._omit_expired()
         return self._storage.search.scan(
-            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range), stop
+            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range), stop, flt
         )
 
     def _search(self, conn: Any, op: SearchOp, qvec: np.ndarray | None, now: float) -> list[Any]:

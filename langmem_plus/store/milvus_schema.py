@@ -2,13 +2,15 @@
 
 One pair of collections holds every user: `<name>_items` (one entity per item: value JSON,
 the ranking fields, the indexed tokens with Milvus's BM25 function into a sparse vector) and
-`<name>_vectors` (one entity per embedded text of an item). The namespace is the partition
-key, so a million users are a million namespaces in one collection, not a million
-collections.
+`<name>_vectors` (one entity per embedded text of an item). The partition key is the
+namespace's root (its first `ROOT_DEPTH` elements: `("memories", user_id)`), so a million
+users are a million key values in one collection, not a million collections, and a search
+under a user's prefix names its key (Milvus reads that partition only). Collections made
+before the `root` field keep the namespace hash `ns` as their partition key.
 
-Filters only ever compare hashes (`h`): the primary key is a 128-bit BLAKE2 of (namespace,
-key), and a namespace is matched by the hashes of all its prefixes (`ns_path`), so user text
-never enters an expression except as an escaped LIKE pattern (`like_pattern`).
+Expressions compare hashes (`h`): the primary key is a 128-bit BLAKE2 of (namespace, key),
+and a namespace is matched by the hashes of all its prefixes (`ns_path`); user text enters
+an expression only as an escaped literal (`like_pattern`, milvus_filters.py).
 
 pymilvus (and milvus-lite for a local `*.milvus.db` file) are the optional `milvus` extra:
 nothing here imports them before `connect` is called.
@@ -34,18 +36,22 @@ __all__ = [
     "FULL_FIELDS",
     "LIGHT_FIELDS",
     "MAX_BYTES",
+    "ROOT_DEPTH",
     "Names",
     "Reconnecting",
     "and_",
     "connect",
     "ensure_collections",
     "h",
+    "has_field",
     "in_expr",
     "item_pk",
     "like_pattern",
     "next_seq",
     "ns_path",
     "ns_prefix_expr",
+    "ns_root",
+    "root_expr",
     "to_row",
     "vector_search_params",
 ]
@@ -101,11 +107,30 @@ def ns_path(namespace: Sequence[str]) -> list[str]:
     return [h(NS_SEP.join(namespace[: i + 1])) for i in range(len(namespace))]
 
 
-def ns_prefix_expr(prefix: Sequence[str]) -> str:
-    """The expression of the items in namespace `prefix` or under it ("" for all)."""
+ROOT_DEPTH = 2
+"""Namespace elements that make the partition key (`root`): `("memories", user_id)`, so a
+user's items share one partition key value and a search under that prefix names it."""
+
+
+def ns_root(namespace: Sequence[str]) -> str:
+    """The partition key of a namespace: the hash of its first `ROOT_DEPTH` elements."""
+    return h(NS_SEP.join(namespace[:ROOT_DEPTH]))
+
+
+def root_expr(prefix: Sequence[str], rooted: bool) -> str:
+    """`root == ...` for a prefix of at least `ROOT_DEPTH` elements on collections that have
+    the `root` partition key (Milvus then searches that key's partition only); "" else."""
+    if not rooted or len(prefix) < ROOT_DEPTH:
+        return ""
+    return f'root == "{ns_root(prefix)}"'
+
+
+def ns_prefix_expr(prefix: Sequence[str], rooted: bool = False) -> str:
+    """The expression of the items in namespace `prefix` or under it ("" for all); with
+    `rooted`, the partition key condition too (`root_expr`)."""
     if not prefix:
         return ""
-    return f'array_contains(ns_path, "{h(ns_key(prefix))}")'
+    return and_(root_expr(prefix, rooted), f'array_contains(ns_path, "{h(ns_key(prefix))}")')
 
 
 def in_expr(field: str, values: Iterable[str]) -> str:
@@ -184,12 +209,19 @@ class _NoLiteMvccNotice(logging.Filter):
 
 class Reconnecting:
     """A `MilvusClient` that reconnects once when its connection is gone (codes 1, 2), then
-    retries the call: Milvus Lite's daemon exits after a while without requests, and a
-    server may restart; a new client starts (or finds) it again."""
+    retries the call: Milvus Lite's daemon exits after a while without requests, a server may
+    restart, and gRPC may drop an idle shared connection ("too many pings"). The new client
+    has a connection of its own (pymilvus shares one per URI, and a dropped shared one can
+    fail its own recovery)."""
 
     def __init__(self, pymilvus: Any, kwargs: dict[str, Any]) -> None:
         self._pm, self._kwargs = pymilvus, kwargs
-        self._client = pymilvus.MilvusClient(**kwargs)
+        try:
+            self._client = pymilvus.MilvusClient(**kwargs)
+        except pymilvus.MilvusException as exc:
+            if exc.code not in (1, 2):
+                raise
+            self._client = pymilvus.MilvusClient(**kwargs, dedicated=True)
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)
@@ -202,7 +234,7 @@ class Reconnecting:
             except self._pm.MilvusException as exc:
                 if exc.code not in (1, 2) or name == "close":  # 1: closed, 2: unreachable
                     raise
-                self._client = self._pm.MilvusClient(**self._kwargs)
+                self._client = self._pm.MilvusClient(**self._kwargs, dedicated=True)
                 return getattr(self._client, name)(*args, **kwargs)
 
         return call
@@ -228,12 +260,14 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
     dt = pm.DataType
     s = client.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=32)
-    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=True)
+    s.add_field("ns", dt.VARCHAR, max_length=32)
+    s.add_field("root", dt.VARCHAR, max_length=32, is_partition_key=True)  # ns_root
     s.add_field("ns_path", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=256, max_length=32)
     s.add_field("key_h", dt.VARCHAR, max_length=32)
     s.add_field("namespace", dt.VARCHAR, max_length=MAX_BYTES)
     s.add_field("key", dt.VARCHAR, max_length=MAX_BYTES)
     s.add_field("value", dt.VARCHAR, max_length=MAX_BYTES)
+    _nullable(s, dt.JSON, "doc")  # the value again, for filter expressions (milvus_filters.py)
     s.add_field(
         "text",
         dt.VARCHAR,
@@ -273,13 +307,18 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
     return s, ip
 
 
-def _vectors_schema(pm: Any, client: Any, dims: int, config: MemoryConfig) -> tuple[Any, Any]:
+def _vectors_schema(
+    pm: Any, client: Any, dims: int, config: MemoryConfig, rooted: bool
+) -> tuple[Any, Any]:
+    """The vectors collection, partitioned as the items are (`rooted`: by `root`)."""
     dt = pm.DataType
     s = client.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=48)
     s.add_field("item", dt.VARCHAR, max_length=32)
     s.add_field("seq", dt.INT64)
-    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=True)
+    s.add_field("ns", dt.VARCHAR, max_length=32, is_partition_key=not rooted)
+    if rooted:
+        s.add_field("root", dt.VARCHAR, max_length=32, is_partition_key=True)  # ns_root
     s.add_field("ns_path", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=256, max_length=32)
     s.add_field("vec", dt.FLOAT_VECTOR, dim=dims)
     kind = config.store.milvus_vector_index
@@ -303,6 +342,14 @@ def vector_search_params(config: MemoryConfig) -> dict[str, Any]:
     return {"metric_type": "COSINE"}
 
 
+def has_field(client: Any, collection: str, field: str) -> bool:
+    """Whether the collection exists and has the field (collections made by an earlier
+    version lack the later fields)."""
+    if not client.has_collection(collection):
+        return False
+    return any(f["name"] == field for f in client.describe_collection(collection)["fields"])
+
+
 def ensure_collections(
     pm: Any, client: Any, names: Names, dims: int, config: MemoryConfig, read_only: bool
 ) -> None:
@@ -314,7 +361,8 @@ def ensure_collections(
             names.items, schema=schema, index_params=ip, consistency_level=consistency
         )
     if dims and not client.has_collection(names.vectors) and not read_only:
-        schema, ip = _vectors_schema(pm, client, dims, config)
+        rooted = has_field(client, names.items, "root")  # items made by an earlier version?
+        schema, ip = _vectors_schema(pm, client, dims, config, rooted)
         client.create_collection(
             names.vectors, schema=schema, index_params=ip, consistency_level=consistency
         )

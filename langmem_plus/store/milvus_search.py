@@ -26,10 +26,13 @@ from langgraph.store.base import MatchCondition
 
 from langmem_plus.store._common import NS_SEP
 from langmem_plus.store.backend import PostingRow, VectorSearch
+from langmem_plus.store.milvus_filters import filter_expr
+from langmem_plus.store.milvus_keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
     Names,
     and_,
+    h,
     in_expr,
     item_pk,
     like_pattern,
@@ -58,6 +61,8 @@ class MilvusSession:
         self.doc_counts: dict[str, int] = {}  # scope expression -> documents with text
         self.scope = ""  # the expression of the namespaces searched last (doc_terms' scope)
         self.scopes: list[str] = []  # ranker namespace id -> expression
+        self.kw_scopes: dict[str, ScopeIndex | None] = {}  # client-side BM25 statistics
+        self.tokens: dict[int, Counter[str]] = {}  # id -> term frequencies of its tokens
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
         """Note the primary key of each entity's id."""
@@ -199,16 +204,37 @@ class MilvusSearch:
     """`SearchBackend` over Milvus (see the module docstring)."""
 
     def __init__(
-        self, has_vectors: bool, vector_params: dict[str, Any], common_term_ratio: float
+        self,
+        has_vectors: bool,
+        vector_params: dict[str, Any],
+        common_term_ratio: float,
+        client_bm25: ClientBM25 | None = None,
+        filter_field: str | None = None,
+        rooted: bool = False,
     ) -> None:
+        """`client_bm25`: score the keyword side with this project's BM25 over Milvus's
+        matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere.
+        `filter_field`: the JSON copy of the values that search filters are pushed down to
+        (milvus_filters.py); None: filters run client-side only. `rooted`: the collections
+        have the `root` partition key (milvus_schema.py), named in every search it can be."""
         self._has_vectors = has_vectors
         self._vector_params = vector_params
         self._common_ratio = common_term_ratio
+        self._client_bm25 = client_bm25
+        self._filter_field = filter_field
+        self._rooted = rooted
+
+    def _exact(self, conn: MilvusSession, expr: str) -> ScopeIndex | None:
+        """The scope's client-side BM25 statistics, or None where Milvus's BM25 scores."""
+        return self._client_bm25.scope(conn, expr) if self._client_bm25 is not None else None
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
-        expr = ns_prefix_expr(prefix)
-        if not conn.query(conn.names.items, expr, ["pk"], limit=1):
+        """One id for the prefix's scope, none when it holds no item. With client-side BM25
+        the scope's listing (which the keyword side reads next) answers that."""
+        expr = ns_prefix_expr(prefix, self._rooted)
+        sc = self._exact(conn, expr) if prefix else None
+        if not (sc and sc.n_docs) and not conn.query(conn.names.items, expr, ["pk"], limit=1):
             return []
         conn.scopes.append(expr)
         return [len(conn.scopes) - 1]
@@ -250,11 +276,15 @@ class MilvusSearch:
         ns_ids: Sequence[int],
         keep: Callable[[CandidateRow], bool],
         stop: int | None,
+        flt: Mapping[str, Any] | None = None,
     ) -> list[CandidateRow]:
-        """Full rows in insertion order that `keep` accepts: the ids are listed and sorted
-        first, then read in order a page at a time until `stop` rows passed."""
+        """Full rows in insertion order that `keep` accepts: the ids of the items the
+        filter's expression admits (milvus_filters.py) are listed and sorted first, then
+        read in order a page at a time until `stop` rows passed."""
+        field = self._filter_field
+        expr = and_(self._scope(conn, ns_ids), filter_expr(flt, field) if field else "")
         order = sorted(
-            conn.query_all(conn.names.items, self._scope(conn, ns_ids), ["pk", "seq"]),
+            conn.query_all(conn.names.items, expr, ["pk", "seq"]),
             key=lambda e: int(e["seq"]),
         )
         conn.remember(order)
@@ -284,19 +314,30 @@ class MilvusSearch:
     def adjacent(self, conn: MilvusSession, ids: Iterable[int]) -> dict[int, list[int]]:
         """id -> the items written just before and after it in its namespace and session
         (on SQLite: in its namespace; only same-session neighbours are used either way)."""
-        ents = conn.by_pks("items", "pk", conn.pks_of(set(ids)), ["pk", "seq", "ns", "session_h"])
+        ids = set(ids)
+        keys = {  # (namespace hash, session hash) of the rows this batch read already
+            i: (h(r.namespace), h(r.session) if r.session else "")
+            for i in ids
+            if (r := conn.full.get(i)) is not None and r.namespace is not None
+        }
+        rest = conn.pks_of(i for i in ids if i not in keys)
+        for e in conn.by_pks("items", "pk", rest, ["pk", "seq", "ns", "session_h"]):
+            keys[int(e["seq"])] = (e["ns"], e["session_h"])
         groups: dict[tuple[str, str], list[int]] = {}
-        for e in ents:
-            if e["session_h"]:
-                groups.setdefault((e["ns"], e["session_h"]), []).append(int(e["seq"]))
-        out: dict[int, list[int]] = {int(e["seq"]): [] for e in ents}
+        for sid, (ns, sh) in keys.items():
+            if sh:
+                groups.setdefault((ns, sh), []).append(sid)
+        out: dict[int, list[int]] = {sid: [] for sid in keys}
         if not groups:
             return out
         expr = and_(
             in_expr("ns", sorted({ns for ns, _ in groups})),
             in_expr("session_h", sorted({sh for _, sh in groups})),
         )  # one request for every session involved (a superset, split below)
-        found = list(conn.query_all(conn.names.items, expr, ["pk", "seq", "ns", "session_h"]))
+        fields = ["pk", "seq", "ns", "session_h"]
+        found = conn.query(conn.names.items, expr, fields, limit=_MAX_LIMIT)
+        if len(found) >= _MAX_LIMIT:  # sessions too long for one request: page through
+            found = list(conn.query_all(conn.names.items, expr, fields))
         conn.remember(found)
         orders: dict[tuple[str, str], list[int]] = {}
         for e in found:
@@ -365,6 +406,15 @@ class MilvusSearch:
         weights: Mapping[str, float] | None = None,
     ) -> dict[int, float]:
         expr = self._scope(conn, ns_ids)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            idf = self._client_bm25.idf(conn, expr, sc, q, weights)
+            if not idf:
+                return {}
+            got = self._client_bm25.score(conn, sc, idf)
+            ext = extra_candidates() if callable(extra_candidates) else extra_candidates
+            top = self._client_bm25.top(got, k) | (set(ext) & got.keys())
+            return {i: got[i] for i in top}
         w = self._weights(q, weights)
         scores: dict[int, float] = {}
         if w:
@@ -393,6 +443,10 @@ class MilvusSearch:
     ) -> dict[int, float]:
         items = list(items)
         expr, w = self._scope(conn, ns_ids), self._weights(q, weights)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            idf = self._client_bm25.idf(conn, expr, sc, q, weights)
+            return self._client_bm25.score(conn, sc, idf, items) if idf else {}
         got = self._bm25_of(conn, expr, w, conn.pks_of(items))
         return {i: got.get(i, 0.0) for i in items}
 
@@ -430,12 +484,16 @@ class MilvusSearch:
         and length from their stored tokens; document frequency in the namespaces searched
         last from one BM25 request for all their terms, counted up to one past the most a
         feedback term may have (`StoreTuning.common_term_ratio`), which is all that decides."""
+        scope = conn.scope
+        sc = self._exact(conn, scope)
+        if sc is not None and self._client_bm25 is not None:
+            cap = max(2, int(self._common_ratio * sc.n_docs)) + 1
+            return self._client_bm25.doc_terms(conn, scope, sc, item_ids, cap)
         docs = conn.by_pks("items", "pk", conn.pks_of(item_ids), ["pk", "seq", "text"])
         tfs = {int(e["seq"]): Counter(e["text"].split()) for e in docs}
         terms = sorted({t for tf in tfs.values() for t in tf})
         if not terms:
             return []
-        scope = conn.scope
         n_docs = self._docs_in(conn, scope)
         cap = max(2, int(self._common_ratio * n_docs)) + 1
         hits = conn.search_many("items", terms, "sparse", cap, scope, ["seq"])
@@ -448,6 +506,9 @@ class MilvusSearch:
         ]
 
     def _docs_in(self, conn: MilvusSession, scope: str) -> int:
+        sc = self._exact(conn, scope)
+        if sc is not None:
+            return sc.n_docs
         expr = and_(scope, "doc_len > 0")
         if expr not in conn.doc_counts:
             got = conn.query(conn.names.items, expr, ["count(*)"])

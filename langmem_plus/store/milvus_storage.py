@@ -28,6 +28,7 @@ from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
 from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store.milvus_keyword import ClientBM25
 from langmem_plus.store.milvus_log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus_schema import (
     ENTITY_FIELDS,
@@ -37,11 +38,14 @@ from langmem_plus.store.milvus_schema import (
     connect,
     ensure_collections,
     h,
+    has_field,
     in_expr,
     item_pk,
     next_seq,
     ns_path,
     ns_prefix_expr,
+    ns_root,
+    root_expr,
     vector_search_params,
 )
 from langmem_plus.store.milvus_search import MilvusSearch, MilvusSession
@@ -63,6 +67,16 @@ def _bytes(what: str, text: str) -> None:
         raise ValidationError(
             f"{what} is {n} bytes as UTF-8; the Milvus backend stores at most {MAX_BYTES}"
         )
+
+
+def _doc(value: Any) -> Any:
+    """The value for the `doc` JSON field: None when it is not strict JSON (NaN, infinity),
+    such an item then passes every filter expression and is filtered client-side."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return None
+    return value
 
 
 class MilvusStorage:
@@ -98,8 +112,23 @@ class MilvusStorage:
         ensure_collections(
             self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
         )
+        # collections made before the `doc` field run every filter client-side
+        self.has_doc = has_field(self.client, self.names.items, "doc")
+        # collections made before the `root` partition key are searched without it
+        self.rooted = has_field(self.client, self.names.items, "root")
+        self.fields = [
+            *ENTITY_FIELDS,
+            *(["doc"] if self.has_doc else []),
+            *(["root"] if self.rooted else []),
+        ]
+        cap = config.store.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
-            embeddings is not None, vector_search_params(config), config.store.common_term_ratio
+            embeddings is not None,
+            vector_search_params(config),
+            config.store.common_term_ratio,
+            ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
+            filter_field="doc" if self.has_doc else None,
+            rooted=self.rooted,
         )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
@@ -181,6 +210,8 @@ class MilvusStorage:
             "session_h": h(session) if session else "",
             "doc_len": len(tokens),
             "indexed": index,
+            **({"doc": _doc(value)} if self.has_doc else {}),
+            **({"root": ns_root(ns)} if self.rooted else {}),
         }
 
     def apply_puts(
@@ -238,6 +269,7 @@ class MilvusStorage:
             "seq": ent["seq"],
             "ns": ent["ns"],
             "ns_path": ent["ns_path"],
+            **({"root": ent["root"]} if "root" in ent else {}),
             "vec": np.asarray(vec, dtype=np.float32).tolist(),
         }
 
@@ -265,7 +297,7 @@ class MilvusStorage:
         self, conn: MilvusSession, pks: Sequence[str], change: Callable[[dict[str, Any]], bool]
     ) -> int:
         """Read the items, let `change` edit each (true: write it back); how many changed."""
-        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), ENTITY_FIELDS)
+        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), self.fields)
         changed = [e for e in ents if change(e)]
         if changed:
             self.client.upsert(self.names.items, changed)
@@ -302,7 +334,9 @@ class MilvusStorage:
     def _prefix(self, prefix: Sequence[str], exact: bool) -> str:
         if not prefix:
             return ""
-        return f'ns == "{h(ns_key(prefix))}"' if exact else ns_prefix_expr(prefix)
+        if exact:
+            return and_(root_expr(prefix, self.rooted), f'ns == "{h(ns_key(prefix))}"')
+        return ns_prefix_expr(prefix, self.rooted)
 
     def count(self, prefix: Sequence[str], exact: bool) -> int:
         expr = self._prefix(prefix, exact)
@@ -333,10 +367,12 @@ class MilvusStorage:
             return self._rewrite(conn, list(want), restore)
 
     def stats(self) -> dict[str, Any]:
-        items = self._all("", ["namespace"])
+        """Counts by `count(*)`; the namespaces from one pass over the namespace hashes (Milvus
+        has no distinct count), unsorted."""
+        ns = {e["ns"] for e in self._new_session().query_all(self.names.items, "", ["ns"])}
         return {
-            "items": len(items),
-            "namespaces": len({e["namespace"] for e in items}),
+            "items": self._count(self.names.items),
+            "namespaces": len(ns),
             "vectors": self._count(self.names.vectors),
             "postings": None,  # Milvus keeps its own BM25 index
             "db_bytes": self.db_bytes(),
@@ -380,13 +416,15 @@ class MilvusStorage:
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Re-tokenise every item and re-read its ranking fields (and re-embed it)."""
-        ents = self._all("", ENTITY_FIELDS)
+        ents = self._all("", self.fields)
         for e in ents:
             value = json.loads(e["value"])
             toks = tokenize("\n".join(t for _, t in self.texts(value))) if e["indexed"] else []
             conf, cat, session = rank_fields(value, self.session_keys)
             e.update(text=" ".join(toks), doc_len=len(toks), confidence=conf, category=cat)
             e.update(session=session, session_h=h(session) if session else "")
+            if self.has_doc:
+                e["doc"] = _doc(value)
         for i in range(0, len(ents), 1000):
             self.client.upsert(self.names.items, ents[i : i + 1000])
         n_vecs = 0
@@ -424,7 +462,7 @@ class MilvusStorage:
         if self.embeddings is None:
             return 0
         have = self._vector_items()
-        todo = [e for e in self._all("indexed == true", ENTITY_FIELDS) if e["pk"] not in have]
+        todo = [e for e in self._all("indexed == true", self.fields) if e["pk"] not in have]
         vecs = self._embed(todo)
         for i in range(0, len(vecs), 1000):
             self.client.upsert(self.names.vectors, vecs[i : i + 1000])

@@ -244,7 +244,7 @@ class Ranker:
             return
         omit = self.omit_expired()
         scanned = self.backend.scan(
-            conn, rq.ns_ids, lambda r: passes(r, rq.now, omit, rq.filter, None), SCAN_CAP
+            conn, rq.ns_ids, lambda r: passes(r, rq.now, omit, rq.filter, None), SCAN_CAP, rq.filter
         )
         extra_ids = [r.id for r in scanned if in_range(r, rq.time_range)]
         if extra_ids:
