@@ -457,11 +457,22 @@ class MilvusSearch:
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
     ) -> float:
-        """The query's weighted IDF mass on Milvus's BM25 scale (IDF = ln(1 + (N - df + 0.5) /
+        """The query's weighted IDF mass on the scale its keyword scores are on: where this
+        project's BM25 scores the scope (milvus_keyword.py), keyword.py's IDF with a term no
+        document holds at df = 0; elsewhere Milvus's (IDF = ln(1 + (N - df + 0.5) /
         (df + 0.5)); a term once in a document of average length scores its IDF): each query
-        term's document frequency counted in one request (up to Milvus's result limit), a
-        prefix at df = 0."""
+        term's document frequency counted in one request (up to Milvus's result limit). A
+        prefix counts at df = 0."""
         expr = self._scope(conn, ns_ids)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            if not sc.n_docs or not q:
+                return 0.0
+            found = self._client_bm25.idf(conn, expr, sc, q, weights)
+            absent = math.log(sc.n_docs + 0.5) - math.log(0.5)
+            mult = weights or {}
+            own = sum(found.get(t, absent * float(mult.get(t, 1.0))) for t in q.terms)
+            return own + sum(absent * float(mult.get(p, 1.0)) for p in q.prefixes)
         n = self._docs_in(conn, expr)
         w = self._weights(q, weights)
         if n == 0 or not (w or q.prefixes):
