@@ -37,7 +37,9 @@ from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
 from langmem_plus.store.scoring import (
     COMPONENTS,
+    CosineSide,
     FusionTuning,
+    cosine_side,
     evidence,
     fuse_arrays,
     score_batch,
@@ -94,6 +96,7 @@ class _Search:
     vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
     top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
+    side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
 
     @property
     def need_value(self) -> bool:
@@ -267,16 +270,20 @@ class Ranker:
             s.sims.update(s.vec.cosines(missing))
         s.keep.sort()
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        s.side = None
         s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
         self._fuse(s)
 
     def _fuse(self, s: _Search) -> None:
         """Relevance, keyword, vector and absolute evidence of the candidates (scoring.py)."""
         st = self.config.store
+        if s.side is None:
+            s.side = cosine_side(s.cos, self.vector_background)
         got = fuse_arrays(
             s.bm,
             s.cos,
             s.mass,
+            side=s.side,
             tuning=FusionTuning(
                 w_standing_keyword=st.w_fusion_keyword,
                 keyword_rate=st.keyword_evidence_rate,
@@ -327,6 +334,7 @@ class Ranker:
         s.vn = np.array([fused[i][2] for i in s.keep], dtype=np.float64)
         s.bm = np.array([bm_of.get(i, 0.0) for i in s.keep], dtype=np.float64)
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        s.side = None
         s.ev = evidence(s.bn, s.vn, self.config.store.w_evidence_keyword)
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
