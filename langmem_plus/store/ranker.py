@@ -32,11 +32,11 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
+from langmem_plus.store.explain import Explanation, page
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
-from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
+from langmem_plus.store.rows import CandidateRow, in_range, passes
 from langmem_plus.store.scoring import (
-    COMPONENTS,
     CosineSide,
     FusionTuning,
     cosine_side,
@@ -399,10 +399,10 @@ class Ranker:
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
     ) -> list[MemorySearchItem]:
         """The page of winners, best first (ties: newest item), each with its components
-        (the fields of `ScoreParts`, in order)."""
+        (the fields of `ScoreParts`, in order; built when first read, explain.py)."""
         ids = np.asarray(s.keep, dtype=np.int64)
-        order = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want]
-        winners = [s.keep[j] for j in order.tolist()]
+        order_list = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want].tolist()
+        winners = [s.keep[j] for j in order_list]
         if not s.need_value:  # ranked on light rows: read the winners in full
             s.rows.update(self.backend.rows(conn, winners, full=True))
         columns = (
@@ -421,13 +421,8 @@ class Ranker:
             parts["topic_boost"],
             sym,
         )
-        values = zip(*(c[order].tolist() for c in columns), strict=True)
-        profile = self.config.score.profile
-        out = []
-        for rid, vals in zip(winners, values, strict=True):
-            comp = dict(zip(COMPONENTS, (*vals, profile), strict=True))
-            out.append(to_item(s.rows[rid], score=vals[0], components=comp))
-        return out
+        explanation = Explanation(columns, self.config.score.profile)
+        return page(s.rows, s.keep, order_list, explanation)
 
     # ------------------------------------------------------------------ fallback
     def _like(
