@@ -24,6 +24,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -210,7 +211,7 @@ class Ranker:
         vec_only = [i for i in vector_hits() if i not in s.bm25]
         if vec_only:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
-            s.bm25.update((i, got.get(i, 0.0)) for i in vec_only)
+            s.bm25.update(zip(vec_only, map(got.get, vec_only, repeat(0.0)), strict=True))
         if s.bm25:
             s.q, s.qw, s.bm25 = feedback(
                 cfg,
@@ -265,13 +266,14 @@ class Ranker:
     def fuse(self, conn: Any, s: _Search) -> None:
         """Cosines of the kept candidates the vector top-k missed, then fusion on arrays
         aligned with the sorted candidates."""
-        missing = [i for i in s.keep if i not in s.sims]
-        if s.rq.qvec is not None and missing and s.vec is not None:
-            s.sims.update(s.vec.cosines(missing))
+        if s.rq.qvec is not None and s.vec is not None:
+            missing = [i for i in s.keep if i not in s.sims]
+            if missing:
+                s.sims.update(s.vec.cosines(missing))
         s.keep.sort()
-        s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        s.cos = _aligned(s.sims, s.keep, np.nan)
         s.side = None
-        s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
+        s.bm = _aligned(s.bm25, s.keep, 0.0)
         self._fuse(s)
 
     def _fuse(self, s: _Search) -> None:
@@ -304,7 +306,7 @@ class Ranker:
         fused = dict(zip(s.keep, s.fz.tolist(), strict=True))
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
-            s.bm = s.bm + np.array([more.get(i, 0.0) for i in s.keep], dtype=np.float64)
+            s.bm = s.bm + _aligned(more, s.keep, 0.0)
             self._fuse(s)
 
     def neighbours(self, conn: Any, s: _Search) -> None:
@@ -446,6 +448,11 @@ class Ranker:
                 if w.lower() in texts[rid]:
                     scores[rid] = scores.get(rid, 0.0) + 1.0
         return scores, float(len(words))
+
+
+def _aligned(values: Mapping[int, float], ids: Sequence[int], missing: float) -> np.ndarray:
+    """The values of `ids` as a float64 array (`missing` where `values` has none)."""
+    return np.fromiter(map(values.get, ids, repeat(missing)), np.float64, len(ids))
 
 
 _PUNCT = (
