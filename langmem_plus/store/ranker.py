@@ -148,7 +148,8 @@ class Ranker:
         """The query's terms, weights, topic tokens and code symbols."""
         cfg = self.config
         query = rq.query[: cfg.recall.max_query_chars]
-        rq = replace(rq, query=query)
+        if query != rq.query:
+            rq = replace(rq, query=query)
         q = query_terms(query, cfg.recall.max_query_chars)
         qw = q.qtf_weights(cfg.store.bm25_k3)  # repeated query terms weigh more (bm25_k3)
         qw = q.single_cjk_weights(cfg.store.cjk_single_char_weight, qw)
