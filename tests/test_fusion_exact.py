@@ -3,15 +3,20 @@ it replaced (so a faster search never reorders tied candidates or moves a score)
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from langmem_plus.config import MemoryConfig
 from langmem_plus.store.scoring import (
     FusionTuning,
     cosine_side,
     fuse_arrays,
     keyword_evidence,
+    score_batch,
     standing_minmax,
 )
 
@@ -90,3 +95,64 @@ def test_refusion_with_the_kept_cosine_side_equals_a_fresh_fusion(
     kept = fuse_arrays(b, cos, 3.0, tuning=TUNING, side=side)
     for name in ("relevance", "keyword", "vector", "evidence"):
         assert np.array_equal(getattr(fresh, name), getattr(kept, name))
+
+
+def reference_score(cfg: MemoryConfig, now: float, cols: dict[str, Any]) -> dict[str, Any]:
+    """The spec score with every formula applied (no shortcut for unused items)."""
+    sc = cfg.score
+    age_days = np.maximum(0.0, now - cols["last_used"]) / 86400.0
+    rec = np.where(np.isnan(cols["last_used"]), 0.0, 0.5 ** (age_days / sc.recency_half_life_days))
+    ac = cols["access_count"]
+    freq = np.where(
+        ac > 0, np.minimum(1.0, np.log1p(ac) / math.log1p(sc.frequency_saturation)), 0.0
+    )
+    conf = np.clip(
+        np.where(np.isnan(cols["confidence"]), sc.default_confidence, cols["confidence"]), 0, 1
+    )
+    cat = np.where(cols["preference_item"] & cols["preference_query"], sc.preference_boost, 1.0)
+    score = sc.w_keyword * cols["fused"] + cols["prior_scale"] * (
+        sc.w_category * cat + sc.w_recency * rec + sc.w_frequency * freq + sc.w_confidence * conf
+    )
+    topic = np.where(cols["on_topic"], sc.topic_boost, 1.0)
+    return {
+        "score": score * topic,
+        "category_boost": cat,
+        "recency": rec,
+        "frequency": freq,
+        "confidence": conf,
+        "topic_boost": topic,
+    }
+
+
+@given(st.integers(1, 60), st.data())
+def test_score_batch_equals_the_full_formula_exactly(n: int, data: st.DataObject):
+    def floats(lo: float, hi: float, nan: bool = False) -> np.ndarray:
+        one = st.floats(lo, hi, allow_nan=False)
+        return np.array(
+            data.draw(
+                st.lists(st.one_of(one, st.just(np.nan)) if nan else one, min_size=n, max_size=n)
+            )
+        )
+
+    def flags() -> np.ndarray:
+        return np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+
+    used = data.draw(st.booleans())
+    cols = {
+        "fused": floats(0, 1),
+        "last_used": floats(1.6e9, 1.8e9, nan=True),
+        "access_count": floats(0, 50).round() if used else np.zeros(n),
+        "confidence": floats(-0.5, 1.5, nan=True),
+        "preference_item": flags(),
+        "preference_query": data.draw(st.booleans()),
+        "on_topic": flags(),
+        "prior_scale": data.draw(st.floats(0, 1)),
+    }
+    cfg = MemoryConfig()
+    got = score_batch(
+        config=cfg, now=1.75e9, symbol_match=np.zeros(n), vector_norm=np.zeros(n), **cols
+    )
+    want = reference_score(cfg, 1.75e9, cols)
+    assert set(got) == set(want)
+    for name, arr in want.items():
+        assert np.array_equal(got[name], arr), name

@@ -287,13 +287,19 @@ def score_batch(
     rec = np.where(
         np.isnan(last_used), 0.0, 0.5 ** (age_days / config.score.recency_half_life_days)
     )
-    freq = np.where(
-        access_count > 0,
-        np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
-        0.0,
-    )
+    if access_count.any():
+        freq = np.where(
+            access_count > 0,
+            np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
+            0.0,
+        )
+    else:  # nothing used yet (the usual search): the zeros the formula gives
+        freq = np.zeros(len(access_count))
     conf = _unit_clip(np.where(np.isnan(confidence), config.score.default_confidence, confidence))
-    cat = np.where(preference_item & preference_query, config.score.preference_boost, 1.0)
+    if preference_query:
+        cat = np.where(preference_item, config.score.preference_boost, 1.0)
+    else:
+        cat = np.ones(len(preference_item))
     if config.score.profile == "coding":
         score = (
             config.score.w_symbol * symbol_match
