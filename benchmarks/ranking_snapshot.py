@@ -25,6 +25,11 @@ from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial
 from langmem_plus.store.hybrid import HybridStore
 
 K = 10
+DIGITS: int | None = 6  # None (`--full-precision`): scores and components as computed
+
+
+def _round(x: float) -> float:
+    return x if DIGITS is None else round(x, DIGITS)
 
 
 def _hits(store: HybridStore, ns: tuple[str, ...], **kw: Any) -> list[dict[str, Any]]:
@@ -34,9 +39,9 @@ def _hits(store: HybridStore, ns: tuple[str, ...], **kw: Any) -> list[dict[str, 
         out.append(
             {
                 "key": h.key,
-                "score": round(float(h.score or 0.0), 6),
+                "score": _round(float(h.score or 0.0)),
                 "components": {
-                    k: round(v, 6) if isinstance(v, float) else v for k, v in comp.items()
+                    k: _round(v) if isinstance(v, float) else v for k, v in comp.items()
                 },
             }
         )
@@ -107,7 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out")
     ap.add_argument("--compare")
     ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument(
+        "--full-precision",
+        action="store_true",
+        help="keep scores unrounded (with --tol 0: a speed change must give the same floats)",
+    )
     args = ap.parse_args(argv)
+    global DIGITS
+    if args.full_precision:
+        DIGITS = None
     snap = build(Path(args.data), args.max_q)
     if args.out:
         Path(args.out).write_text(json.dumps(snap, ensure_ascii=False))

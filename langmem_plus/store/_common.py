@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.store.base import SearchItem
 
@@ -15,6 +15,7 @@ __all__ = [
     "NS_SEP",
     "ROW_COLS",
     "SCAN_CAP",
+    "ComponentSource",
     "MemorySearchItem",
     "as_epoch",
     "from_epoch",
@@ -30,10 +31,21 @@ ROW_COLS = (
 )
 
 
-class MemorySearchItem(SearchItem):
-    """A search hit: `score` is the final score, `components` explains it part by part."""
+class ComponentSource(Protocol):
+    """Where a search hit's score components are read from on first access (the ranker's
+    arrays, store/explain.py): `components(k)` is the k-th candidate's."""
 
-    __slots__ = ("_rowid", "access_count", "components", "last_accessed")
+    def components(self, k: int) -> dict[str, Any]: ...
+
+
+class MemorySearchItem(SearchItem):
+    """A search hit: `score` is the final score, `components` explains it part by part.
+
+    `explain` (the ranker's): the components' source and this hit's index in it; the
+    `components` dict is then built on first read, since most callers never read it.
+    """
+
+    __slots__ = ("_components", "_explain", "_rowid", "access_count", "last_accessed")
 
     def __init__(
         self,
@@ -47,11 +59,29 @@ class MemorySearchItem(SearchItem):
         components: dict[str, Any] | None = None,
         access_count: int = 0,
         last_accessed: datetime | None = None,
+        explain: tuple[ComponentSource, int] | None = None,
     ) -> None:
         super().__init__(namespace, key, value, created_at, updated_at, score)
-        self.components = components or {}
+        self._components: dict[str, Any] | None = None
+        self._explain = explain
+        if explain is None or components is not None:
+            self._components, self._explain = components or {}, None
         self.access_count = access_count
         self.last_accessed = last_accessed
+
+    @property
+    def components(self) -> dict[str, Any]:
+        """Each part of the score by name (the fields of `store.scoring.ScoreParts`)."""
+        got = self._components
+        if got is None:
+            src = self._explain
+            got = self._components = src[0].components(src[1]) if src is not None else {}
+            self._explain = None
+        return got
+
+    @components.setter
+    def components(self, value: dict[str, Any]) -> None:
+        self._components, self._explain = value, None
 
     def dict(self) -> dict:
         out = super().dict()

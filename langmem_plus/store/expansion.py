@@ -47,33 +47,35 @@ def expansion_terms(
     """
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
-    top = heapq.nlargest(feedback_docs, ((s, i) for i, s in scores.items() if s > 0))
+    # the best (score, id) pairs, positive scores only (ties: the larger id)
+    pairs = zip(scores.values(), scores, strict=True)
+    top = [p for p in heapq.nlargest(feedback_docs, pairs) if p[0] > 0]
     if not top:
         return {}
     total = sum(s for s, _ in top)
     p_doc = {i: s / total for s, i in top}
     rel: dict[str, float] = {}
     df_of: dict[str, int] = {}
-    seen: set[tuple[str, int]] = set()
+    seen: set[int] = set()  # term ids (one per term and namespace)
     for term, item_id, tf, dl, tid, df in doc_terms(tuple(p_doc)):
         rel[term] = rel.get(term, 0.0) + p_doc[item_id] * tf / max(dl, 1)
-        if (term, tid) not in seen:  # a term of several namespaces: sum its df over them
-            seen.add((term, tid))
+        if tid not in seen:  # a term of several namespaces: sum its df over them
+            seen.add(tid)
             df_of[term] = df_of.get(term, 0) + df
     skip = set(query.terms)
+    hi_df = n_docs if max_df is None else min(n_docs, max_df + 1)
     cand = []
     for term, r in rel.items():
         df = df_of[term]
-        if term in skip or df < 2 or df >= n_docs or (max_df is not None and df > max_df):
+        if df < 2 or df >= hi_df or term in skip:
             continue
         idf = math.log((n_docs - df + 0.5) / (df + 0.5))
         if idf <= 0:
             continue
         cand.append((r * idf, term))
-    cand.sort(reverse=True)
-    chosen = cand[:n_terms]
-    if not chosen:
+    if not cand:
         return {}
+    chosen = heapq.nlargest(n_terms, cand)
     best = chosen[0][0]
     return {t: weight * w / best for w, t in chosen}
 

@@ -18,7 +18,11 @@ __all__ = ["ExactCosines", "NsIndex", "normalise", "search_one"]
 
 
 def normalise(mat: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    """Rows scaled to unit length (zero rows kept), as float32. The norms are computed as
+    `np.linalg.norm(mat, axis=1)` computes them, without its Python-level dispatch."""
+    if not np.issubdtype(mat.dtype, np.inexact):
+        mat = mat.astype(np.float64)
+    norms = np.sqrt(np.add.reduce(mat * mat, axis=1, keepdims=True))
     norms[norms == 0] = 1.0
     return (mat / norms).astype(np.float32)
 

@@ -329,9 +329,25 @@ class KeywordIndex(MemoryScoring):
         q: QueryTerms,
         weights: Mapping[str, float] | None,
     ) -> PreparedQuery | None:
-        """Corpus statistics, the query's terms (rarest first) and their weighted IDF."""
+        """Corpus statistics, the query's terms (rarest first) and their weighted IDF (once
+        per query scope: the mass, the search and the vector-only candidates ask alike)."""
         if not ns_ids or not q:
             return None
+        scope = self._scope
+        if scope is None:
+            return self._prepare_now(conn, ns_ids, q, weights)
+        key = ("prepared", tuple(ns_ids), q.terms, q.prefixes, tuple((weights or {}).items()))
+        if key not in scope:
+            scope[key] = self._prepare_now(conn, ns_ids, q, weights)
+        return scope[key]  # type: ignore[no-any-return]
+
+    def _prepare_now(
+        self,
+        conn: sqlite3.Connection,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None,
+    ) -> PreparedQuery | None:
         st = self.stats(conn, ns_ids)
         if st.n_docs == 0:
             return None

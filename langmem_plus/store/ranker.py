@@ -24,6 +24,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -32,12 +33,14 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
+from langmem_plus.store.explain import Explanation, page
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
-from langmem_plus.store.rows import CandidateRow, in_range, passes, to_item
+from langmem_plus.store.rows import CandidateRow, in_range, passes
 from langmem_plus.store.scoring import (
-    COMPONENTS,
+    CosineSide,
     FusionTuning,
+    cosine_side,
     evidence,
     fuse_arrays,
     score_batch,
@@ -99,6 +102,7 @@ class _Search:
     vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
     top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
+    side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
 
     @property
     def need_value(self) -> bool:
@@ -149,7 +153,8 @@ class Ranker:
         """The query's terms, weights, topic tokens and code symbols."""
         cfg = self.config
         query = rq.query[: cfg.recall.max_query_chars]
-        rq = replace(rq, query=query)
+        if query != rq.query:
+            rq = replace(rq, query=query)
         q = query_terms(query, cfg.recall.max_query_chars)
         qw = q.qtf_weights(cfg.store.bm25_k3)  # repeated query terms weigh more (bm25_k3)
         qw = q.single_cjk_weights(cfg.store.cjk_single_char_weight, qw)
@@ -212,7 +217,7 @@ class Ranker:
         vec_only = [i for i in vector_hits() if i not in s.bm25]
         if vec_only:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
-            s.bm25.update((i, got.get(i, 0.0)) for i in vec_only)
+            s.bm25.update(zip(vec_only, map(got.get, vec_only, repeat(0.0)), strict=True))
         if s.bm25:
             s.bm25_query, s.own_terms = dict(s.bm25), (s.q, dict(s.qw))
             s.q, s.qw, s.bm25 = feedback(
@@ -273,24 +278,29 @@ class Ranker:
     def fuse(self, conn: Any, s: _Search) -> None:
         """Cosines of the kept candidates the vector top-k missed, then fusion on arrays
         aligned with the sorted candidates."""
-        missing = [i for i in s.keep if i not in s.sims]
-        if s.rq.qvec is not None and missing and s.vec is not None:
-            s.sims.update(s.vec.cosines(missing))
+        if s.rq.qvec is not None and s.vec is not None:
+            missing = [i for i in s.keep if i not in s.sims]
+            if missing:
+                s.sims.update(s.vec.cosines(missing))
         s.keep.sort()
-        s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
-        s.bm = np.array([s.bm25.get(i, 0.0) for i in s.keep], dtype=np.float64)
+        s.cos = _aligned(s.sims, s.keep, np.nan)
+        s.side = None
+        s.bm = _aligned(s.bm25, s.keep, 0.0)
         own = s.bm25_query
-        s.bmq = s.bm if own is None else np.array([own.get(i, 0.0) for i in s.keep])
+        s.bmq = s.bm if own is None else _aligned(own, s.keep, 0.0)
         self._fuse(s)
 
     def _fuse(self, s: _Search) -> None:
         """Relevance, keyword, vector and absolute evidence of the candidates (scoring.py)."""
         st = self.config.store
+        if s.side is None:
+            s.side = cosine_side(s.cos, self.vector_background)
         got = fuse_arrays(
             s.bm,
             s.cos,
             s.mass,
             bm25_evidence=s.bmq,
+            side=s.side,
             tuning=FusionTuning(
                 w_standing_keyword=st.w_fusion_keyword,
                 keyword_rate=st.keyword_evidence_rate,
@@ -311,7 +321,7 @@ class Ranker:
         fused = dict(zip(s.keep, s.fz.tolist(), strict=True))
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
-            s.bm = s.bm + np.array([more.get(i, 0.0) for i in s.keep], dtype=np.float64)
+            s.bm = s.bm + _aligned(more, s.keep, 0.0)
             self._fuse(s)
 
     def neighbours(self, conn: Any, s: _Search) -> None:
@@ -341,6 +351,7 @@ class Ranker:
         s.vn = np.array([fused[i][2] for i in s.keep], dtype=np.float64)
         s.bm = np.array([bm_of.get(i, 0.0) for i in s.keep], dtype=np.float64)
         s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        s.side = None
         s.ev = evidence(s.bn, s.vn, self.config.store.w_evidence_keyword)
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
@@ -410,10 +421,10 @@ class Ranker:
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
     ) -> list[MemorySearchItem]:
         """The page of winners, best first (ties: newest item), each with its components
-        (the fields of `ScoreParts`, in order)."""
+        (the fields of `ScoreParts`, in order; built when first read, explain.py)."""
         ids = np.asarray(s.keep, dtype=np.int64)
-        order = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want]
-        winners = [s.keep[j] for j in order.tolist()]
+        order_list = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want].tolist()
+        winners = [s.keep[j] for j in order_list]
         if not s.need_value:  # ranked on light rows: read the winners in full
             s.rows.update(self.backend.rows(conn, winners, full=True))
         columns = (
@@ -433,13 +444,8 @@ class Ranker:
             parts["topic_boost"],
             sym,
         )
-        values = zip(*(c[order].tolist() for c in columns), strict=True)
-        profile = self.config.score.profile
-        out = []
-        for rid, vals in zip(winners, values, strict=True):
-            comp = dict(zip(COMPONENTS, (*vals, profile), strict=True))
-            out.append(to_item(s.rows[rid], score=vals[0], components=comp))
-        return out
+        explanation = Explanation(columns, self.config.score.profile)
+        return page(s.rows, s.keep, order_list, explanation)
 
     # ------------------------------------------------------------------ fallback
     def _like(
@@ -463,6 +469,11 @@ class Ranker:
                 if w.lower() in texts[rid]:
                     scores[rid] = scores.get(rid, 0.0) + 1.0
         return scores, float(len(words))
+
+
+def _aligned(values: Mapping[int, float], ids: Sequence[int], missing: float) -> np.ndarray:
+    """The values of `ids` as a float64 array (`missing` where `values` has none)."""
+    return np.fromiter(map(values.get, ids, repeat(missing)), np.float64, len(ids))
 
 
 _PUNCT = (

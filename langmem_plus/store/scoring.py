@@ -19,9 +19,11 @@ from langmem_plus.config import MemoryConfig
 
 __all__ = [
     "COMPONENTS",
+    "CosineSide",
     "Fused",
     "FusionTuning",
     "ScoreParts",
+    "cosine_side",
     "evidence",
     "fuse_arrays",
     "keyword_evidence",
@@ -140,12 +142,17 @@ def keyword_evidence(bm25: np.ndarray, mass: float, rate: float) -> np.ndarray:
     return 1.0 - np.exp(-rate * np.maximum(bm25, 0.0) / mass)
 
 
+def _unit_clip(x: np.ndarray) -> np.ndarray:
+    """`x` clipped to [0, 1] (np.clip's values, without its Python-level dispatch)."""
+    return np.minimum(np.maximum(x, 0.0), 1.0)
+
+
 def vector_evidence(cosine: np.ndarray, background: float) -> np.ndarray:
     """The cosine above the embedding model's background (the cosine unrelated texts get),
     rescaled to [0, 1]; NaN (no vector) and anything at or below the background give 0.
     Background 0 keeps the plain cosine (as LangGraph's stores report it)."""
     c = np.where(np.isnan(cosine), background, cosine)
-    return np.clip((c - background) / (1.0 - background), 0.0, 1.0)
+    return _unit_clip((c - background) / (1.0 - background))
 
 
 def evidence(k: np.ndarray, v: np.ndarray, w_keyword: float) -> np.ndarray:
@@ -155,6 +162,38 @@ def evidence(k: np.ndarray, v: np.ndarray, w_keyword: float) -> np.ndarray:
     return 1.0 - (1.0 - w_keyword * k) * (1.0 - v)
 
 
+@dataclass(frozen=True)
+class CosineSide:
+    """The vector side of fusion for one query's candidates: what a re-fusion after new
+    keyword scores (the feedback round) reuses unchanged.
+
+    `filled`: the cosines with NaN (no vector) taken as the lowest one; `lo`/`hi` their
+    range over the candidates with a vector; `z` their standard scores; `evidence` the
+    vector evidence (`vector_evidence`).
+    """
+
+    has: np.ndarray
+    has_v: bool
+    filled: np.ndarray
+    lo: float
+    hi: float
+    z: np.ndarray
+    evidence: np.ndarray
+
+
+def cosine_side(cosine: np.ndarray, background: float) -> CosineSide:
+    """The `CosineSide` of aligned candidate cosines (NaN: no vector)."""
+    has = ~np.isnan(cosine)
+    has_v = bool(has.any())
+    if has_v:
+        with_v = cosine[has]
+        lo, hi = float(np.minimum.reduce(with_v)), float(np.maximum.reduce(with_v))
+    else:
+        lo = hi = 0.0
+    c = np.where(has, cosine, lo)
+    return CosineSide(has, has_v, c, lo, hi, _zscores(c), vector_evidence(cosine, background))
+
+
 def fuse_arrays(
     bm25: np.ndarray,
     cosine: np.ndarray,
@@ -162,55 +201,71 @@ def fuse_arrays(
     *,
     tuning: FusionTuning,
     bm25_evidence: np.ndarray | None = None,
+    side: CosineSide | None = None,
 ) -> Fused:
     """Text relevance of aligned candidate arrays (cosine NaN: the candidate has no vector).
 
     relevance = standing × the absolute evidence of the query's best candidate: the best
     candidate scores its own evidence (`evidence`: the share of the query's IDF mass matched
     and the cosine above the model's background, independent of every other candidate), the
-    others in proportion to how they stand against it (`standing`). So a lone or top hit no
-    longer scores the same whatever it is worth, an unrelated query scores low throughout, and
-    the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
+    others in proportion to how they stand against it (`standing_minmax`). So a lone or top hit
+    no longer scores the same whatever it is worth, an unrelated query scores low throughout,
+    and the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
     `bm25_evidence`: the BM25 over the query's own terms when `bm25` holds feedback terms
     too (they rank, they are no evidence of an answer); None: `bm25` itself.
+    `side`: the cosines' `CosineSide` when the caller holds it already (a re-fusion).
     """
+    if side is None:
+        side = cosine_side(cosine, tuning.background)
     k = keyword_evidence(
         bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
     )
-    v = vector_evidence(cosine, tuning.background)
+    v = side.evidence
     ev = evidence(k, v, tuning.w_evidence_keyword)
-    f = standing_minmax(bm25, cosine, tuning.w_standing_keyword)
+    f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword)
     top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
     return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
 
 
 def _zscores(values: np.ndarray) -> np.ndarray:
-    """Standard scores over the candidates (all zero when the signal has no spread)."""
-    sd = float(values.std())
+    """Standard scores over the candidates (all zero when the signal has no spread): the
+    floating-point operations of `(values - values.mean()) / values.std()`, with the mean
+    and the deviations computed once."""
+    n = len(values)
+    if n == 0:
+        return np.zeros_like(values)
+    d = values - np.add.reduce(values) / n
+    sd = math.sqrt(float(np.add.reduce(d * d) / n))
     if sd <= 1e-12:
         return np.zeros_like(values)
-    return (values - float(values.mean())) / sd
+    return d / sd
 
 
 def standing_minmax(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
     """The pre-absolute standing: w·z_bm25 + (1-w)·z_cos min-max scaled over the candidates
     (the best 1, the worst 0); with no spread, the plain weighted inputs (experiment)."""
-    b = np.maximum(bm25, 0.0)
-    has = ~np.isnan(cosine)
-    has_v = bool(has.any())
-    lo = float(cosine[has].min()) if has_v else 0.0
-    hi = float(cosine[has].max()) if has_v else 0.0
-    c = np.where(has, cosine, lo)
-    top_b = float(b.max()) if len(b) else 0.0
+    return _standing_minmax(np.maximum(bm25, 0.0), cosine_side(cosine, 0.0), w_keyword)
+
+
+def _standing_minmax(b: np.ndarray, side: CosineSide, w_keyword: float) -> np.ndarray:
+    """`standing_minmax` of non-negative BM25 `b` and the cosines' `CosineSide`."""
+    n = len(b)
+    top_b = float(np.maximum.reduce(b)) if n else 0.0
     has_b = top_b > 0
+    has_v = side.has_v
     wb = w_keyword if (has_b and has_v) else (1.0 if has_b else 0.0)
     wv = 1.0 - wb if has_v else 0.0
+    raw = wb * _zscores(b) + wv * side.z
+    if n == 0:
+        return raw
+    r_lo, r_hi = float(np.minimum.reduce(raw)), float(np.maximum.reduce(raw))
+    if r_hi - r_lo > 1e-12:
+        return (raw - r_lo) / (r_hi - r_lo)
+    # no spread: the plain weighted inputs
     bn = b / top_b if has_b else np.zeros_like(b)
-    spread = hi - lo
-    vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
-    raw = wb * _zscores(b) + wv * _zscores(c)
-    r_lo, r_hi = float(raw.min()) if len(raw) else 0.0, float(raw.max()) if len(raw) else 0.0
-    return (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
+    spread = side.hi - side.lo
+    vn = (side.filled - side.lo) / spread if spread > 1e-9 else np.where(side.has, 1.0, 0.0)
+    return wb * bn + wv * vn
 
 
 def score_batch(
@@ -241,15 +296,19 @@ def score_batch(
     rec = np.where(
         np.isnan(last_used), 0.0, 0.5 ** (age_days / config.score.recency_half_life_days)
     )
-    freq = np.where(
-        access_count > 0,
-        np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
-        0.0,
-    )
-    conf = np.clip(
-        np.where(np.isnan(confidence), config.score.default_confidence, confidence), 0, 1
-    )
-    cat = np.where(preference_item & preference_query, config.score.preference_boost, 1.0)
+    if access_count.any():
+        freq = np.where(
+            access_count > 0,
+            np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
+            0.0,
+        )
+    else:  # nothing used yet (the usual search): the zeros the formula gives
+        freq = np.zeros(len(access_count))
+    conf = _unit_clip(np.where(np.isnan(confidence), config.score.default_confidence, confidence))
+    if preference_query:
+        cat = np.where(preference_item, config.score.preference_boost, 1.0)
+    else:
+        cat = np.ones(len(preference_item))
     if config.score.profile == "coding":
         score = (
             config.score.w_symbol * symbol_match

@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from operator import itemgetter
 from pathlib import Path
 
 import faiss
@@ -56,6 +57,7 @@ _SNAPSHOT_FORMAT = 3
 # Fewer vectors than this are scanned inline even with `scan_in_background` (a thread hand-off
 # costs about as much as a small scan).
 _BACKGROUND_MIN = 2_000
+_SIM = itemgetter(1)  # a (item id, cosine) hit's cosine
 
 
 def _items_of_vectors(
@@ -425,9 +427,9 @@ class VectorIndex:
                 else:
                     found.extend(zip(items[hits].tolist(), sims, strict=True))
             if approx:
-                approx.sort(key=lambda h: -h[1])
+                approx.sort(key=_SIM, reverse=True)
                 found.extend(_items_of_vectors(conn, approx[:k]))
-            found.sort(key=lambda h: -h[1])
+            found.sort(key=_SIM, reverse=True)  # stable: ties keep FAISS's order
             best: dict[int, float] = {}
             for item_id, sim in found:
                 if len(best) >= k:
