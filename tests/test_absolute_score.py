@@ -216,3 +216,13 @@ def test_the_default_floor_applies_to_stores_that_search_with_embeddings_only() 
         hits = keyword_only.search(("u",), query="processPayment 的问题")
         assert hits and floor_for(keyword_only, floor) == 0.0
         assert len(above_floor(hits, floor_for(keyword_only, floor))) == len(hits)
+
+
+def test_candidates_without_any_evidence_still_rank_by_their_priors() -> None:
+    with HybridStore(index={"dims": 26, "embed": Letters()}) as store:
+        store.put(("t",), "sure", {"text": "abc", "confidence": 0.9})
+        store.put(("t",), "unsure", {"text": "abd", "confidence": 0.1})  # newer: wins a tie
+        hits = store.search(("t",), query="zzz")
+        assert [h.key for h in hits] == ["sure", "unsure"]
+        assert all(h.components["relevance"] < 1e-9 for h in hits)
+        assert hits[0].score > hits[1].score >= 0

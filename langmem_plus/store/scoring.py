@@ -194,6 +194,10 @@ def cosine_side(cosine: np.ndarray, background: float) -> CosineSide:
     return CosineSide(has, has_v, c, lo, hi, _zscores(c), vector_evidence(cosine, background))
 
 
+ORDER_KEEPING_SCALE = 1e-15
+"""The smallest scale of a query's scores: with no evidence at all, they still rank."""
+
+
 def fuse_arrays(
     bm25: np.ndarray,
     cosine: np.ndarray,
@@ -223,7 +227,9 @@ def fuse_arrays(
     v = side.evidence
     ev = evidence(k, v, tuning.w_evidence_keyword)
     f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword)
-    top = float(ev[int(np.argmax(f))]) if len(f) else 0.0
+    # the best candidate's evidence; never exactly 0, so candidates without any evidence keep
+    # their order (scores near 0, relevance below any floor)
+    top = max(float(ev[int(np.argmax(f))]), ORDER_KEEPING_SCALE) if len(f) else 0.0
     return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
 
 
