@@ -64,31 +64,82 @@ def earlier_versions(
     namespace: tuple[str, ...],
     episode: MemoryRecord,
     context: str | None = None,
+    *,
+    corrects_reply: bool = False,
 ) -> list[str]:
     """Ids of the older episodes in `namespace` most about what `episode`'s user turns say.
 
-    Found by a search with those turns and `context` (the reply they answer, which names
-    what an untied "nope, she moved" is about), kept when said in an earlier conversation
-    and sharing at least `MIN_SHARED_WORDS` content words with what the user said now;
-    the best `MAX_FOLLOWS`, best first."""
+    Found by a search with those turns alone, then (when that finds none) with `context`
+    too (the reply they answer, which names what an untied "nope, she moved" is about): a
+    user who names their own subject is not about the previous topic of the conversation.
+    Kept when said in an earlier conversation and sharing at least `MIN_SHARED_WORDS`
+    content words with what the user said now; the best `MAX_FOLLOWS`, best first. With
+    `corrects_reply` (the turn says the reply it answers was wrong), the exchange that
+    holds that reply is followed too, even within the conversation: the correction is a
+    newer version of what that reply said."""
     said = _user_said(episode)
     words = _words(said)
-    if len(words) < MIN_SHARED_WORDS:
-        return []
-    query = f"{said} {context or ''}"[:2000]
-    when = episode.occurred_at or episode.created_at
     out: list[str] = []
-    for it in store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH):
+    if len(words) >= MIN_SHARED_WORDS:
+        queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
+        for query in queries:
+            out = _best_earlier(store, namespace, episode, query, words)
+            if out:
+                break
+    if corrects_reply and context and context.strip():
+        answered = _answered(store, namespace, episode, context.strip())
+        if answered is not None and answered not in out:
+            out.append(answered)
+    return out
+
+
+def _best_earlier(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    query: str,
+    words: set[str],
+) -> list[str]:
+    """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
+    finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, the
+    strongest evidence first (`components["evidence"]`, the text's own match: how a store
+    ranks also weighs priors such as recency, which say nothing of being about the same
+    thing; a store that gives no evidence keeps its order)."""
+    when = episode.occurred_at or episode.created_at
+    found: list[tuple[float, int, str]] = []
+    hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
+    for n, it in enumerate(hits):
         old = _record(it)
         if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
             continue
         if (old.occurred_at or old.created_at) >= when or _same_session(old, episode):
             continue
         if len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS:
-            out.append(old.id)
-        if len(out) >= MAX_FOLLOWS:
-            break
-    return out
+            found.append((-_evidence(it), n, old.id))
+    return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
+
+
+def _evidence(item: Any) -> float:
+    comps = getattr(item, "components", None)
+    value = comps.get("evidence") if isinstance(comps, dict) else None
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _answered(
+    store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, reply: str
+) -> str | None:
+    """The older exchange of `episode`'s conversation whose text holds `reply`, if found."""
+    when = episode.occurred_at or episode.created_at
+    for it in store.search(
+        namespace, query=reply[:2000], filter={"kind": "episodic"}, limit=_SEARCH
+    ):
+        old = _record(it)
+        if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+            continue
+        said_before = (old.occurred_at or old.created_at) <= when
+        if said_before and _same_session(old, episode) and reply in old.text:
+            return old.id
+    return None
 
 
 def _same_session(a: MemoryRecord, b: MemoryRecord) -> bool:

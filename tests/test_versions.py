@@ -159,3 +159,48 @@ def test_the_reordering_can_be_switched_off() -> None:
     ids = [h.id for h in hits]
     assert ids.index(old) < ids.index(new)  # as scored: the older statement matches better
     assert all("newer_version" not in h.components for h in hits)
+
+
+def _exchange(user: str, reply: str | None = None) -> list[dict[str, str]]:
+    turns = [{"role": "user", "content": user}]
+    return turns + ([{"role": "assistant", "content": reply}] if reply else [])
+
+
+def test_a_turn_that_names_its_subject_is_not_tied_to_the_last_topic() -> None:
+    mem = Memory(embeddings=False)
+    latte = mem.add(_exchange("every morning I need an oat latte 🥛 from the cafe"
+                              " downstairs, can't function without it"),
+                    "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    show = mem.add(_exchange("lately watching a show called Beef, so good"), "u",
+                   session_id="s1", timestamp=T0)[0]  # fmt: skip
+    mem.add(_exchange("ok Beef done, that ending tho 😮", "Beef's ending got people talking, a show worth watching lately."),
+            "u", session_id="s2", timestamp=T0 + timedelta(days=40))  # fmt: skip
+    new = mem.add(_exchange("ugh stomach's off, doc says so lately my morning coffee is an"
+                            " iced americano, way better"),
+                  "u", session_id="s2", timestamp=T0 + timedelta(days=40))[0]  # fmt: skip
+    # the reply before it was about the show: the user named their own subject (coffee)
+    assert mem.get(new, "u").metadata[FOLLOWS] == [latte] != [show]
+
+
+def test_an_untied_correction_follows_the_reply_it_answers() -> None:
+    mem = Memory(embeddings=False, config=_any_share())
+    mem.add(_exchange("my college roommate Lena is an SRE at Google, gets paged every night lol"),
+            "u", session_id="s1", timestamp=T0)  # fmt: skip
+    asked = mem.add(_exchange("thinking of switching jobs, anyone who could refer me for infra?",
+                              "You could ask Lena, she is an SRE at Google."),
+                    "u", session_id="s2", timestamp=T0 + timedelta(days=300))[0]  # fmt: skip
+    fix = mem.add(_exchange("nope, that was years ago, Lena left Google, she's at Stripe now"),
+                  "u", session_id="s2", timestamp=T0 + timedelta(days=300))[0]  # fmt: skip
+    assert asked in mem.get(fix, "u").metadata[FOLLOWS]
+    ids = [h.id for h in mem.search("where does Lena work, Google?", "u", limit=5)]
+    assert ids.index(fix) < ids.index(asked)  # the stale reply is still there, below
+
+
+def test_a_same_conversation_turn_that_is_no_correction_follows_no_reply() -> None:
+    mem = Memory(embeddings=False)
+    asked = mem.add(_exchange("any ideas for a Lena birthday gift? she's into climbing",
+                              "Maybe a chalk bag, Lena would like that."),
+                    "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    then = mem.add(_exchange("hmm Lena has three chalk bags already 😂 something else?"),
+                   "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    assert asked not in (mem.get(then, "u").metadata.get(FOLLOWS) or [])
