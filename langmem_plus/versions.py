@@ -27,6 +27,7 @@ __all__ = [
     "FOLLOWS",
     "MAX_FOLLOWS",
     "MIN_SHARED_WORDS",
+    "NO_EVIDENCE",
     "earlier_versions",
     "newer_first",
     "prior_scale",
@@ -38,6 +39,9 @@ MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond 
 _SEARCH = 5
 _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
 RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
+# HybridStore evidence (calibrated against the embedding model's background, so not tied
+# to one model) below which a hit matched next to nothing: one shared common word
+NO_EVIDENCE = 0.05
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -101,10 +105,10 @@ def _best_earlier(
     words: set[str],
 ) -> list[str]:
     """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
-    finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, the
-    strongest evidence first (`components["evidence"]`, the text's own match: how a store
-    ranks also weighs priors such as recency, which say nothing of being about the same
-    thing; a store that gives no evidence keeps its order)."""
+    finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
+    search's order, except that one with next to no evidence of its own (HybridStore's
+    `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
+    meaning) comes after those with some; a store that gives no evidence keeps its order."""
     when = episode.occurred_at or episode.created_at
     found: list[tuple[float, int, str]] = []
     hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
@@ -115,14 +119,15 @@ def _best_earlier(
         if (old.occurred_at or old.created_at) >= when or _same_session(old, episode):
             continue
         if len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS:
-            found.append((-_evidence(it), n, old.id))
+            found.append((float(_evidence(it) < NO_EVIDENCE), n, old.id))
     return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
 
 
 def _evidence(item: Any) -> float:
+    """A hit's own evidence (1.0, i.e. not 'none', from a store that gives none)."""
     comps = getattr(item, "components", None)
     value = comps.get("evidence") if isinstance(comps, dict) else None
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    return float(value) if isinstance(value, (int, float)) else 1.0
 
 
 def _answered(

@@ -204,3 +204,50 @@ def test_a_same_conversation_turn_that_is_no_correction_follows_no_reply() -> No
     then = mem.add(_exchange("hmm Lena has three chalk bags already 😂 something else?"),
                    "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
     assert asked not in (mem.get(then, "u").metadata.get(FOLLOWS) or [])
+
+
+@dataclass
+class _Found:
+    key: str
+    value: dict[str, Any]
+    namespace: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
+    components: dict[str, Any]
+    score: float = 0.0
+
+
+class _Ranked:
+    """A store whose search returns fixed hits in a fixed order (a store's ranking is
+    not under test here, only which of its hits a new episode is linked to)."""
+
+    def __init__(self, hits: list[_Found]) -> None:
+        self.hits = hits
+
+    def search(self, namespace: tuple[str, ...], **_: Any) -> list[_Found]:
+        return list(self.hits)
+
+
+def _said(text: str, session: str, day: int, evidence: float | None) -> tuple[Any, _Found]:
+    from langmem_plus.episodes import episode_record
+
+    ns = ("memories", "u")
+    rec = episode_record(ns, [{"role": "user", "text": text}], session_id=session,
+                         occurred_at=T0 + timedelta(days=day))  # fmt: skip
+    comps = {} if evidence is None else {"evidence": evidence}
+    return rec, _Found(rec.id, rec.to_value(), ns, rec.created_at, rec.updated_at, comps)
+
+
+def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() -> None:
+    from langmem_plus.versions import NO_EVIDENCE, earlier_versions
+
+    new, _ = _said("最近早上改喝 americano 了，冰的，肚子舒服多了☕", "s2", 40, None)
+    _, show = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE / 10)
+    _, latte = _said("每天早上一杯 oat latte 才能开机", "s1", 0, 0.3)
+    # the store ranked the show first (a shared common word); the latte matches in meaning
+    assert earlier_versions(_Ranked([show, latte]), new.namespace, new) == [latte.key]  # type: ignore[arg-type]
+    # both with some evidence, or a store that gives none: the store's order stands
+    _, show2 = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE)
+    assert earlier_versions(_Ranked([show2, latte]), new.namespace, new) == [show2.key]  # type: ignore[arg-type]
+    _, bare = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, None)
+    assert earlier_versions(_Ranked([bare, latte]), new.namespace, new) == [bare.key]  # type: ignore[arg-type]
