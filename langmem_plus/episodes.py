@@ -228,6 +228,7 @@ class EpisodeKeeper:
                 episode,
                 context,
                 corrects_reply=self._corrects_reply(dialogue, facts, context),
+                changed=self._corrects(dialogue, facts, context),
             )
             if follows:
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}

@@ -26,6 +26,7 @@ from langmem_plus.text import tokenize
 __all__ = [
     "FOLLOWS",
     "MAX_FOLLOWS",
+    "MEANING_EVIDENCE",
     "MIN_SHARED_WORDS",
     "NO_EVIDENCE",
     "earlier_versions",
@@ -42,6 +43,8 @@ RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
 # HybridStore evidence (calibrated against the embedding model's background, so not tied
 # to one model) below which a hit matched next to nothing: one shared common word
 NO_EVIDENCE = 0.05
+# evidence at which a change report is linked to an older episode without a shared word
+MEANING_EVIDENCE = 0.2
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -70,6 +73,7 @@ def earlier_versions(
     context: str | None = None,
     *,
     corrects_reply: bool = False,
+    changed: bool = False,
 ) -> list[str]:
     """Ids of the older episodes in `namespace` most about what `episode`'s user turns say.
 
@@ -80,14 +84,18 @@ def earlier_versions(
     content words with what the user said now; the best `MAX_FOLLOWS`, best first. With
     `corrects_reply` (the turn says the reply it answers was wrong), the exchange that
     holds that reply is followed too, even within the conversation: the correction is a
-    newer version of what that reply said."""
+    newer version of what that reply said. With `changed` (the turn says a value changed
+    or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
+    episode its words alone find is kept without a shared word when it matches in meaning
+    (evidence at least `MEANING_EVIDENCE`)."""
     said = _user_said(episode)
     words = _words(said)
     out: list[str] = []
     if len(words) >= MIN_SHARED_WORDS:
         queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
-        for query in queries:
-            out = _best_earlier(store, namespace, episode, query, words)
+        for n, query in enumerate(queries):
+            meaning = MEANING_EVIDENCE if changed and n == 0 else None
+            out = _best_earlier(store, namespace, episode, query, words, meaning)
             if out:
                 break
     if corrects_reply and context and context.strip():
@@ -103,6 +111,7 @@ def _best_earlier(
     episode: MemoryRecord,
     query: str,
     words: set[str],
+    meaning: float | None = None,
 ) -> list[str]:
     """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
@@ -118,16 +127,17 @@ def _best_earlier(
             continue
         if (old.occurred_at or old.created_at) >= when or _same_session(old, episode):
             continue
-        if len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS:
+        shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
+        if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
             found.append((float(_evidence(it) < NO_EVIDENCE), n, old.id))
     return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
 
 
-def _evidence(item: Any) -> float:
-    """A hit's own evidence (1.0, i.e. not 'none', from a store that gives none)."""
+def _evidence(item: Any, unknown: float = 1.0) -> float:
+    """A hit's own evidence (`unknown` from a store that gives none)."""
     comps = getattr(item, "components", None)
     value = comps.get("evidence") if isinstance(comps, dict) else None
-    return float(value) if isinstance(value, (int, float)) else 1.0
+    return float(value) if isinstance(value, (int, float)) else unknown
 
 
 def _answered(

@@ -251,3 +251,19 @@ def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() ->
     assert earlier_versions(_Ranked([show2, latte]), new.namespace, new) == [show2.key]  # type: ignore[arg-type]
     _, bare = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, None)
     assert earlier_versions(_Ranked([bare, latte]), new.namespace, new) == [bare.key]  # type: ignore[arg-type]
+
+
+def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
+    from langmem_plus.versions import MEANING_EVIDENCE, earlier_versions
+
+    new, _ = _said("换了iPhone 15之后拍娃清楚多了哈哈，就是微信迁移折腾了一晚上😂", "s3", 40, None)
+    _, phone = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, MEANING_EVIDENCE)
+    _, weak = _said("我爸想换个老人机，按键大点的", "s1", 0, MEANING_EVIDENCE / 2)
+    ns = new.namespace
+    assert earlier_versions(_Ranked([phone]), ns, new, changed=True) == [phone.key]  # type: ignore[arg-type]
+    # no change reported, or too weak a match in meaning: no word shared, no link
+    assert earlier_versions(_Ranked([phone]), ns, new) == []  # type: ignore[arg-type]
+    assert earlier_versions(_Ranked([weak]), ns, new, changed=True) == []  # type: ignore[arg-type]
+    # a store that gives no evidence: words only
+    _, bare = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, None)
+    assert earlier_versions(_Ranked([bare]), ns, new, changed=True) == []  # type: ignore[arg-type]
