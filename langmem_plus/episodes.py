@@ -222,7 +222,14 @@ class EpisodeKeeper:
         if derive and self._corrects(dialogue, facts, context):
             self._correct_older(store, namespace, dialogue, context, episode, kept, writes)
         if derive:
-            follows = earlier_versions(store, namespace, episode, context)
+            follows = earlier_versions(
+                store,
+                namespace,
+                episode,
+                context,
+                corrects_reply=self._corrects_reply(dialogue, facts, context),
+                changed=self._corrects(dialogue, facts, context),
+            )
             if follows:
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
@@ -233,15 +240,24 @@ class EpisodeKeeper:
         self._share_text(log, namespace, episode, turn_ids)
         return kept
 
+    @classmethod
+    def _corrects(cls, dialogue: Any, facts: Sequence[DerivedFact], context: str | None) -> bool:
+        from langmem_plus.processors.facts import is_change
+
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        return cls._corrects_reply(dialogue, facts, context) or is_change(said)
+
     @staticmethod
-    def _corrects(
+    def _corrects_reply(
         dialogue: Sequence[Mapping[str, str]], facts: Sequence[DerivedFact], context: str | None
     ) -> bool:
-        from langmem_plus.processors.facts import is_change, is_correction
+        """The user says that something was wrong or is over: an untied correction (read
+        against the reply it answers) or one in so many words."""
+        from langmem_plus.processors.facts import is_correction
 
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         untied = context is not None and any(f.correction and f.corrects for f in facts)
-        return untied or is_correction(said) or is_change(said)
+        return untied or is_correction(said)
 
     def _correct_older(
         self,

@@ -26,7 +26,9 @@ from langmem_plus.text import tokenize
 __all__ = [
     "FOLLOWS",
     "MAX_FOLLOWS",
+    "MEANING_EVIDENCE",
     "MIN_SHARED_WORDS",
+    "NO_EVIDENCE",
     "earlier_versions",
     "newer_first",
     "prior_scale",
@@ -38,6 +40,11 @@ MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond 
 _SEARCH = 5
 _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
 RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
+# HybridStore evidence (calibrated against the embedding model's background, so not tied
+# to one model) below which a hit matched next to nothing: one shared common word
+NO_EVIDENCE = 0.05
+# evidence at which a change report is linked to an older episode without a shared word
+MEANING_EVIDENCE = 0.2
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -64,31 +71,90 @@ def earlier_versions(
     namespace: tuple[str, ...],
     episode: MemoryRecord,
     context: str | None = None,
+    *,
+    corrects_reply: bool = False,
+    changed: bool = False,
 ) -> list[str]:
     """Ids of the older episodes in `namespace` most about what `episode`'s user turns say.
 
-    Found by a search with those turns and `context` (the reply they answer, which names
-    what an untied "nope, she moved" is about), kept when said in an earlier conversation
-    and sharing at least `MIN_SHARED_WORDS` content words with what the user said now;
-    the best `MAX_FOLLOWS`, best first."""
+    Found by a search with those turns alone, then (when that finds none) with `context`
+    too (the reply they answer, which names what an untied "nope, she moved" is about): a
+    user who names their own subject is not about the previous topic of the conversation.
+    Kept when said in an earlier conversation and sharing at least `MIN_SHARED_WORDS`
+    content words with what the user said now; the best `MAX_FOLLOWS`, best first. With
+    `corrects_reply` (the turn says the reply it answers was wrong), the exchange that
+    holds that reply is followed too, even within the conversation: the correction is a
+    newer version of what that reply said. With `changed` (the turn says a value changed
+    or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
+    episode its words alone find is kept without a shared word when it matches in meaning
+    (evidence at least `MEANING_EVIDENCE`)."""
     said = _user_said(episode)
     words = _words(said)
-    if len(words) < MIN_SHARED_WORDS:
-        return []
-    query = f"{said} {context or ''}"[:2000]
-    when = episode.occurred_at or episode.created_at
     out: list[str] = []
-    for it in store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH):
+    if len(words) >= MIN_SHARED_WORDS:
+        queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
+        for n, query in enumerate(queries):
+            meaning = MEANING_EVIDENCE if changed and n == 0 else None
+            out = _best_earlier(store, namespace, episode, query, words, meaning)
+            if out:
+                break
+    if corrects_reply and context and context.strip():
+        answered = _answered(store, namespace, episode, context.strip())
+        if answered is not None and answered not in out:
+            out.append(answered)
+    return out
+
+
+def _best_earlier(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    query: str,
+    words: set[str],
+    meaning: float | None = None,
+) -> list[str]:
+    """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
+    finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
+    search's order, except that one with next to no evidence of its own (HybridStore's
+    `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
+    meaning) comes after those with some; a store that gives no evidence keeps its order."""
+    when = episode.occurred_at or episode.created_at
+    found: list[tuple[float, int, str]] = []
+    hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
+    for n, it in enumerate(hits):
         old = _record(it)
         if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
             continue
         if (old.occurred_at or old.created_at) >= when or _same_session(old, episode):
             continue
-        if len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS:
-            out.append(old.id)
-        if len(out) >= MAX_FOLLOWS:
-            break
-    return out
+        shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
+        if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
+            found.append((float(_evidence(it) < NO_EVIDENCE), n, old.id))
+    return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
+
+
+def _evidence(item: Any, unknown: float = 1.0) -> float:
+    """A hit's own evidence (`unknown` from a store that gives none)."""
+    comps = getattr(item, "components", None)
+    value = comps.get("evidence") if isinstance(comps, dict) else None
+    return float(value) if isinstance(value, (int, float)) else unknown
+
+
+def _answered(
+    store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, reply: str
+) -> str | None:
+    """The older exchange of `episode`'s conversation whose text holds `reply`, if found."""
+    when = episode.occurred_at or episode.created_at
+    for it in store.search(
+        namespace, query=reply[:2000], filter={"kind": "episodic"}, limit=_SEARCH
+    ):
+        old = _record(it)
+        if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+            continue
+        said_before = (old.occurred_at or old.created_at) <= when
+        if said_before and _same_session(old, episode) and reply in old.text:
+            return old.id
+    return None
 
 
 def _same_session(a: MemoryRecord, b: MemoryRecord) -> bool:

@@ -159,3 +159,111 @@ def test_the_reordering_can_be_switched_off() -> None:
     ids = [h.id for h in hits]
     assert ids.index(old) < ids.index(new)  # as scored: the older statement matches better
     assert all("newer_version" not in h.components for h in hits)
+
+
+def _exchange(user: str, reply: str | None = None) -> list[dict[str, str]]:
+    turns = [{"role": "user", "content": user}]
+    return turns + ([{"role": "assistant", "content": reply}] if reply else [])
+
+
+def test_a_turn_that_names_its_subject_is_not_tied_to_the_last_topic() -> None:
+    mem = Memory(embeddings=False)
+    latte = mem.add(_exchange("every morning I need an oat latte 🥛 from the cafe"
+                              " downstairs, can't function without it"),
+                    "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    show = mem.add(_exchange("lately watching a show called Beef, so good"), "u",
+                   session_id="s1", timestamp=T0)[0]  # fmt: skip
+    mem.add(_exchange("ok Beef done, that ending tho 😮", "Beef's ending got people talking, a show worth watching lately."),
+            "u", session_id="s2", timestamp=T0 + timedelta(days=40))  # fmt: skip
+    new = mem.add(_exchange("ugh stomach's off, doc says so lately my morning coffee is an"
+                            " iced americano, way better"),
+                  "u", session_id="s2", timestamp=T0 + timedelta(days=40))[0]  # fmt: skip
+    # the reply before it was about the show: the user named their own subject (coffee)
+    assert mem.get(new, "u").metadata[FOLLOWS] == [latte] != [show]
+
+
+def test_an_untied_correction_follows_the_reply_it_answers() -> None:
+    mem = Memory(embeddings=False, config=_any_share())
+    mem.add(_exchange("my college roommate Lena is an SRE at Google, gets paged every night lol"),
+            "u", session_id="s1", timestamp=T0)  # fmt: skip
+    asked = mem.add(_exchange("thinking of switching jobs, anyone who could refer me for infra?",
+                              "You could ask Lena, she is an SRE at Google."),
+                    "u", session_id="s2", timestamp=T0 + timedelta(days=300))[0]  # fmt: skip
+    fix = mem.add(_exchange("nope, that was years ago, Lena left Google, she's at Stripe now"),
+                  "u", session_id="s2", timestamp=T0 + timedelta(days=300))[0]  # fmt: skip
+    assert asked in mem.get(fix, "u").metadata[FOLLOWS]
+    ids = [h.id for h in mem.search("where does Lena work, Google?", "u", limit=5)]
+    assert ids.index(fix) < ids.index(asked)  # the stale reply is still there, below
+
+
+def test_a_same_conversation_turn_that_is_no_correction_follows_no_reply() -> None:
+    mem = Memory(embeddings=False)
+    asked = mem.add(_exchange("any ideas for a Lena birthday gift? she's into climbing",
+                              "Maybe a chalk bag, Lena would like that."),
+                    "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    then = mem.add(_exchange("hmm Lena has three chalk bags already 😂 something else?"),
+                   "u", session_id="s1", timestamp=T0)[0]  # fmt: skip
+    assert asked not in (mem.get(then, "u").metadata.get(FOLLOWS) or [])
+
+
+@dataclass
+class _Found:
+    key: str
+    value: dict[str, Any]
+    namespace: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
+    components: dict[str, Any]
+    score: float = 0.0
+
+
+class _Ranked:
+    """A store whose search returns fixed hits in a fixed order (a store's ranking is
+    not under test here, only which of its hits a new episode is linked to)."""
+
+    def __init__(self, hits: list[_Found]) -> None:
+        self.hits = hits
+
+    def search(self, namespace: tuple[str, ...], **_: Any) -> list[_Found]:
+        return list(self.hits)
+
+
+def _said(text: str, session: str, day: int, evidence: float | None) -> tuple[Any, _Found]:
+    from langmem_plus.episodes import episode_record
+
+    ns = ("memories", "u")
+    rec = episode_record(ns, [{"role": "user", "text": text}], session_id=session,
+                         occurred_at=T0 + timedelta(days=day))  # fmt: skip
+    comps = {} if evidence is None else {"evidence": evidence}
+    return rec, _Found(rec.id, rec.to_value(), ns, rec.created_at, rec.updated_at, comps)
+
+
+def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() -> None:
+    from langmem_plus.versions import NO_EVIDENCE, earlier_versions
+
+    new, _ = _said("最近早上改喝 americano 了，冰的，肚子舒服多了☕", "s2", 40, None)
+    _, show = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE / 10)
+    _, latte = _said("每天早上一杯 oat latte 才能开机", "s1", 0, 0.3)
+    # the store ranked the show first (a shared common word); the latte matches in meaning
+    assert earlier_versions(_Ranked([show, latte]), new.namespace, new) == [latte.key]  # type: ignore[arg-type]
+    # both with some evidence, or a store that gives none: the store's order stands
+    _, show2 = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE)
+    assert earlier_versions(_Ranked([show2, latte]), new.namespace, new) == [show2.key]  # type: ignore[arg-type]
+    _, bare = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, None)
+    assert earlier_versions(_Ranked([bare, latte]), new.namespace, new) == [bare.key]  # type: ignore[arg-type]
+
+
+def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
+    from langmem_plus.versions import MEANING_EVIDENCE, earlier_versions
+
+    new, _ = _said("换了iPhone 15之后拍娃清楚多了哈哈，就是微信迁移折腾了一晚上😂", "s3", 40, None)
+    _, phone = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, MEANING_EVIDENCE)
+    _, weak = _said("我爸想换个老人机，按键大点的", "s1", 0, MEANING_EVIDENCE / 2)
+    ns = new.namespace
+    assert earlier_versions(_Ranked([phone]), ns, new, changed=True) == [phone.key]  # type: ignore[arg-type]
+    # no change reported, or too weak a match in meaning: no word shared, no link
+    assert earlier_versions(_Ranked([phone]), ns, new) == []  # type: ignore[arg-type]
+    assert earlier_versions(_Ranked([weak]), ns, new, changed=True) == []  # type: ignore[arg-type]
+    # a store that gives no evidence: words only
+    _, bare = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, None)
+    assert earlier_versions(_Ranked([bare]), ns, new, changed=True) == []  # type: ignore[arg-type]
