@@ -22,7 +22,7 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.records import ConversationTurn, RollingSummary, SessionSummary, UserProfile
 from langmem_plus.store.conversations import check_delete, check_turn, symbol_entries
 from langmem_plus.store.milvus_schema import MAX_BYTES, and_, h, in_expr
-from langmem_plus.store.milvus_search import MilvusSession
+from langmem_plus.store.milvus_session import MilvusSession
 from langmem_plus.text.symbols import extract_symbols
 
 __all__ = ["MilvusConversationLog"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -30,7 +30,6 @@ from langmem_plus.store.milvus_filters import filter_expr
 from langmem_plus.store.milvus_keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus_schema import (
     FULL_FIELDS,
-    Names,
     and_,
     h,
     in_expr,
@@ -39,117 +38,13 @@ from langmem_plus.store.milvus_schema import (
     ns_prefix_expr,
     to_row,
 )
+from langmem_plus.store.milvus_session import MAX_LIMIT, MilvusSession
 from langmem_plus.store.rows import CandidateRow, match_namespaces
 from langmem_plus.text.tokenize import QueryTerms
 
-__all__ = ["MilvusSearch", "MilvusSession"]
+__all__ = ["MilvusSearch"]
 
 _CHUNK = 1000  # primary keys per `in` expression
-_MAX_LIMIT = 16_384  # Milvus's cap on limit (+ offset) of one request
-_PAGE = 1000
-
-
-class MilvusSession:
-    """One batch's view of Milvus: the client, and the ids it handed to the ranker."""
-
-    def __init__(self, client: Any, names: Names, consistency: str) -> None:
-        self.client = client
-        self.names = names
-        self.consistency = consistency
-        self.pks: dict[int, str] = {}  # ranker id (seq) -> primary key
-        self.full: dict[int, CandidateRow] = {}  # full rows read in this batch
-        self.doc_counts: dict[str, int] = {}  # scope expression -> documents with text
-        self.scope = ""  # the expression of the namespaces searched last (doc_terms' scope)
-        self.scopes: list[str] = []  # ranker namespace id -> expression
-        self.kw_scopes: dict[str, ScopeIndex | None] = {}  # client-side BM25 statistics
-        self.tokens: dict[int, Counter[str]] = {}  # id -> term frequencies of its tokens
-
-    def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
-        """Note the primary key of each entity's id."""
-        for e in ents:
-            self.pks[int(e["seq"])] = e.get("item") or e["pk"]
-
-    def pks_of(self, ids: Iterable[int]) -> list[str]:
-        """The primary keys of ids this session handed out (unknown ids are skipped)."""
-        return [self.pks[i] for i in ids if i in self.pks]
-
-    def query(
-        self, collection: str, expr: str, fields: list[str], limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Entities matching `expr` (at most `limit`)."""
-        kw: dict[str, Any] = {"output_fields": fields, "consistency_level": self.consistency}
-        if limit is not None:
-            kw["limit"] = limit
-        return self.client.query(collection, filter=expr or 'pk != ""', **kw)
-
-    def query_all(self, collection: str, expr: str, fields: list[str]) -> Iterator[dict]:
-        """Every entity matching `expr`, page by page."""
-        it = self.client.query_iterator(
-            collection,
-            batch_size=_PAGE,
-            filter=expr or 'pk != ""',
-            output_fields=fields,
-            consistency_level=self.consistency,
-        )
-        try:
-            while True:
-                page = it.next()
-                if not page:
-                    return
-                yield from page
-        finally:
-            it.close()
-
-    def by_pks(
-        self, collection: str, field: str, pks: Sequence[str], fields: list[str]
-    ) -> list[dict[str, Any]]:
-        """Entities whose `field` is one of `pks`, in chunks."""
-        out: list[dict] = []
-        for i in range(0, len(pks), _CHUNK):
-            part = pks[i : i + _CHUNK]
-            out.extend(self.query(self.names_of(collection), in_expr(field, part), fields))
-        return out
-
-    def names_of(self, collection: str) -> str:
-        return self.names.items if collection == "items" else self.names.vectors
-
-    def search(
-        self, collection: str, data: list[Any], field: str, limit: int, expr: str, **kw: Any
-    ) -> list[dict]:
-        """The hits of one search request (`distance` and the entity fields asked for)."""
-        res = self.client.search(
-            self.names_of(collection),
-            data=data,
-            anns_field=field,
-            limit=max(1, min(limit, _MAX_LIMIT)),
-            filter=expr,
-            consistency_level=self.consistency,
-            **kw,
-        )
-        return [{**hit["entity"], "distance": hit["distance"]} for hit in res[0]]
-
-    def search_many(
-        self,
-        collection: str,
-        data: list[Any],
-        field: str,
-        limit: int,
-        expr: str,
-        fields: list[str],
-    ) -> list[list[dict]]:
-        """One request for several queries (one hit list each)."""
-        if not data:
-            return []
-        res = self.client.search(
-            self.names_of(collection),
-            data=data,
-            anns_field=field,
-            limit=max(1, min(limit, _MAX_LIMIT)),
-            filter=expr,
-            consistency_level=self.consistency,
-            output_fields=fields,
-        )
-        return [[{**h["entity"], "distance": h["distance"]} for h in hits] for hits in res]
 
 
 def _bm25(hit: Mapping[str, Any]) -> float:
@@ -306,7 +201,7 @@ class MilvusSearch:
         if pat is None:
             return []
         expr = and_(self._scope(conn, ns_ids), "indexed == true", f"value like {pat}")
-        got = conn.query(conn.names.items, expr, ["pk", "seq", "value"], limit=_MAX_LIMIT)
+        got = conn.query(conn.names.items, expr, ["pk", "seq", "value"], limit=MAX_LIMIT)
         conn.remember(got)
         got.sort(key=lambda e: -int(e["seq"]))
         return [(int(e["seq"]), e["value"]) for e in got[:k]]
@@ -335,8 +230,8 @@ class MilvusSearch:
             in_expr("session_h", sorted({sh for _, sh in groups})),
         )  # one request for every session involved (a superset, split below)
         fields = ["pk", "seq", "ns", "session_h"]
-        found = conn.query(conn.names.items, expr, fields, limit=_MAX_LIMIT)
-        if len(found) >= _MAX_LIMIT:  # sessions too long for one request: page through
+        found = conn.query(conn.names.items, expr, fields, limit=MAX_LIMIT)
+        if len(found) >= MAX_LIMIT:  # sessions too long for one request: page through
             found = list(conn.query_all(conn.names.items, expr, fields))
         conn.remember(found)
         orders: dict[tuple[str, str], list[int]] = {}

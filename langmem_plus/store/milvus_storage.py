@@ -48,7 +48,8 @@ from langmem_plus.store.milvus_schema import (
     root_expr,
     vector_search_params,
 )
-from langmem_plus.store.milvus_search import MilvusSearch, MilvusSession
+from langmem_plus.store.milvus_search import MilvusSearch
+from langmem_plus.store.milvus_session import MilvusSession
 from langmem_plus.store.storage import PutMap
 from langmem_plus.store.writer import rank_fields
 from langmem_plus.text.tokenize import tokenize
