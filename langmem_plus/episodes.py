@@ -220,7 +220,10 @@ class EpisodeKeeper:
         for fact in facts:
             self._apply(store, namespace, fact, episode, at, kept, writes)
         if derive and self._corrects(dialogue, facts, context):
-            self._correct_older(store, namespace, dialogue, context, episode, kept, writes)
+            # a change report ("switched to mornings") is read on the user's words alone; only
+            # a correction of the reply it answers is read with that reply
+            about = context if self._corrects_reply(dialogue, facts, context) else None
+            self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
         if derive:
             follows = earlier_versions(
                 store,

@@ -380,3 +380,28 @@ def test_search_as_of_shows_the_fact_current_then(statements: list[tuple[str, st
         hits = mem.search(f"user {slot}", "u1", limit=50, filters={"slot": slot}, as_of=at)
         facts = [h.memory for h in hits if h.memory.kind == "semantic"]
         assert [f.value for f in facts] == [want]
+
+
+def test_a_change_report_is_read_on_the_users_words_not_the_reply_it_follows() -> None:
+    mem = Memory(embeddings=False)
+    therapy = mem.add(
+        "My therapy sessions moved to Tuesdays at 6pm, works way better with my shifts tbh",
+        "u", session_id="s1", timestamp=T0,
+    )[0]  # fmt: skip
+    mem.add(
+        [
+            {"role": "user", "content": "any tips for keeping a journal? I keep forgetting 😅"},
+            {"role": "assistant", "content": "Try writing right after your Tuesday 6pm therapy "
+             "sessions, while things are fresh."},
+        ],
+        "u", session_id="s2", timestamp=T0 + timedelta(days=5),
+    )  # fmt: skip
+    mem.add(
+        [
+            {"role": "user", "content": "hmm I switched to mornings for journaling, way calmer"},
+            {"role": "assistant", "content": "Mornings work great for that."},
+        ],
+        "u", session_id="s2", timestamp=T0 + timedelta(days=5, hours=1),
+    )  # fmt: skip
+    # the journaling change says nothing about therapy, whatever the reply before it said
+    assert mem.get(therapy, "u").corrected_by is None
