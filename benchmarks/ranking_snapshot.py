@@ -20,8 +20,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from langgraph.store.base import PutOp
-from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial
+from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial, parse_overrides
 
+from langmem_plus.config import MemoryConfig
 from langmem_plus.store.hybrid import HybridStore
 
 K = 10
@@ -48,9 +49,11 @@ def _hits(store: HybridStore, ns: tuple[str, ...], **kw: Any) -> list[dict[str, 
     return out
 
 
-def snapshot_unit(unit: Unit, emb: CachedEmbeddings, max_q: int | None) -> dict[str, Any]:
+def snapshot_unit(
+    unit: Unit, emb: CachedEmbeddings, max_q: int | None, config: MemoryConfig | None = None
+) -> dict[str, Any]:
     """The unit's rankings: each query plain, and a sample under every search option."""
-    store = HybridStore(index={"dims": 512, "embed": emb, "fields": ["text"]})
+    store = HybridStore(index={"dims": 512, "embed": emb, "fields": ["text"]}, config=config)
     ns = ("bench", unit.name)
     store.batch(
         [PutOp(ns, key, {"text": text, **unit.meta.get(key, {})}) for key, text in unit.docs]
@@ -69,11 +72,11 @@ def snapshot_unit(unit: Unit, emb: CachedEmbeddings, max_q: int | None) -> dict[
     return out
 
 
-def build(data: Path, max_q: int | None) -> dict[str, Any]:
-    """The snapshot over LoCoMo dev and MADial zh/en."""
+def build(data: Path, max_q: int | None, config: MemoryConfig | None = None) -> dict[str, Any]:
+    """The snapshot over LoCoMo dev and MADial zh/en (`config`: the store's, default shipped)."""
     emb = CachedEmbeddings()
     units = load_locomo(data) + load_madial(data, "zh") + load_madial(data, "en")
-    return {u.name: snapshot_unit(u, emb, max_q) for u in units}
+    return {u.name: snapshot_unit(u, emb, max_q, config) for u in units}
 
 
 def diff(old: dict[str, Any], new: dict[str, Any], tol: float) -> list[str]:
@@ -117,11 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="keep scores unrounded (with --tol 0: a speed change must give the same floats)",
     )
+    ap.add_argument(
+        "--set-config",
+        nargs="*",
+        default=[],
+        metavar="FIELD=JSON",
+        help="store settings (e.g. a new ranking step switched off: it must give the old snapshot)",
+    )
     args = ap.parse_args(argv)
     global DIGITS
     if args.full_precision:
         DIGITS = None
-    snap = build(Path(args.data), args.max_q)
+    snap = build(Path(args.data), args.max_q, parse_overrides(args.set_config))
     if args.out:
         Path(args.out).write_text(json.dumps(snap, ensure_ascii=False))
         print(f"wrote {args.out}: {sum(len(v) for v in snap.values())} rankings")

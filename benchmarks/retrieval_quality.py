@@ -77,7 +77,7 @@ class Unit:
     meta: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-SESSION_KEY = ["session_id"]  # the value key LoCoMo turns name their session with (--session-key)
+SESSION_KEY = ["session"]  # the value key LoCoMo turns name their session with (--session-key)
 # HybridStore path: None (SQLite in memory) or a Milvus Lite folder (--backend)
 BACKEND_PATH: list[str | None] = [None]
 PER_UNIT = [0]  # milvus-per-unit: the count of collections made so far (0: off)
@@ -146,9 +146,11 @@ def _dialogue_text(lines: Sequence[str]) -> str:
     return "\n".join(out)
 
 
-def load_madial(data: Path, lang: str, max_q: int | None = None) -> list[Unit]:
+def load_madial(data: Path, lang: str, max_q: int | None = None, part: str = "all") -> list[Unit]:
     """MADial-Bench: one unit per user; the en memory file has no user-id, so each en memory
-    takes the user-id of the zh memory with the same id (checked against the name it mentions)."""
+    takes the user-id of the zh memory with the same id (checked against the name it mentions).
+    `part`: the dialogues with an even (tuning) or odd (held-out) index in the file, or all;
+    every user keeps all memories."""
     root = data / "madial_bench"
     zh_mem = {}
     for row in _read_jsonl(root / "zh" / "MADial-Bench-zh-memory.json"):
@@ -170,7 +172,9 @@ def load_madial(data: Path, lang: str, max_q: int | None = None) -> list[Unit]:
             raise ValueError(f"en memory {mid} does not mention user {names[uid]}")
         by_user.setdefault(uid, []).append((str(mid), mem["event"]))
     units = {uid: Unit(f"{lang}-user{uid}", docs) for uid, docs in sorted(by_user.items())}
-    for d in dialogues:
+    for i, d in enumerate(dialogues):
+        if part != "all" and i % 2 != (part == "odd"):
+            continue
         turn = int(d["test-turn"][0])
         gold = frozenset(str(r) for r in d["relevant-id"])
         n = len(gold)
@@ -521,11 +525,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="all",
         help="LoCoMo conversations by index: even (tuning) or odd (held out)",
     )
+    ap.add_argument(
+        "--madial-part",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="MADial dialogues by index in the file: even (tuning) or odd (held out)",
+    )
     ap.add_argument("--set-config", nargs="*", default=[], metavar="FIELD=JSON")
     ap.add_argument(
         "--session-key",
-        default="session_id",
-        help="value key that names a LoCoMo turn's session (session_id, session, thread_id, ...)",
+        default="session",
+        help="value key that names a LoCoMo turn's session (session, session_id, thread_id, ...)",
     )
     ap.add_argument(
         "--backend",
@@ -552,8 +562,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "locomo": lambda: load_locomo(
             args.data, max_convs=1 if args.smoke else None, max_q=40 if args.smoke else None
         ),
-        "madial_zh": lambda: load_madial(args.data, "zh", max_q=20 if args.smoke else None),
-        "madial_en": lambda: load_madial(args.data, "en", max_q=20 if args.smoke else None),
+        "madial_zh": lambda: load_madial(
+            args.data, "zh", max_q=20 if args.smoke else None, part=args.madial_part
+        ),
+        "madial_en": lambda: load_madial(
+            args.data, "en", max_q=20 if args.smoke else None, part=args.madial_part
+        ),
     }
     emb = CachedEmbeddings()
     results: dict[str, Any] = {
@@ -565,6 +579,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "config": (config or MemoryConfig()).model_dump(),
         "smoke": args.smoke,
         "backend": args.backend,
+        "session_key": args.session_key,
+        "parts": {"locomo": args.locomo_part, "madial": args.madial_part},
         "sets": {},
     }
     for set_name in args.sets.split(","):
