@@ -86,6 +86,7 @@ def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
     store = _store(tmp_path)
     rec = _Recording(store._backend)
     ranker = Ranker(store.config, rec, store._keyword_text, store._omit_expired)
+    ranker.term_vectors = store._ranker.term_vectors  # the store's word vectors (not storage)
     q = np.asarray(EMB.embed_query("gamma delta"), np.float32)
     with store._db.read() as conn:
         rq = RankQuery(store._ns_ids(conn, ("u",)), "gamma delta", q, None, 3, 0, 1e9)
@@ -95,7 +96,7 @@ def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
         (h.key, h.score, h.components) for h in theirs
     ]
     assert len(mine) == 3
-    assert {"keyword_search", "vector_search", "light_rows", "rows"} <= rec.called
+    assert {"keyword_search", "vector_search", "light_rows", "rows", "term_docs"} <= rec.called
     store.close()
 
 

@@ -128,6 +128,15 @@ class StoreTuning(Section):
         description="A question turn among the best candidates passes this share of its fused "
         "relevance to the next turn of the same session, the turn that answers it (0: off).",
     )
+    vector_common_term_ratio: float = Field(
+        0.4,
+        ge=0,
+        le=1,
+        description="The query vector loses the embedding direction of query words held by at "
+        "least this share of the namespace's documents (and at least 3): a name most memories "
+        "hold no longer pulls every memory about it above the one the question needs "
+        "(store/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
+    )
     # --- keyword postings and caches --------------------------------------------------
     max_postings_scan: int = Field(
         2000,

@@ -8,7 +8,7 @@ every feature above the store are written once. It has three parts:
   insertion-order neighbours, namespace listing;
 * keyword candidates: BM25 search, BM25 of given ids, document count, the query's IDF mass
   (the scale of the absolute keyword evidence), the terms of given documents (for
-  pseudo-relevance feedback);
+  pseudo-relevance feedback), the document frequency of the query's terms;
 * vector candidates: top-k by cosine, and the cosine of given ids.
 
 Every method takes `conn`, the read session the store opened for the whole batch (for SQLite a
@@ -53,6 +53,10 @@ class VectorSearch(Protocol):
 
     def cosines(self, item_ids: Sequence[int]) -> dict[int, float]:
         """item id -> best cosine, for the given items that have vectors."""
+        ...
+
+    def cosines_with(self, item_ids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
+        """`cosines` of the given items with another query vector (the same stored vectors)."""
         ...
 
 
@@ -133,6 +137,11 @@ class SearchBackend(Protocol):
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
 
+    def term_docs(self, conn: Any, ns_ids: Sequence[int], q: QueryTerms) -> dict[str, int]:
+        """How many documents of the namespaces hold each of the query's (exact) terms; terms
+        no document holds may be left out."""
+        ...
+
     # ---------------------------------------------------------------- vector
     @property
     def has_vectors(self) -> bool: ...
@@ -162,11 +171,22 @@ class _SqliteVectorSearch:
         return self._hits
 
     def cosines(self, item_ids: Sequence[int]) -> dict[int, float]:
+        return self._cosines(item_ids, self._exact, self._qvec)
+
+    def cosines_with(self, item_ids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
+        self.hits()  # the namespaces' exact indexes, as the search found them
         exact = self._exact
+        q = np.asarray(qvec, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        return self._cosines(item_ids, exact.with_query(q) if exact is not None else None, qvec)
+
+    def _cosines(
+        self, item_ids: Sequence[int], exact: ExactCosines | None, qvec: np.ndarray
+    ) -> dict[int, float]:
         got = exact.lookup(item_ids) if exact is not None else {}
         rest = [i for i in item_ids if i not in got]
         if rest and not (exact is not None and exact.complete):  # IVF namespaces: SQLite
-            got = {**got, **self._backend.stored_cosines(self._conn, rest, self._qvec)}
+            got = {**got, **self._backend.stored_cosines(self._conn, rest, qvec)}
         return got
 
 
@@ -275,6 +295,9 @@ class SqliteBackend:
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)
+
+    def term_docs(self, conn: Any, ns_ids: Sequence[int], q: QueryTerms) -> dict[str, int]:
+        return self.keyword.term_docs(conn, ns_ids, q)
 
     # ---------------------------------------------------------------- vector
     @property

@@ -124,6 +124,12 @@ class ExactCosines:
     def add(self, idx: NsIndex, items: np.ndarray) -> None:
         self.parts.append((idx, items))
 
+    def with_query(self, query: np.ndarray) -> ExactCosines:
+        """The same namespaces' cosines for another (unit) query vector."""
+        other = ExactCosines(query)
+        other.parts, other.complete = self.parts, self.complete
+        return other
+
     def lookup(self, item_ids: Sequence[int]) -> dict[int, float]:
         """item id -> best cosine over its vectors, for the given items that have any."""
         if not len(item_ids):

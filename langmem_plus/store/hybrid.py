@@ -41,6 +41,7 @@ from langmem_plus.errors import (
 )
 from langmem_plus.store import batching, conventions, validate
 from langmem_plus.store._common import MemorySearchItem
+from langmem_plus.store.common_terms import TermVectors
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.extras import StoreExtras
 from langmem_plus.store.maintenance import TTLSweeper
@@ -127,6 +128,8 @@ class HybridStore(StoreExtras):
         self._ranker.vector_background = model_background(
             self.embeddings, self.config.store.vector_background
         )
+        if self.embeddings is not None:  # common words' directions (store/common_terms.py)
+            self._ranker.term_vectors = TermVectors(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)

@@ -426,6 +426,14 @@ class KeywordIndex(MemoryScoring):
             mass += max(found) if found else absent * w.get(prefix, 1.0)
         return float(mass)
 
+    def term_docs(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms
+    ) -> dict[str, int]:
+        """Documents of the namespaces holding each of the query's exact terms (the rows a
+        search of the same query reads, once per query scope)."""
+        p = self._prepare(conn, ns_ids, q, None)
+        return {} if p is None else {t: p.found[t][1] for t in q.terms if t in p.found}
+
     def search(
         self,
         conn: sqlite3.Connection,

@@ -84,11 +84,18 @@ class _MilvusVectorSearch:
         return self._hits
 
     def cosines(self, item_ids: Sequence[int]) -> dict[int, float]:
+        return self._cosines(item_ids, self.q)
+
+    def cosines_with(self, item_ids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
+        q = np.asarray(qvec, dtype=np.float64)
+        return self._cosines(item_ids, q / (np.linalg.norm(q) or 1.0))
+
+    def _cosines(self, item_ids: Sequence[int], q: np.ndarray) -> dict[int, float]:
         pks = self.conn.pks_of(item_ids)
         out: dict[int, float] = {}
         for ent in self.conn.by_pks("vectors", "item", pks, ["seq", "vec"]):
             v = np.asarray(ent["vec"], dtype=np.float64)
-            sim = float(v @ self.q / (np.linalg.norm(v) or 1.0))
+            sim = float(v @ q / (np.linalg.norm(v) or 1.0))
             sid = int(ent["seq"])
             if sim > out.get(sid, -np.inf):
                 out[sid] = sim
@@ -410,6 +417,20 @@ class MilvusSearch:
             for sid, tf in tfs.items()
             for t, n in tf.items()
         ]
+
+    def term_docs(
+        self, conn: MilvusSession, ns_ids: Sequence[int], q: QueryTerms
+    ) -> dict[str, int]:
+        """Documents of the scope holding each query term: the client-side BM25's term matches
+        where it scores the scope, else one BM25 request counting Milvus's matches."""
+        expr, terms = self._scope(conn, ns_ids), list(dict.fromkeys(q.terms))
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            got = self._client_bm25.matches(conn, expr, sc, terms, sc.n_docs) if terms else {}
+            return {t: n for t, n in got.items() if n > 0}
+        n = self._docs_in(conn, expr)
+        hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms and n else []
+        return {t: len(h) for t, h in zip(terms, hits, strict=True) if h}
 
     def _docs_in(self, conn: MilvusSession, scope: str) -> int:
         sc = self._exact(conn, scope)

@@ -32,6 +32,7 @@ import numpy as np
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
+from langmem_plus.store.common_terms import TermVectors, ordering_side, vector_search
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.explain import Explanation, page
 from langmem_plus.store.neighbours import with_neighbours
@@ -120,6 +121,7 @@ class Ranker:
     """
 
     vector_background: float = 0.0
+    term_vectors: TermVectors | None = None  # the store's word vectors (common_terms.py)
 
     def __init__(
         self,
@@ -170,8 +172,10 @@ class Ranker:
         cfg, rq, be = self.config, s.rq, self.backend
         pool = max(cfg.store.keyword_candidates, s.want * 3)
         if rq.qvec is not None and be.has_vectors:
-            s.vec = be.vector_search(
-                conn, rq.ns_ids, rq.qvec, max(cfg.store.vector_candidates, s.want * 3)
+            st, k = cfg.store, max(cfg.store.vector_candidates, s.want * 3)
+            # the query's common words projected out (common_terms.py)
+            s.vec = vector_search(
+                be, conn, rq.ns_ids, s.q, rq, k, st.vector_common_term_ratio, self.term_vectors
             )
         failed: list[BaseException] = []
 
@@ -284,7 +288,7 @@ class Ranker:
                 s.sims.update(s.vec.cosines(missing))
         s.keep.sort()
         s.cos = _aligned(s.sims, s.keep, np.nan)
-        s.side = None
+        s.side = ordering_side(s.vec, s.keep, s.cos, self.vector_background)  # common_terms.py
         s.bm = _aligned(s.bm25, s.keep, 0.0)
         own = s.bm25_query
         s.bmq = s.bm if own is None else _aligned(own, s.keep, 0.0)

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from langmem_plus.text.stopwords import STOPWORDS
 
-__all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "tokenize"]
+__all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "term_surfaces", "tokenize"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
@@ -150,6 +150,23 @@ def tokenize(text: str) -> list[str]:
             out.extend(stem(p) for p in _identifier_parts(raw) if p not in STOPWORDS)
         else:
             _emit_word(raw, out)
+    return out
+
+
+def term_surfaces(text: str) -> dict[str, str]:
+    """Each search token of `text` -> the word it was read from, as written (the first one):
+    "Caroline's" gives ``carolin`` -> "Caroline", a Chinese token is its own surface. What a
+    token *means* is better embedded from the word than from its stem."""
+    out: dict[str, str] = {}
+    for m in _TOKEN_RE.finditer(text or ""):
+        raw = m.group()
+        if m.lastgroup == "cjk":
+            for tok in tokenize(raw):
+                out.setdefault(tok, tok)
+            continue
+        word = raw[:-2] if raw.lower().endswith("'s") else raw
+        for tok in tokenize(raw):
+            out.setdefault(tok, word)
     return out
 
 
