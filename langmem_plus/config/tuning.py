@@ -128,6 +128,13 @@ class StoreTuning(Section):
         description="A question turn among the best candidates passes this share of its fused "
         "relevance to the next turn of the same session, the turn that answers it (0: off).",
     )
+    answer_in_context: bool = Field(
+        True,
+        description="The answer takes its question turn's relevance in context (after the "
+        "neighbour smoothing) when that is higher than the question's own: a question with no "
+        'word of the query ("so who\'s doing it?") passes on what its session says before it. '
+        "False: the question's own relevance only.",
+    )
     vector_common_term_ratio: float = Field(
         0.4,
         ge=0,
@@ -136,6 +143,13 @@ class StoreTuning(Section):
         "least this share of the namespace's documents (and at least 3): a name most memories "
         "hold no longer pulls every memory about it above the one the question needs "
         "(store/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
+    )
+    last_line_weight: float = Field(
+        0.5,
+        ge=0,
+        description="In a query of several lines (a conversation so far), the terms of the last "
+        "line weigh 1 + this on the keyword side: the latest turn is what needs answering "
+        "(0: every line alike).",
     )
     # --- keyword postings and caches --------------------------------------------------
     max_postings_scan: int = Field(

@@ -7,15 +7,19 @@ not share the question's words, while the turn next to it does. With
 relevance to the items written just before and after it in the same namespace (insertion order,
 i.e. item id order): f'(j) = (f(j) + a * max over best neighbours i of f(i)) / (1 + a).
 Neighbours outside the candidate set join it (with their own relevance counted as 0).
-Only items that declare the same session (`session_id`, `chat_id` or `conversation_id` in
-their value) pass relevance to each other: independent memories are never smoothed.
+Only items that declare the same session (a value key of `StoreTuning.session_keys`) pass
+relevance to each other: independent memories are never smoothed.
 Measured in docs/benchmarks.md ("what we tried").
 
 Answers inherit their question (`StoreTuning.answer_weight` = b > 0): the embedding matches a
 question to the turns that ask the same thing, so a question turn ("what breed is he?") outranks
 the turn that answers it. When one of the best candidates is a question turn, the next turn of
 the same session ranks at least b times the question's fused relevance:
-f'(a) = max(f'(a), b * f(q)). Measured in docs/results/question_answer.md.
+f'(a) = max(f'(a), b * f(q)). Measured in docs/results/question_answer.md. A question is often
+elliptical itself ("what did you think of it?", "so who's doing it?"): with
+`StoreTuning.answer_in_context` the answer takes the question's relevance in context instead,
+f'(q) when higher than f(q), so the subject named just before the question reaches the turn that
+answers it. Measured in docs/results/retrieval_quality.md.
 """
 
 from __future__ import annotations
@@ -35,10 +39,11 @@ def inherit(
     alpha: float,
     answers: Mapping[int, int] | None = None,
     beta: float = 0.0,
+    in_context: bool = False,
 ) -> dict[int, float]:
     """Smoothed relevance for the sources in `nbrs` and their neighbours; `answers` maps a
     question turn to the turn that follows it, which keeps `beta` of the question's relevance
-    (see module doc)."""
+    (its smoothed one when higher, with `in_context`; see module doc)."""
     got: dict[int, float] = {}
     for i, js in nbrs.items():
         fi = fused.get(i, 0.0)
@@ -47,10 +52,21 @@ def inherit(
                 got[j] = fi
     ids = set(fused) | set(got)
     out = {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
+    asked = {q: question_relevance(fused, out, q, in_context) for q in (answers or {})}
     for q, a in (answers or {}).items():
         if a in out:
-            out[a] = max(out[a], beta * fused.get(q, 0.0))
+            out[a] = max(out[a], beta * asked[q])
     return out
+
+
+def question_relevance(
+    fused: Mapping[int, float], smoothed: Mapping[int, float], q: int, in_context: bool
+) -> float:
+    """What a question turn passes to its answer: its own relevance or, `in_context`, its
+    smoothed one when higher (a question without the query's words, "so who's doing it?",
+    whose session names the subject just before it)."""
+    own = fused.get(q, 0.0)
+    return max(own, smoothed.get(q, 0.0)) if in_context else own
 
 
 def next_turns(nbrs: Mapping[int, list[int]]) -> dict[int, int]:
@@ -75,6 +91,7 @@ def with_neighbours(
     admit: Callable[[dict[int, Any]], list[int]],
     questions: Callable[[Iterable[int]], set[int]] | None = None,
     beta: float = 0.0,
+    in_context: bool = False,
 ) -> tuple[list[int], Fused]:
     """The ranker's neighbours stage: smooth the fused relevance over insertion-order
     neighbours.
@@ -82,9 +99,10 @@ def with_neighbours(
     The best max(2 * want, 20) candidates pass relevance on. `adjacent` finds an item's
     neighbours, `fetch` reads the rows of neighbours that were not candidates (added to
     `rows`), `admit` keeps those that pass the search's filters, `questions` says which of
-    the given items are question turns (their next turn keeps `beta` of their relevance; None
-    or `beta` 0: off). Returns the new candidate
-    list and fused tuples (relevance replaced, the explanation parts kept; 0 for newcomers).
+    the given items are question turns (their next turn keeps `beta` of their relevance, of
+    their smoothed one when higher with `in_context`; None or `beta` 0: off). Returns the new
+    candidate list and fused tuples (relevance replaced, the explanation parts kept; 0 for
+    newcomers).
     """
     top = sorted(keep, key=lambda i: -fused[i][0])[: max(2 * want, 20)]
     if not any(rows[i].session is not None for i in top if i in rows):
@@ -113,7 +131,8 @@ def with_neighbours(
         after = next_turns(nbrs)
         asked = questions(after) if after else set()
         answers = {q: a for q, a in after.items() if q in asked}
-    smooth = inherit({i: fused[i][0] for i in keep if i in fused}, nbrs, alpha, answers, beta)
+    own = {i: fused[i][0] for i in keep if i in fused}
+    smooth = inherit(own, nbrs, alpha, answers, beta, in_context)
     out = {}
     for i in keep:
         _f, bn, vn = fused.get(i, (0.0, 0.0, 0.0))

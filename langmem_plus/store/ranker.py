@@ -160,6 +160,7 @@ class Ranker:
         q = query_terms(query, cfg.recall.max_query_chars)
         qw = q.qtf_weights(cfg.store.bm25_k3)  # repeated query terms weigh more (bm25_k3)
         qw = q.single_cjk_weights(cfg.store.cjk_single_char_weight, qw)
+        qw = q.last_line_weights(query, cfg.store.last_line_weight, qw)
         topic = set(tokenize(rq.current_topic)) if rq.current_topic else set()
         symbols = (
             {s.lower() for s in extract_symbols(query)} if cfg.score.profile == "coding" else set()
@@ -349,6 +350,7 @@ class Ranker:
             admit=lambda rows: self._admit(s, rows),
             questions=lambda ids: self._questions(conn, ids),
             beta=self.config.store.answer_weight,
+            in_context=self.config.store.answer_in_context,
         )
         s.fz = np.array([fused[i][0] for i in s.keep], dtype=np.float64)
         s.bn = np.array([fused[i][1] for i in s.keep], dtype=np.float64)

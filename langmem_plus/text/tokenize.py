@@ -195,6 +195,22 @@ class QueryTerms:
                 out[t] = out.get(t, 1.0) * weight
         return out
 
+    def last_line_weights(
+        self, query: str, weight: float, base: dict[str, float]
+    ) -> dict[str, float]:
+        """`base` with the terms of the query's last line times 1 + `weight`, when the query
+        has several non-empty lines (a conversation so far: its latest turn is what needs
+        answering)."""
+        lines = [ln for ln in query.splitlines() if ln.strip()] if weight > 0 else []
+        if len(lines) < 2:
+            return base
+        last = set(tokenize(lines[-1]))
+        out = dict(base)
+        for t in self.terms:
+            if t in last:
+                out[t] = out.get(t, 1.0) * (1.0 + weight)
+        return out
+
     def qtf_weights(self, k3: float) -> dict[str, float]:
         """BM25's query-term-frequency factor (k3 + 1)·qtf / (k3 + qtf) for repeated terms.
 
