@@ -230,7 +230,8 @@ class KeywordIndex(MemoryScoring):
         return KeywordStats(n_docs=n, avgdl=(tl / n) if n else 0.0)
 
     def _idf(self, n_docs: int, df: int) -> float:
-        return math.log(n_docs - df + 0.5) - math.log(df + 0.5)
+        # a statistics row behind its postings (a damaged file) must not end the search
+        return math.log(max(n_docs - df, 0) + 0.5) - math.log(df + 0.5)
 
     def _average_idf(
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
