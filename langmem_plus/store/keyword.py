@@ -426,6 +426,14 @@ class KeywordIndex(MemoryScoring):
             mass += max(found) if found else absent * w.get(prefix, 1.0)
         return float(mass)
 
+    def held_terms(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], terms: Sequence[str]
+    ) -> frozenset[str]:
+        """The given terms that at least one document of the namespaces holds."""
+        p = self._prepare(conn, ns_ids, QueryTerms(tuple(dict.fromkeys(terms)), ()), None)
+        found = p.found if p is not None else {}
+        return frozenset(t for t in terms if t in found and found[t][1] > 0)
+
     def search(
         self,
         conn: sqlite3.Connection,
