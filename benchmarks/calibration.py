@@ -236,6 +236,9 @@ def analyse(turns: Sequence[cf.Turn]) -> dict[str, Any]:
                           **summary(turns, s, shipped.floor, None)}  # fmt: skip
     else:
         s = scales(turns, (np.array(out["fit_all"]["coefficients"]), out["fit_all"]["intercept"]))
+    out["per_set_floors"] = [
+        {"floor": f, **summary(turns, s, f, None)} for f in (0.1, 0.15, 0.2, 0.25, 0.3, 0.36, 0.4)
+    ]
     out["languages"] = {}
     for lang, sets in HEADLINE.items():
         floor = out.get("shipped", out["fit_all"])["floor"]
@@ -368,6 +371,22 @@ def markdown(out: dict[str, Any]) -> str:
             ]
         mark = " **(default)**" if abs(row["floor"] - shipped["floor"]) < 1e-9 else ""
         lines.append(f"| {row['floor']:.2f}{mark} | " + " | ".join(cells) + " |")
+    sets = [k for k in now if k not in HEADLINE and isinstance(now[k], dict)]
+    lines += [
+        "",
+        "Each set at other floors with the shipped judgement (nothing relevant injects / "
+        "relevant kept; MemoryBank-en: own questions that inject):",
+        "",
+        "| floor | " + " | ".join(sorted(sets)) + " |",
+        "|---|" + "---|" * len(sets),
+    ]
+    for row in out["per_set_floors"]:
+        cells = [
+            f"{_f(row[n]['nothing_injects'])} / "
+            + _f(row[n]["own_injects"] if n == "memorybank_en" else row[n]["kept"])
+            for n in sorted(sets)
+        ]
+        lines.append(f"| {row['floor']:.2f} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "Reliability: the share of top-10 hits that are relevant, by relevance (today -> the "

@@ -7,8 +7,8 @@ every feature above the store are written once. It has three parts:
 * items: namespace ids, rows by id (full or light), a filtered scan, substring pre-selection,
   insertion-order neighbours, namespace listing;
 * keyword candidates: BM25 search, BM25 of given ids, document count, the query's IDF mass
-  (the scale of the absolute keyword evidence), which of some terms the namespaces hold (the
-  relevance judgement's names), the terms of given documents (for pseudo-relevance feedback);
+  (the scale of the absolute keyword evidence), which of the query's terms the namespaces hold
+  (the relevance judgement's names), the terms of given documents (for pseudo-relevance feedback);
 * vector candidates: top-k by cosine, and the cosine of given ids.
 
 Every method takes `conn`, the read session the store opened for the whole batch (for SQLite a
@@ -132,10 +132,14 @@ class SearchBackend(Protocol):
         ...
 
     def keyword_held(
-        self, conn: Any, ns_ids: Sequence[int], terms: Sequence[str]
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
     ) -> frozenset[str]:
-        """The given index terms that at least one document of the namespaces holds (the
-        relevance judgement's names the scope has seen)."""
+        """The query's terms that at least one document of the namespaces holds (the relevance
+        judgement's names the scope has seen); read from the query's keyword statistics."""
         ...
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
@@ -281,9 +285,13 @@ class SqliteBackend:
         return self.keyword.query_mass(conn, ns_ids, q, weights)
 
     def keyword_held(
-        self, conn: Any, ns_ids: Sequence[int], terms: Sequence[str]
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
     ) -> frozenset[str]:
-        return self.keyword.held_terms(conn, ns_ids, terms)
+        return self.keyword.held_terms(conn, ns_ids, q, weights)
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)

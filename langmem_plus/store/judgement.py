@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -58,10 +58,12 @@ _DATA_FILE = "relevance_judgement.json"
 @dataclass(frozen=True)
 class QueryFacts:
     """What the judgement reads: from the query before ranking, the share of its names the
-    scope never saw (0 when it names nothing); after fusion, the best candidate's evidence."""
+    scope never saw (0 when it names nothing); after fusion, the best candidate's evidence and
+    the best cosine."""
 
     unseen_names: float
     best_evidence: float = 0.0
+    best_cosine: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -90,36 +92,22 @@ class Judgement:
         e = math.exp(z)
         return e / (1.0 + e)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON form `load_judgements` reads."""
-        return {
-            "features": list(FEATURES),
-            "coefficients": list(self.coefficients),
-            "intercept": self.intercept,
-            "floor": self.floor,
-        }
 
-
-def query_facts(
-    query: str,
-    q: QueryTerms,
-    held: Callable[[Sequence[str]], frozenset[str]],
-) -> QueryFacts:
-    """The query-side features: `held(terms)` gives the terms (of those asked) that some memory
-    of the scope holds; it is asked only when the query names something."""
-    names = [t for t in name_terms(query) if t in set(q.terms)]
+def query_facts(query: str, q: QueryTerms, held: Callable[[], frozenset[str]]) -> QueryFacts:
+    """The query-side features: `held()` gives the query's terms that some memory of the
+    scope holds; it is asked only when the query names something."""
+    own = set(q.terms)
+    names = [t for t in name_terms(query) if t in own]
     unseen = 0.0
     if names:
-        have = held(names)
+        have = held()
         unseen = sum(t not in have for t in names) / len(names)
     return QueryFacts(unseen)
 
 
 def best_cosine(cosines: np.ndarray) -> float:
     """The highest cosine among candidates (NaN: no vector); 0 when none has one."""
-    if not len(cosines):
-        return 0.0
-    top = float(np.nanmax(cosines)) if not np.isnan(cosines).all() else 0.0
+    top = float(np.fmax.reduce(cosines)) if len(cosines) else 0.0
     return top if math.isfinite(top) else 0.0
 
 
@@ -162,8 +150,8 @@ def rescaled(
     best = float(np.maximum.reduce(relevance)) if len(relevance) else 0.0
     if judgement is None or facts is None or best <= 0.0:
         return relevance, best, facts
-    facts = replace(facts, best_evidence=best)
-    scale = judgement.scale(best, best_cosine(cosines), facts)
+    facts = replace(facts, best_evidence=best, best_cosine=best_cosine(cosines))
+    scale = judgement.scale(best, facts.best_cosine, facts)
     return relevance * (scale / best), scale, facts
 
 
@@ -172,5 +160,8 @@ def judged_columns(
 ) -> tuple[np.ndarray, ...]:
     """The explanation's columns of what the judgement reads (the same for every hit of a
     query); without a judgement the best evidence is the query's `scale`."""
-    best, unseen = (facts.best_evidence, facts.unseen_names) if facts else (scale, 0.0)
-    return tuple(np.full(n, float(v)) for v in (best, best_cosine(cosines), unseen))
+    if facts is not None:
+        row = (facts.best_evidence, facts.best_cosine, facts.unseen_names)
+    else:
+        row = (scale, best_cosine(cosines), 0.0)
+    return tuple(np.full(n, v) for v in row)

@@ -427,12 +427,12 @@ class KeywordIndex(MemoryScoring):
         return float(mass)
 
     def held_terms(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], terms: Sequence[str]
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms, weights: Any
     ) -> frozenset[str]:
-        """The given terms that at least one document of the namespaces holds."""
-        p = self._prepare(conn, ns_ids, QueryTerms(tuple(dict.fromkeys(terms)), ()), None)
+        """The query's terms some document of the namespaces holds (its prepared statistics)."""
+        p = self._prepare(conn, ns_ids, q, weights)
         found = p.found if p is not None else {}
-        return frozenset(t for t in terms if t in found and found[t][1] > 0)
+        return frozenset(t for t in q.terms if t in found and found[t][1] > 0)
 
     def search(
         self,

@@ -386,19 +386,22 @@ class MilvusSearch:
         return self._docs_in(conn, self._scope(conn, ns_ids))
 
     def keyword_held(
-        self, conn: MilvusSession, ns_ids: Sequence[int], terms: Sequence[str]
+        self,
+        conn: MilvusSession,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
     ) -> frozenset[str]:
-        """The given terms some document of the scope holds: from the client-side statistics
-        (the query's own terms are looked up already), else one request for the terms."""
+        """The query's terms some document of the scope holds: from the client-side statistics
+        (looked up already for its keyword search), else one request for the terms."""
         expr = self._scope(conn, ns_ids)
-        want = tuple(dict.fromkeys(terms))
         sc = self._exact(conn, expr)
         if sc is not None and self._client_bm25 is not None:
-            found = self._client_bm25.idf(conn, expr, sc, QueryTerms(want, ()), None)
-            return frozenset(t for t in want if t in found)
+            return frozenset(self._client_bm25.idf(conn, expr, sc, q, weights))
+        want = list(dict.fromkeys(q.terms))
         if not want or not self._docs_in(conn, expr):
             return frozenset()
-        hits = conn.search_many("items", list(want), "sparse", 1, expr, ["seq"])
+        hits = conn.search_many("items", want, "sparse", 1, expr, ["seq"])
         return frozenset(t for t, h in zip(want, hits, strict=True) if h)
 
     def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:

@@ -190,7 +190,7 @@ class Ranker:
             s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
             if self.judgement is not None and rq.qvec is not None:
                 s.facts = jd.query_facts(
-                    rq.query, s.q, lambda t: be.keyword_held(conn, rq.ns_ids, t)
+                    rq.query, s.q, lambda: be.keyword_held(conn, rq.ns_ids, s.q, s.qw)
                 )
             if cfg.store.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
