@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,31 @@ class Turn:
         if self.kind == "other" and not self.names_subject:
             return None
         return 0.0
+
+
+ARRAY_FIELDS = ("standing", "gold", "features")
+
+
+def turns_to_json(turns: Iterable[Turn]) -> list[dict[str, Any]]:
+    """Plain JSON rows of turns (a cache of the searches that runs no code when read)."""
+    return [
+        {k: (v.tolist() if k in ARRAY_FIELDS else v) for k, v in asdict(t).items()} for t in turns
+    ]
+
+
+def turns_from_json(rows: Iterable[dict[str, Any]]) -> list[Turn]:
+    """The turns written by turns_to_json."""
+    return [
+        Turn(
+            **{
+                **row,
+                "standing": np.asarray(row["standing"], dtype=float),
+                "gold": np.asarray(row["gold"], dtype=bool),
+                "features": np.asarray(row["features"], dtype=float),
+            }
+        )
+        for row in rows
+    ]
 
 
 def scale_of(coef: np.ndarray, intercept: float, feats: np.ndarray) -> np.ndarray:
@@ -155,11 +181,16 @@ def figures(turns: Iterable[Turn], scales: Iterable[float], floor: float, limit:
     )
 
 
-# The floor keeps >= TARGET_KEPT of the relevant injections of each of these groups of sets
-# (labelled: relevant hits; MemoryBank-en, unlabelled: its questions that inject something).
+# The floor keeps >= TARGET_KEPT of the relevant injections of each of these sets (labelled:
+# relevant hits; MemoryBank-en, unlabelled: its questions that inject something). Set by set,
+# not pooled by language: a pooled rule let LoCoMo's many questions carry a floor that kept
+# 0.78 of MADial-en's and 0.90 of MemoryBank-cn's relevant injections, and dropped the demo's
+# "Where do I live these days?" -> "User lives in Shanghai".
 FLOOR_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("locomo", "madial_en"),
-    ("madial_zh", "memorybank_cn"),
+    ("locomo",),
+    ("madial_en",),
+    ("madial_zh",),
+    ("memorybank_cn",),
     ("memorybank_en",),
 )
 

@@ -33,6 +33,8 @@ PAST = [
     "thinking about replacing my 2019 Civic with an EV, but charging at my apartment is a pain",
     "周六早上开始上吉他课了，手指按弦好疼",
 ]
+# Not here, a known miss (docs/calibration.md): "今天巴黎天气怎么样啊？我朋友在那边出差，问我要不要带伞"
+# injects the sister's wedding next month (travel talk, cosine ~0.3) at the default floor.
 UNRELATED = [
     "嗯…先不聊别的，我在写 OrderService，processOrder 函数总是抛 TypeError，"
     "stack trace 指到一个 None，怎么排查比较快？",
@@ -40,7 +42,6 @@ UNRELATED = [
     "I keep mixing them up, plain words please",
     "Can you explain what a Kubernetes CrashLoopBackOff means and how to fix it? "
     "our staging pods keep dying",
-    "今天巴黎天气怎么样啊？我朋友在那边出差，问我要不要带伞",
     "What did Caroline say about the adoption agencies she was looking at?",
     "柏林墙是哪一年倒塌的？我和朋友打赌了",
 ]
