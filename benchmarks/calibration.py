@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import pickle
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -459,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--plot", type=Path, default=RESULTS_DIR.parent / "calibration_reliability.png")
     ap.add_argument("--drop", action="append", default=[], choices=cf.FEATURES,
                     help="leave a feature out of the fits (its coefficient 0)")  # fmt: skip
-    ap.add_argument("--turns", type=Path, help="cache of the collected turns (pickle)")
+    ap.add_argument("--turns", type=Path, help="cache of the collected turns (JSON)")
     args = ap.parse_args(argv)
     DROP[:] = args.drop
     if not (args.data / "locomo").exists():
@@ -467,11 +466,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     config = MemoryConfig()
     LIMIT[0] = config.recall.retrieval_limit
     if args.turns is not None and args.turns.exists():
-        turns = pickle.loads(args.turns.read_bytes())
+        turns = cf.turns_from_json(json.loads(args.turns.read_text(encoding="utf-8")))
     else:
         turns = load_all(args.data, rq.CachedEmbeddings(), config, args.smoke)
         if args.turns is not None:
-            args.turns.write_bytes(pickle.dumps(turns))
+            args.turns.write_text(json.dumps(cf.turns_to_json(turns)), encoding="utf-8")
     if args.fit:
         write_judgement(fold(turns, None))
         load_judgements.cache_clear()
