@@ -1,0 +1,287 @@
+"""The Milvus store's BM25 statistics, kept as writes happen: per namespace, its items, its
+documents (items with indexed text) and their total length in tokens. A search reads its
+scope's N and mean document length, and which namespaces the scope spans, from a few small
+rows instead of listing every document of the scope.
+
+One collection, `<name>_stats`, partitioned by the namespace root as the items are. Each store
+handle (a `MilvusStorage`; a process may open several) owns one row per namespace it wrote,
+holding what its own writes changed there (items and documents added minus removed, tokens
+added minus removed), and it is the only writer of that row: concurrent writers, in this
+process or in others, never overwrite each other's counts, and a namespace's statistics are
+the sum of its rows. Rows are written before the items they count (and taken back when the
+item write fails), so a namespace with items always has a row: the rows are a directory of
+the namespaces under a prefix, and a search names those namespaces (`ns in [...]`) instead of
+testing every item's namespace path.
+
+What a reader sees: the sums are exact whenever no two handles write the same key at the same
+moment. A handle counts a replaced or deleted item from the version it read before writing;
+two handles replacing (or deleting) one key at once both subtract the version they read, so
+the namespace's counts are then off by that item until `rebuild` (`reindex()`) recounts.
+Between a handle's row update and its item write (one request), a reader's N and lengths
+already include the items being written. `check()` compares the rows with the items.
+
+Closing a handle marks its rows closed; `compact` (`vacuum()`) folds closed rows into one
+base row per namespace (one `vacuum()` at a time: two running at once can fold a row twice).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store.milvus_schema import (
+    ROOT_DEPTH,
+    Names,
+    h,
+    in_expr,
+    ns_path,
+    ns_prefix_expr,
+    ns_root,
+)
+
+__all__ = ["BASE", "Counts", "ScopeStats", "StatsBook", "create_stats_collection"]
+
+BASE = "base"
+"""The writer of the rows `rebuild` and `compact` write (one per namespace)."""
+
+MAX_SCOPE_NAMESPACES = 1000
+"""A scope spanning more namespaces than this is named by its namespace path instead of a
+list of namespaces (the expression would grow with the list)."""
+
+MAX_ROWS = 16_384  # Milvus's cap on one request's limit
+_CHUNK = 1000
+_FIELDS = ["pk", "ns", "ns_path", "writer", "n_items", "n_docs", "total_len", "closed"]
+
+
+def create_stats_collection(pm: Any, client: Any, name: str, consistency: str) -> bool:
+    """Create the statistics collection when missing, and load it; whether it was created."""
+    made = False
+    if not client.has_collection(name):
+        dt = pm.DataType
+        s = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=32)
+        s.add_field("root", dt.VARCHAR, max_length=32, is_partition_key=True)
+        s.add_field("ns", dt.VARCHAR, max_length=32)
+        s.add_field("ns_path", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=256, max_length=32)
+        s.add_field("writer", dt.VARCHAR, max_length=32)
+        s.add_field("n_items", dt.INT64)
+        s.add_field("n_docs", dt.INT64)
+        s.add_field("total_len", dt.INT64)
+        s.add_field("closed", dt.BOOL)
+        s.add_field("placeholder", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector field
+        ip = client.prepare_index_params()
+        ip.add_index(field_name="placeholder", index_type="FLAT", metric_type="L2")
+        client.create_collection(name, schema=s, index_params=ip, consistency_level=consistency)
+        made = True
+    client.load_collection(name)
+    return made
+
+
+@dataclass
+class Counts:
+    """A namespace's items, documents (items with indexed text) and tokens of its documents."""
+
+    n_items: int = 0
+    n_docs: int = 0
+    total_len: int = 0
+
+    def add(self, other: Counts, sign: int = 1) -> None:
+        self.n_items += sign * other.n_items
+        self.n_docs += sign * other.n_docs
+        self.total_len += sign * other.total_len
+
+    @classmethod
+    def of(cls, doc_len: int) -> Counts:
+        """One item with `doc_len` indexed tokens."""
+        return cls(1, int(doc_len > 0), int(doc_len))
+
+
+@dataclass
+class ScopeStats:
+    """The statistics of the namespaces one search covers."""
+
+    namespaces: list[str]  # namespace hashes with a row (a superset of those with items)
+    counts: Counts = field(default_factory=Counts)
+
+
+def row_pk(ns_hash: str, writer: str) -> str:
+    """The primary key of a writer's row of a namespace (by the namespace's hash)."""
+    return h(ns_hash + "\x00" + writer)
+
+
+def _row(namespace: tuple[str, ...], writer: str, c: Counts, closed: bool) -> dict[str, Any]:
+    ns_hash = h(ns_key(namespace))
+    return {
+        "pk": row_pk(ns_hash, writer),
+        "root": ns_root(namespace),
+        "ns": ns_hash,
+        "ns_path": ns_path(namespace),
+        "writer": writer,
+        "n_items": c.n_items,
+        "n_docs": c.n_docs,
+        "total_len": c.total_len,
+        "closed": closed,
+        "placeholder": [1.0, 0.0],
+    }
+
+
+class StatsBook:
+    """One handle's view of the statistics collection: its own rows (what its writes
+    changed, kept in memory as well), and the sums readers take (see the module docstring)."""
+
+    def __init__(self, client: Any, names: Names, consistency: str) -> None:
+        self.client = client
+        self.name = names.stats
+        self.items = names.items
+        self.consistency = consistency
+        self.writer = uuid.uuid4().hex
+        self._own: dict[tuple[str, ...], Counts] = {}
+
+    # ---------------------------------------------------------------- writes
+    def add(self, changes: Mapping[tuple[str, ...], Counts], sign: int = 1) -> None:
+        """Add the changes to this handle's rows (one upsert for the batch)."""
+        rows = []
+        for namespace, c in changes.items():
+            mine = self._own.setdefault(namespace, Counts())
+            mine.add(c, sign)
+            rows.append(_row(namespace, self.writer, mine, False))
+        for i in range(0, len(rows), _CHUNK):
+            self.client.upsert(self.name, rows[i : i + _CHUNK])
+
+    def close(self) -> None:
+        """Mark this handle's rows closed: they never change again, `compact` may fold them."""
+        rows = [_row(ns, self.writer, c, True) for ns, c in self._own.items()]
+        for i in range(0, len(rows), _CHUNK):
+            self.client.upsert(self.name, rows[i : i + _CHUNK])
+        self._own.clear()
+
+    def _query_all(self, collection: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
+        it = self.client.query_iterator(
+            collection,
+            batch_size=_CHUNK,
+            filter=expr or 'pk != ""',
+            output_fields=fields,
+            consistency_level=self.consistency,
+        )
+        out: list[dict[str, Any]] = []
+        try:
+            while page := it.next():
+                out.extend(page)
+        finally:
+            it.close()
+        return out
+
+    def recount(self) -> dict[tuple[str, ...], Counts]:
+        """Every namespace's counts from its items (one pass over the items)."""
+        out: dict[tuple[str, ...], Counts] = {}
+        for e in self._query_all(self.items, "", ["namespace", "doc_len"]):
+            ns = tuple(e["namespace"].split(NS_SEP))
+            out.setdefault(ns, Counts()).add(Counts.of(int(e["doc_len"])))
+        return out
+
+    def sums(self) -> dict[str, Counts]:
+        """Every namespace's counts as its rows say (by namespace hash)."""
+        out: dict[str, Counts] = {}
+        for e in self._query_all(self.name, "", ["ns", "n_items", "n_docs", "total_len"]):
+            c = Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"]))
+            out.setdefault(e["ns"], Counts()).add(c)
+        return out
+
+    def differences(self) -> int:
+        """How many namespaces' rows disagree with a recount of their items."""
+        want = {h(ns_key(ns)): c for ns, c in self.recount().items()}
+        got = self.sums()
+        return sum(got.get(k, Counts()) != want.get(k, Counts()) for k in {*want, *got})
+
+    def rebuild(self) -> int:
+        """Recount every namespace from its items and replace all rows by one base row each
+        (exact when no other handle writes meanwhile); how many namespaces."""
+        counts = self.recount()
+        old = [e["pk"] for e in self._query_all(self.name, "", ["pk"])]
+        rows = [_row(ns, BASE, c, True) for ns, c in counts.items()]
+        keep = {r["pk"] for r in rows}
+        gone = [pk for pk in old if pk not in keep]
+        for i in range(0, len(rows), _CHUNK):
+            self.client.upsert(self.name, rows[i : i + _CHUNK])
+        for i in range(0, len(gone), _CHUNK):
+            self.client.delete(self.name, filter=in_expr("pk", gone[i : i + _CHUNK]))
+        self._own.clear()
+        return len(rows)
+
+    def compact(self) -> int:
+        """Fold the closed rows of each namespace into its base row; how many rows went."""
+        closed = self._query_all(self.name, "closed == true", [*_FIELDS, "root"])
+        by_ns: dict[str, list[dict[str, Any]]] = {}
+        for e in closed:
+            by_ns.setdefault(e["ns"], []).append(e)
+        folded: list[str] = []
+        bases: list[dict[str, Any]] = []
+        for rows in by_ns.values():
+            others = [e for e in rows if e["writer"] != BASE]
+            if not others:
+                continue
+            total = Counts()
+            for e in rows:
+                total.add(Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"])))
+            first = rows[0]
+            base = {
+                **{k: first[k] for k in ("root", "ns")},
+                "pk": row_pk(first["ns"], BASE),
+                "ns_path": list(first["ns_path"]),
+                "writer": BASE,
+                "n_items": total.n_items,
+                "n_docs": total.n_docs,
+                "total_len": total.total_len,
+                "closed": True,
+                "placeholder": [1.0, 0.0],
+            }
+            bases.append(base)
+            folded.extend(e["pk"] for e in others)
+        for i in range(0, len(bases), _CHUNK):
+            self.client.upsert(self.name, bases[i : i + _CHUNK])
+        for i in range(0, len(folded), _CHUNK):
+            self.client.delete(self.name, filter=in_expr("pk", folded[i : i + _CHUNK]))
+        return len(folded)
+
+    # ---------------------------------------------------------------- reads
+    def scope(self, conn: Any, prefix: Sequence[str], rooted: bool) -> ScopeStats | None:
+        """The sums of the namespaces under `prefix`, or None when they span more rows than
+        one request returns (then the caller counts the items instead)."""
+        expr, deep = self._rows_expr(prefix, rooted)
+        got = conn.query(self.name, expr, ["ns", "ns_path", "n_items", "n_docs", "total_len"],
+                         limit=MAX_ROWS)  # fmt: skip
+        if len(got) >= MAX_ROWS:
+            return None
+        if deep:  # a prefix below the root: the root's rows, then those under the prefix
+            want = h(ns_key(prefix))
+            got = [e for e in got if want in e["ns_path"]]
+        out = ScopeStats(sorted({e["ns"] for e in got}))
+        for e in got:
+            out.counts.add(Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"])))
+        return out
+
+    @staticmethod
+    def _rows_expr(prefix: Sequence[str], rooted: bool) -> tuple[str, bool]:
+        """The rows' expression for a prefix, and whether the rows must still be narrowed to
+        those under it (a prefix longer than the root: one partition key, then client-side)."""
+        if len(prefix) >= ROOT_DEPTH:
+            return f'root == "{ns_root(prefix)}"', len(prefix) > ROOT_DEPTH
+        return ns_prefix_expr(prefix, False), False
+
+
+def scope_expr(prefix: Sequence[str], stats: ScopeStats, rooted: bool) -> str:
+    """The items' (and vectors') expression of the scope: the partition key alone for a
+    user's prefix, else the namespaces the rows name (a path test above
+    `MAX_SCOPE_NAMESPACES`)."""
+    if not prefix:
+        return ""
+    root = f'root == "{ns_root(prefix)}"' if rooted and len(prefix) >= ROOT_DEPTH else ""
+    if root and len(prefix) == ROOT_DEPTH:
+        return root
+    if len(stats.namespaces) > MAX_SCOPE_NAMESPACES:
+        return ns_prefix_expr(prefix, rooted)
+    names = in_expr("ns", stats.namespaces) if stats.namespaces else 'ns == ""'
+    return f"({root}) and ({names})" if root else names
