@@ -2,13 +2,20 @@
 per item at a few sizes, in one run (the same synthetic corpus as scale.py, hash embeddings).
 
 Two shapes: `items` (N items in one namespace) and `users` (U users x 100 items, one
-namespace each, searched one user at a time: the partition-key case). Searches of the two
-backends are interleaved query by query, and the Milvus figures are also given as ratios to
-SQLite's measured in the same run. Search latency excludes query embedding (vectors are made
-before the timed loop), so it times the store alone.
+namespace each, searched one user at a time: the partition-key case; `--users 100,1000` runs
+several). Searches of the two backends are interleaved query by query, and the Milvus figures
+are also given as ratios to SQLite's measured in the same run. Search latency excludes query
+embedding (vectors are made before the timed loop), so it times the store alone. For each
+Milvus store the timed searches' requests and the entities those requests returned are
+counted (what a server's latency and network cost multiply).
 
     python benchmarks/milvus_scale.py [--sizes 1k,10k] [--users 100] [--queries 200]
-        [--own-bm25] [--out docs/results/milvus_scale.json] [--md docs/results/milvus_scale.md]
+        [--own-bm25] [--milvus URI] [--out docs/results/milvus_scale.json]
+        [--md docs/results/milvus_scale.md]
+
+With `--milvus milvus://host:19530` the Milvus side runs on that server (collections
+`bench_<case>` are created there and dropped afterwards); bytes per item are then not
+measured (0: read them from the cluster's metrics).
 """
 
 from __future__ import annotations
@@ -58,6 +65,30 @@ def _bytes(path: Path) -> int:
     return total
 
 
+class Requests:
+    """Counts a Milvus store's requests and the entities they return, while `on`."""
+
+    def __init__(self, store: HybridStore) -> None:
+        self.on = False
+        self.requests = 0
+        self.rows = 0
+        client: Any = store._storage.client  # type: ignore[attr-defined]
+        for name in ("query", "search", "upsert", "delete", "query_iterator"):
+            real = getattr(client, name)
+
+            def counted(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+                got = _real(*a, **k)
+                if self.on:
+                    self.requests += 1
+                    if _name == "search":
+                        self.rows += sum(len(hits) for hits in got)
+                    elif _name == "query":
+                        self.rows += len(got)
+                return got
+
+            object.__setattr__(client, name, counted)
+
+
 def run_case(
     docs: list[tuple[tuple[str, ...], str, str]],
     queries: list[tuple[tuple[str, ...], str]],
@@ -76,19 +107,29 @@ def run_case(
             {"store": {"milvus_collection": f"bench_{tag}{suffix}", **tuning}}
         )
         stores[name] = HybridStore(SERVER[0] or paths[name], index=index, config=cfg)  # type: ignore[arg-type]
-    out: dict[str, Any] = {"items": len(docs)}
+    out: dict[str, Any] = {"items": len(docs), "queries": len(queries)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
+        print(f"{tag}: {name} loaded {len(docs)} items in {out[name]['load_s']:.1f} s", flush=True)
+    counters = {name: Requests(store) for name, store in stores.items() if name != "sqlite"}
     emb.prime([q for _, q in queries])
     lat: dict[str, list[float]] = {n: [] for n in stores}
     for store in stores.values():  # one warm-up query each
         store.search(queries[0][0], query=queries[0][1], limit=10)
+    for c in counters.values():
+        c.on = True
     for ns, q in queries:
         for name, store in stores.items():
             t0 = time.perf_counter()
             store.search(ns, query=q, limit=10)
             lat[name].append((time.perf_counter() - t0) * 1000)
+    for name, c in counters.items():
+        c.on = False
+        out[name]["requests_per_search"] = c.requests / len(queries)
+        out[name]["rows_per_search"] = c.rows / len(queries)
     for name, store in stores.items():
+        if SERVER[0] and name != "sqlite":
+            _drop(store)
         store.close()
         out[name]["search_ms"] = _pct(lat[name])
         out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
@@ -96,6 +137,14 @@ def run_case(
     for name in VARIANTS:
         out["ratio" if name == "milvus" else f"ratio_{name}"] = _ratios(out[name], out["sqlite"])
     return out
+
+
+def _drop(store: HybridStore) -> None:
+    """Drop a benchmark store's collections on a server."""
+    st: Any = store._storage  # type: ignore[attr-defined]
+    for name in (st.names.items, st.names.vectors, st.names.stats, st.names.log):
+        if st.client.has_collection(name):
+            st.client.drop_collection(name)
 
 
 def _ratios(m: dict[str, Any], s: dict[str, Any]) -> dict[str, float]:
@@ -149,16 +198,19 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
 
 def markdown(res: dict[str, Any]) -> str:
     lines = [
-        "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item |",
-        "|---|---|---|---|---|---|---|---|",
+        "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item "
+        "| requests/search | rows/search |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, r in res["cases"].items():
         for name in ("sqlite", *VARIANTS):
             b = r[name]
+            req = f"{b['requests_per_search']:.1f}" if "requests_per_search" in b else ""
+            rows = f"{b['rows_per_search']:.0f}" if "rows_per_search" in b else ""
             lines.append(
                 f"| {case} | {r['items']} | {name} | {b['load_s']:.1f} | "
                 f"{r['items'] / max(b['load_s'], 1e-9):.0f} | {b['search_ms']['p50']:.1f} | "
-                f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} |"
+                f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} | {req} | {rows} |"
             )
     if "requests" in res:
         r = res["requests"]
@@ -184,7 +236,9 @@ def markdown(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1k,10k", help="items in one namespace")
-    ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
+    ap.add_argument(
+        "--users", default="100", help="users x 100 items, comma-separated counts (0: skip)"
+    )
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--requests-only", action="store_true", help="only count requests")
     ap.add_argument(
@@ -221,32 +275,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.requests_only:
             print(res["requests"])
             return res
-        for tok in args.sizes.split(","):
+        for tok in (t for t in args.sizes.split(",") if t.strip()):
             n_ns, per_ns = parse_size(tok)
             n = n_ns * per_ns
             docs = [(("bench",), f"k{i}", corpus.sentence()) for i in range(n)]
             texts = [d[2] for d in docs]
             queries = [(("bench",), corpus.query(texts)) for _ in range(args.queries)]
             res["cases"][f"items-{tok}"] = run_case(docs, queries, work, f"items{n}", emb)
-            print(markdown(res), flush=True)
-        if args.users:
+            _report(res, args)
+        for users in (int(u) for u in args.users.split(",") if int(u) > 0):
             docs = [
                 (("users", f"u{u}"), f"k{i}", corpus.sentence())
-                for u in range(args.users)
+                for u in range(users)
                 for i in range(100)
             ]
             rng = np.random.default_rng(7)
             queries = []
             for _ in range(args.queries):
-                u = int(rng.integers(args.users))
+                u = int(rng.integers(users))
                 own = [d[2] for d in docs[u * 100 : (u + 1) * 100]]
                 queries.append((("users", f"u{u}"), corpus.query(own)))
-            res["cases"][f"users-{args.users}x100"] = run_case(docs, queries, work, "users", emb)
+            tag = f"users{users}"
+            res["cases"][f"users-{users}x100"] = run_case(docs, queries, work, tag, emb)
+            _report(res, args)
+    return res
+
+
+def _report(res: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print the tables so far and write the results (a long run keeps what it measured)."""
     table = markdown(res)
-    print(table)
+    print(table, flush=True)
     write_json(args.out, res, newline=False)
     write_text(args.md, table + "\n")
-    return res
 
 
 if __name__ == "__main__":

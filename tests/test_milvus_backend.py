@@ -232,6 +232,50 @@ def test_namespace_isolation(lite: LiteFile, writes: list, reader: str, query: s
     s.close()
 
 
+MULTI_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["put", "put", "delete"]),
+        st.sampled_from(USERS),
+        st.sampled_from(["", "notes"]),  # the user's namespace or one below it
+        st.integers(0, 3),
+        st.sampled_from(TEXTS),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=MULTI_OPS, query=st.sampled_from([*TEXTS, "cats"]))
+def test_namespace_isolation_under_random_multi_user_operations(
+    lite: LiteFile, ops: list, query: str
+) -> None:
+    """Puts, overwrites and deletes of several users (and their sub-namespaces) from two
+    handles in turn: every user's listing, search and namespaces hold exactly their own."""
+    handles = [lite.open(index=_index()), HybridStore(lite.path, index=_index())]
+    model: dict[tuple[tuple[str, ...], str], str] = {}
+    for j, (op, user, sub, key, text) in enumerate(ops):
+        ns = ("memories", user, sub) if sub else ("memories", user)
+        if op == "delete":
+            handles[j % 2].delete(ns, f"k{key}")
+            model.pop((ns, f"k{key}"), None)
+        else:
+            handles[j % 2].put(ns, f"k{key}", {"text": text, "owner": user})
+            model[(ns, f"k{key}")] = user
+    for user in USERS:
+        prefix = ("memories", user)
+        want = {nk for nk in model if nk[0][:2] == prefix}
+        for s in handles:
+            assert {(h.namespace, h.key) for h in s.search(prefix, limit=100)} == want
+            for hit in s.search(prefix, query=query, limit=100):
+                assert hit.value["owner"] == user and hit.namespace[:2] == prefix
+            assert set(s.list_namespaces(prefix=prefix)) == {ns for ns, _ in want}
+    for s in handles:
+        s.close()
+
+
 def test_skip_reason_names_the_platforms() -> None:
     assert LITE_REASON is None or "Linux and macOS" in LITE_REASON or "pip install" in LITE_REASON
 
