@@ -247,6 +247,21 @@ def test_closed_handles_rows_fold_and_a_drift_is_reported_then_repaired(
     s.close()
 
 
+def test_a_recount_keeps_the_rows_of_handles_still_writing(lite: LiteFile) -> None:
+    """`reindex()` by one handle while another stays open: the other's later writes still
+    add up (its row is left as it is; the base row takes the difference)."""
+    a = lite.open(index=False)
+    b = HybridStore(lite.path, index=False)
+    for i in range(6):
+        a.put(NS, f"a{i}", {"text": _text(i)})
+    b.reindex()
+    a.put(NS, "a6", {"text": _text(6)})
+    a.delete(NS, "a0")
+    assert _nonzero(_sums(b)) == _recount(b)
+    a.close()
+    b.close()
+
+
 @pytest.fixture
 def deep(lite: LiteFile) -> Iterator[HybridStore]:
     s = lite.open(index=False)

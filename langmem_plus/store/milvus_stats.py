@@ -16,7 +16,9 @@ testing every item's namespace path.
 What a reader sees: the sums are exact whenever no two handles write the same key at the same
 moment. A handle counts a replaced or deleted item from the version it read before writing;
 two handles replacing (or deleting) one key at once both subtract the version they read, so
-the namespace's counts are then off by that item until `rebuild` (`reindex()`) recounts.
+the namespace's counts are then off by that item until `rebuild` (`reindex()`) recounts
+(it sets a base row per namespace to the recount minus the other rows, so handles still open
+keep adding to their own rows).
 Between a handle's row update and its item write (one request), a reader's N and lengths
 already include the items being written. `check()` compares the rows with the items.
 
@@ -128,6 +130,27 @@ def _row(namespace: tuple[str, ...], writer: str, c: Counts, closed: bool) -> di
     }
 
 
+def _counts(e: Mapping[str, Any]) -> Counts:
+    return Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"]))
+
+
+def _base_row(like: Mapping[str, Any], c: Counts) -> dict[str, Any]:
+    """A namespace's base row with counts `c`, its partition fields from another of its
+    rows (`like`)."""
+    return {
+        "pk": row_pk(like["ns"], BASE),
+        "root": like["root"],
+        "ns": like["ns"],
+        "ns_path": list(like["ns_path"]),
+        "writer": BASE,
+        "n_items": c.n_items,
+        "n_docs": c.n_docs,
+        "total_len": c.total_len,
+        "closed": True,
+        "placeholder": [1.0, 0.0],
+    }
+
+
 class StatsBook:
     """One handle's view of the statistics collection: its own rows (what its writes
     changed, kept in memory as well), and the sums readers take (see the module docstring)."""
@@ -148,14 +171,11 @@ class StatsBook:
             mine = self._own.setdefault(namespace, Counts())
             mine.add(c, sign)
             rows.append(_row(namespace, self.writer, mine, False))
-        for i in range(0, len(rows), _CHUNK):
-            self.client.upsert(self.name, rows[i : i + _CHUNK])
+        self._upsert(rows)
 
     def close(self) -> None:
         """Mark this handle's rows closed: they never change again, `compact` may fold them."""
-        rows = [_row(ns, self.writer, c, True) for ns, c in self._own.items()]
-        for i in range(0, len(rows), _CHUNK):
-            self.client.upsert(self.name, rows[i : i + _CHUNK])
+        self._upsert([_row(ns, self.writer, c, True) for ns, c in self._own.items()])
         self._own.clear()
 
     def _query_all(self, collection: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
@@ -186,8 +206,7 @@ class StatsBook:
         """Every namespace's counts as its rows say (by namespace hash)."""
         out: dict[str, Counts] = {}
         for e in self._query_all(self.name, "", ["ns", "n_items", "n_docs", "total_len"]):
-            c = Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"]))
-            out.setdefault(e["ns"], Counts()).add(c)
+            out.setdefault(e["ns"], Counts()).add(_counts(e))
         return out
 
     def differences(self) -> int:
@@ -196,20 +215,34 @@ class StatsBook:
         got = self.sums()
         return sum(got.get(k, Counts()) != want.get(k, Counts()) for k in {*want, *got})
 
-    def rebuild(self) -> int:
-        """Recount every namespace from its items and replace all rows by one base row each
-        (exact when no other handle writes meanwhile); how many namespaces."""
-        counts = self.recount()
-        old = [e["pk"] for e in self._query_all(self.name, "", ["pk"])]
-        rows = [_row(ns, BASE, c, True) for ns, c in counts.items()]
-        keep = {r["pk"] for r in rows}
-        gone = [pk for pk in old if pk not in keep]
+    def _upsert(self, rows: list[dict[str, Any]]) -> None:
         for i in range(0, len(rows), _CHUNK):
             self.client.upsert(self.name, rows[i : i + _CHUNK])
-        for i in range(0, len(gone), _CHUNK):
-            self.client.delete(self.name, filter=in_expr("pk", gone[i : i + _CHUNK]))
-        self._own.clear()
-        return len(rows)
+
+    def rebuild(self) -> int:
+        """Recount every namespace from its items and set its base row so that its rows sum
+        to that count. Other handles' rows stay as they are (a handle still open goes on
+        adding to its own row), so the sums are exact when no handle writes during the
+        recount. How many base rows were written."""
+        counts = {h(ns_key(ns)): (ns, c) for ns, c in self.recount().items()}
+        others: dict[str, Counts] = {}
+        like: dict[str, dict[str, Any]] = {}  # a row of each namespace (its partition fields)
+        for e in self._query_all(self.name, "", [*_FIELDS, "root"]):
+            like.setdefault(e["ns"], e)
+            if e["writer"] != BASE:
+                others.setdefault(e["ns"], Counts()).add(_counts(e))
+        bases = []
+        for key in {*counts, *others}:
+            base = Counts()
+            if key in counts:
+                base.add(counts[key][1])
+            base.add(others.get(key, Counts()), -1)
+            if key in counts:
+                bases.append(_row(counts[key][0], BASE, base, True))
+            else:  # no items left: the base row cancels the other rows
+                bases.append(_base_row(like[key], base))
+        self._upsert(bases)
+        return len(bases)
 
     def compact(self) -> int:
         """Fold the closed rows of each namespace into its base row; how many rows went."""
@@ -225,23 +258,10 @@ class StatsBook:
                 continue
             total = Counts()
             for e in rows:
-                total.add(Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"])))
-            first = rows[0]
-            base = {
-                **{k: first[k] for k in ("root", "ns")},
-                "pk": row_pk(first["ns"], BASE),
-                "ns_path": list(first["ns_path"]),
-                "writer": BASE,
-                "n_items": total.n_items,
-                "n_docs": total.n_docs,
-                "total_len": total.total_len,
-                "closed": True,
-                "placeholder": [1.0, 0.0],
-            }
-            bases.append(base)
+                total.add(_counts(e))
+            bases.append(_base_row(rows[0], total))
             folded.extend(e["pk"] for e in others)
-        for i in range(0, len(bases), _CHUNK):
-            self.client.upsert(self.name, bases[i : i + _CHUNK])
+        self._upsert(bases)
         for i in range(0, len(folded), _CHUNK):
             self.client.delete(self.name, filter=in_expr("pk", folded[i : i + _CHUNK]))
         return len(folded)
@@ -260,7 +280,7 @@ class StatsBook:
             got = [e for e in got if want in e["ns_path"]]
         out = ScopeStats(sorted({e["ns"] for e in got}))
         for e in got:
-            out.counts.add(Counts(int(e["n_items"]), int(e["n_docs"]), int(e["total_len"])))
+            out.counts.add(_counts(e))
         return out
 
     @staticmethod
