@@ -3,14 +3,15 @@ per item at a few sizes, in one run (the same synthetic corpus as scale.py, hash
 
 Two shapes: `items` (N items in one namespace) and `users` (U users x 100 items, one
 namespace each, searched one user at a time: the partition-key case; `--users 100,1000` runs
-several). Searches of the two backends are interleaved query by query, and the Milvus figures
+several); with `--locomo DATA` also real conversations (LoCoMo dev, a namespace each, their
+questions as queries, the same hash embeddings). Searches of the two backends are interleaved query by query, and the Milvus figures
 are also given as ratios to SQLite's measured in the same run. Search latency excludes query
 embedding (vectors are made before the timed loop), so it times the store alone. For each
 Milvus store the timed searches' requests and the entities those requests returned are
 counted (what a server's latency and network cost multiply).
 
     python benchmarks/milvus_scale.py [--sizes 1k,10k] [--users 100] [--queries 200]
-        [--own-bm25] [--milvus URI] [--out docs/results/milvus_scale.json]
+        [--own-bm25] [--locomo DATA] [--milvus URI] [--out docs/results/milvus_scale.json]
         [--md docs/results/milvus_scale.md]
 
 With `--milvus milvus://host:19530` the Milvus side runs on that server (collections
@@ -49,10 +50,13 @@ def _pct(values: list[float]) -> dict[str, float]:
     return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95))}
 
 
-def _load(store: HybridStore, docs: list[tuple[tuple[str, ...], str, str]]) -> float:
+Doc = tuple[tuple[str, ...], str, dict[str, Any]]  # namespace, key, value
+
+
+def _load(store: HybridStore, docs: list[Doc]) -> float:
     t0 = time.perf_counter()
     for i in range(0, len(docs), _BATCH):
-        store.batch([PutOp(ns, key, {"text": text}) for ns, key, text in docs[i : i + _BATCH]])
+        store.batch([PutOp(ns, key, value) for ns, key, value in docs[i : i + _BATCH]])
     return time.perf_counter() - t0
 
 
@@ -90,7 +94,7 @@ class Requests:
 
 
 def run_case(
-    docs: list[tuple[tuple[str, ...], str, str]],
+    docs: list[Doc],
     queries: list[tuple[tuple[str, ...], str]],
     workdir: Path,
     tag: str,
@@ -242,6 +246,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--requests-only", action="store_true", help="only count requests")
     ap.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        metavar="DATA",
+        help="also the LoCoMo dev conversations from this datasets folder (real text, one "
+        "namespace per conversation, sessions kept)",
+    )
+    ap.add_argument(
         "--own-bm25",
         action="store_true",
         help="also a Milvus store scored with Milvus's own BM25 "
@@ -278,14 +290,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for tok in (t for t in args.sizes.split(",") if t.strip()):
             n_ns, per_ns = parse_size(tok)
             n = n_ns * per_ns
-            docs = [(("bench",), f"k{i}", corpus.sentence()) for i in range(n)]
-            texts = [d[2] for d in docs]
+            docs = [(("bench",), f"k{i}", {"text": corpus.sentence()}) for i in range(n)]
+            texts = [d[2]["text"] for d in docs]
             queries = [(("bench",), corpus.query(texts)) for _ in range(args.queries)]
             res["cases"][f"items-{tok}"] = run_case(docs, queries, work, f"items{n}", emb)
             _report(res, args)
         for users in (int(u) for u in args.users.split(",") if int(u) > 0):
             docs = [
-                (("users", f"u{u}"), f"k{i}", corpus.sentence())
+                (("users", f"u{u}"), f"k{i}", {"text": corpus.sentence()})
                 for u in range(users)
                 for i in range(100)
             ]
@@ -293,12 +305,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             queries = []
             for _ in range(args.queries):
                 u = int(rng.integers(users))
-                own = [d[2] for d in docs[u * 100 : (u + 1) * 100]]
+                own = [d[2]["text"] for d in docs[u * 100 : (u + 1) * 100]]
                 queries.append((("users", f"u{u}"), corpus.query(own)))
             tag = f"users{users}"
             res["cases"][f"users-{users}x100"] = run_case(docs, queries, work, tag, emb)
             _report(res, args)
+        if args.locomo:
+            docs, queries = locomo_case(args.locomo, args.queries)
+            res["cases"]["locomo"] = run_case(docs, queries, work, "locomo", emb)
+            _report(res, args)
     return res
+
+
+def locomo_case(data: Path, n_queries: int) -> tuple[list[Doc], list[tuple[tuple[str, ...], str]]]:
+    """Real conversations: every LoCoMo dev conversation a namespace ("bench", id) of one
+    store, its turns the items (with their session, so neighbours are read), `n_queries` of
+    its questions spread over the conversations. Read from the datasets folder, never copied."""
+    from retrieval_quality import SESSION_KEY, load_locomo
+
+    units = load_locomo(data)
+    docs: list[Doc] = []
+    for u in units:
+        for key, text in u.docs:
+            session = u.meta.get(key, {}).get(SESSION_KEY[0], "")
+            docs.append((("bench", u.name), key, {"text": text, "session_id": session}))
+    asked = [(("bench", u.name), q.text) for u in units for q in u.queries]
+    step = max(1, len(asked) // max(1, n_queries))
+    return docs, asked[::step][:n_queries]
 
 
 def _report(res: dict[str, Any], args: argparse.Namespace) -> None:

@@ -262,6 +262,23 @@ def test_a_recount_keeps_the_rows_of_handles_still_writing(lite: LiteFile) -> No
     b.close()
 
 
+def test_a_handle_writing_more_namespaces_than_it_keeps_reads_its_rows_back(
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived handle keeps only its latest rows in memory (`OWN_ROWS_KEPT`); writing
+    to a namespace it dropped reads its row back and adds to it."""
+    from langmem_plus.store import milvus_stats
+
+    monkeypatch.setattr(milvus_stats, "OWN_ROWS_KEPT", 2)
+    s = lite.open(index=False)
+    for i in range(15):
+        s.put(("users", f"u{i % 5}"), f"k{i}", {"text": _text(i)})
+    s.delete(("users", "u0"), "k0")
+    assert len(s._storage.book._own) <= 2  # type: ignore[attr-defined]
+    assert _nonzero(_sums(s)) == _recount(s)
+    s.close()
+
+
 @pytest.fixture
 def deep(lite: LiteFile) -> Iterator[HybridStore]:
     s = lite.open(index=False)

@@ -22,13 +22,16 @@ keep adding to their own rows).
 Between a handle's row update and its item write (one request), a reader's N and lengths
 already include the items being written. `check()` compares the rows with the items.
 
-Closing a handle marks its rows closed; `compact` (`vacuum()`) folds closed rows into one
+A handle keeps its most recently written rows in memory and reads an older one back before
+adding to it (only it writes that row, so the read is current). Closing a handle marks its
+rows closed; `compact` (`vacuum()`) folds closed rows into one
 base row per namespace (one `vacuum()` at a time: two running at once can fold a row twice).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +55,10 @@ BASE = "base"
 MAX_SCOPE_NAMESPACES = 1000
 """A scope spanning more namespaces than this is named by its namespace path instead of a
 list of namespaces (the expression would grow with the list)."""
+
+OWN_ROWS_KEPT = 4096
+"""A handle's own statistics rows kept in memory (most recently written first); older ones
+are read back when written again."""
 
 MAX_ROWS = 16_384  # Milvus's cap on one request's limit
 _CHUNK = 1000
@@ -153,7 +160,8 @@ def _base_row(like: Mapping[str, Any], c: Counts) -> dict[str, Any]:
 
 class StatsBook:
     """One handle's view of the statistics collection: its own rows (what its writes
-    changed, kept in memory as well), and the sums readers take (see the module docstring)."""
+    changed; the most recently written ones also kept in memory), and the sums readers take
+    (see the module docstring)."""
 
     def __init__(self, client: Any, names: Names, consistency: str) -> None:
         self.client = client
@@ -161,22 +169,50 @@ class StatsBook:
         self.items = names.items
         self.consistency = consistency
         self.writer = uuid.uuid4().hex
-        self._own: dict[tuple[str, ...], Counts] = {}
+        self._own: OrderedDict[tuple[str, ...], Counts] = OrderedDict()
+        self._wrote = False
 
     # ---------------------------------------------------------------- writes
     def add(self, changes: Mapping[tuple[str, ...], Counts], sign: int = 1) -> None:
-        """Add the changes to this handle's rows (one upsert for the batch)."""
+        """Add the changes to this handle's rows (one upsert for the batch; a row not held
+        in memory is read back first, so a long-lived handle holds `OWN_ROWS_KEPT` at most)."""
+        missing = [ns for ns in changes if ns not in self._own]
+        if missing:
+            pks = [row_pk(h(ns_key(ns)), self.writer) for ns in missing]
+            got = {e["pk"]: e for e in self._by_pks(pks)}
+            for ns, pk in zip(missing, pks, strict=True):
+                self._own[ns] = _counts(got[pk]) if pk in got else Counts()
         rows = []
         for namespace, c in changes.items():
-            mine = self._own.setdefault(namespace, Counts())
+            mine = self._own[namespace]
             mine.add(c, sign)
+            self._own.move_to_end(namespace)
             rows.append(_row(namespace, self.writer, mine, False))
         self._upsert(rows)
+        self._wrote = self._wrote or bool(rows)
+        while len(self._own) > OWN_ROWS_KEPT:
+            self._own.popitem(last=False)
+
+    def _by_pks(self, pks: Sequence[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for i in range(0, len(pks), _CHUNK):
+            out.extend(
+                self.client.query(
+                    self.name,
+                    filter=in_expr("pk", pks[i : i + _CHUNK]),
+                    output_fields=["pk", "n_items", "n_docs", "total_len"],
+                    consistency_level=self.consistency,
+                )
+            )
+        return out
 
     def close(self) -> None:
         """Mark this handle's rows closed: they never change again, `compact` may fold them."""
-        self._upsert([_row(ns, self.writer, c, True) for ns, c in self._own.items()])
+        if self._wrote:
+            rows = self._query_all(self.name, f'writer == "{self.writer}"', [*_FIELDS, "root"])
+            self._upsert([{**e, "closed": True, "placeholder": [1.0, 0.0]} for e in rows])
         self._own.clear()
+        self._wrote = False
 
     def _query_all(self, collection: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
         it = self.client.query_iterator(
