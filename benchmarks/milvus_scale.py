@@ -110,7 +110,7 @@ def run_case(
         cfg = MemoryConfig.model_validate(
             {"store": {"milvus_collection": f"bench_{tag}{suffix}", **tuning}}
         )
-        stores[name] = HybridStore(SERVER[0] or paths[name], index=index, config=cfg)  # type: ignore[arg-type]
+        stores[name] = _open(SERVER[0] or paths[name], index, cfg)
     out: dict[str, Any] = {"items": len(docs), "queries": len(queries)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
@@ -133,8 +133,9 @@ def run_case(
         out[name]["rows_per_search"] = c.rows / len(queries)
     for name, store in stores.items():
         if SERVER[0] and name != "sqlite":
-            _drop(store)
-        store.close()
+            _drop(store)  # closes it
+        else:
+            store.close()
         out[name]["search_ms"] = _pct(lat[name])
         out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
         out[name]["bytes_per_item"] = out[name]["bytes"] / max(1, len(docs))
@@ -143,12 +144,28 @@ def run_case(
     return out
 
 
+def _open(where: Any, index: Any, cfg: MemoryConfig) -> HybridStore:
+    """A benchmark store; on a server, collections left by an earlier run are dropped first
+    (their statistics rows would count twice)."""
+    store = HybridStore(where, index=index, config=cfg)
+    if SERVER[0]:
+        _drop(store)
+        store = HybridStore(where, index=index, config=cfg)
+    return store
+
+
 def _drop(store: HybridStore) -> None:
-    """Drop a benchmark store's collections on a server."""
+    """Close a benchmark store and drop its collections (on a server)."""
     st: Any = store._storage  # type: ignore[attr-defined]
-    for name in (st.names.items, st.names.vectors, st.names.stats, st.names.log):
-        if st.client.has_collection(name):
-            st.client.drop_collection(name)
+    names = (st.names.items, st.names.vectors, st.names.stats, st.names.log)
+    store.close()
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=st.where)
+    for name in names:
+        if client.has_collection(name):
+            client.drop_collection(name)
+    client.close()
 
 
 def _ratios(m: dict[str, Any], s: dict[str, Any]) -> dict[str, float]:
@@ -165,9 +182,9 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
     """Milvus requests per search, put and get (what a cluster's latency multiplies), on a
     Milvus Lite store of `n` items in sessions of 20 (so session neighbours are read)."""
     corpus = Corpus()
-    store = HybridStore(
-        workdir / "requests.milvus.db", index={"dims": emb.dims, "embed": emb, "fields": ["text"]}
-    )
+    cfg = MemoryConfig.model_validate({"store": {"milvus_collection": "bench_requests"}})
+    index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    store = _open(SERVER[0] or workdir / "requests.milvus.db", index, cfg)
     docs = [corpus.sentence() for _ in range(n)]
     store.batch(
         [
@@ -196,7 +213,10 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
     out["per_put"], calls[0] = calls[0] / 20, 0
     store.get(("u", "1"), "k1")
     out["per_get"] = calls[0]
-    store.close()
+    if SERVER[0]:
+        _drop(store)  # closes it
+    else:
+        store.close()
     return out
 
 
@@ -224,7 +244,8 @@ def markdown(res: dict[str, Any]) -> str:
             f"{r['per_put']:.1f} per put, {r['per_get']:.0f} per get.",
             "",
         ]
-    lines += ["", "Milvus Lite / SQLite, same run:", ""]
+    side = "Milvus (server)" if SERVER[0] else "Milvus Lite"
+    lines += ["", f"{side} / SQLite, same run:", ""]
     lines += ["| case | load | search p50 | search p95 | bytes |", "|---|---|---|---|---|"]
     for case, r in res["cases"].items():
         for name in VARIANTS:
@@ -290,9 +311,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for tok in (t for t in args.sizes.split(",") if t.strip()):
             n_ns, per_ns = parse_size(tok)
             n = n_ns * per_ns
-            docs = [(("bench",), f"k{i}", {"text": corpus.sentence()}) for i in range(n)]
+            docs: list[Doc] = [(("bench",), f"k{i}", {"text": corpus.sentence()}) for i in range(n)]
             texts = [d[2]["text"] for d in docs]
-            queries = [(("bench",), corpus.query(texts)) for _ in range(args.queries)]
+            queries: list[tuple[tuple[str, ...], str]] = [
+                (("bench",), corpus.query(texts)) for _ in range(args.queries)
+            ]
             res["cases"][f"items-{tok}"] = run_case(docs, queries, work, f"items{n}", emb)
             _report(res, args)
         for users in (int(u) for u in args.users.split(",") if int(u) > 0):
@@ -329,7 +352,9 @@ def locomo_case(data: Path, n_queries: int) -> tuple[list[Doc], list[tuple[tuple
         for key, text in u.docs:
             session = u.meta.get(key, {}).get(SESSION_KEY[0], "")
             docs.append((("bench", u.name), key, {"text": text, "session_id": session}))
-    asked = [(("bench", u.name), q.text) for u in units for q in u.queries]
+    asked: list[tuple[tuple[str, ...], str]] = [
+        (("bench", u.name), q.text) for u in units for q in u.queries
+    ]
     step = max(1, len(asked) // max(1, n_queries))
     return docs, asked[::step][:n_queries]
 
