@@ -245,6 +245,7 @@ class MilvusSearch:
         if not groups:
             return out
         expr = and_(
+            conn.scope,  # the search's scope: its partition key, for a cluster to prune on
             in_expr("ns", sorted({ns for ns, _ in groups})),
             in_expr("session_h", sorted({sh for _, sh in groups})),
         )  # one request for every session involved (a superset, split below)
