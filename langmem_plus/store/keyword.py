@@ -428,11 +428,11 @@ class KeywordIndex(MemoryScoring):
         return float(mass)
 
     def term_docs(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms, weights: Any = None
     ) -> dict[str, int]:
-        """Documents of the namespaces holding each of the query's exact terms (the rows a
-        search of the same query reads, once per query scope)."""
-        p = self._prepare(conn, ns_ids, q, None)
+        """Documents of the namespaces holding each of the query's exact terms (its prepared
+        statistics, once per query scope)."""
+        p = self._prepare(conn, ns_ids, q, weights)
         return {} if p is None else {t: p.found[t][1] for t in q.terms if t in p.found}
 
     def search(

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.store import judgement as jd
 from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.common_terms import TermVectors, ordering_side, vector_search
@@ -47,9 +48,8 @@ from langmem_plus.store.scoring import (
     score_batch,
 )
 from langmem_plus.text.intent import is_preference_query
-from langmem_plus.text.stopwords import STOPWORDS
 from langmem_plus.text.symbols import extract_symbols
-from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
+from langmem_plus.text.tokenize import QueryTerms, like_words, query_terms, tokenize
 
 __all__ = ["RankQuery", "Ranker"]
 
@@ -102,7 +102,8 @@ class _Search:
     bn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
+    top: float = 1.0  # the query's scale (scales the relevance and the priors)
+    facts: jd.QueryFacts | None = None  # what the relevance judgement reads
     side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
 
     @property
@@ -122,6 +123,7 @@ class Ranker:
 
     vector_background: float = 0.0
     term_vectors: TermVectors | None = None  # the store's word vectors (common_terms.py)
+    judgement: jd.Judgement | None = None  # the query's scale where fitted (store/judgement.py)
 
     def __init__(
         self,
@@ -190,6 +192,10 @@ class Ranker:
 
         try:
             s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
+            if self.judgement is not None and rq.qvec is not None:
+                s.facts = jd.query_facts(
+                    rq.query, s.q, lambda: be.keyword_held(conn, rq.ns_ids, s.q, s.qw)
+                )
             if cfg.store.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
             else:
@@ -313,8 +319,8 @@ class Ranker:
                 background=self.vector_background,
             ),
         )
-        s.fz, s.bn, s.vn, s.ev = got.relevance, got.keyword, got.vector, got.evidence
-        s.top = float(got.relevance.max()) if len(got.relevance) else 0.0
+        s.bn, s.vn, s.ev = got.keyword, got.vector, got.evidence
+        s.fz, s.top, s.facts = jd.rescaled(self.judgement, s.facts, got.relevance, s.cos)
 
     def feedback(self, conn: Any, s: _Search) -> None:
         """Second feedback round from the best fused candidates (expansion.py). It only
@@ -443,6 +449,7 @@ class Ranker:
             s.vn,
             s.ev,
             np.full(len(s.ev), self._prior_scale(s)),
+            *jd.judged_columns(s.facts, s.top, s.cos, len(s.ev)),
             parts["category_boost"],
             parts["recency"],
             parts["frequency"],
@@ -465,7 +472,7 @@ class Ranker:
         indexed text (so keys and metadata never match). Stop words and single characters never
         match: as substrings they would be found inside unrelated words.
         """
-        words = [w for w in (_core(w) for w in query.split()) if _can_match(w)][:8]
+        words = like_words(query)[:8]
         scores: dict[int, float] = {}
         texts: dict[int, str] = {}
         for w in words:
@@ -480,19 +487,3 @@ class Ranker:
 def _aligned(values: Mapping[int, float], ids: Sequence[int], missing: float) -> np.ndarray:
     """The values of `ids` as a float64 array (`missing` where `values` has none)."""
     return np.fromiter(map(values.get, ids, repeat(missing)), np.float64, len(ids))
-
-
-_PUNCT = (
-    "".join(chr(c) for c in range(0x21, 0x30)) + ":;<=>?@[\\]^_`{|}~，。！？、；：“”‘’（）《》…"
-)
-
-
-def _core(word: str) -> str:
-    """A query word without the punctuation around it."""
-    return word.strip(_PUNCT)
-
-
-def _can_match(word: str) -> bool:
-    """Whether a query word may be looked for as a substring: not a stop word, and longer
-    than one character."""
-    return len(word) > 1 and word.lower() not in STOPWORDS
