@@ -13,7 +13,8 @@ a reset entry: a reindex) it is told to restart instead (drop or rebuild what it
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 __all__ = [
@@ -60,6 +61,8 @@ class ChangeFeed:
     def __init__(self, table: str, ref: str) -> None:
         self.table = table
         self.ref = ref
+        # connection id -> the head read once for a read transaction (`pinned`)
+        self._pinned: dict[int, int] = {}
 
     # ---------------------------------------------------------------- writers
     def append(self, conn: sqlite3.Connection, changes: Iterable[Change]) -> None:
@@ -74,8 +77,26 @@ class ChangeFeed:
         conn.execute(f"DELETE FROM {self.table}")
         self.append(conn, [(0, 0, OP_RESET)])
 
+    @contextmanager
+    def pinned(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Within a read transaction (nothing can move the head it sees): read the head once
+        for every subscriber that syncs inside this block."""
+        key = id(conn)
+        if key in self._pinned:
+            yield
+            return
+        self._pinned[key] = self._read_head(conn)
+        try:
+            yield
+        finally:
+            del self._pinned[key]
+
     def head(self, conn: sqlite3.Connection) -> int:
         """The newest sequence number the log ever gave out, even if compaction emptied it."""
+        got = self._pinned.get(id(conn))
+        return self._read_head(conn) if got is None else got
+
+    def _read_head(self, conn: sqlite3.Connection) -> int:
         row = conn.execute(
             "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.table,)
         ).fetchone()

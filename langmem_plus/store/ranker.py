@@ -36,7 +36,7 @@ from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedbac
 from langmem_plus.store.explain import Explanation, page
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
-from langmem_plus.store.rows import CandidateRow, in_range, passes
+from langmem_plus.store.rows import SESSION, CandidateRow, in_range, passes, prior_columns
 from langmem_plus.store.scoring import (
     CosineSide,
     FusionTuning,
@@ -327,7 +327,10 @@ class Ranker:
     def neighbours(self, conn: Any, s: _Search) -> None:
         """Conversation-context smoothing (neighbours.py), for items that name a session."""
         alpha = self.config.store.neighbour_weight
-        if alpha <= 0 or not any(s.rows[i].session is not None for i in s.keep):
+        if alpha <= 0:
+            return
+        sessions = list(map(SESSION, map(s.rows.__getitem__, s.keep)))
+        if sessions.count(None) == len(sessions):
             return
         fused = dict(
             zip(s.keep, zip(s.fz.tolist(), s.bn.tolist(), s.vn.tolist(), strict=True), strict=True)
@@ -372,22 +375,16 @@ class Ranker:
         if s.topic or s.symbols:
             for j, row in enumerate(rows):
                 on_topic[j], sym[j] = self._topic_and_symbols(s, row, float(s.bn[j]))
+        prior = prior_columns(rows)
         parts = score_batch(
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
             prior_scale=s.top,
-            last_used=np.array(
-                [r.last_accessed if r.last_accessed is not None else r.updated_at for r in rows],
-                dtype=np.float64,
-            ),
-            access_count=np.array([r.access_count for r in rows], dtype=np.float64),
-            # a number, or NULL (-> NaN: "none given")
-            confidence=np.array(
-                [r.confidence if r.confidence is not None else np.nan for r in rows],
-                dtype=np.float64,
-            ),
-            preference_item=np.array([r.category == "preference" for r in rows], dtype=bool),
+            last_used=prior[0],
+            access_count=prior[1],
+            confidence=prior[2],
+            preference_item=prior[3],
             preference_query=is_preference_query(s.rq.query),
             on_topic=on_topic,
             symbol_match=sym,

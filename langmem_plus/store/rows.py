@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any, NamedTuple
 
+import numpy as np
 from langgraph.store.base import Item, MatchCondition
 
 from langmem_plus.errors import InvalidQueryError
@@ -22,17 +25,21 @@ from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.sqlite import in_chunks
 
 __all__ = [
+    "SESSION",
     "CandidateRow",
     "adjacent",
     "in_range",
     "like_rows",
     "list_namespaces",
     "match_namespaces",
+    "namespace_full_rows",
     "namespace_ids",
     "namespace_rows",
+    "prior_columns",
     "read_item",
     "read_rows",
     "scan_rows",
+    "search_hit",
     "to_item",
 ]
 
@@ -94,6 +101,54 @@ def namespace_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int,
     return out
 
 
+def namespace_full_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int, Any]:
+    """Full rows of every item of the namespaces."""
+    out: dict[int, Any] = {}
+    for part, qs in in_chunks(ns_ids):
+        out.update((r[0], _make(r)) for r in conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs})", part))
+    return out
+
+
+def prior_columns(
+    rows: Sequence[CandidateRow],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The score's inputs from the rows, as arrays: last used (last access, else the last
+    update), access count, confidence (NULL -> NaN: "none given"), preference item."""
+    n = len(rows)
+    last = list(map(_LAST_ACCESSED, rows))
+    if last.count(None) == n:  # never used (the usual case): the last update
+        last_used = np.fromiter(map(_UPDATED_AT, rows), np.float64, n)
+    else:
+        last_used = np.array(
+            [a if a is not None else r.updated_at for a, r in zip(last, rows, strict=True)],
+            dtype=np.float64,
+        )
+    conf = list(map(_CONFIDENCE, rows))
+    if conf.count(None) == n:
+        confidence = np.full(n, np.nan)
+    else:
+        confidence = np.array([c if c is not None else np.nan for c in conf], dtype=np.float64)
+    return (
+        last_used,
+        np.fromiter(map(_ACCESS_COUNT, rows), np.float64, n),
+        confidence,
+        np.fromiter(map(operator.eq, map(_CATEGORY, rows), repeat("preference")), bool, n),
+    )
+
+
+_UPDATED_AT, _LAST_ACCESSED, _ACCESS_COUNT, _CONFIDENCE, _CATEGORY, SESSION = (
+    operator.itemgetter(CandidateRow._fields.index(name))
+    for name in (
+        "updated_at",
+        "last_accessed",
+        "access_count",
+        "confidence",
+        "category",
+        "session",
+    )
+)
+
+
 def in_range(row: CandidateRow, tr: TimeRange | None) -> bool:
     """Whether the item was created within the time range (always, without one)."""
     if not tr:
@@ -130,6 +185,24 @@ def read_item(conn: sqlite3.Connection, namespace: Sequence[str], key: str) -> C
 def _namespace(ns: str) -> tuple[str, ...]:
     """A stored namespace as its tuple (memoised: a page's hits mostly share one)."""
     return tuple(ns.split(NS_SEP))
+
+
+def search_hit(row: CandidateRow, score: float, explain: tuple[Any, int]) -> Any:
+    """The `MemorySearchItem` of a ranked full row (`to_item`'s, made directly)."""
+    assert row.namespace is not None and row.key is not None and row.value is not None
+    item: Any = MemorySearchItem.hit(
+        _namespace(row.namespace),
+        row.key,
+        json.loads(row.value),
+        from_epoch(row.created_at),  # type: ignore[arg-type]
+        from_epoch(row.updated_at),  # type: ignore[arg-type]
+        score,
+        int(row.access_count),
+        from_epoch(row.last_accessed),
+        explain,
+    )
+    item._rowid = row.id if row.ttl_minutes is not None else None  # only TTL items refresh
+    return item
 
 
 def to_item(row: CandidateRow, cls: type = MemorySearchItem, **extra: Any) -> Any:

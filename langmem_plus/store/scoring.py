@@ -151,7 +151,11 @@ def vector_evidence(cosine: np.ndarray, background: float) -> np.ndarray:
     """The cosine above the embedding model's background (the cosine unrelated texts get),
     rescaled to [0, 1]; NaN (no vector) and anything at or below the background give 0.
     Background 0 keeps the plain cosine (as LangGraph's stores report it)."""
-    c = np.where(np.isnan(cosine), background, cosine)
+    return _cosine_evidence(np.where(np.isnan(cosine), background, cosine), background)
+
+
+def _cosine_evidence(c: np.ndarray, background: float) -> np.ndarray:
+    """`vector_evidence` of cosines without NaN."""
     return _unit_clip((c - background) / (1.0 - background))
 
 
@@ -184,14 +188,17 @@ class CosineSide:
 def cosine_side(cosine: np.ndarray, background: float) -> CosineSide:
     """The `CosineSide` of aligned candidate cosines (NaN: no vector)."""
     has = ~np.isnan(cosine)
-    has_v = bool(has.any())
+    every = bool(has.all())
+    has_v = every or bool(has.any())
     if has_v:
-        with_v = cosine[has]
+        with_v = cosine if every else cosine[has]
         lo, hi = float(np.minimum.reduce(with_v)), float(np.maximum.reduce(with_v))
     else:
         lo = hi = 0.0
-    c = np.where(has, cosine, lo)
-    return CosineSide(has, has_v, c, lo, hi, _zscores(c), vector_evidence(cosine, background))
+    # every candidate with a vector (the usual case): nothing to fill, the same values
+    c = cosine if every else np.where(has, cosine, lo)
+    ev = _cosine_evidence(cosine, background) if every else vector_evidence(cosine, background)
+    return CosineSide(has, has_v, c, lo, hi, _zscores(c), ev)
 
 
 ORDER_KEEPING_SCALE = 1e-15
