@@ -21,6 +21,7 @@ __all__ = [
     "as_epoch",
     "from_epoch",
     "ns_key",
+    "utc",
 ]
 
 SCAN_CAP = 20_000
@@ -121,11 +122,11 @@ class MemorySearchItem(SearchItem):
 
 def from_epoch(x: float | None) -> datetime | None:
     """Epoch seconds as an aware UTC datetime (None stays None)."""
-    return None if x is None else _utc(x)
+    return None if x is None else utc(x)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _utc(x: float) -> datetime:
+def utc(x: float) -> datetime:
     """`from_epoch` of a number, memoised: search hits' timestamps repeat (datetimes are
     immutable, so a shared one is safe)."""
     return datetime.fromtimestamp(x, tz=timezone.utc)

@@ -214,7 +214,7 @@ class SqliteBackend:
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
         if self.keyword.resident_size(conn, ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_full_rows, with_values=True)
+            cache.warm(conn, ns_ids, sql.namespace_full_rows)
         elif self.keyword.loads_whole(conn, ns_ids):
             cache.warm(conn, ns_ids, sql.namespace_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))

@@ -13,8 +13,7 @@ a reset entry: a reindex) it is told to restart instead (drop or rebuild what it
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 __all__ = [
@@ -27,6 +26,7 @@ __all__ = [
     "Change",
     "ChangeFeed",
     "Subscriber",
+    "heads",
 ]
 
 # Ops. OP_REMOVE / OP_ADD: an item's postings (kw_log) or a vector (vec_log) removed / added;
@@ -77,19 +77,18 @@ class ChangeFeed:
         conn.execute(f"DELETE FROM {self.table}")
         self.append(conn, [(0, 0, OP_RESET)])
 
-    @contextmanager
-    def pinned(self, conn: sqlite3.Connection) -> Iterator[None]:
-        """Within a read transaction (nothing can move the head it sees): read the head once
-        for every subscriber that syncs inside this block."""
+    def pin(self, conn: sqlite3.Connection, head: int) -> bool:
+        """Within a read transaction (nothing can move the head it sees): `head` (read with
+        the other feeds' by `heads`) answers for every subscriber syncing on `conn` until
+        `unpin`. False when already pinned (by an outer reader, who unpins)."""
         key = id(conn)
         if key in self._pinned:
-            yield
-            return
-        self._pinned[key] = self._read_head(conn)
-        try:
-            yield
-        finally:
-            del self._pinned[key]
+            return False
+        self._pinned[key] = head
+        return True
+
+    def unpin(self, conn: sqlite3.Connection) -> None:
+        self._pinned.pop(id(conn), None)
 
     def head(self, conn: sqlite3.Connection) -> int:
         """The newest sequence number the log ever gave out, even if compaction emptied it."""
@@ -149,6 +148,16 @@ class ChangeFeed:
         else:
             sub.apply(conn, changes)
         sub.watermark = head
+
+
+def heads(conn: sqlite3.Connection, feeds: Sequence[ChangeFeed]) -> list[int]:
+    """The heads of several feeds (`ChangeFeed.head`), in one statement."""
+    names = [f.table for f in feeds]
+    marks = ",".join("?" * len(names))
+    got = dict(
+        conn.execute(f"SELECT name, seq FROM sqlite_sequence WHERE name IN ({marks})", names)
+    )
+    return [int(got.get(n, 0)) for n in names]
 
 
 KEYWORD_FEED = ChangeFeed("kw_log", "item_id")

@@ -13,6 +13,7 @@ search: it is then the only way a related item without the query's words is foun
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -47,9 +48,7 @@ def expansion_terms(
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
     # the best (score, id) pairs, positive scores only (ties: the larger id)
-    pairs = zip(scores.values(), scores, strict=True)
-    # (`sorted(...)[:n]` is `heapq.nlargest(n, ...)`, done in one C call)
-    top = [p for p in sorted(pairs, reverse=True)[:feedback_docs] if p[0] > 0]
+    top = [p for p in _largest(feedback_docs, scores) if p[0] > 0]
     if not top:
         return {}
     total = sum(s for s, _ in top)
@@ -78,9 +77,23 @@ def expansion_terms(
         cand.append((rel[term] * idf, term))
     if not cand:
         return {}
-    chosen = sorted(cand, reverse=True)[:n_terms]
+    chosen = sorted(cand, reverse=True)[:n_terms]  # heapq.nlargest's answer, in one C call
     best = chosen[0][0]
     return {t: weight * w / best for w, t in chosen}
+
+
+def _largest(n: int, scores: Mapping[int, float]) -> list[tuple[float, int]]:
+    """The `n` best (score, id) pairs, best first (ties: the larger id): `heapq.nlargest`'s
+    answer for a few of them, by C-level `max` passes over the pairs (scores are finite)."""
+    if n > 4:
+        return heapq.nlargest(n, zip(scores.values(), scores, strict=True))
+    pairs = list(zip(scores.values(), scores, strict=True))
+    out = []
+    for _ in range(min(n, len(pairs))):
+        best = max(pairs)
+        out.append(best)
+        pairs.remove(best)
+    return out
 
 
 def expand_query(

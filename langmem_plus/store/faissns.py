@@ -105,16 +105,28 @@ def search_one(
     search parameters (a selector).
     """
     index = idx.index.index if positions else idx.index
-    if idx.size > _SINGLE_THREAD_MAX or idx.approximate:
+    if idx.approximate or idx.size > _SINGLE_THREAD_MAX:
         return index.search(q, k, params=params)
     before = faiss.omp_get_max_threads()
     if before == 1:
-        return index.search(q, k, params=params)
+        return _search_row(index, q, k, params)
     faiss.omp_set_num_threads(1)
     try:
-        return index.search(q, k, params=params)
+        return _search_row(index, q, k, params)
     finally:
         faiss.omp_set_num_threads(before)
+
+
+def _search_row(index: Any, q: np.ndarray, k: int, params: Any) -> tuple[np.ndarray, np.ndarray]:
+    """`index.search(q, k, params=params)` for one C-contiguous float32 row (`unit_query`),
+    calling FAISS directly (the Python wrapper's checks and conversions cost as much as a
+    small scan)."""
+    if q.dtype != np.float32 or not q.flags.c_contiguous or q.shape[0] != 1:
+        return index.search(q, k, params=params)  # type: ignore[no-any-return]
+    dist = np.empty((1, k), dtype=np.float32)
+    labels = np.empty((1, k), dtype=np.int64)
+    index.search_c(1, faiss.swig_ptr(q), k, faiss.swig_ptr(dist), faiss.swig_ptr(labels), params)
+    return dist, labels
 
 
 def one_exact(
@@ -123,9 +135,12 @@ def one_exact(
     """item id -> best cosine of one exact namespace's scan (labels: storage positions, best
     first), what `begin_search_items`'s general merge gives for it: FAISS's order already
     sorted, an item's first (best) hit kept, at most `k` items."""
-    ok = labels[0] >= 0
-    found = items[labels[0][ok]].tolist()
-    sims = scores[0][ok].tolist()
+    lab, sim = labels[0], scores[0]
+    if len(lab) and lab[-1] < 0:  # FAISS pads a short answer with -1 at the end
+        ok = lab >= 0
+        lab, sim = lab[ok], sim[ok]
+    found = items[lab].tolist()
+    sims = sim.tolist()
     if len(set(found)) == len(found) and (not found or min(found) >= 0):
         return dict(zip(found[:k], sims[:k], strict=True))  # one vector per item
     best: dict[int, float] = {}

@@ -229,6 +229,11 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         """The `Resident` index of a search over one small namespace (the cache synced; small:
         at most `keyword_resident_docs` documents and within the memory cap), noted in the query
         scope for `doc_terms`; None otherwise (the per-term cache or SQLite answers)."""
+        scope = self._scope
+        if scope is not None:
+            known = scope.get("resident")
+            if known is not None and known.ns_id == ns_ids[0] and len(ns_ids) == 1:
+                return known  # type: ignore[no-any-return]
         if (
             self._cache is None
             or len(ns_ids) != 1
@@ -237,8 +242,8 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         ):
             return None
         resident = self._cache.resident(conn, ns_ids[0])
-        if self._scope is not None:
-            self._scope["resident"] = resident
+        if scope is not None:
+            scope["resident"] = resident
         return resident
 
     def doc_terms(
@@ -390,9 +395,9 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         if p is None:
             return {}
         sums = self._resident_sums(p) if p.resident is not None else None
-        if sums is not None:
-            scores = self._search_resident(sums, k, extra)
-        elif p.cached:
+        if sums is not None:  # already the best k and the extra candidates (_search_resident)
+            return self._search_resident(sums, k, extra)
+        if p.cached:
             scores = self._score_cached(conn, p.order, p.found, p.tid_ns, p.idf, p.avgdl, k, extra)
         else:
             scores = self._score_sqlite(conn, p.order, p.found, p.idf, p.avgdl, k, extra)

@@ -95,23 +95,15 @@ class MemoryScoring(PostingsScoring):
         """The query's nonzero BM25 sums over its `Resident` namespace (item id -> sum), once
         per prepared query; None when the scan budget would defer a term (the cached path
         answers then, as before this index existed)."""
-        if p.dense:
-            return p.dense[0]
-        res = p.resident
-        assert res is not None
-        budget = self._cached_postings_scan
-        summed = False  # the budget rule of `_accumulate`
-        for term in p.order:
-            ids, df = p.found[term]
-            if df > budget and summed:
-                p.dense.append(None)  # deferred: not this path
-                return None
-            n = res.length(term)
-            budget -= n * len(ids)
-            summed = summed or n > 0
-        got = res.bm25(p.order, p.found, p.idf, self.k1, self.b, p.avgdl)
-        p.dense.append(got)
-        return got
+        if not p.dense:
+            res = p.resident
+            assert res is not None
+            p.dense.append(
+                res.bm25(
+                    p.order, p.found, p.idf, self.k1, self.b, p.avgdl, self._cached_postings_scan
+                )
+            )
+        return p.dense[0]
 
     def _search_resident(
         self, sums: dict[int, float], k: int, extra_fn: Callable[[], set[int]]

@@ -12,13 +12,13 @@ term-id order.
 The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
 drops it with any keyword change to that namespace (the keyword feed, any process), so what it
 answers is what SQLite holds now. Its answers, order included, are those of the statements it
-replaces (`Lexicon.term_rows`'s order for the query terms, `doc_term_rows`'s for documents).
+replaces (`KeywordIndex._term_rows`'s for the query terms, `doc_term_rows`'s for documents).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -61,6 +61,8 @@ def unpack_many(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     # varints per blob: the blobs' byte ranges, counted in varint ends
     lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     bounds = np.cumsum(lens)
+    if not last[bounds[lens > 0] - 1].all():  # a blob cut inside a varint
+        raise ValueError("truncated doc_terms blob")
     per_blob = np.searchsorted(ends, bounds, side="left") - np.searchsorted(
         ends, bounds - lens, side="left"
     )
@@ -82,6 +84,7 @@ class Resident:
     """One namespace's terms, postings and document terms (see the module docstring)."""
 
     __slots__ = (
+        "_dl_list",
         "_doc_ptr",
         "_doc_rows",
         "_doc_term",
@@ -123,13 +126,14 @@ class Resident:
         self.id_list: list[int] = []
         self.pos_of: dict[int, int] = {}
         self.dl = _EMPTY_F
-        self._ptr = np.zeros(1, dtype=np.int64)  # term index -> its postings' slice
+        self._ptr: list[int] = [0]  # term index -> its postings' slice
         self.t_pos = _EMPTY_I  # postings' document positions, grouped by term
         self._t_tf = _EMPTY_F
         self._t_dl = _EMPTY_F
-        self._doc_ptr = np.zeros(1, dtype=np.int64)  # document -> its terms' slice
-        self._doc_term = _EMPTY_I
-        self._doc_tf = _EMPTY_I
+        self._doc_ptr: list[int] = [0]  # document -> its terms' slice
+        self._doc_term: list[int] = []  # term index of each (document, term) pair
+        self._doc_tf: list[int] = []
+        self._dl_list: list[int] = []
         self._doc_rows: dict[int, list[DocRow]] = {}
         # (k1, b, avgdl), the postings' saturation, and both position and saturation as lists
         self._sat: (
@@ -149,22 +153,23 @@ class Resident:
         term_rows = conn.execute(
             "SELECT id, term, df FROM terms WHERE ns_id = ?", (ns_id,)
         ).fetchall()
-        self.terms = [r[1] for r in term_rows]
-        self.term_ix = {t: j for j, t in enumerate(self.terms)}
-        self.tids = np.fromiter((r[0] for r in term_rows), np.int64, len(term_rows))
-        self.df = np.fromiter((r[2] for r in term_rows), np.int64, len(term_rows))
-        self.tid_list = self.tids.tolist()
-        self.df_list = self.df.tolist()
+        tids, terms, dfs = zip(*term_rows, strict=True) if term_rows else ((), (), ())
+        self.terms = list(terms)
+        self.term_ix = dict(zip(terms, range(len(terms)), strict=True))
+        self.tid_list, self.df_list = list(tids), list(dfs)
+        self.tids = np.array(self.tid_list, dtype=np.int64)
+        self.df = np.array(self.df_list, dtype=np.int64)
         docs = conn.execute(
             "SELECT d.item_id, d.dl, d.terms FROM items i JOIN doc_terms d ON d.item_id = i.id "
             "WHERE i.ns_id = ? ORDER BY d.item_id",
             (ns_id,),
         ).fetchall()
-        self.ids = np.fromiter((r[0] for r in docs), np.int64, len(docs))
-        self.id_list = self.ids.tolist()
-        self.pos_of = {i: j for j, i in enumerate(self.id_list)}
-        self.dl = np.fromiter((r[1] for r in docs), np.float64, len(docs))
-        blob, tid, tf = unpack_many([r[2] for r in docs])
+        ids, docs_dl, blobs = zip(*docs, strict=True) if docs else ((), (), ())
+        self.id_list = list(ids)
+        self.ids = np.array(self.id_list, dtype=np.int64)
+        self.pos_of = dict(zip(self.id_list, range(len(ids)), strict=True))
+        self.dl = np.array(docs_dl, dtype=np.float64)
+        blob, tid, tf = unpack_many(blobs)
         # term id -> term index (a pair whose term row is gone is left out, as the join did)
         by_tid = np.argsort(self.tids, kind="stable")
         srt = self.tids[by_tid]
@@ -172,13 +177,16 @@ class Resident:
         ok = at < len(srt)
         ok[ok] = srt[at[ok]] == tid[ok]
         blob, tf, term = blob[ok], tf[ok], by_tid[at[ok]]
-        self._doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(blob, minlength=len(docs)), out=self._doc_ptr[1:])
-        self._doc_term, self._doc_tf = term, tf
+        doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(blob, minlength=len(docs)), out=doc_ptr[1:])
+        # Python lists: a search reads a few documents' terms, one by one
+        self._doc_ptr, self._doc_term, self._doc_tf = doc_ptr.tolist(), term.tolist(), tf.tolist()
+        self._dl_list = list(docs_dl)
         # postings grouped by term, documents ascending within a term
         order = np.argsort(term, kind="stable")
-        self._ptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=len(self.terms)), out=self._ptr[1:])
+        ptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=len(self.terms)), out=ptr[1:])
+        self._ptr = ptr.tolist()
         self.t_pos = blob[order]
         self._t_tf = tf[order].astype(np.float64)
         self._t_dl = self.dl[self.t_pos]
@@ -212,11 +220,6 @@ class Resident:
                 tid_ns[tid] = ns_id
         return found, tid_ns
 
-    def length(self, term: str) -> int:
-        """How many documents hold the term (its postings here)."""
-        j = self.term_ix.get(term)
-        return 0 if j is None else int(self._ptr[j + 1] - self._ptr[j])
-
     def bm25(
         self,
         order: Sequence[str],
@@ -225,29 +228,36 @@ class Resident:
         k1: float,
         b: float,
         avgdl: float,
-    ) -> dict[int, float]:
+        budget: int,
+    ) -> dict[int, float] | None:
         """item id -> the nonzero BM25 sum of the terms `order` (each weighed by its `idf`,
         counted once per term id in `found`), added term by term in that order: the sums
-        `PostingsScoring._bm25` and `MemoryScoring._accumulate` give, to the last bit."""
+        `PostingsScoring._bm25` and `MemoryScoring._accumulate` give, to the last bit. None
+        when `_accumulate`'s scan `budget` would defer a term (its path answers then)."""
         ptr, ix = self._ptr, self.term_ix
         spans = []
         total = 0
+        summed = False
         for term in order:
+            ids, df = found[term]
+            if df > budget and summed:
+                return None
             j = ix.get(term)
-            if j is None:
-                continue
-            lo, hi = int(ptr[j]), int(ptr[j + 1])
-            for _tid in found[term][0]:
-                spans.append((lo, hi, idf[term]))
-                total += hi - lo
+            lo, hi = (ptr[j], ptr[j + 1]) if j is not None else (0, 0)
+            for _tid in ids:
+                budget -= hi - lo
+                if hi > lo:
+                    summed = True
+                    spans.append((lo, hi, idf[term]))
+                    total += hi - lo
         if total <= _SHORT:  # few postings: a loop costs less than array calls
             pos_l, sat_l = self._lists(k1, b, avgdl)
-            ids = self.id_list
+            ids_l = self.id_list
             sums: dict[int, float] = {}
             get = sums.get
             for lo, hi, w in spans:
                 for p, v in zip(pos_l[lo:hi], sat_l[lo:hi], strict=True):
-                    i = ids[p]
+                    i = ids_l[p]
                     sums[i] = get(i, 0.0) + v * w
             return {i: v for i, v in sums.items() if v != 0}
         sat = self.saturation(k1, b, avgdl)
@@ -278,16 +288,6 @@ class Resident:
             self._sat = self._sat[0], sat, lists
         return lists
 
-    def positions(self, item_ids: Iterable[int]) -> np.ndarray:
-        """Document positions of the given items that are documents here, in their order."""
-        want = np.fromiter(item_ids, dtype=np.int64)
-        ids = self.ids
-        if not len(ids) or not len(want):
-            return _EMPTY_I
-        at = np.searchsorted(ids, want)
-        at[at == len(ids)] = 0
-        return at[ids[at] == want]
-
     def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:
         """Every term of the given items as `DocRow`s, by item id then term id (the order of
         `doc_term_rows`, which answers for items that are not documents of this namespace)."""
@@ -315,13 +315,11 @@ class Resident:
 
     def _doc(self, item_id: int, p: int) -> list[DocRow]:
         """A document's `DocRow`s, made on first use and kept."""
-        lo, hi = int(self._doc_ptr[p]), int(self._doc_ptr[p + 1])
+        lo, hi = self._doc_ptr[p], self._doc_ptr[p + 1]
         terms, tids, df = self.terms, self.tid_list, self.df_list
-        dl = int(self.dl[p])
+        dl = self._dl_list[p]
         got = self._doc_rows[item_id] = [
             (terms[t], item_id, tf, dl, tids[t], df[t])
-            for t, tf in zip(
-                self._doc_term[lo:hi].tolist(), self._doc_tf[lo:hi].tolist(), strict=True
-            )
+            for t, tf in zip(self._doc_term[lo:hi], self._doc_tf[lo:hi], strict=True)
         ]
         return got

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from langmem_plus.store.changefeed import KEYWORD_FEED, Change
-from langmem_plus.store.rows import CandidateRow
 
 __all__ = ["RowCache"]
 
@@ -30,13 +29,13 @@ Fetch = Callable[[sqlite3.Connection, list[int]], dict[int, Any]]
 
 
 class RowCache:
-    """item id -> light row (and full row, for small namespaces loaded whole), kept exact
-    through the keyword feed (see the module docstring)."""
+    """item id -> row (light, or full for small namespaces loaded whole), kept exact through
+    the keyword feed (see the module docstring)."""
 
     def __init__(self, max_rows: int = 250_000) -> None:
         self.max_rows = max_rows
         self.rows: dict[int, Any] = {}
-        self.full: dict[int, Any] = {}  # full rows of namespaces loaded with their values
+        self.full = 0  # rows held with their values
         self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
         self.warmed: set[int] = set()  # namespaces loaded whole
@@ -45,9 +44,8 @@ class RowCache:
     def clear(self) -> None:
         with self._lock:
             self.rows.clear()
-            self.full.clear()
             self.warmed.clear()
-            self.weight = 0
+            self.full = self.weight = 0
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Drop the rows of items changed since the watermark (any process, any writer)."""
@@ -56,24 +54,23 @@ class RowCache:
 
     # ChangeFeed subscriber (store/changefeed.py)
     def holds_nothing(self) -> bool:
-        return not self.rows and not self.full
+        return not self.rows
 
     def restart(self, conn: sqlite3.Connection) -> None:
         self.clear()
 
     def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
-        rows, full = self.rows, self.full
+        rows = self.rows
         for _ns_id, item_id, _op in changes:
-            if rows.pop(item_id, None) is not None:
-                self.weight -= 1
-            row = full.pop(item_id, None)
+            row = rows.pop(item_id, None)
             if row is not None:
-                self.weight -= _value_weight(row)
+                self.weight -= _weight(row)
+                self.full -= row.value is not None
 
     def get(self, conn: sqlite3.Connection, ids: Iterable[int], fetch: Fetch) -> dict[int, Any]:
-        """Light rows of `ids` (those that exist): held ones from memory, the rest through
-        `fetch`, which reads them from SQLite (and they are kept). Call `sync` first, in the
-        same read transaction."""
+        """Rows of `ids` (those that exist) with at least their ranking columns: held ones
+        from memory (full where held so), the rest through `fetch`, which reads them from
+        SQLite (and they are kept). Call `sync` first, in the same read transaction."""
         with self._lock:
             rows = self.rows
             ids = ids if isinstance(ids, (list, tuple)) else list(ids)
@@ -85,56 +82,52 @@ class RowCache:
             if missing:
                 got = fetch(conn, missing)
                 out.update(got)
-                if self.weight + len(got) > self.max_rows:
-                    self.clear()
-                fresh = [i for i in got if i not in rows]
-                rows.update(got)
-                self.weight += len(fresh)
+                self._keep(got)
             return out
 
     def get_full(self, ids: Iterable[int]) -> tuple[dict[int, Any], list[int]]:
-        """The full rows of `ids` held, and the ids not held (call `sync` first, in the same
-        read transaction)."""
+        """The full rows of `ids` held, and the ids not held so (call `sync` first, in the
+        same read transaction)."""
         with self._lock:
-            full = self.full
+            rows = self.rows
             out: dict[int, Any] = {}
             missing: list[int] = []
             for i in ids:
-                r = full.get(i)
-                if r is None:
+                r = rows.get(i)
+                if r is None or r.value is None:
                     missing.append(i)
                 else:
                     out[i] = r
             return out, missing
 
-    def warm(
-        self,
-        conn: sqlite3.Connection,
-        ns_ids: Sequence[int],
-        fetch_ns: Fetch,
-        with_values: bool = False,
-    ) -> None:
+    def warm(self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch) -> None:
         """Load every row of these namespaces once (`fetch_ns` reads a namespace list: light
-        rows, or full rows `with_values`, which are kept as both)."""
+        rows, or full rows)."""
         with self._lock:
             todo = [n for n in ns_ids if n not in self.warmed]
             if not todo:
                 return
             got = fetch_ns(conn, todo)
             self.warmed.update(todo)  # tried: even when it does not fit, not again
-            if with_values:
-                added = sum(map(_value_weight, got.values()))
-                if self.weight + len(got) + added > self.max_rows:
-                    return
-                self.full.update(got)
-                got = {i: CandidateRow(i, None, None, None, *r[4:]) for i, r in got.items()}
-                self.weight += added
-            if self.weight + len(got) <= self.max_rows:
-                fresh = [i for i in got if i not in self.rows]
-                self.rows.update(got)
-                self.weight += len(fresh)
+            if self.weight + sum(map(_weight, got.values())) <= self.max_rows:
+                self._keep(got)
+
+    def _keep(self, got: dict[int, Any]) -> None:
+        """Hold these rows (over the cap: everything is dropped first)."""
+        rows = self.rows
+        added = sum(map(_weight, got.values()))
+        if self.weight + added > self.max_rows:
+            self.clear()
+        for i, r in got.items():
+            old = rows.get(i)
+            if old is not None:
+                self.weight -= _weight(old)
+                self.full -= old.value is not None
+            rows[i] = r
+            self.weight += _weight(r)
+            self.full += r.value is not None
 
 
-def _value_weight(row: Any) -> int:
-    """What a full row adds to a light one against the cap, in rows of ~300 bytes."""
-    return 1 + len(row.value) // 300
+def _weight(row: Any) -> int:
+    """A row against the cap, in rows of ~300 bytes (a light row: 1)."""
+    return 1 if row.value is None else 1 + len(row.value) // 300

@@ -13,13 +13,13 @@ import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from langgraph.store.base import Item, MatchCondition
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import NS_SEP, MemorySearchItem, from_epoch, ns_key
+from langmem_plus.store._common import NS_SEP, MemorySearchItem, from_epoch, ns_key, utc
 from langmem_plus.store.filters import matches
 from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.sqlite import in_chunks
@@ -75,6 +75,7 @@ _LIGHT = (
     "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session FROM items i "
 )
 _make = CandidateRow._make
+_ID = operator.itemgetter(0)
 
 
 def _light(r: Sequence[Any]) -> CandidateRow:
@@ -105,15 +106,17 @@ def namespace_full_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict
     """Full rows of every item of the namespaces."""
     out: dict[int, Any] = {}
     for part, qs in in_chunks(ns_ids):
-        out.update((r[0], _make(r)) for r in conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs})", part))
+        got = list(map(_make, conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs})", part)))
+        out.update(zip(map(_ID, got), got, strict=True))
     return out
 
 
 def prior_columns(
-    rows: Sequence[CandidateRow],
+    rows: Sequence[CandidateRow], preferences: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The score's inputs from the rows, as arrays: last used (last access, else the last
-    update), access count, confidence (NULL -> NaN: "none given"), preference item."""
+    update), access count, confidence (NULL -> NaN: "none given"), preference item (all
+    False without `preferences`: the score reads it for a preference query only)."""
     n = len(rows)
     last = list(map(_LAST_ACCESSED, rows))
     if last.count(None) == n:  # never used (the usual case): the last update
@@ -132,7 +135,9 @@ def prior_columns(
         last_used,
         np.fromiter(map(_ACCESS_COUNT, rows), np.float64, n),
         confidence,
-        np.fromiter(map(operator.eq, map(_CATEGORY, rows), repeat("preference")), bool, n),
+        np.fromiter(map(operator.eq, map(_CATEGORY, rows), repeat("preference")), bool, n)
+        if preferences
+        else np.zeros(n, dtype=bool),
     )
 
 
@@ -187,18 +192,32 @@ def _namespace(ns: str) -> tuple[str, ...]:
     return tuple(ns.split(NS_SEP))
 
 
+_SCAN = cast(Any, json.JSONDecoder()).scan_once
+
+
+def _json(text: str) -> Any:
+    """`json.loads` of a stored value: its C scanner called directly (a value is stored by
+    `json.dumps`, so it is exactly one JSON document); anything else goes to `json.loads`."""
+    try:
+        got, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    return got if end == len(text) else json.loads(text)
+
+
 def search_hit(row: CandidateRow, score: float, explain: tuple[Any, int]) -> Any:
     """The `MemorySearchItem` of a ranked full row (`to_item`'s, made directly)."""
     assert row.namespace is not None and row.key is not None and row.value is not None
+    last = row.last_accessed
     item: Any = MemorySearchItem.hit(
         _namespace(row.namespace),
         row.key,
-        json.loads(row.value),
-        from_epoch(row.created_at),  # type: ignore[arg-type]
-        from_epoch(row.updated_at),  # type: ignore[arg-type]
+        _json(row.value),
+        utc(row.created_at),
+        utc(row.updated_at),
         score,
         int(row.access_count),
-        from_epoch(row.last_accessed),
+        None if last is None else utc(last),
         explain,
     )
     item._rowid = row.id if row.ttl_minutes is not None else None  # only TTL items refresh

@@ -17,7 +17,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import EmbeddingModelMismatchError
 from langmem_plus.store import check as checks
 from langmem_plus.store.backend import SqliteBackend
-from langmem_plus.store.changefeed import KEYWORD_FEED, VECTOR_FEED
+from langmem_plus.store.changefeed import KEYWORD_FEED, VECTOR_FEED, heads
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.maintenance import Maintenance
@@ -148,8 +148,15 @@ class SqliteStorage:
                 if nested:
                     yield conn
                     return
-                with KEYWORD_FEED.pinned(conn), VECTOR_FEED.pinned(conn):
+                kw, vec = heads(conn, (KEYWORD_FEED, VECTOR_FEED))
+                pinned = KEYWORD_FEED.pin(conn, kw), VECTOR_FEED.pin(conn, vec)
+                try:
                     yield conn
+                finally:
+                    if pinned[0]:
+                        KEYWORD_FEED.unpin(conn)
+                    if pinned[1]:
+                        VECTOR_FEED.unpin(conn)
 
     def write(self) -> AbstractContextManager[Any]:
         return self.db.write()
