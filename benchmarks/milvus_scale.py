@@ -2,13 +2,21 @@
 per item at a few sizes, in one run (the same synthetic corpus as scale.py, hash embeddings).
 
 Two shapes: `items` (N items in one namespace) and `users` (U users x 100 items, one
-namespace each, searched one user at a time: the partition-key case). Searches of the two
-backends are interleaved query by query, and the Milvus figures are also given as ratios to
-SQLite's measured in the same run. Search latency excludes query embedding (vectors are made
-before the timed loop), so it times the store alone.
+namespace each, searched one user at a time: the partition-key case; `--users 100,1000` runs
+several); with `--locomo DATA` also real conversations (LoCoMo dev, a namespace each, their
+questions as queries, the same hash embeddings). Searches of the two backends are interleaved query by query, and the Milvus figures
+are also given as ratios to SQLite's measured in the same run. Search latency excludes query
+embedding (vectors are made before the timed loop), so it times the store alone. For each
+Milvus store the timed searches' requests and the entities those requests returned are
+counted (what a server's latency and network cost multiply).
 
     python benchmarks/milvus_scale.py [--sizes 1k,10k] [--users 100] [--queries 200]
-        [--own-bm25] [--out docs/results/milvus_scale.json] [--md docs/results/milvus_scale.md]
+        [--own-bm25] [--locomo DATA] [--milvus URI] [--out docs/results/milvus_scale.json]
+        [--md docs/results/milvus_scale.md]
+
+With `--milvus milvus://host:19530` the Milvus side runs on that server (collections
+`bench_<case>` are created there and dropped afterwards); bytes per item are then not
+measured (0: read them from the cluster's metrics).
 """
 
 from __future__ import annotations
@@ -42,10 +50,13 @@ def _pct(values: list[float]) -> dict[str, float]:
     return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95))}
 
 
-def _load(store: HybridStore, docs: list[tuple[tuple[str, ...], str, str]]) -> float:
+Doc = tuple[tuple[str, ...], str, dict[str, Any]]  # namespace, key, value
+
+
+def _load(store: HybridStore, docs: list[Doc]) -> float:
     t0 = time.perf_counter()
     for i in range(0, len(docs), _BATCH):
-        store.batch([PutOp(ns, key, {"text": text}) for ns, key, text in docs[i : i + _BATCH]])
+        store.batch([PutOp(ns, key, value) for ns, key, value in docs[i : i + _BATCH]])
     return time.perf_counter() - t0
 
 
@@ -58,8 +69,32 @@ def _bytes(path: Path) -> int:
     return total
 
 
+class Requests:
+    """Counts a Milvus store's requests and the entities they return, while `on`."""
+
+    def __init__(self, store: HybridStore) -> None:
+        self.on = False
+        self.requests = 0
+        self.rows = 0
+        client: Any = store._storage.client  # type: ignore[attr-defined]
+        for name in ("query", "search", "upsert", "delete", "query_iterator"):
+            real = getattr(client, name)
+
+            def counted(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+                got = _real(*a, **k)
+                if self.on:
+                    self.requests += 1
+                    if _name == "search":
+                        self.rows += sum(len(hits) for hits in got)
+                    elif _name == "query":
+                        self.rows += len(got)
+                return got
+
+            object.__setattr__(client, name, counted)
+
+
 def run_case(
-    docs: list[tuple[tuple[str, ...], str, str]],
+    docs: list[Doc],
     queries: list[tuple[tuple[str, ...], str]],
     workdir: Path,
     tag: str,
@@ -75,27 +110,62 @@ def run_case(
         cfg = MemoryConfig.model_validate(
             {"store": {"milvus_collection": f"bench_{tag}{suffix}", **tuning}}
         )
-        stores[name] = HybridStore(SERVER[0] or paths[name], index=index, config=cfg)  # type: ignore[arg-type]
-    out: dict[str, Any] = {"items": len(docs)}
+        stores[name] = _open(SERVER[0] or paths[name], index, cfg)
+    out: dict[str, Any] = {"items": len(docs), "queries": len(queries)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
+        print(f"{tag}: {name} loaded {len(docs)} items in {out[name]['load_s']:.1f} s", flush=True)
+    counters = {name: Requests(store) for name, store in stores.items() if name != "sqlite"}
     emb.prime([q for _, q in queries])
     lat: dict[str, list[float]] = {n: [] for n in stores}
     for store in stores.values():  # one warm-up query each
         store.search(queries[0][0], query=queries[0][1], limit=10)
+    for c in counters.values():
+        c.on = True
     for ns, q in queries:
         for name, store in stores.items():
             t0 = time.perf_counter()
             store.search(ns, query=q, limit=10)
             lat[name].append((time.perf_counter() - t0) * 1000)
+    for name, c in counters.items():
+        c.on = False
+        out[name]["requests_per_search"] = c.requests / len(queries)
+        out[name]["rows_per_search"] = c.rows / len(queries)
     for name, store in stores.items():
-        store.close()
+        if SERVER[0] and name != "sqlite":
+            _drop(store)  # closes it
+        else:
+            store.close()
         out[name]["search_ms"] = _pct(lat[name])
         out[name]["bytes"] = _bytes(paths[name]) if name == "sqlite" or not SERVER[0] else 0
         out[name]["bytes_per_item"] = out[name]["bytes"] / max(1, len(docs))
     for name in VARIANTS:
         out["ratio" if name == "milvus" else f"ratio_{name}"] = _ratios(out[name], out["sqlite"])
     return out
+
+
+def _open(where: Any, index: Any, cfg: MemoryConfig) -> HybridStore:
+    """A benchmark store; on a server, collections left by an earlier run are dropped first
+    (their statistics rows would count twice)."""
+    store = HybridStore(where, index=index, config=cfg)
+    if SERVER[0]:
+        _drop(store)
+        store = HybridStore(where, index=index, config=cfg)
+    return store
+
+
+def _drop(store: HybridStore) -> None:
+    """Close a benchmark store and drop its collections (on a server)."""
+    st: Any = store._storage  # type: ignore[attr-defined]
+    names = (st.names.items, st.names.vectors, st.names.stats, st.names.log)
+    store.close()
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=st.where)
+    for name in names:
+        if client.has_collection(name):
+            client.drop_collection(name)
+    client.close()
 
 
 def _ratios(m: dict[str, Any], s: dict[str, Any]) -> dict[str, float]:
@@ -112,9 +182,9 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
     """Milvus requests per search, put and get (what a cluster's latency multiplies), on a
     Milvus Lite store of `n` items in sessions of 20 (so session neighbours are read)."""
     corpus = Corpus()
-    store = HybridStore(
-        workdir / "requests.milvus.db", index={"dims": emb.dims, "embed": emb, "fields": ["text"]}
-    )
+    cfg = MemoryConfig.model_validate({"store": {"milvus_collection": "bench_requests"}})
+    index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    store = _open(SERVER[0] or workdir / "requests.milvus.db", index, cfg)
     docs = [corpus.sentence() for _ in range(n)]
     store.batch(
         [
@@ -143,22 +213,28 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
     out["per_put"], calls[0] = calls[0] / 20, 0
     store.get(("u", "1"), "k1")
     out["per_get"] = calls[0]
-    store.close()
+    if SERVER[0]:
+        _drop(store)  # closes it
+    else:
+        store.close()
     return out
 
 
 def markdown(res: dict[str, Any]) -> str:
     lines = [
-        "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item |",
-        "|---|---|---|---|---|---|---|---|",
+        "| case | items | backend | load s | items/s | search p50 ms | p95 ms | bytes/item "
+        "| requests/search | rows/search |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, r in res["cases"].items():
         for name in ("sqlite", *VARIANTS):
             b = r[name]
+            req = f"{b['requests_per_search']:.1f}" if "requests_per_search" in b else ""
+            rows = f"{b['rows_per_search']:.0f}" if "rows_per_search" in b else ""
             lines.append(
                 f"| {case} | {r['items']} | {name} | {b['load_s']:.1f} | "
                 f"{r['items'] / max(b['load_s'], 1e-9):.0f} | {b['search_ms']['p50']:.1f} | "
-                f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} |"
+                f"{b['search_ms']['p95']:.1f} | {b['bytes_per_item']:.0f} | {req} | {rows} |"
             )
     if "requests" in res:
         r = res["requests"]
@@ -168,7 +244,8 @@ def markdown(res: dict[str, Any]) -> str:
             f"{r['per_put']:.1f} per put, {r['per_get']:.0f} per get.",
             "",
         ]
-    lines += ["", "Milvus Lite / SQLite, same run:", ""]
+    side = "Milvus (server)" if SERVER[0] else "Milvus Lite"
+    lines += ["", f"{side} / SQLite, same run:", ""]
     lines += ["| case | load | search p50 | search p95 | bytes |", "|---|---|---|---|---|"]
     for case, r in res["cases"].items():
         for name in VARIANTS:
@@ -184,9 +261,19 @@ def markdown(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1k,10k", help="items in one namespace")
-    ap.add_argument("--users", type=int, default=100, help="users x 100 items (0: skip)")
+    ap.add_argument(
+        "--users", default="100", help="users x 100 items, comma-separated counts (0: skip)"
+    )
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--requests-only", action="store_true", help="only count requests")
+    ap.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        metavar="DATA",
+        help="also the LoCoMo dev conversations from this datasets folder (real text, one "
+        "namespace per conversation, sessions kept)",
+    )
     ap.add_argument(
         "--own-bm25",
         action="store_true",
@@ -221,32 +308,63 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.requests_only:
             print(res["requests"])
             return res
-        for tok in args.sizes.split(","):
+        for tok in (t for t in args.sizes.split(",") if t.strip()):
             n_ns, per_ns = parse_size(tok)
             n = n_ns * per_ns
-            docs = [(("bench",), f"k{i}", corpus.sentence()) for i in range(n)]
-            texts = [d[2] for d in docs]
-            queries = [(("bench",), corpus.query(texts)) for _ in range(args.queries)]
+            docs: list[Doc] = [(("bench",), f"k{i}", {"text": corpus.sentence()}) for i in range(n)]
+            texts = [d[2]["text"] for d in docs]
+            queries: list[tuple[tuple[str, ...], str]] = [
+                (("bench",), corpus.query(texts)) for _ in range(args.queries)
+            ]
             res["cases"][f"items-{tok}"] = run_case(docs, queries, work, f"items{n}", emb)
-            print(markdown(res), flush=True)
-        if args.users:
+            _report(res, args)
+        for users in (int(u) for u in args.users.split(",") if int(u) > 0):
             docs = [
-                (("users", f"u{u}"), f"k{i}", corpus.sentence())
-                for u in range(args.users)
+                (("users", f"u{u}"), f"k{i}", {"text": corpus.sentence()})
+                for u in range(users)
                 for i in range(100)
             ]
             rng = np.random.default_rng(7)
             queries = []
             for _ in range(args.queries):
-                u = int(rng.integers(args.users))
-                own = [d[2] for d in docs[u * 100 : (u + 1) * 100]]
+                u = int(rng.integers(users))
+                own = [d[2]["text"] for d in docs[u * 100 : (u + 1) * 100]]
                 queries.append((("users", f"u{u}"), corpus.query(own)))
-            res["cases"][f"users-{args.users}x100"] = run_case(docs, queries, work, "users", emb)
+            tag = f"users{users}"
+            res["cases"][f"users-{users}x100"] = run_case(docs, queries, work, tag, emb)
+            _report(res, args)
+        if args.locomo:
+            docs, queries = locomo_case(args.locomo, args.queries)
+            res["cases"]["locomo"] = run_case(docs, queries, work, "locomo", emb)
+            _report(res, args)
+    return res
+
+
+def locomo_case(data: Path, n_queries: int) -> tuple[list[Doc], list[tuple[tuple[str, ...], str]]]:
+    """Real conversations: every LoCoMo dev conversation a namespace ("bench", id) of one
+    store, its turns the items (with their session, so neighbours are read), `n_queries` of
+    its questions spread over the conversations. Read from the datasets folder, never copied."""
+    from retrieval_quality import SESSION_KEY, load_locomo
+
+    units = load_locomo(data)
+    docs: list[Doc] = []
+    for u in units:
+        for key, text in u.docs:
+            session = u.meta.get(key, {}).get(SESSION_KEY[0], "")
+            docs.append((("bench", u.name), key, {"text": text, "session_id": session}))
+    asked: list[tuple[tuple[str, ...], str]] = [
+        (("bench", u.name), q.text) for u in units for q in u.queries
+    ]
+    step = max(1, len(asked) // max(1, n_queries))
+    return docs, asked[::step][:n_queries]
+
+
+def _report(res: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print the tables so far and write the results (a long run keeps what it measured)."""
     table = markdown(res)
-    print(table)
+    print(table, flush=True)
     write_json(args.out, res, newline=False)
     write_text(args.md, table + "\n")
-    return res
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import pytest
 
 from langmem_plus import HybridStore
 
-__all__ = ["LITE_REASON", "LiteFile", "lite_expire", "requires_lite"]
+__all__ = ["LITE_REASON", "LiteFile", "lite_expire", "requires_lite", "wipe"]
 
 
 def _lite_reason() -> str | None:
@@ -43,11 +43,16 @@ class LiteFile:
 
     def open(self, **kwargs: Any) -> HybridStore:
         store = HybridStore(self.path, **kwargs)
-        st = store._storage
-        for name in (st.names.items, st.names.vectors):  # type: ignore[attr-defined]
-            if st.client.has_collection(name):  # type: ignore[attr-defined]
-                st.client.delete(name, filter='pk != ""')  # type: ignore[attr-defined]
+        wipe(store)
         return store
+
+
+def wipe(store: HybridStore) -> None:
+    """Delete every item, vector and statistics row of a Milvus store."""
+    st: Any = store._storage
+    for name in (st.names.items, st.names.vectors, st.names.stats):
+        if st.client.has_collection(name):
+            st.client.delete(name, filter='pk != ""')
 
 
 def lite_expire(store: HybridStore, namespace: Sequence[str], key: str, at: float) -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
-from milvus_fixtures import LiteFile, requires_lite
+from milvus_fixtures import LiteFile, requires_lite, wipe
 
 from langmem_plus import HybridStore
 from langmem_plus.store.filters import matches
@@ -96,7 +96,7 @@ def test_the_expression_admits_every_item_the_filter_accepts(
     store: HybridStore, values: list[dict[str, Any]], flt: dict[str, Any]
 ) -> None:
     st_: Any = store._storage
-    st_.client.delete(st_.names.items, filter='pk != ""')
+    wipe(store)
     for i, v in enumerate(values):
         store.put(("p",), f"k{i}", v)
     want = {f"k{i}" for i, v in enumerate(values) if matches(v, flt)}

@@ -230,8 +230,9 @@ class StoreTuning(Section):
         min_length=1,
         max_length=200,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`): "
-        "one pair holds every user, the namespace being the partition key.",
+        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`, "
+        "`<name>_stats`, `<name>_log`): one set holds every user, the namespace's root being "
+        "the partition key.",
     )
     milvus_consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = Field(
         "Strong",
@@ -258,7 +259,8 @@ class StoreTuning(Section):
         description="Milvus: a search over at most this many documents scores its keyword "
         "side with this project's BM25 over Milvus's matches, the same scores as SQLite; a "
         "larger one uses Milvus's own BM25 (other IDF and statistics). 0: always Milvus's. "
-        "At most 16,383 (one request lists the scope: Milvus caps a limit at 16,384).",
+        "At most 16,383 (one request returns every match of a term: Milvus caps a limit at "
+        "16,384).",
     )
     # --- limits -------------------------------------------------------------------------
     max_item_chars: int = Field(

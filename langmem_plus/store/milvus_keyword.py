@@ -6,13 +6,14 @@ of a namespace weigh almost nothing) and its statistics are its own (segments, t
 collection). For a scope (the namespaces one search covers) of at most `max_docs` documents
 the keyword side is therefore scored here, client-side, from what Milvus finds:
 
-* one query lists the scope's documents with their lengths: N, the mean length, and each
-  document's length;
+* N and the mean document length come from the scope's statistics rows (milvus_stats.py,
+  kept as writes happen); on collections without them, one query lists the scope's documents
+  with their lengths;
 * one BM25 request for the query's new terms returns, per term, every document Milvus's
   inverted index matches (the limit is N, so none is cut off), with its stored tokens (this
-  project's tokenizer output, kept in `text`); a document holds a term only when its tokens
-  do (Milvus's jieba analysis may match more, a sub-word of a longer word, and those are
-  dropped);
+  project's tokenizer output, kept in `text`) and length; a document holds a term only when
+  its tokens do (Milvus's jieba analysis may match more, a sub-word of a longer word, and
+  those are dropped);
 * the scores are BM25Okapi with the store's k1, b and IDF floor, as keyword.py computes them.
 
 Milvus does the matching (its inverted index); the library does the arithmetic. Larger scopes
@@ -37,6 +38,7 @@ __all__ = ["ClientBM25", "KeywordSession", "ScopeIndex"]
 
 _MIN_IDF = 0.01  # keyword.py's floor for a term in half or more of the documents
 _CHUNK = 1000  # primary keys per request
+_TOKEN_FIELDS = ["pk", "seq", "text", "doc_len"]
 
 
 @dataclass
@@ -46,7 +48,7 @@ class ScopeIndex:
 
     n_docs: int
     avgdl: float
-    dl: dict[int, int]  # document id (seq) -> length in tokens
+    dl: dict[int, int] = field(default_factory=dict)  # id (seq) -> length, where listed
     postings: dict[str, frozenset[int]] = field(default_factory=dict)
     common: dict[str, int] = field(default_factory=dict)  # term -> it is in at least this many
 
@@ -57,6 +59,7 @@ class KeywordSession(Protocol):
     names: Any
     kw_scopes: dict[str, ScopeIndex | None]
     tokens: dict[int, Counter[str]]
+    lengths: dict[int, int]
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None: ...
 
@@ -107,14 +110,29 @@ class ClientBM25:
         conn.kw_scopes[expr] = sc
         return sc
 
+    def from_counts(self, n_docs: int, total_len: int) -> ScopeIndex | None:
+        """A scope's statistics from its counts (milvus_stats.py), or None when it holds
+        more than `max_docs` documents."""
+        if n_docs > self.max_docs:
+            return None
+        return ScopeIndex(n_docs, total_len / n_docs if n_docs > 0 else 0.0)
+
+    @staticmethod
+    def _note(conn: KeywordSession, e: Mapping[str, Any]) -> None:
+        """Keep a read document's term frequencies and length for the batch."""
+        sid = int(e["seq"])
+        if sid not in conn.tokens:
+            conn.tokens[sid] = Counter(e["text"].split())
+            conn.lengths[sid] = int(e["doc_len"])
+
     def tokens(self, conn: KeywordSession, ids: Iterable[int]) -> dict[int, Counter[str]]:
         """Term frequencies of the documents (their stored tokens), read once per batch."""
         ids = list(dict.fromkeys(ids))
         missing = conn.pks_of(i for i in ids if i not in conn.tokens)
         for i in range(0, len(missing), _CHUNK):
             part = missing[i : i + _CHUNK]
-            for e in conn.by_pks("items", "pk", part, ["pk", "seq", "text"]):
-                conn.tokens[int(e["seq"])] = Counter(e["text"].split())
+            for e in conn.by_pks("items", "pk", part, _TOKEN_FIELDS):
+                self._note(conn, e)
         return {i: conn.tokens[i] for i in ids if i in conn.tokens}
 
     def matches(
@@ -130,12 +148,12 @@ class ClientBM25:
         ]
         limit = max(1, cap)
         while todo:
-            hits = conn.search_many("items", todo, "sparse", limit, expr, ["pk", "seq", "text"])
+            hits = conn.search_many("items", todo, "sparse", limit, expr, _TOKEN_FIELDS)
             retry: list[str] = []
             for term, got in zip(todo, hits, strict=True):
                 conn.remember(got)
                 for e in got:  # the matches' tokens come with them: no second request
-                    conn.tokens.setdefault(int(e["seq"]), Counter(e["text"].split()))
+                    self._note(conn, e)
                 ids = [int(e["seq"]) for e in got]
                 real = frozenset(i for i in ids if term in conn.tokens[i])
                 if len(got) < limit or limit >= sc.n_docs:  # every match is in `got`
@@ -186,7 +204,7 @@ class ClientBM25:
         k1, b, avgdl = self.k1, self.b, sc.avgdl or 1.0
         out: dict[int, float] = {}
         for i in ids:
-            tf_of, dl = toks.get(i), sc.dl.get(i, 0)
+            tf_of, dl = toks.get(i), self._length(conn, sc, i)
             if tf_of is None:
                 continue
             norm = k1 * (1 - b + b * dl / avgdl)
@@ -198,6 +216,12 @@ class ClientBM25:
             if s != 0:
                 out[i] = s
         return out
+
+    @staticmethod
+    def _length(conn: KeywordSession, sc: ScopeIndex, i: int) -> int:
+        """A read document's length (its stored `doc_len`)."""
+        got = conn.lengths.get(i)
+        return sc.dl.get(i, 0) if got is None else got
 
     @staticmethod
     def top(scores: Mapping[int, float], k: int) -> set[int]:
@@ -220,7 +244,7 @@ class ClientBM25:
         df = self.matches(conn, expr, sc, terms, cap)
         tid = {t: j for j, t in enumerate(terms)}
         return [
-            (t, i, n, sc.dl.get(i, sum(tf.values())), tid[t], df[t])
+            (t, i, n, self._length(conn, sc, i), tid[t], df[t])
             for i, tf in sorted(tfs.items())
             for t, n in sorted(tf.items(), key=lambda kv: tid[kv[0]])
         ]

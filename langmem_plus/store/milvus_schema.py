@@ -88,6 +88,7 @@ class Names:
         self.items = f"{prefix}_items"
         self.vectors = f"{prefix}_vectors"
         self.log = f"{prefix}_log"
+        self.stats = f"{prefix}_stats"
 
 
 def h(text: str) -> str:

@@ -39,6 +39,7 @@ from langmem_plus.store.milvus_schema import (
     to_row,
 )
 from langmem_plus.store.milvus_session import MAX_LIMIT, MilvusSession
+from langmem_plus.store.milvus_stats import StatsBook, scope_expr
 from langmem_plus.store.rows import CandidateRow, match_namespaces
 from langmem_plus.text.tokenize import QueryTerms
 
@@ -86,7 +87,7 @@ class _MilvusVectorSearch:
     def cosines(self, item_ids: Sequence[int]) -> dict[int, float]:
         pks = self.conn.pks_of(item_ids)
         out: dict[int, float] = {}
-        for ent in self.conn.by_pks("vectors", "item", pks, ["seq", "vec"]):
+        for ent in self.conn.by_pks("vectors", "item", pks, ["seq", "vec"], self.expr):
             v = np.asarray(ent["vec"], dtype=np.float64)
             sim = float(v @ self.q / (np.linalg.norm(v) or 1.0))
             sid = int(ent["seq"])
@@ -106,18 +107,22 @@ class MilvusSearch:
         client_bm25: ClientBM25 | None = None,
         filter_field: str | None = None,
         rooted: bool = False,
+        stats: StatsBook | None = None,
     ) -> None:
         """`client_bm25`: score the keyword side with this project's BM25 over Milvus's
         matches (milvus_keyword.py); None keeps Milvus's own BM25 scores everywhere.
         `filter_field`: the JSON copy of the values that search filters are pushed down to
         (milvus_filters.py); None: filters run client-side only. `rooted`: the collections
-        have the `root` partition key (milvus_schema.py), named in every search it can be."""
+        have the `root` partition key (milvus_schema.py), named in every search it can be.
+        `stats`: the statistics rows (milvus_stats.py) a search reads its scope's counts and
+        namespaces from; None: the scope is counted from its items."""
         self._has_vectors = has_vectors
         self._vector_params = vector_params
         self._common_ratio = common_term_ratio
         self._client_bm25 = client_bm25
         self._filter_field = filter_field
         self._rooted = rooted
+        self._stats = stats
 
     def _exact(self, conn: MilvusSession, expr: str) -> ScopeIndex | None:
         """The scope's client-side BM25 statistics, or None where Milvus's BM25 scores."""
@@ -125,11 +130,25 @@ class MilvusSearch:
 
     # ---------------------------------------------------------------- items
     def namespace_ids(self, conn: MilvusSession, prefix: Sequence[str]) -> list[int]:
-        """One id for the prefix's scope, none when it holds no item. With client-side BM25
-        the scope's listing (which the keyword side reads next) answers that."""
-        expr = ns_prefix_expr(prefix, self._rooted)
-        sc = self._exact(conn, expr) if prefix else None
-        if not (sc and sc.n_docs) and not conn.query(conn.names.items, expr, ["pk"], limit=1):
+        """One id for the prefix's scope, none when it holds no item. With statistics rows
+        (milvus_stats.py) one small request gives the scope's counts and namespaces; without,
+        the client-side BM25's listing of the scope (which the keyword side reads next)
+        answers."""
+        st = self._stats.scope(conn, prefix, self._rooted) if self._stats else None
+        if st is None:
+            expr = ns_prefix_expr(prefix, self._rooted)
+            sc = self._exact(conn, expr) if prefix else None
+            known = bool(sc and sc.n_docs)
+        else:
+            if not st.namespaces:
+                return []
+            expr = scope_expr(prefix, st, self._rooted)
+            n_docs, total = st.counts.n_docs, st.counts.total_len
+            if self._client_bm25 is not None:
+                conn.kw_scopes[expr] = self._client_bm25.from_counts(n_docs, total)
+            conn.doc_counts[and_(expr, "doc_len > 0")] = max(0, n_docs)
+            known = st.counts.n_items > 0
+        if not known and not conn.query(conn.names.items, expr, ["pk"], limit=1):
             return []
         conn.scopes.append(expr)
         return [len(conn.scopes) - 1]
@@ -226,6 +245,7 @@ class MilvusSearch:
         if not groups:
             return out
         expr = and_(
+            conn.scope,  # the search's scope: its partition key, for a cluster to prune on
             in_expr("ns", sorted({ns for ns, _ in groups})),
             in_expr("session_h", sorted({sh for _, sh in groups})),
         )  # one request for every session involved (a superset, split below)

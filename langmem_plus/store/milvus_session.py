@@ -33,6 +33,7 @@ class MilvusSession:
         self.scopes: list[str] = []  # ranker namespace id -> expression
         self.kw_scopes: dict[str, ScopeIndex | None] = {}  # client-side BM25 statistics
         self.tokens: dict[int, Counter[str]] = {}  # id -> term frequencies of its tokens
+        self.lengths: dict[int, int] = {}  # id -> its document length (indexed tokens)
 
     def remember(self, ents: Iterable[Mapping[str, Any]]) -> None:
         """Note the primary key of each entity's id."""
@@ -71,13 +72,20 @@ class MilvusSession:
             it.close()
 
     def by_pks(
-        self, collection: str, field: str, pks: Sequence[str], fields: list[str]
+        self,
+        collection: str,
+        field: str,
+        pks: Sequence[str],
+        fields: list[str],
+        within: str = "",
     ) -> list[dict[str, Any]]:
-        """Entities whose `field` is one of `pks`, in chunks."""
+        """Entities whose `field` is one of `pks`, in chunks; `within`: an expression they
+        also satisfy (the scope, which lets a cluster read one partition)."""
         out: list[dict] = []
         for i in range(0, len(pks), _CHUNK):
-            part = pks[i : i + _CHUNK]
-            out.extend(self.query(self.names_of(collection), in_expr(field, part), fields))
+            expr = in_expr(field, pks[i : i + _CHUNK])
+            expr = f"({within}) and ({expr})" if within else expr
+            out.extend(self.query(self.names_of(collection), expr, fields))
         return out
 
     def names_of(self, collection: str) -> str:

@@ -1,6 +1,6 @@
-"""`StorageBackend` over Milvus (a server, a cluster, or a local Milvus Lite file): writes,
-TTL, `mark_used` and maintenance; reads are milvus_search.py's, the collections
-milvus_schema.py's.
+"""`StorageBackend` over Milvus (a server, a cluster, or a local Milvus Lite file): sessions,
+writes, TTL and `mark_used`; maintenance is milvus_upkeep.py's, reads milvus_search.py's, the
+collections milvus_schema.py's, the BM25 statistics milvus_stats.py's.
 
 Writes are upserts by primary key (a hash of namespace and key), so two handles writing the
 same key converge on one item. Milvus has no multi-entity transaction: a batch's items are
@@ -8,7 +8,9 @@ written before their vectors, and a crash between the two leaves items without v
 which `check()` reports and `backfill_vectors()` repairs. Read-modify-write updates (TTL
 refresh, `mark_used`, restored stats) are last-writer-wins across handles. Reads use the
 configured consistency level (`StoreTuning.milvus_consistency`, Strong by default: a put is
-seen by the next read of every handle).
+seen by the next read of every handle). A batch's changes to its namespaces' counts are
+written to this handle's statistics rows before its items, and taken back when the item
+write fails.
 """
 
 from __future__ import annotations
@@ -27,14 +29,13 @@ from langchain_core.embeddings import Embeddings
 from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
-from langmem_plus.store._common import NS_SEP, ns_key
+from langmem_plus.store._common import ns_key
 from langmem_plus.store.milvus_keyword import ClientBM25
 from langmem_plus.store.milvus_log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus_schema import (
     ENTITY_FIELDS,
     MAX_BYTES,
     Names,
-    and_,
     connect,
     ensure_collections,
     h,
@@ -43,22 +44,19 @@ from langmem_plus.store.milvus_schema import (
     item_pk,
     next_seq,
     ns_path,
-    ns_prefix_expr,
     ns_root,
-    root_expr,
     vector_search_params,
 )
 from langmem_plus.store.milvus_search import MilvusSearch
 from langmem_plus.store.milvus_session import MilvusSession
+from langmem_plus.store.milvus_stats import Counts, StatsBook, create_stats_collection
+from langmem_plus.store.milvus_upkeep import MilvusUpkeep, Texts, doc_field, vec_entity
 from langmem_plus.store.storage import PutMap
 from langmem_plus.store.writer import rank_fields
 from langmem_plus.text.tokenize import tokenize
 
 __all__ = ["MilvusStorage"]
 
-Texts = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
-
-_EMBED_BATCH = 256
 _LITE_FLUSH_ROWS = 256  # Milvus Lite: flush after this many rows written (see after_puts)
 
 
@@ -70,17 +68,7 @@ def _bytes(what: str, text: str) -> None:
         )
 
 
-def _doc(value: Any) -> Any:
-    """The value for the `doc` JSON field: None when it is not strict JSON (NaN, infinity),
-    such an item then passes every filter expression and is filtered client-side."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        return None
-    return value
-
-
-class MilvusStorage:
+class MilvusStorage(MilvusUpkeep):
     """The Milvus storage of `HybridStore` (see the module docstring)."""
 
     def __init__(
@@ -122,6 +110,7 @@ class MilvusStorage:
             *(["doc"] if self.has_doc else []),
             *(["root"] if self.rooted else []),
         ]
+        self.book = self._open_stats(read_only)
         cap = config.store.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
             embeddings is not None,
@@ -130,10 +119,26 @@ class MilvusStorage:
             ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
             filter_field="doc" if self.has_doc else None,
             rooted=self.rooted,
+            stats=self.book,
         )
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
         self._session: MilvusSession | None = None
+
+    def _open_stats(self, read_only: bool) -> StatsBook | None:
+        """The statistics rows (milvus_stats.py): created with the collections, or counted
+        from the items when they predate them; None for a read-only handle on such items."""
+        if read_only and not self.client.has_collection(self.names.stats):
+            return None
+        made = not read_only and create_stats_collection(
+            self._pm, self.client, self.names.stats, self.consistency
+        )
+        if read_only:
+            self.client.load_collection(self.names.stats)
+        book = StatsBook(self.client, self.names, self.consistency)
+        if made and self._count(self.names.items):
+            book.rebuild()
+        return book
 
     @property
     def search(self) -> MilvusSearch:
@@ -141,9 +146,6 @@ class MilvusStorage:
         return self.backend
 
     # ---------------------------------------------------------------- sessions
-    def _new_session(self) -> MilvusSession:
-        return MilvusSession(self.client, self.names, self.consistency)
-
     @contextmanager
     def batch_lock(self) -> Iterator[None]:
         """One session (and its ids) for the batch's reads and writes."""
@@ -211,7 +213,7 @@ class MilvusStorage:
             "session_h": h(session) if session else "",
             "doc_len": len(tokens),
             "indexed": index,
-            **({"doc": _doc(value)} if self.has_doc else {}),
+            **({"doc": doc_field(value)} if self.has_doc else {}),
             **({"root": ns_root(ns)} if self.rooted else {}),
         }
 
@@ -227,7 +229,7 @@ class MilvusStorage:
                 "items",
                 "pk",
                 list(pks.values()),
-                ["pk", "seq", "created_at", "last_accessed", "access_count"],
+                ["pk", "seq", "created_at", "last_accessed", "access_count", "doc_len"],
             )
         }
         rows: list[dict[str, Any]] = []
@@ -251,28 +253,46 @@ class MilvusStorage:
             rows.append(ent)
             for j, _text in enumerate(p.texts):
                 assert doc_vecs is not None
-                vecs.append(self._vec_entity(ent, j, doc_vecs[cursor]))
+                vecs.append(vec_entity(ent, j, doc_vecs[cursor]))
                 cursor += 1
         gone = [pks[nk] for nk, p in puts.items() if p.op.value is None and pks[nk] in prev]
         touched = [r["pk"] for r in rows] + gone
-        if gone:
-            self.client.delete(self.names.items, filter=in_expr("pk", gone))
-        if rows:
-            self.client.upsert(self.names.items, rows)
+        changes = self._changes(puts, pks, prev, {r["pk"]: r for r in rows})
+        if self.book is not None and changes:
+            self.book.add(changes)  # before the items: a namespace with items has a row
+        try:
+            if gone:
+                self.client.delete(self.names.items, filter=in_expr("pk", gone))
+            if rows:
+                self.client.upsert(self.names.items, rows)
+        except BaseException:
+            if self.book is not None and changes:
+                self.book.add(changes, -1)
+            raise
         self._unsealed += len(rows) + len(gone)
         self._replace_vectors(touched, vecs)
 
     @staticmethod
-    def _vec_entity(ent: Mapping[str, Any], j: int, vec: np.ndarray) -> dict[str, Any]:
-        return {
-            "pk": f"{ent['pk']}:{j}",
-            "item": ent["pk"],
-            "seq": ent["seq"],
-            "ns": ent["ns"],
-            "ns_path": ent["ns_path"],
-            **({"root": ent["root"]} if "root" in ent else {}),
-            "vec": np.asarray(vec, dtype=np.float32).tolist(),
-        }
+    def _changes(
+        puts: PutMap,
+        pks: Mapping[tuple[tuple[str, ...], str], str],
+        prev: Mapping[str, Mapping[str, Any]],
+        new: Mapping[str, Mapping[str, Any]],
+    ) -> dict[tuple[str, ...], Counts]:
+        """What the batch changes in each namespace's counts (milvus_stats.py): the new
+        versions added, the versions read before it removed."""
+        out: dict[tuple[str, ...], Counts] = {}
+        for ns, key in puts:
+            pk = pks[(ns, key)]
+            old, now = prev.get(pk), new.get(pk)
+            if old is None and now is None:
+                continue
+            c = out.setdefault(ns, Counts())
+            if old is not None:
+                c.add(Counts.of(int(old["doc_len"])), -1)
+            if now is not None:
+                c.add(Counts.of(int(now["doc_len"])))
+        return {ns: c for ns, c in out.items() if c != Counts()}
 
     def _replace_vectors(self, items: Sequence[str], vecs: list[dict[str, Any]]) -> None:
         if not self.embeddings or not items:
@@ -323,35 +343,6 @@ class MilvusStorage:
             return self._rewrite(conn, [item_pk(namespace, k) for k in keys], used)
 
     # ---------------------------------------------------------------- maintenance
-    def _all(self, expr: str, fields: list[str]) -> list[dict[str, Any]]:
-        """Every item matching `expr`, in insertion order."""
-        got = list(self._new_session().query_all(self.names.items, expr, [*fields, "seq"]))
-        return sorted(got, key=lambda e: int(e["seq"]))
-
-    def expired(self, now: float) -> list[tuple[tuple[str, ...], str]]:
-        got = self._all(f"expires_at < {float(now)!r}", ["namespace", "key"])
-        return [(tuple(e["namespace"].split(NS_SEP)), e["key"]) for e in got]
-
-    def _prefix(self, prefix: Sequence[str], exact: bool) -> str:
-        if not prefix:
-            return ""
-        if exact:
-            return and_(root_expr(prefix, self.rooted), f'ns == "{h(ns_key(prefix))}"')
-        return ns_prefix_expr(prefix, self.rooted)
-
-    def count(self, prefix: Sequence[str], exact: bool) -> int:
-        expr = self._prefix(prefix, exact)
-        got = self._new_session().query(self.names.items, expr, ["count(*)"])
-        return int(got[0]["count(*)"]) if got else 0
-
-    def keys(self, prefix: Sequence[str], exact: bool) -> list[tuple[tuple[str, ...], str]]:
-        got = self._all(self._prefix(prefix, exact), ["namespace", "key"])
-        return [(tuple(e["namespace"].split(NS_SEP)), e["key"]) for e in got]
-
-    def locate(self, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
-        expr = and_(f'key_h == "{h(key)}"', self._prefix(prefix, False))
-        return [tuple(e["namespace"].split(NS_SEP)) for e in self._all(expr, ["namespace"])]
-
     def restore_item_stats(
         self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]
     ) -> int:
@@ -367,114 +358,14 @@ class MilvusStorage:
         with self.write() as conn:
             return self._rewrite(conn, list(want), restore)
 
-    def stats(self) -> dict[str, Any]:
-        """Counts by `count(*)`; the namespaces from one pass over the namespace hashes (Milvus
-        has no distinct count), unsorted."""
-        ns = {e["ns"] for e in self._new_session().query_all(self.names.items, "", ["ns"])}
-        return {
-            "items": self._count(self.names.items),
-            "namespaces": len(ns),
-            "vectors": self._count(self.names.vectors),
-            "postings": None,  # Milvus keeps its own BM25 index
-            "db_bytes": self.db_bytes(),
-            "embedding_model": self.model_name or None,
-            "faiss_vectors": 0,
-        }
-
-    def _count(self, collection: str) -> int:
-        if not self.client.has_collection(collection):
-            return 0
-        got = self._new_session().query(collection, "", ["count(*)"])
-        return int(got[0]["count(*)"]) if got else 0
-
-    def db_bytes(self) -> int:
-        """Bytes of a local Milvus Lite file (0 for a server: ask the cluster's metrics)."""
-        if self.local is None or not self.local.exists():
-            return 0
-        if self.local.is_file():
-            return self.local.stat().st_size
-        return sum(p.stat().st_size for p in self.local.rglob("*") if p.is_file())
-
-    def vacuum(self) -> int:
-        """Milvus compacts deleted entities in the background; nothing to do here."""
-        return 0
-
-    def _embed(self, ents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Vector entities of the items' texts, embedded in batches."""
-        assert self.embeddings is not None
-        flat = [
-            (e, j, t)
-            for e in ents
-            if e["indexed"]
-            for j, (_p, t) in enumerate(self.texts(json.loads(e["value"])))
-        ]
-        out: list[dict[str, Any]] = []
-        for i in range(0, len(flat), _EMBED_BATCH):
-            chunk = flat[i : i + _EMBED_BATCH]
-            arr = np.asarray(self.embeddings.embed_documents([c[2] for c in chunk]), np.float32)
-            out.extend(self._vec_entity(e, j, v) for (e, j, _t), v in zip(chunk, arr, strict=True))
-        return out
-
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        """Re-tokenise every item and re-read its ranking fields (and re-embed it)."""
-        ents = self._all("", self.fields)
-        for e in ents:
-            value = json.loads(e["value"])
-            toks = tokenize("\n".join(t for _, t in self.texts(value))) if e["indexed"] else []
-            conf, cat, session = rank_fields(value, self.session_keys)
-            e.update(text=" ".join(toks), doc_len=len(toks), confidence=conf, category=cat)
-            e.update(session=session, session_h=h(session) if session else "")
-            if self.has_doc:
-                e["doc"] = _doc(value)
-        for i in range(0, len(ents), 1000):
-            self.client.upsert(self.names.items, ents[i : i + 1000])
-        n_vecs = 0
-        if vectors and self.embeddings is not None:
-            vecs = self._embed(ents)
-            self.client.delete(self.names.vectors, filter='pk != ""')
-            for i in range(0, len(vecs), 1000):
-                self.client.upsert(self.names.vectors, vecs[i : i + 1000])
-            n_vecs = len(vecs)
-        return {"items": len(ents), "vectors": n_vecs}
-
-    def _vector_items(self) -> set[str]:
-        if not self.client.has_collection(self.names.vectors):
-            return set()
-        return {e["item"] for e in self._new_session().query_all(self.names.vectors, "", ["item"])}
-
-    def check(self) -> dict[str, Any]:
-        """Items and vectors agree: no vector of a missing item, and (with embeddings) every
-        indexed item with text has vectors."""
-        items = {e["pk"]: e for e in self._all("", ["pk", "doc_len", "indexed"])}
-        have = self._vector_items()
-        problems: list[str] = []
-        orphans = len(have - set(items))
-        if orphans:
-            problems.append(f"{orphans} items have vectors but no item entity")
-        if self.embeddings is not None:
-            missing = sum(
-                1 for pk, e in items.items() if e["indexed"] and e["doc_len"] and pk not in have
-            )
-            if missing:
-                problems.append(f"{missing} indexed items have no vectors (backfill_vectors)")
-        return {"ok": not problems, "problems": problems, "items": len(items)}
-
-    def backfill_vectors(self) -> int:
-        if self.embeddings is None:
-            return 0
-        have = self._vector_items()
-        todo = [e for e in self._all("indexed == true", self.fields) if e["pk"] not in have]
-        vecs = self._embed(todo)
-        for i in range(0, len(vecs), 1000):
-            self.client.upsert(self.names.vectors, vecs[i : i + 1000])
-        return len({v["item"] for v in vecs})
-
     def conversation_log(self, clock: Clock) -> MilvusConversationLog:
         """The conversation log in the `<name>_log` collection (created on first use)."""
         create_log_collection(self._pm, self.client, self.names.log, self.consistency)
         return MilvusConversationLog(self._new_session(), self.names.log, clock)
 
     def close(self) -> None:
+        if self.book is not None and not self.read_only:
+            self.book.close()
         if self.local is not None and self._unsealed and not self.read_only:
             self._flush()
         self.client.close()
