@@ -40,7 +40,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
-from langmem_plus.embeddings import USEEmbeddings, default_embeddings  # noqa: E402
+from langmem_plus.embeddings import USE_MODEL_NAME, USEEmbeddings, default_embeddings  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
 
@@ -189,7 +189,8 @@ def load_madial(data: Path, lang: str, max_q: int | None = None) -> list[Unit]:
 class CachedEmbeddings(Embeddings):
     """USE embeddings computed once per distinct text and shared by every system."""
 
-    model_name = "usem3-cached"
+    # the model it caches: the store applies what is fitted for it (the relevance judgement)
+    model_name = USE_MODEL_NAME
     dims = 512
     background_cosine = USEEmbeddings.background_cosine
 

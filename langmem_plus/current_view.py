@@ -15,7 +15,19 @@ from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.text.timeparse import parse_iso
 from langmem_plus.versions import RELEVANCE_SHARE, newer_first, prior_scale
 
-__all__ = ["DEMOTION", "above_floor", "current_view", "floor_for", "record_of_item"]
+__all__ = [
+    "DEFAULT_FLOOR",
+    "DEMOTION",
+    "above_floor",
+    "current_view",
+    "floor_for",
+    "record_of_item",
+]
+
+DEFAULT_FLOOR = 0.1
+"""The relevance floor of a store that searches with embeddings but has no fitted judgement:
+the floor calibrated on the best candidate's evidence with the bundled USE embeddings (the
+highest keeping >= 95 % of the relevant hits, docs/calibration.md)."""
 
 DEMOTION = 0.5  # score factor of a superseded fact shown, or an episode superseded or corrected
 
@@ -136,9 +148,16 @@ def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
     return out
 
 
-def floor_for(store: Any, floor: float) -> float:
-    """The relevance floor that applies to `store`'s hits: `floor` when it searches with
-    embeddings (the floor is calibrated on the vector and keyword evidence together), 0 for a
-    keyword-only store, whose relevance rests on its own IDF alone — in a small store a word
-    that most memories hold weighs almost nothing, so a floor would drop real matches."""
-    return floor if getattr(store, "embeddings", None) is not None else 0.0
+def floor_for(store: Any, floor: float | None) -> float:
+    """The relevance floor that applies to `store`'s hits: none (0) for a keyword-only store,
+    whose relevance rests on its own IDF alone — in a small store a word that most memories hold
+    weighs almost nothing, so a floor would drop real matches; else `floor`, or when it is None
+    the floor calibrated with the store's relevance judgement (`relevance_judgement`, fitted
+    for its embeddings), or DEFAULT_FLOOR."""
+    if getattr(store, "embeddings", None) is None:
+        return 0.0
+    if floor is not None:
+        return floor
+    judgement = getattr(store, "relevance_judgement", None)
+    got = getattr(judgement, "floor", None)
+    return float(got) if isinstance(got, (int, float)) else DEFAULT_FLOOR

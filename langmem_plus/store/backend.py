@@ -7,8 +7,8 @@ every feature above the store are written once. It has three parts:
 * items: namespace ids, rows by id (full or light), a filtered scan, substring pre-selection,
   insertion-order neighbours, namespace listing;
 * keyword candidates: BM25 search, BM25 of given ids, document count, the query's IDF mass
-  (the scale of the absolute keyword evidence), the terms of given documents (for
-  pseudo-relevance feedback);
+  (the scale of the absolute keyword evidence), which of the query's terms the namespaces hold
+  (the relevance judgement's names), the terms of given documents (for pseudo-relevance feedback);
 * vector candidates: top-k by cosine, and the cosine of given ids.
 
 Every method takes `conn`, the read session the store opened for the whole batch (for SQLite a
@@ -129,6 +129,17 @@ class SearchBackend(Protocol):
     ) -> float:
         """The query's weighted IDF mass (`KeywordIndex.query_mass`): the BM25 of a document
         matching every query term once, which scales BM25 to the share of the query matched."""
+        ...
+
+    def keyword_held(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> frozenset[str]:
+        """The query's terms that at least one document of the namespaces holds (the relevance
+        judgement's names the scope has seen); read from the query's keyword statistics."""
         ...
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
@@ -282,6 +293,15 @@ class SqliteBackend:
         weights: Mapping[str, float] | None = None,
     ) -> float:
         return self.keyword.query_mass(conn, ns_ids, q, weights)
+
+    def keyword_held(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> frozenset[str]:
+        return self.keyword.held_terms(conn, ns_ids, q, weights)
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)

@@ -43,6 +43,7 @@ from langmem_plus.store import batching, conventions, validate
 from langmem_plus.store._common import MemorySearchItem
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.extras import StoreExtras
+from langmem_plus.store.judgement import Judgement, judgement_for
 from langmem_plus.store.maintenance import TTLSweeper
 from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
 from langmem_plus.store.ranker import Ranker, RankQuery
@@ -127,6 +128,8 @@ class HybridStore(StoreExtras):
         self._ranker.vector_background = model_background(
             self.embeddings, self.config.store.vector_background
         )
+        if self.embeddings is not None and self.config.store.relevance_judgement:
+            self._ranker.judgement = judgement_for(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
         self._coalescer = batching.Coalescer(self._abatch_groups)
         self._sweeper = TTLSweeper(self.sweep_ttl)
@@ -453,3 +456,9 @@ class HybridStore(StoreExtras):
                 "SQLite file of their own: KeyStore.open(path))"
             )
         return self._storage.db
+
+    @property
+    def relevance_judgement(self) -> Judgement | None:
+        """The judgement that scales each query's relevance (store/judgement.py): the one
+        fitted for this store's embeddings, None when there is none or it is switched off."""
+        return self._ranker.judgement

@@ -365,6 +365,14 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
             mass += max(found) if found else absent * w.get(prefix, 1.0)
         return float(mass)
 
+    def held_terms(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms, weights: Any
+    ) -> frozenset[str]:
+        """The query's terms some document of the namespaces holds (its prepared statistics)."""
+        p = self._prepare(conn, ns_ids, q, weights)
+        found = p.found if p is not None else {}
+        return frozenset(t for t in q.terms if t in found and found[t][1] > 0)
+
     def search(
         self,
         conn: sqlite3.Connection,

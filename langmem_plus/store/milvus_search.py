@@ -405,6 +405,25 @@ class MilvusSearch:
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
         return self._docs_in(conn, self._scope(conn, ns_ids))
 
+    def keyword_held(
+        self,
+        conn: MilvusSession,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> frozenset[str]:
+        """The query's terms some document of the scope holds: from the client-side statistics
+        (looked up already for its keyword search), else one request for the terms."""
+        expr = self._scope(conn, ns_ids)
+        sc = self._exact(conn, expr)
+        if sc is not None and self._client_bm25 is not None:
+            return frozenset(self._client_bm25.idf(conn, expr, sc, q, weights))
+        want = list(dict.fromkeys(q.terms))
+        if not want or not self._docs_in(conn, expr):
+            return frozenset()
+        hits = conn.search_many("items", want, "sparse", 1, expr, ["seq"])
+        return frozenset(t for t, h in zip(want, hits, strict=True) if h)
+
     def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         """The terms of the given documents, for pseudo-relevance feedback: term frequency
         and length from their stored tokens; document frequency in the namespaces searched

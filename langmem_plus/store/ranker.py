@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.store import judgement as jd
 from langmem_plus.store._common import LIKE_MAX_DOCS, SCAN_CAP, MemorySearchItem
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
@@ -112,7 +113,8 @@ class _Search:
     bn: np.ndarray = field(default_factory=_no_values)
     vn: np.ndarray = field(default_factory=_no_values)
     ev: np.ndarray = field(default_factory=_no_values)
-    top: float = 1.0  # the best candidate's absolute evidence (scales the priors)
+    top: float = 1.0  # the query's scale (scales the relevance and the priors)
+    facts: jd.QueryFacts | None = None  # what the relevance judgement reads
     side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
     fused: Fused | None = None  # the last fusion (its evidence is kept by a re-fusion)
 
@@ -132,6 +134,7 @@ class Ranker:
     """
 
     vector_background: float = 0.0
+    judgement: jd.Judgement | None = None  # the query's scale where fitted (store/judgement.py)
 
     def __init__(
         self,
@@ -198,6 +201,10 @@ class Ranker:
 
         try:
             s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
+            if self.judgement is not None and rq.qvec is not None:
+                s.facts = jd.query_facts(
+                    rq.query, s.q, lambda: be.keyword_held(conn, rq.ns_ids, s.q, s.qw)
+                )
             if cfg.store.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
             else:
@@ -331,8 +338,8 @@ class Ranker:
             evidence_of=s.fused,  # a re-fusion: the evidence of the same query terms
         )
         s.fused = got
-        s.fz, s.bn, s.vn, s.ev = got.relevance, got.keyword, got.vector, got.evidence
-        s.top = float(got.relevance.max()) if len(got.relevance) else 0.0
+        s.bn, s.vn, s.ev = got.keyword, got.vector, got.evidence
+        s.fz, s.top, s.facts = jd.rescaled(self.judgement, s.facts, got.relevance, s.cos)
 
     def feedback(self, conn: Any, s: _Search) -> None:
         """Second feedback round from the best fused candidates (expansion.py). It only
@@ -459,6 +466,7 @@ class Ranker:
             s.vn,
             s.ev,
             np.full(len(s.ev), self._prior_scale(s)),
+            *jd.judged_columns(s.facts, s.top, s.cos, len(s.ev)),
             parts["category_boost"],
             parts["recency"],
             parts["frequency"],

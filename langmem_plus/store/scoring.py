@@ -65,10 +65,14 @@ class ScoreParts:
     matched, saturating); `keyword` the same keyword evidence (the name kept for
     compatibility; before 0.x it held the fused relevance); `vector` the cosine and
     `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
-    two combined, this item's own absolute evidence; `query_evidence` the evidence of the
-    query's best candidate, the factor that scales the priors (category, recency, use,
-    confidence) with the relevance — a layer that adds to the score (the memory layer's
-    timeline recency) scales its terms by it too.
+    two combined, this item's own absolute evidence; `query_evidence` the query's scale, the
+    factor that scales the relevance and the priors (category, recency, use, confidence) alike —
+    a layer that adds to the score (the memory layer's timeline recency) scales its terms by it
+    too. The scale is the judgement that the scope holds something about the query where the
+    store's embeddings have one (store/judgement.py), else the evidence of the query's best
+    candidate. What the judgement reads, the same for every hit of a query: `best_evidence`
+    (the best candidate's evidence), `best_cosine` and `unseen_names` (the share of the names
+    the query mentions that the scope never saw).
     """
 
     score: float = 0.0
@@ -80,6 +84,9 @@ class ScoreParts:
     vector_norm: float = 0.0
     evidence: float = 0.0
     query_evidence: float = 1.0
+    best_evidence: float = 0.0
+    best_cosine: float = 0.0
+    unseen_names: float = 0.0
     category_boost: float = 1.0
     recency: float = 0.0
     frequency: float = 0.0
