@@ -51,3 +51,32 @@ def test_assigned_components_replace_the_lazy_ones(tmp_path) -> None:
     hit = _hits(tmp_path)[0]
     hit.components = {"score": 1.0}
     assert hit.components == {"score": 1.0}
+
+
+def test_a_hit_made_directly_equals_the_one_init_makes() -> None:
+    """`MemorySearchItem.hit` sets the slots itself (a search makes ten hits per query): it
+    must set every slot of the class and its LangGraph bases as `__init__` does."""
+    from datetime import datetime, timezone
+
+    from langmem_plus.store._common import MemorySearchItem
+
+    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    src: Any = (object(), 3)
+    args: dict[str, Any] = dict(
+        namespace=("u", "x"),
+        key="k",
+        value={"text": "t"},
+        created_at=when,
+        updated_at=when,
+        score=0.5,
+        access_count=2,
+        last_accessed=None,
+    )
+    made = MemorySearchItem(**args, explain=src)
+    made._rowid = None
+    direct = MemorySearchItem.hit(**args, explain=src)
+    direct._rowid = None
+    slots = [s for cls in type(made).__mro__ for s in getattr(cls, "__slots__", ())]
+    assert "namespace" in slots and "score" in slots and "_explain" in slots
+    for name in slots:
+        assert getattr(direct, name) == getattr(made, name), name

@@ -158,3 +158,17 @@ def test_score_batch_equals_the_full_formula_exactly(n: int, data: st.DataObject
     assert set(got) == set(want)
     for name, arr in want.items():
         assert np.array_equal(got[name], arr), name
+
+
+@given(
+    st.lists(st.floats(-1e3, 1e3, allow_nan=False, width=32), min_size=1, max_size=64),
+    st.booleans(),
+)
+def test_a_query_made_unit_equals_normalise_bit_for_bit(values: list[float], zero: bool) -> None:
+    """The vector scan's one-row `unit_query` does `normalise`'s operations (zero vector too)."""
+    from langmem_plus.store.faissns import normalise, unit_query
+
+    v = np.zeros(len(values), np.float32) if zero else np.asarray(values, np.float32)
+    got, want = unit_query(v), normalise(v.reshape(1, -1))
+    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()

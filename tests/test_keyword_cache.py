@@ -150,8 +150,11 @@ def test_cache_cap_and_disable(tmp_path):
     small.close()
 
 
-def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path):
-    cfg = MemoryConfig(store={"cached_postings_scan": 100})
+@pytest.mark.parametrize("resident_docs", [0, 1_000])
+def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path, resident_docs):
+    # resident_docs 0: the per-term cache; 1,000: the whole-namespace index, which leaves a
+    # query whose terms the budget would defer to the per-term path
+    cfg = MemoryConfig(store={"cached_postings_scan": 100, "keyword_resident_docs": resident_docs})
     s = HybridStore(tmp_path / "b.db", index=False, config=cfg)
     for i in range(300):
         extra = " zebra" if i % 50 == 0 else ""
@@ -161,7 +164,8 @@ def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path
             ns_ids = s._ns_ids(conn, ("u",))
             if warm:  # a query of "common" alone loads it (the first term is always read)
                 s._kw.search(conn, ns_ids, QueryTerms(("common",), ()), k=5)
-                assert s._kw._cache is not None and s._kw._cache.has(ns_ids[0], "common")
+                cached = s._kw._cache is not None and s._kw._cache.has(ns_ids[0], "common")
+                assert cached or resident_docs
             q = QueryTerms(("zebra", "common"), ())
             got = s._kw.search(conn, ns_ids, q, k=6)
             exp = _reference(s, conn, ns_ids, ["zebra", "common"])

@@ -30,7 +30,12 @@ def _check(store: HybridStore, prefix: tuple[str, ...]) -> None:
         all_ids = [r[0] for r in conn.execute("SELECT id FROM items")] + [10**9]
         got = store._backend.light_rows(conn, ns_ids, all_ids)
         exp = sqlrows.read_rows(conn, all_ids, full=False)
-    assert got == exp
+        # full rows: of small namespaces loaded whole from memory, the rest from SQLite
+        got_full = store._backend.rows(conn, all_ids, full=True)
+        exp_full = sqlrows.read_rows(conn, all_ids, full=True)
+    # a small namespace's rows are held full: the ranking columns are what ranking reads
+    assert {i: r._replace(namespace=None, key=None, value=None) for i, r in got.items()} == exp
+    assert got_full == exp_full
 
 
 value = st.fixed_dictionaries(
@@ -49,6 +54,7 @@ op = st.one_of(
     st.tuples(st.just("get"), ref),
     st.tuples(st.just("restore"), ref, st.integers(0, 50)),
     st.tuples(st.just("sql"), st.integers(0, 8), st.integers(0, 9)),
+    st.tuples(st.just("sql_value"), st.integers(0, 8), st.integers(0, 9)),
     st.tuples(st.just("check"), st.sampled_from([("u",), ("u", "a"), ("u", "b")])),
     st.tuples(st.just("compact")),
 )
@@ -86,6 +92,12 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
                             "UPDATE items SET access_count = ? WHERE key = ?",
                             (o[2], f"k{o[1]}"),
                         )
+                elif kind == "sql_value":  # only the value, outside the store's API
+                    with other._db.write() as conn:
+                        conn.execute(
+                            "UPDATE items SET value = ? WHERE key = ?",
+                            (f'{{"text": "raw {o[2]}"}}', f"k{o[1]}"),
+                        )
                 elif kind == "compact":
                     with other._db.write() as conn:
                         KEYWORD_FEED.keep_newest(conn, 0)
@@ -106,11 +118,13 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
         store._backend.light_rows(conn, ns_ids, ids)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
+    assert all(r.value is not None for r in store._rowcache.rows.values())  # small: full
     store.mark_used(("u",), ["k3"])
     with store._db.read() as conn:
         store._rowcache.sync(conn)
         k3 = conn.execute("SELECT id FROM items WHERE key='k3'").fetchone()[0]
     assert k3 not in store._rowcache.rows and len(store._rowcache.rows) == 19
+    assert store._rowcache.full == 19
     store.close()
 
 
@@ -124,3 +138,22 @@ def test_row_cache_off_reads_sqlite(tmp_path):
     assert [h.key for h in store.search(("u",), query="alpha")] == ["k"]
     assert store._rowcache.rows == {}
     store.close()
+
+
+def test_full_rows_follow_a_value_changed_outside_the_store(tmp_path):
+    """A small namespace's full rows are served from memory; another process changing only
+    an item's value (raw SQL, no ranking column) must still be seen (migration 012 logs it)."""
+    path = tmp_path / "v.db"
+    reader, other = HybridStore(path, index=False), HybridStore(path, index=False)
+    for i in range(5):
+        reader.put(("u",), f"k{i}", {"text": f"alpha {i}"})
+    assert [h.value for h in reader.search(("u",), query="alpha 3", limit=1)] == [
+        {"text": "alpha 3"}
+    ]
+    with other._db.write() as conn:
+        conn.execute("UPDATE items SET value = ? WHERE key = 'k3'", ('{"text": "alpha 3 new"}',))
+    assert [h.value for h in reader.search(("u",), query="alpha 3", limit=1)] == [
+        {"text": "alpha 3 new"}
+    ]
+    reader.close()
+    other.close()

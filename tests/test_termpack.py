@@ -31,3 +31,27 @@ def test_truncated_blob_is_an_error():
     blob = pack_terms([(300, 2)])
     with pytest.raises(ValueError):
         unpack_terms(blob[:-1])
+
+
+@given(
+    st.lists(
+        st.dictionaries(st.integers(0, 2**40), st.integers(1, 2**20), max_size=30), max_size=12
+    )
+)
+def test_many_blobs_decode_at_once_as_one_by_one(docs):
+    """The resident index (store/kwresident.py) decodes a namespace's blobs in one pass."""
+    from langmem_plus.store.kwresident import unpack_many
+
+    blobs = [pack_terms(d.items()) for d in docs]
+    blob, tid, tf = unpack_many(blobs)
+    want = [(b, t, f) for b, d in enumerate(blobs) for t, f in unpack_terms(d)]
+    assert list(zip(blob.tolist(), tid.tolist(), tf.tolist(), strict=True)) == want
+
+
+def test_many_blobs_refuse_a_truncated_one():
+    from langmem_plus.store.kwresident import unpack_many
+
+    with pytest.raises(ValueError):
+        unpack_many([pack_terms([(1, 1)]), pack_terms([(300, 2)])[:-1]])
+    with pytest.raises(ValueError):  # cut inside a varint, before another blob
+        unpack_many([pack_terms([(1, 1), (300, 2)])[:-2], pack_terms([(5, 1)])])

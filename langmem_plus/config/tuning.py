@@ -195,6 +195,15 @@ class StoreTuning(Section):
         "into the cache on their first search (one read; ~0.2 s at 10k items) instead of one cold read per new "
         "query term later.",
     )
+    keyword_resident_docs: int = Field(
+        1_000,
+        ge=0,
+        description="A search over one namespace of at most this many documents reads its whole "
+        "keyword index (terms, postings, each document's terms) into memory on its first search "
+        "(store/kwresident.py; up to ~250 bytes per posting, counted against "
+        "keyword_cache_postings) and ranks from it without SQLite; the row cache then holds "
+        "that namespace's full rows. 0: off (per-term cache).",
+    )
     cached_postings_scan: int = Field(
         50_000,
         ge=100,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -20,6 +21,7 @@ __all__ = [
     "as_epoch",
     "from_epoch",
     "ns_key",
+    "utc",
 ]
 
 SCAN_CAP = 20_000
@@ -69,6 +71,35 @@ class MemorySearchItem(SearchItem):
         self.access_count = access_count
         self.last_accessed = last_accessed
 
+    @classmethod
+    def hit(
+        cls,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float,
+        access_count: int,
+        last_accessed: datetime | None,
+        explain: tuple[ComponentSource, int],
+    ) -> MemorySearchItem:
+        """The item `__init__` makes of these (a tuple namespace, datetimes), with its slots
+        set directly: a search page makes ten per query (tests/test_explain_lazy.py checks
+        it against `__init__`, slot by slot)."""
+        item = cls.__new__(cls)
+        item.namespace = namespace
+        item.key = key
+        item.value = value
+        item.created_at = created_at
+        item.updated_at = updated_at
+        item.score = score
+        item._components = None
+        item._explain = explain
+        item.access_count = access_count
+        item.last_accessed = last_accessed
+        return item
+
     @property
     def components(self) -> dict[str, Any]:
         """Each part of the score by name (the fields of `store.scoring.ScoreParts`)."""
@@ -91,7 +122,14 @@ class MemorySearchItem(SearchItem):
 
 def from_epoch(x: float | None) -> datetime | None:
     """Epoch seconds as an aware UTC datetime (None stays None)."""
-    return None if x is None else datetime.fromtimestamp(x, tz=timezone.utc)
+    return None if x is None else utc(x)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def utc(x: float) -> datetime:
+    """`from_epoch` of a number, memoised: search hits' timestamps repeat (datetimes are
+    immutable, so a shared one is safe)."""
+    return datetime.fromtimestamp(x, tz=timezone.utc)
 
 
 def as_epoch(x: datetime | float | int | str | None) -> float | None:

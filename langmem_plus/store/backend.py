@@ -225,19 +225,29 @@ class SqliteBackend:
         return sql.read_item(conn, namespace, key)
 
     def rows(self, conn: Any, ids: Iterable[int], full: bool = True) -> dict[int, CandidateRow]:
-        return sql.read_rows(conn, ids, full)
+        cache = self.rowcache
+        if not (full and cache.full):
+            return sql.read_rows(conn, ids, full)
+        cache.sync(conn)  # full rows of small namespaces loaded whole (light_rows)
+        got, missing = cache.get_full(ids)
+        if missing:
+            got.update(sql.read_rows(conn, missing, True))
+        return got
 
     def light_rows(
         self, conn: Any, ns_ids: Sequence[int], ids: Iterable[int]
     ) -> dict[int, CandidateRow]:
         """Light rows through the row cache (rowcache.py); namespaces small enough for the
         keyword index to hold whole (`KeywordIndex.loads_whole`) are loaded whole on first use,
-        like their postings."""
+        like their postings (with their values, for `rows`, when the keyword index holds one
+        whole: `KeywordIndex.resident_size`)."""
         cache = self.rowcache
         if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
-        if self.keyword.loads_whole(conn, ns_ids):
+        if self.keyword.resident_size(conn, ns_ids):
+            cache.warm(conn, ns_ids, sql.namespace_full_rows)
+        elif self.keyword.loads_whole(conn, ns_ids):
             cache.warm(conn, ns_ids, sql.namespace_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))
 

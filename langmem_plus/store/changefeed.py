@@ -26,6 +26,7 @@ __all__ = [
     "Change",
     "ChangeFeed",
     "Subscriber",
+    "heads",
 ]
 
 # Ops. OP_REMOVE / OP_ADD: an item's postings (kw_log) or a vector (vec_log) removed / added;
@@ -60,6 +61,8 @@ class ChangeFeed:
     def __init__(self, table: str, ref: str) -> None:
         self.table = table
         self.ref = ref
+        # connection id -> the head read once for a read transaction (`pinned`)
+        self._pinned: dict[int, int] = {}
 
     # ---------------------------------------------------------------- writers
     def append(self, conn: sqlite3.Connection, changes: Iterable[Change]) -> None:
@@ -74,8 +77,25 @@ class ChangeFeed:
         conn.execute(f"DELETE FROM {self.table}")
         self.append(conn, [(0, 0, OP_RESET)])
 
+    def pin(self, conn: sqlite3.Connection, head: int) -> bool:
+        """Within a read transaction (nothing can move the head it sees): `head` (read with
+        the other feeds' by `heads`) answers for every subscriber syncing on `conn` until
+        `unpin`. False when already pinned (by an outer reader, who unpins)."""
+        key = id(conn)
+        if key in self._pinned:
+            return False
+        self._pinned[key] = head
+        return True
+
+    def unpin(self, conn: sqlite3.Connection) -> None:
+        self._pinned.pop(id(conn), None)
+
     def head(self, conn: sqlite3.Connection) -> int:
         """The newest sequence number the log ever gave out, even if compaction emptied it."""
+        got = self._pinned.get(id(conn))
+        return self._read_head(conn) if got is None else got
+
+    def _read_head(self, conn: sqlite3.Connection) -> int:
         row = conn.execute(
             "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.table,)
         ).fetchone()
@@ -128,6 +148,16 @@ class ChangeFeed:
         else:
             sub.apply(conn, changes)
         sub.watermark = head
+
+
+def heads(conn: sqlite3.Connection, feeds: Sequence[ChangeFeed]) -> list[int]:
+    """The heads of several feeds (`ChangeFeed.head`), in one statement."""
+    names = [f.table for f in feeds]
+    marks = ",".join("?" * len(names))
+    got = dict(
+        conn.execute(f"SELECT name, seq FROM sqlite_sequence WHERE name IN ({marks})", names)
+    )
+    return [int(got.get(n, 0)) for n in names]
 
 
 KEYWORD_FEED = ChangeFeed("kw_log", "item_id")

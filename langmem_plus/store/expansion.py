@@ -48,8 +48,7 @@ def expansion_terms(
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
     # the best (score, id) pairs, positive scores only (ties: the larger id)
-    pairs = zip(scores.values(), scores, strict=True)
-    top = [p for p in heapq.nlargest(feedback_docs, pairs) if p[0] > 0]
+    top = [p for p in _largest(feedback_docs, scores) if p[0] > 0]
     if not top:
         return {}
     total = sum(s for s, _ in top)
@@ -57,27 +56,44 @@ def expansion_terms(
     rel: dict[str, float] = {}
     df_of: dict[str, int] = {}
     seen: set[int] = set()  # term ids (one per term and namespace)
+    rel_get, df_get, add_seen = rel.get, df_of.get, seen.add
     for term, item_id, tf, dl, tid, df in doc_terms(tuple(p_doc)):
-        rel[term] = rel.get(term, 0.0) + p_doc[item_id] * tf / max(dl, 1)
+        rel[term] = rel_get(term, 0.0) + p_doc[item_id] * tf / (dl if dl > 1 else 1)
         if tid not in seen:  # a term of several namespaces: sum its df over them
-            seen.add(tid)
-            df_of[term] = df_of.get(term, 0) + df
+            add_seen(tid)
+            df_of[term] = df_get(term, 0) + df
     skip = set(query.terms)
     hi_df = n_docs if max_df is None else min(n_docs, max_df + 1)
     cand = []
-    for term, r in rel.items():
-        df = df_of[term]
+    idf_of: dict[int, float] = {}  # df -> IDF (many terms share a df)
+    for term, df in df_of.items():
         if df < 2 or df >= hi_df or term in skip:
             continue
-        idf = math.log((n_docs - df + 0.5) / (df + 0.5))
+        idf = idf_of.get(df)
+        if idf is None:
+            idf = idf_of[df] = math.log((n_docs - df + 0.5) / (df + 0.5))
         if idf <= 0:
             continue
-        cand.append((r * idf, term))
+        cand.append((rel[term] * idf, term))
     if not cand:
         return {}
-    chosen = heapq.nlargest(n_terms, cand)
+    chosen = sorted(cand, reverse=True)[:n_terms]  # heapq.nlargest's answer, in one C call
     best = chosen[0][0]
     return {t: weight * w / best for w, t in chosen}
+
+
+def _largest(n: int, scores: Mapping[int, float]) -> list[tuple[float, int]]:
+    """The `n` best (score, id) pairs, best first (ties: the larger id): `heapq.nlargest`'s
+    answer for a few of them, by C-level `max` passes over the pairs (scores are finite)."""
+    if n > 4:
+        return heapq.nlargest(n, zip(scores.values(), scores, strict=True))
+    pairs = list(zip(scores.values(), scores, strict=True))
+    out = []
+    for _ in range(min(n, len(pairs))):
+        best = max(pairs)
+        out.append(best)
+        pairs.remove(best)
+    return out
 
 
 def expand_query(

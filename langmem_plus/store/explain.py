@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.store._common import MemorySearchItem
-from langmem_plus.store.rows import CandidateRow, to_item
+from langmem_plus.store.rows import CandidateRow, search_hit
 from langmem_plus.store.scoring import COMPONENTS
 
 __all__ = ["Explanation", "page"]
@@ -44,4 +44,4 @@ def page(
     """The search items of the candidates at positions `order` of `ids` (full rows in `rows`),
     scored by the explanation's first column."""
     score = explanation.columns[0]
-    return [to_item(rows[ids[k]], score=score.item(k), explain=(explanation, k)) for k in order]
+    return [search_hit(rows[ids[k]], score.item(k), (explanation, k)) for k in order]

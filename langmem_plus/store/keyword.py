@@ -1,15 +1,16 @@
 """Incremental BM25 keyword index kept in SQLite (terms + postings), scored like BM25Okapi.
 
-A put touches only the postings of that item and the document frequencies of its terms, so
-writes cost the same at 1k or 1M items. Queries read postings rarest-term first within a
-budget; terms too common to scan in full only re-score the candidates rarer terms found.
+Writes (kwwrites.py) touch only the postings of the item written. Queries read postings
+rarest-term first within a budget; terms too common to scan in full only re-score the
+candidates rarer terms found. Where they are read from: a small one-namespace search from the
+namespace's whole index held in memory (kwresident.py), other searches over few namespaces
+from the per-term postings cache (kwcache.py, kwmemory.py), the rest from SQLite (kwsqlite.py).
 """
 
 from __future__ import annotations
 
 import math
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_REMOVE, Change
-from langmem_plus.store.docterms import doc_term_rows, read_doc_terms, write_doc_terms
+from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.kwcache import PostingsCache
-from langmem_plus.store.kwlexicon import ROW_WEIGHT, TERMS_CHUNK, Lexicon
 from langmem_plus.store.kwmemory import MemoryScoring, PreparedQuery
+from langmem_plus.store.kwresident import TERMS_CHUNK, Resident
+from langmem_plus.store.kwwrites import KeywordWrites
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.text.tokenize import QueryTerms
 
@@ -35,11 +36,6 @@ _WARM_MIN_DOCS = 2_000
 # Searches over more namespaces than this read SQLite (a per-namespace cache would thrash).
 _CACHE_MAX_NAMESPACES = 64
 _MIN_IDF = 0.01
-# Searches over one namespace of at most this many documents read its terms and documents from
-# an in-memory `Lexicon` (kwcache.py) instead of SQLite.
-_LEXICON_MAX_DOCS = 1_000
-# Keyword feed entries kept by compaction; caches further behind reload lazily.
-_LOG_KEEP = 4096
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ class KeywordStats:
     avgdl: float
 
 
-class KeywordIndex(MemoryScoring):
+class KeywordIndex(KeywordWrites, MemoryScoring):
     """BM25 over per-namespace postings; the same formula as rank-bm25's `BM25Okapi`."""
 
     def __init__(self, config: MemoryConfig | None = None) -> None:
@@ -77,6 +73,9 @@ class KeywordIndex(MemoryScoring):
         # instead of one cold read per new query term.
         self._cache_warm_docs = cfg.store.keyword_cache_warm_docs
         self._warm_min_docs = _WARM_MIN_DOCS
+        # Searches over one namespace of at most this many documents read its whole keyword
+        # index, held in memory as a `Resident` (kwresident.py).
+        self._resident_docs = cfg.store.keyword_resident_docs
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
         # Per-query memo (`query_scope`): statistics and the cache sync, read once per query
@@ -91,106 +90,14 @@ class KeywordIndex(MemoryScoring):
             and self.stats(conn, ns_ids).n_docs <= self._cache_warm_docs
         )
 
-    # ------------------------------------------------------------------ writes
-    def add_many(
-        self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, list[str]]]
-    ) -> None:
-        """Index documents given as (ns_id, item_id, tokens); the caller owns the transaction."""
-        if not docs:
-            return
-        self._writes += 1
-        per_ns_terms: dict[int, Counter[str]] = {}
-        ns_delta: dict[int, list[int]] = {}
-        counted: list[tuple[int, int, Counter[str], int]] = []
-        for ns_id, item_id, tokens in docs:
-            tf = Counter(tokens)
-            counted.append((ns_id, item_id, tf, len(tokens)))
-            per_ns_terms.setdefault(ns_id, Counter()).update(tf.keys())
-            d = ns_delta.setdefault(ns_id, [0, 0])
-            d[0] += 1
-            d[1] += len(tokens)
-        term_ids: dict[tuple[int, str], int] = {}
-        for ns_id, dfs in per_ns_terms.items():
-            terms = list(dfs)
-            conn.executemany(
-                "INSERT INTO terms(ns_id, term, df) VALUES (?, ?, ?) "
-                "ON CONFLICT(ns_id, term) DO UPDATE SET df = df + excluded.df",
-                [(ns_id, t, dfs[t]) for t in terms],
-            )
-            for part, marks in in_chunks(terms):
-                for tid, term in conn.execute(
-                    f"SELECT id, term FROM terms WHERE ns_id=? AND term IN ({marks})",
-                    (ns_id, *part),
-                ):
-                    term_ids[(ns_id, term)] = tid
-        conn.executemany(
-            "INSERT INTO postings(term_id, item_id, tf, dl) VALUES (?, ?, ?, ?)",
-            [
-                (term_ids[(ns_id, t)], item_id, n, dl)
-                for ns_id, item_id, tf, dl in counted
-                for t, n in tf.items()
-            ],
+    def resident_size(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> bool:
+        """Whether a search over these namespaces is ranked from a whole in-memory index
+        (`Resident`): one namespace of at most `keyword_resident_docs` documents."""
+        return (
+            self._cache is not None
+            and len(ns_ids) == 1
+            and self.stats(conn, ns_ids).n_docs <= self._resident_docs
         )
-        write_doc_terms(
-            conn,
-            [
-                (item_id, dl, [(term_ids[(ns_id, t)], n) for t, n in tf.items()])
-                for ns_id, item_id, tf, dl in counted
-                if tf
-            ],
-        )
-        conn.executemany(
-            "UPDATE namespaces SET n_docs = n_docs + ?, total_len = total_len + ? WHERE id = ?",
-            [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
-        )
-        self._log(conn, [(ns_id, item_id, OP_ADD) for ns_id, item_id, _t in docs])
-
-    def remove_many(self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, int]]) -> None:
-        """Unindex documents given as (ns_id, item_id, doc_len)."""
-        if not docs:
-            return
-        self._writes += 1
-        ids = [d[1] for d in docs]
-        term_dec: Counter[int] = Counter()
-        counted: set[int] = set()  # the documents add_many counted: those with postings
-        gone: list[tuple[int, int]] = []
-        for item_id, (_dl, pairs) in read_doc_terms(conn, ids).items():
-            counted.add(item_id)
-            for tid, _tf in pairs:
-                term_dec[tid] += 1
-                gone.append((tid, item_id))
-        conn.executemany("DELETE FROM postings WHERE term_id = ? AND item_id = ?", gone)
-        for part, marks in in_chunks(ids):
-            conn.execute(f"DELETE FROM doc_terms WHERE item_id IN ({marks})", part)
-        conn.executemany(
-            "UPDATE terms SET df = df - ? WHERE id = ?", [(n, t) for t, n in term_dec.items()]
-        )
-        conn.executemany("DELETE FROM terms WHERE id = ? AND df <= 0", [(t,) for t in term_dec])
-        ns_delta: dict[int, list[int]] = {}
-        for ns_id, item_id, dl in docs:
-            if item_id not in counted:
-                continue  # a document without tokens was never counted (add_many)
-            d = ns_delta.setdefault(ns_id, [0, 0])
-            d[0] += 1
-            d[1] += dl
-        conn.executemany(
-            "UPDATE namespaces SET n_docs = n_docs - ?, total_len = total_len - ? WHERE id = ?",
-            [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
-        )
-        self._log(conn, [(ns_id, item_id, OP_REMOVE) for ns_id, item_id, _dl in docs])
-
-    def _log(self, conn: sqlite3.Connection, entries: list[Change]) -> None:
-        """Every keyword change goes to the keyword feed (all processes' caches replay it)."""
-        KEYWORD_FEED.append(conn, entries)
-        if self._writes % 256 == 0:
-            KEYWORD_FEED.keep_newest(conn, _LOG_KEEP)
-
-    def clear(self, conn: sqlite3.Connection) -> None:
-        """Empty the index before a rebuild (reindex): every process's cache drops it."""
-        self._writes += 1
-        for table in ("postings", "doc_terms", "terms"):
-            conn.execute(f"DELETE FROM {table}")
-        KEYWORD_FEED.reset(conn)
 
     # ------------------------------------------------------------------ reads
     @contextmanager
@@ -213,9 +120,32 @@ class KeywordIndex(MemoryScoring):
             key = ("stats", tuple(ns_ids))
             got = scope.get(key)
             if got is None:
-                got = scope[key] = self._stats(conn, ns_ids)
+                got = scope[key] = self._resident_stats(conn, ns_ids) or self._stats(conn, ns_ids)
             return got  # type: ignore[no-any-return]
         return self._stats(conn, ns_ids)
+
+    def _resident_stats(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int]
+    ) -> KeywordStats | None:
+        """One namespace's statistics from its `Resident` index, when the cache holds one
+        after syncing (it mirrors the namespace's row, and any keyword change drops it)."""
+        cache = self._cache
+        if cache is None or len(ns_ids) != 1 or cache.held(ns_ids[0]) is None:
+            return None
+        self._sync_cache(conn)
+        res = cache.held(ns_ids[0])
+        if res is None:
+            return None
+        n = res.n_docs
+        return KeywordStats(n_docs=n, avgdl=(res.total_len / n) if n else 0.0)
+
+    def _sync_cache(self, conn: sqlite3.Connection) -> None:
+        """Bring the postings cache up to date with the keyword feed (once per query scope)."""
+        scope = self._scope
+        if self._cache is not None and (scope is None or not scope.get("synced")):
+            self._cache.sync(conn)
+            if scope is not None:
+                scope["synced"] = True
 
     def _stats(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> KeywordStats:
         n = tl = 0
@@ -294,33 +224,37 @@ class KeywordIndex(MemoryScoring):
                 add(*row)
         return found, tid_ns
 
-    def _small_lexicon(
+    def _small_resident(
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
-    ) -> Lexicon | None:
-        """The `Lexicon` of a search over one small namespace (the cache synced; small: the
-        whole-namespace warm-up size and within the memory cap), noted in
-        the query scope for `doc_terms`; None otherwise (SQLite answers)."""
+    ) -> Resident | None:
+        """The `Resident` index of a search over one small namespace (the cache synced; small:
+        at most `keyword_resident_docs` documents and within the memory cap), noted in the query
+        scope for `doc_terms`; None otherwise (the per-term cache or SQLite answers)."""
+        scope = self._scope
+        if scope is not None:
+            known = scope.get("resident")
+            if known is not None and known.ns_id == ns_ids[0] and len(ns_ids) == 1:
+                return known  # type: ignore[no-any-return]
         if (
             self._cache is None
             or len(ns_ids) != 1
-            or n_docs > _LEXICON_MAX_DOCS
-            # a posting per token at most
-            or n_docs * avgdl * ROW_WEIGHT > self._cache.max_postings // 2
+            or n_docs > self._resident_docs
+            or n_docs * avgdl * 8 > self._cache.max_postings // 2
         ):
             return None
-        lexicon = self._cache.lexicon(ns_ids[0])
-        if self._scope is not None:
-            self._scope["lexicon"] = lexicon
-        return lexicon
+        resident = self._cache.resident(conn, ns_ids[0])
+        if scope is not None:
+            scope["resident"] = resident
+        return resident
 
     def doc_terms(
         self, conn: sqlite3.Connection, item_ids: Sequence[int]
     ) -> Iterable[tuple[str, int, int, int, int, int]]:
         """(term, item id, tf, dl, term id, df) of every term of the given items, by item id
-        then term id: from this query's `Lexicon` when it holds every item, else SQLite."""
-        lexicon = self._scope.get("lexicon") if self._scope is not None else None
-        if lexicon is not None:
-            return lexicon.doc_rows(conn, item_ids)
+        then term id: from this query's `Resident` index when it has one, else SQLite."""
+        resident = self._scope.get("resident") if self._scope is not None else None
+        if resident is not None:
+            return resident.doc_rows(conn, item_ids)
         return [row[:6] for row in doc_term_rows(conn, item_ids)]
 
     def _prepare(
@@ -358,28 +292,33 @@ class KeywordIndex(MemoryScoring):
             and len(ns_ids) <= self._cache_max_namespaces
             and st.n_docs <= self._cache_max_docs
         )
-        if cached and self._cache is not None and (scope is None or not scope.get("synced")):
-            self._cache.sync(conn)
-            if scope is not None:
-                scope["synced"] = True
-        lexicon = self._small_lexicon(conn, ns_ids, st.n_docs, st.avgdl) if cached else None
-        key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
-        rows = scope.get(key) if scope is not None else None
-        if rows is None:
-            if lexicon is not None and not q.prefixes:
-                rows = lexicon.term_rows(conn, q.terms)
-            else:
+        if cached:
+            self._sync_cache(conn)
+        resident = self._small_resident(conn, ns_ids, st.n_docs, st.avgdl) if cached else None
+        if resident is not None and not q.prefixes:
+            found, tid_ns = resident.term_rows(q.terms)
+            idf_of = resident.idf_of
+        else:
+            key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
+            rows = scope.get(key) if scope is not None else None
+            if rows is None:
                 rows = self._term_rows(conn, ns_ids, q)
-            if scope is not None:
-                scope[key] = rows  # the same query's next pass (vector-only candidates)
-        found, tid_ns = rows
+                if scope is not None:
+                    scope[key] = rows  # the same query's next pass (vector-only candidates)
+            found, tid_ns = rows
+            idf_of = {}
         if not found:
             return None
         idf: dict[str, float] = {}
         need_avg = False
         for term, (_ids, df) in found.items():
-            idf[term] = self._idf(st.n_docs, df)
-            need_avg |= idf[term] <= 0
+            v = idf_of.get(df)
+            if v is None:
+                v = self._idf(st.n_docs, df)
+                if resident is not None:
+                    idf_of[df] = v  # the namespace's size is fixed while it is resident
+            idf[term] = v
+            need_avg |= v <= 0
         if need_avg:
             # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
             # IDF is negative and rank-bm25 would rank a matching document below a blank one).
@@ -398,7 +337,7 @@ class KeywordIndex(MemoryScoring):
         ):
             for ns_id in ns_ids:
                 self._cache.warm(conn, ns_id)
-        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, lexicon)
+        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, resident)
 
     def query_mass(
         self,
@@ -464,6 +403,9 @@ class KeywordIndex(MemoryScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None:
             return {}
+        sums = self._resident_sums(p) if p.resident is not None else None
+        if sums is not None:  # already the best k and the extra candidates (_search_resident)
+            return self._search_resident(sums, k, extra)
         if p.cached:
             scores = self._score_cached(conn, p.order, p.found, p.tid_ns, p.idf, p.avgdl, k, extra)
         else:
@@ -484,12 +426,15 @@ class KeywordIndex(MemoryScoring):
         Cheaper than `search` when only known candidates need scores (a feedback round that
         re-scores the candidates): each term looks the items up in its postings.
         """
-        pool = sorted(set(items))
         p = self._prepare(conn, ns_ids, q, weights)
-        if p is None or not pool:
+        if p is None:
             return {}
-        if p.lexicon is not None:
-            return self._score_items_lexicon(conn, p.lexicon, p, pool)
+        sums = self._resident_sums(p) if p.resident is not None else None
+        if sums is not None:
+            return self._score_items_resident(sums, items)
+        pool = sorted(set(items))
+        if not pool:
+            return {}
         if p.cached:
             return self._score_items_cached(conn, p, pool)
         scores = dict.fromkeys(pool, 0.0)

@@ -26,7 +26,7 @@ import numpy as np
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
 from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.growbuffer import GrowBuffer
-from langmem_plus.store.kwlexicon import ROW_WEIGHT, Lexicon
+from langmem_plus.store.kwresident import Resident
 from langmem_plus.store.sqlite import in_chunks
 
 __all__ = ["PostingsCache"]
@@ -53,7 +53,7 @@ class _Namespace:
         self.postings = 0
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
-        self.lexicon: Lexicon | None = None  # dropped with any change
+        self.resident: Resident | None = None  # the whole index; dropped with any change
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -64,10 +64,10 @@ class _Namespace:
         self.item_local.update(zip(items, out, strict=True))
         return out
 
-    def drop_lexicon(self) -> int:
-        """Forget the `Lexicon`; returns the postings it counted for."""
-        held = 0 if self.lexicon is None else self.lexicon.held * ROW_WEIGHT
-        self.lexicon = None
+    def drop_resident(self) -> int:
+        """Forget the `Resident` index; returns the postings it counted for."""
+        held = 0 if self.resident is None else self.resident.weight
+        self.resident = None
         self.postings -= held
         return held
 
@@ -184,7 +184,7 @@ class PostingsCache:
                 last.setdefault(ns_id, {})[item_id] = op
         for ns_id, items in last.items():
             cache = self._ns[ns_id]
-            self._total -= cache.drop_lexicon()
+            self._total -= cache.drop_resident()
             if len(items) > max(1000, len(cache.item_local) // 5):
                 self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
                 continue
@@ -255,23 +255,26 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
-    def lexicon(self, ns_id: int) -> Lexicon:
-        """A namespace's `Lexicon` (kwlexicon.py), empty after any change to it; what it
-        holds counts against the memory cap. The caller synced in this read transaction
-        and decided the namespace is small."""
+    def resident(self, conn: sqlite3.Connection, ns_id: int) -> Resident:
+        """A namespace's whole keyword index (`Resident`, kwresident.py), read on first use
+        and after any change to it; it counts against the memory cap. The caller synced in
+        this read transaction and decided the namespace is small."""
         with self._lock:
             cache = self._ns.get(ns_id)
             if cache is None:
                 cache = self._ns[ns_id] = _Namespace()
-            if cache.lexicon is None:
-                ns = cache
+            self._clock += 1
+            cache.used = self._clock
+            if cache.resident is None:
+                cache.resident = Resident.load(conn, ns_id)
+                cache.postings += cache.resident.weight
+                self._total += cache.resident.weight
+            return cache.resident
 
-                def grow(n: int) -> None:
-                    ns.postings += n * ROW_WEIGHT
-                    self._total += n * ROW_WEIGHT
-
-                cache.lexicon = Lexicon(ns_id, grow)
-            return cache.lexicon
+    def held(self, ns_id: int) -> Resident | None:
+        """The namespace's `Resident` index if one is held (current once synced)."""
+        cache = self._ns.get(ns_id)
+        return None if cache is None else cache.resident
 
     def has(self, ns_id: int, term: str) -> bool:
         """Whether a term's postings are in memory for a namespace."""
@@ -330,7 +333,7 @@ class PostingsCache:
         if total > self.max_postings and newest in self._ns:
             cache = self._ns[newest]  # one namespace alone is over the cap
             cache.terms.clear()
-            cache.lexicon = None  # its postings are in cache.postings, zeroed below
+            cache.resident = None  # its weight is in cache.postings, zeroed below
             cache.warmed = False
             self._total -= cache.postings
             cache.postings = 0

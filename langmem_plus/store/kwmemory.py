@@ -9,23 +9,24 @@ store/kwsqlite.py).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from langmem_plus.store.kwcache import PostingsCache
-from langmem_plus.store.kwlexicon import Lexicon
+from langmem_plus.store.kwresident import Resident
 from langmem_plus.store.kwsqlite import PostingsScoring, top_k
 
 __all__ = ["MemoryScoring", "PreparedQuery"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PreparedQuery:
     """One query's terms over its namespaces, ready to score: mean document length, term ->
     (term ids, summed df), term id -> namespace, weighted IDF, terms rarest first, and whether
-    the in-memory cache serves it; the `Lexicon` of a small one-namespace search."""
+    the in-memory cache serves it; the `Resident` index of a small one-namespace search, and
+    (`dense`) the query's BM25 over its documents once summed."""
 
     avgdl: float
     found: dict[str, tuple[list[int], int]]
@@ -33,7 +34,8 @@ class PreparedQuery:
     idf: dict[str, float]
     order: list[str]
     cached: bool
-    lexicon: Lexicon | None = None
+    resident: Resident | None = None
+    dense: list[dict[int, float] | None] = field(default_factory=list)
 
 
 class MemoryScoring(PostingsScoring):
@@ -89,31 +91,43 @@ class MemoryScoring(PostingsScoring):
             cache.prefetch(conn, ns_id, wanted)
         return list(by_ns)
 
-    def _score_items_lexicon(
-        self, conn: sqlite3.Connection, lexicon: Lexicon, p: PreparedQuery, pool: Sequence[int]
+    def _resident_sums(self, p: PreparedQuery) -> dict[int, float] | None:
+        """The query's nonzero BM25 sums over its `Resident` namespace (item id -> sum), once
+        per prepared query; None when the scan budget would defer a term (the cached path
+        answers then, as before this index existed)."""
+        if not p.dense:
+            res = p.resident
+            assert res is not None
+            p.dense.append(
+                res.bm25(
+                    p.order, p.found, p.idf, self.k1, self.b, p.avgdl, self._cached_postings_scan
+                )
+            )
+        return p.dense[0]
+
+    def _search_resident(
+        self, sums: dict[int, float], k: int, extra_fn: Callable[[], set[int]]
     ) -> dict[int, float]:
-        """`score_items` from a small namespace's `Lexicon`: each term's few postings looked
-        up in the pool, one float at a time (the operations of `_bm25`, in its order, so the
-        sums are those of the array paths)."""
-        self._prefetch_terms(conn, p)
-        want = set(pool)
-        k1, b = self.k1, self.b
-        avgdl = p.avgdl or 1.0
-        sums: dict[int, float] = {}
-        cache = self._cache
-        assert cache is not None
-        ns_id = lexicon.ns_id
+        """`_score_cached`'s answer from a resident namespace's sums: the best `k` documents
+        and `extra_fn()` (with their sums, 0 for what no term reached)."""
+        extra = extra_fn()
+        if len(sums) > k:
+            ids = np.fromiter(sums.keys(), dtype=np.int64, count=len(sums))
+            vals = np.fromiter(sums.values(), dtype=np.float64, count=len(sums))
+            part = top_k(ids, vals, k)
+            scores = dict(zip(ids[part].tolist(), vals[part].tolist(), strict=True))
+        else:
+            scores = dict(sums)
+        for i in extra:
+            if i not in scores:
+                scores[i] = sums.get(i, 0.0)
+        return scores
 
-        def load(term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            return cache.term(conn, ns_id, term, p.found[term][0])
-
-        for term in p.order:
-            idf = p.idf[term]
-            for item_id, tf, dl in lexicon.postings(term, load):
-                if item_id in want:
-                    v = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) * idf
-                    sums[item_id] = sums.get(item_id, 0.0) + v
-        return {i: v for i, v in sums.items() if v > 0}
+    @staticmethod
+    def _score_items_resident(sums: dict[int, float], items: Iterable[int]) -> dict[int, float]:
+        """`score_items` from a resident namespace's sums: the items' positive sums."""
+        want = items if isinstance(items, (set, frozenset, KeysView)) else set(items)
+        return {i: v for i, v in sums.items() if v > 0 and i in want}
 
     def _score_cached(
         self,

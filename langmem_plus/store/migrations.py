@@ -265,6 +265,20 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         END
         """,
     ),
+    # 012_log_value_updates: an UPDATE of an item's value, key or namespace is logged to kw_log
+    # (op 3) like one of its ranking columns: the row cache holds small namespaces' full rows
+    # (rowcache.py), and a writer outside the store's API may change only the value
+    (
+        "DROP TRIGGER IF EXISTS items_log_update",
+        """
+        CREATE TRIGGER IF NOT EXISTS items_log_update
+        AFTER UPDATE OF created_at, updated_at, last_accessed, access_count, ttl_minutes,
+            expires_at, confidence, category, session, value, key, ns_id ON items
+        BEGIN
+            INSERT INTO kw_log(ns_id, item_id, op) VALUES (NEW.ns_id, NEW.id, 3);
+        END
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

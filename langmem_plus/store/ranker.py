@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
@@ -36,11 +37,13 @@ from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.common_terms import TermVectors, ordering_side, vector_search
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.explain import Explanation, page
+from langmem_plus.store.fallback import like_scores
 from langmem_plus.store.neighbours import with_neighbours
 from langmem_plus.store.plan import TimeRange
-from langmem_plus.store.rows import CandidateRow, in_range, passes
+from langmem_plus.store.rows import SESSION, CandidateRow, in_range, passes, prior_columns
 from langmem_plus.store.scoring import (
     CosineSide,
+    Fused,
     FusionTuning,
     cosine_side,
     evidence,
@@ -49,14 +52,14 @@ from langmem_plus.store.scoring import (
 )
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
-from langmem_plus.text.tokenize import QueryTerms, like_words, query_terms, tokenize
+from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
 
 __all__ = ["RankQuery", "Ranker"]
 
 logger = logging.getLogger("langmem_plus.store.hybrid")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RankQuery:
     """One search to rank: the query, its vector (None: keyword only) and its constraints."""
 
@@ -71,7 +74,16 @@ class RankQuery:
     time_range: TimeRange | None = None
 
 
-@dataclass
+_NO_VALUES = np.zeros(0)
+_NO_VALUES.flags.writeable = False
+
+
+def _no_values() -> np.ndarray:
+    """The arrays of a working set before fusion fills them (shared: never written)."""
+    return _NO_VALUES
+
+
+@dataclass(slots=True)
 class _Search:
     """One query's working set as it goes through the stages."""
 
@@ -95,16 +107,17 @@ class _Search:
     keep: list[int] = field(default_factory=list)
     # arrays aligned with `keep`: BM25, cosine (NaN: no vector), relevance, keyword evidence
     # (bm25_norm), vector evidence (vector_norm), absolute evidence
-    bm: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    bmq: np.ndarray = field(default_factory=lambda: np.zeros(0))  # `bm25_query`, aligned
-    cos: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    fz: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    bn: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    vn: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    ev: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bm: np.ndarray = field(default_factory=_no_values)
+    bmq: np.ndarray = field(default_factory=_no_values)  # `bm25_query`, aligned
+    cos: np.ndarray = field(default_factory=_no_values)
+    fz: np.ndarray = field(default_factory=_no_values)
+    bn: np.ndarray = field(default_factory=_no_values)
+    vn: np.ndarray = field(default_factory=_no_values)
+    ev: np.ndarray = field(default_factory=_no_values)
     top: float = 1.0  # the query's scale (scales the relevance and the priors)
     facts: jd.QueryFacts | None = None  # what the relevance judgement reads
     side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
+    fused: Fused | None = None  # the last fusion (its evidence is kept by a re-fusion)
 
     @property
     def need_value(self) -> bool:
@@ -136,6 +149,7 @@ class Ranker:
         self.backend = backend
         self.keyword_text = keyword_text
         self.omit_expired = omit_expired
+        self._tuning: FusionTuning | None = None
 
     def rank(self, conn: Any, rq: RankQuery) -> list[MemorySearchItem]:
         """The ranked page `rq.offset : rq.offset + rq.limit` of the query's hits."""
@@ -182,7 +196,7 @@ class Ranker:
             )
         failed: list[BaseException] = []
 
-        def vector_hits() -> Iterable[int]:
+        def vector_hits() -> KeysView[int]:
             if s.vec is not None and not failed and not s.sims:
                 try:
                     s.sims = s.vec.hits()
@@ -204,7 +218,9 @@ class Ranker:
                 )
         except Exception as exc:  # the keyword index cannot serve: substring fallback
             logger.warning("keyword index failed (%s); falling back to LIKE matching", exc)
-            s.bm25, s.mass = self._like(conn, rq.ns_ids, rq.query, pool)
+            s.bm25, s.mass = like_scores(
+                self.backend, conn, rq.ns_ids, rq.query, pool, self.keyword_text
+            )
         vector_hits()  # collected even when the keyword pass had nothing to score
         if failed:
             raise failed[0]
@@ -213,11 +229,13 @@ class Ranker:
         ):
             # No keyword evidence (only stop words, or terms no segmentation produced, e.g. a
             # sub-word of a jieba token): substring matching, bounded to small namespaces.
-            like, s.mass = self._like(conn, rq.ns_ids, rq.query, pool)
+            like, s.mass = like_scores(
+                self.backend, conn, rq.ns_ids, rq.query, pool, self.keyword_text
+            )
             s.bm25 = {**s.bm25, **like}
 
     def _keyword_with_feedback(
-        self, conn: Any, s: _Search, pool: int, vector_hits: Callable[[], Iterable[int]]
+        self, conn: Any, s: _Search, pool: int, vector_hits: Callable[[], KeysView[int]]
     ) -> None:
         """Pseudo-relevance feedback (expansion.py): terms of the best keyword hits, scored
         at a lower weight and added to the keyword scores. The vector-only candidates' BM25
@@ -225,7 +243,7 @@ class Ranker:
         cfg, be, ns_ids = self.config, self.backend, s.rq.ns_ids
         s.bm25 = be.keyword_search(conn, ns_ids, s.q, pool, weights=s.qw)
         terms = feedback_terms(cfg, be, conn, ns_ids, s.q, s.bm25) if s.bm25 else {}
-        vec_only = [i for i in vector_hits() if i not in s.bm25]
+        vec_only = list(vector_hits() - s.bm25.keys())  # (order: irrelevant to the scores)
         if vec_only:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
             s.bm25.update(zip(vec_only, map(got.get, vec_only, repeat(0.0)), strict=True))
@@ -245,7 +263,7 @@ class Ranker:
 
     def rows(self, conn: Any, s: _Search) -> None:
         """The candidates' rows: full when ranking needs values, else light (cached)."""
-        cands = set(s.bm25) | set(s.sims)
+        cands = s.bm25.keys() | s.sims.keys()
         if s.need_value:
             s.rows = self.backend.rows(conn, cands, full=True)
         else:
@@ -290,7 +308,7 @@ class Ranker:
         """Cosines of the kept candidates the vector top-k missed, then fusion on arrays
         aligned with the sorted candidates."""
         if s.rq.qvec is not None and s.vec is not None:
-            missing = [i for i in s.keep if i not in s.sims]
+            missing = list(set(s.keep) - s.sims.keys())
             if missing:
                 s.sims.update(s.vec.cosines(missing))
         s.keep.sort()
@@ -304,21 +322,27 @@ class Ranker:
     def _fuse(self, s: _Search) -> None:
         """Relevance, keyword, vector and absolute evidence of the candidates (scoring.py)."""
         st = self.config.store
+        tuning = self._tuning
+        if tuning is None or tuning.background != self.vector_background:
+            tuning = self._tuning = FusionTuning(
+                w_standing_keyword=st.w_fusion_keyword,
+                keyword_rate=st.keyword_evidence_rate,
+                w_evidence_keyword=st.w_evidence_keyword,
+                background=self.vector_background,
+            )
         if s.side is None:
             s.side = cosine_side(s.cos, self.vector_background)
+            s.fused = None
         got = fuse_arrays(
             s.bm,
             s.cos,
             s.mass,
             bm25_evidence=s.bmq,
             side=s.side,
-            tuning=FusionTuning(
-                w_standing_keyword=st.w_fusion_keyword,
-                keyword_rate=st.keyword_evidence_rate,
-                w_evidence_keyword=st.w_evidence_keyword,
-                background=self.vector_background,
-            ),
+            tuning=tuning,
+            evidence_of=s.fused,  # a re-fusion: the evidence of the same query terms
         )
+        s.fused = got
         s.bn, s.vn, s.ev = got.keyword, got.vector, got.evidence
         s.fz, s.top, s.facts = jd.rescaled(self.judgement, s.facts, got.relevance, s.cos)
 
@@ -338,7 +362,10 @@ class Ranker:
     def neighbours(self, conn: Any, s: _Search) -> None:
         """Conversation-context smoothing (neighbours.py), for items that name a session."""
         alpha = self.config.store.neighbour_weight
-        if alpha <= 0 or not any(s.rows[i].session is not None for i in s.keep):
+        if alpha <= 0:
+            return
+        sessions = list(map(SESSION, map(s.rows.__getitem__, s.keep)))
+        if sessions.count(None) == len(sessions):
             return
         fused = dict(
             zip(s.keep, zip(s.fz.tolist(), s.bn.tolist(), s.vn.tolist(), strict=True), strict=True)
@@ -377,30 +404,25 @@ class Ranker:
 
     def score(self, s: _Search) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spec score of every kept candidate, and the symbol match it used."""
-        cfg, rows = self.config, [s.rows[i] for i in s.keep]
+        cfg, rows = self.config, list(map(s.rows.__getitem__, s.keep))
         n = len(rows)
         on_topic = np.zeros(n, dtype=bool)
         sym = np.zeros(n)
         if s.topic or s.symbols:
             for j, row in enumerate(rows):
                 on_topic[j], sym[j] = self._topic_and_symbols(s, row, float(s.bn[j]))
+        preference_query = is_preference_query(s.rq.query)
+        prior = prior_columns(rows, preference_query)
         parts = score_batch(
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
             prior_scale=s.top,
-            last_used=np.array(
-                [r.last_accessed if r.last_accessed is not None else r.updated_at for r in rows],
-                dtype=np.float64,
-            ),
-            access_count=np.array([r.access_count for r in rows], dtype=np.float64),
-            # a number, or NULL (-> NaN: "none given")
-            confidence=np.array(
-                [r.confidence if r.confidence is not None else np.nan for r in rows],
-                dtype=np.float64,
-            ),
-            preference_item=np.array([r.category == "preference" for r in rows], dtype=bool),
-            preference_query=is_preference_query(s.rq.query),
+            last_used=prior[0],
+            access_count=prior[1],
+            confidence=prior[2],
+            preference_item=prior[3],
+            preference_query=preference_query,
             on_topic=on_topic,
             symbol_match=sym,
             vector_norm=s.vn,
@@ -439,13 +461,14 @@ class Ranker:
         winners = [s.keep[j] for j in order_list]
         if not s.need_value:  # ranked on light rows: read the winners in full
             s.rows.update(self.backend.rows(conn, winners, full=True))
+        full_cos = s.side is not None and s.side.every  # every candidate has a vector
         columns = (
             parts["score"],
             s.fz,
             s.bn,  # `keyword`: the keyword evidence, as `bm25_norm` (kept for compatibility)
             s.bm,
             s.bn,
-            np.where(np.isnan(s.cos), 0.0, s.cos),  # no vector: 0
+            s.cos if full_cos else np.where(np.isnan(s.cos), 0.0, s.cos),  # no vector: 0
             s.vn,
             s.ev,
             np.full(len(s.ev), self._prior_scale(s)),
@@ -460,30 +483,12 @@ class Ranker:
         explanation = Explanation(columns, self.config.score.profile)
         return page(s.rows, s.keep, order_list, explanation)
 
-    # ------------------------------------------------------------------ fallback
-    def _like(
-        self, conn: Any, ns_ids: Sequence[int], query: str, k: int
-    ) -> tuple[dict[int, float], float]:
-        """Substring fallback: items whose indexed text contains the query's words, scored by
-        the number of words found; and the number of words looked for (the scale of the
-        keyword evidence: all of them found is a full match, as for BM25).
-
-        The backend pre-selects on the stored value; the match is confirmed on the item's
-        indexed text (so keys and metadata never match). Stop words and single characters never
-        match: as substrings they would be found inside unrelated words.
-        """
-        words = like_words(query)[:8]
-        scores: dict[int, float] = {}
-        texts: dict[int, str] = {}
-        for w in words:
-            for rid, value in self.backend.substring_candidates(conn, ns_ids, w, k):
-                if rid not in texts:
-                    texts[rid] = self.keyword_text(json.loads(value)).lower()
-                if w.lower() in texts[rid]:
-                    scores[rid] = scores.get(rid, 0.0) + 1.0
-        return scores, float(len(words))
-
 
 def _aligned(values: Mapping[int, float], ids: Sequence[int], missing: float) -> np.ndarray:
     """The values of `ids` as a float64 array (`missing` where `values` has none)."""
+    if len(ids) > 1 and len(values) >= len(ids):
+        try:  # every id held (the usual case): one C-level lookup of all of them
+            return np.array(operator.itemgetter(*ids)(values), dtype=np.float64)
+        except KeyError:
+            pass
     return np.fromiter(map(values.get, ids, repeat(missing)), np.float64, len(ids))

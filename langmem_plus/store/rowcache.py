@@ -7,6 +7,11 @@ id. It never serves a stale row: it subscribes to the keyword change feed (store
 which every change to an existing item reaches in the same transaction, and `sync` drops the
 rows of logged items before each use — including other processes' writes. New items need no
 entry: their ids were never cached. A feed it cannot follow, or the size cap, clears it.
+
+A namespace small enough to be ranked from memory whole (the keyword index's resident size) is
+loaded with its full rows (namespace, key, value): the winners of a search are then read from
+here too. Every change to an item's value also sets a logged column (its update time), so the
+same feed keeps them exact. A full row counts as 1 + len(value) // 300 rows against the cap.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ Fetch = Callable[[sqlite3.Connection, list[int]], dict[int, Any]]
 
 
 class RowCache:
-    """item id -> light row, kept exact through the keyword feed (see the module docstring)."""
+    """item id -> row (light, or full for small namespaces loaded whole), kept exact through
+    the keyword feed (see the module docstring)."""
 
     def __init__(self, max_rows: int = 250_000) -> None:
         self.max_rows = max_rows
         self.rows: dict[int, Any] = {}
+        self.full = 0  # rows held with their values
+        self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
         self.warmed: set[int] = set()  # namespaces loaded whole
         self._lock = threading.RLock()
@@ -37,6 +45,7 @@ class RowCache:
         with self._lock:
             self.rows.clear()
             self.warmed.clear()
+            self.full = self.weight = 0
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Drop the rows of items changed since the watermark (any process, any writer)."""
@@ -51,38 +60,74 @@ class RowCache:
         self.clear()
 
     def apply(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        rows = self.rows
         for _ns_id, item_id, _op in changes:
-            self.rows.pop(item_id, None)
+            row = rows.pop(item_id, None)
+            if row is not None:
+                self.weight -= _weight(row)
+                self.full -= row.value is not None
 
     def get(self, conn: sqlite3.Connection, ids: Iterable[int], fetch: Fetch) -> dict[int, Any]:
-        """Rows of `ids` (those that exist): held ones from memory, the rest through `fetch`,
-        which reads them from SQLite (and they are kept). Call `sync` first, in the same read
-        transaction."""
+        """Rows of `ids` (those that exist) with at least their ranking columns: held ones
+        from memory (full where held so), the rest through `fetch`, which reads them from
+        SQLite (and they are kept). Call `sync` first, in the same read transaction."""
+        with self._lock:
+            rows = self.rows
+            ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+            held = list(map(rows.get, ids))
+            if None not in held:  # every row held (a warm namespace): one C-level pass
+                return dict(zip(ids, held, strict=True))
+            out = {i: r for i, r in zip(ids, held, strict=True) if r is not None}
+            missing = [i for i, r in zip(ids, held, strict=True) if r is None]
+            if missing:
+                got = fetch(conn, missing)
+                out.update(got)
+                self._keep(got)
+            return out
+
+    def get_full(self, ids: Iterable[int]) -> tuple[dict[int, Any], list[int]]:
+        """The full rows of `ids` held, and the ids not held so (call `sync` first, in the
+        same read transaction)."""
         with self._lock:
             rows = self.rows
             out: dict[int, Any] = {}
             missing: list[int] = []
             for i in ids:
                 r = rows.get(i)
-                if r is None:
+                if r is None or r.value is None:
                     missing.append(i)
                 else:
                     out[i] = r
-            if missing:
-                got = fetch(conn, missing)
-                out.update(got)
-                if len(rows) + len(got) > self.max_rows:
-                    self.clear()
-                rows.update(got)
-            return out
+            return out, missing
 
     def warm(self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch) -> None:
-        """Load every row of these namespaces once (`fetch_ns` reads a namespace list)."""
+        """Load every row of these namespaces once (`fetch_ns` reads a namespace list: light
+        rows, or full rows)."""
         with self._lock:
             todo = [n for n in ns_ids if n not in self.warmed]
             if not todo:
                 return
             got = fetch_ns(conn, todo)
             self.warmed.update(todo)  # tried: even when it does not fit, not again
-            if len(self.rows) + len(got) <= self.max_rows:
-                self.rows.update(got)
+            if self.weight + sum(map(_weight, got.values())) <= self.max_rows:
+                self._keep(got)
+
+    def _keep(self, got: dict[int, Any]) -> None:
+        """Hold these rows (over the cap: everything is dropped first)."""
+        rows = self.rows
+        added = sum(map(_weight, got.values()))
+        if self.weight + added > self.max_rows:
+            self.clear()
+        for i, r in got.items():
+            old = rows.get(i)
+            if old is not None:
+                self.weight -= _weight(old)
+                self.full -= old.value is not None
+            rows[i] = r
+            self.weight += _weight(r)
+            self.full += r.value is not None
+
+
+def _weight(row: Any) -> int:
+    """A row against the cap, in rows of ~300 bytes (a light row: 1)."""
+    return 1 if row.value is None else 1 + len(row.value) // 300

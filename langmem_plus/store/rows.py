@@ -9,30 +9,37 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from itertools import repeat
+from typing import Any, NamedTuple, cast
 
+import numpy as np
 from langgraph.store.base import Item, MatchCondition
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import NS_SEP, MemorySearchItem, from_epoch, ns_key
+from langmem_plus.store._common import NS_SEP, MemorySearchItem, from_epoch, ns_key, utc
 from langmem_plus.store.filters import matches
 from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.sqlite import in_chunks
 
 __all__ = [
+    "SESSION",
     "CandidateRow",
     "adjacent",
     "in_range",
     "like_rows",
     "list_namespaces",
     "match_namespaces",
+    "namespace_full_rows",
     "namespace_ids",
     "namespace_rows",
+    "prior_columns",
     "read_item",
     "read_rows",
     "scan_rows",
+    "search_hit",
     "to_item",
 ]
 
@@ -68,6 +75,7 @@ _LIGHT = (
     "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session FROM items i "
 )
 _make = CandidateRow._make
+_ID = operator.itemgetter(0)
 
 
 def _light(r: Sequence[Any]) -> CandidateRow:
@@ -92,6 +100,58 @@ def namespace_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int,
             (r[0], _light(r)) for r in conn.execute(f"{_LIGHT}WHERE i.ns_id IN ({qs})", part)
         )
     return out
+
+
+def namespace_full_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int, Any]:
+    """Full rows of every item of the namespaces."""
+    out: dict[int, Any] = {}
+    for part, qs in in_chunks(ns_ids):
+        got = list(map(_make, conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs})", part)))
+        out.update(zip(map(_ID, got), got, strict=True))
+    return out
+
+
+def prior_columns(
+    rows: Sequence[CandidateRow], preferences: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The score's inputs from the rows, as arrays: last used (last access, else the last
+    update), access count, confidence (NULL -> NaN: "none given"), preference item (all
+    False without `preferences`: the score reads it for a preference query only)."""
+    n = len(rows)
+    last = list(map(_LAST_ACCESSED, rows))
+    if last.count(None) == n:  # never used (the usual case): the last update
+        last_used = np.fromiter(map(_UPDATED_AT, rows), np.float64, n)
+    else:
+        last_used = np.array(
+            [a if a is not None else r.updated_at for a, r in zip(last, rows, strict=True)],
+            dtype=np.float64,
+        )
+    conf = list(map(_CONFIDENCE, rows))
+    if conf.count(None) == n:
+        confidence = np.full(n, np.nan)
+    else:
+        confidence = np.array([c if c is not None else np.nan for c in conf], dtype=np.float64)
+    return (
+        last_used,
+        np.fromiter(map(_ACCESS_COUNT, rows), np.float64, n),
+        confidence,
+        np.fromiter(map(operator.eq, map(_CATEGORY, rows), repeat("preference")), bool, n)
+        if preferences
+        else np.zeros(n, dtype=bool),
+    )
+
+
+_UPDATED_AT, _LAST_ACCESSED, _ACCESS_COUNT, _CONFIDENCE, _CATEGORY, SESSION = (
+    operator.itemgetter(CandidateRow._fields.index(name))
+    for name in (
+        "updated_at",
+        "last_accessed",
+        "access_count",
+        "confidence",
+        "category",
+        "session",
+    )
+)
 
 
 def in_range(row: CandidateRow, tr: TimeRange | None) -> bool:
@@ -130,6 +190,38 @@ def read_item(conn: sqlite3.Connection, namespace: Sequence[str], key: str) -> C
 def _namespace(ns: str) -> tuple[str, ...]:
     """A stored namespace as its tuple (memoised: a page's hits mostly share one)."""
     return tuple(ns.split(NS_SEP))
+
+
+_SCAN = cast(Any, json.JSONDecoder()).scan_once
+
+
+def _json(text: str) -> Any:
+    """`json.loads` of a stored value: its C scanner called directly (a value is stored by
+    `json.dumps`, so it is exactly one JSON document); anything else goes to `json.loads`."""
+    try:
+        got, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    return got if end == len(text) else json.loads(text)
+
+
+def search_hit(row: CandidateRow, score: float, explain: tuple[Any, int]) -> Any:
+    """The `MemorySearchItem` of a ranked full row (`to_item`'s, made directly)."""
+    assert row.namespace is not None and row.key is not None and row.value is not None
+    last = row.last_accessed
+    item: Any = MemorySearchItem.hit(
+        _namespace(row.namespace),
+        row.key,
+        _json(row.value),
+        utc(row.created_at),
+        utc(row.updated_at),
+        score,
+        int(row.access_count),
+        None if last is None else utc(last),
+        explain,
+    )
+    item._rowid = row.id if row.ttl_minutes is not None else None  # only TTL items refresh
+    return item
 
 
 def to_item(row: CandidateRow, cls: type = MemorySearchItem, **extra: Any) -> Any:

@@ -158,7 +158,11 @@ def vector_evidence(cosine: np.ndarray, background: float) -> np.ndarray:
     """The cosine above the embedding model's background (the cosine unrelated texts get),
     rescaled to [0, 1]; NaN (no vector) and anything at or below the background give 0.
     Background 0 keeps the plain cosine (as LangGraph's stores report it)."""
-    c = np.where(np.isnan(cosine), background, cosine)
+    return _cosine_evidence(np.where(np.isnan(cosine), background, cosine), background)
+
+
+def _cosine_evidence(c: np.ndarray, background: float) -> np.ndarray:
+    """`vector_evidence` of cosines without NaN."""
     return _unit_clip((c - background) / (1.0 - background))
 
 
@@ -176,7 +180,7 @@ class CosineSide:
 
     `filled`: the cosines with NaN (no vector) taken as the lowest one; `lo`/`hi` their
     range over the candidates with a vector; `z` their standard scores; `evidence` the
-    vector evidence (`vector_evidence`).
+    vector evidence (`vector_evidence`); `every`: every candidate has a vector (no NaN).
     """
 
     has: np.ndarray
@@ -186,19 +190,23 @@ class CosineSide:
     hi: float
     z: np.ndarray
     evidence: np.ndarray
+    every: bool = False
 
 
 def cosine_side(cosine: np.ndarray, background: float) -> CosineSide:
     """The `CosineSide` of aligned candidate cosines (NaN: no vector)."""
     has = ~np.isnan(cosine)
-    has_v = bool(has.any())
+    every = bool(has.all())
+    has_v = every or bool(has.any())
     if has_v:
-        with_v = cosine[has]
+        with_v = cosine if every else cosine[has]
         lo, hi = float(np.minimum.reduce(with_v)), float(np.maximum.reduce(with_v))
     else:
         lo = hi = 0.0
-    c = np.where(has, cosine, lo)
-    return CosineSide(has, has_v, c, lo, hi, _zscores(c), vector_evidence(cosine, background))
+    # every candidate with a vector (the usual case): nothing to fill, the same values
+    c = cosine if every else np.where(has, cosine, lo)
+    ev = _cosine_evidence(cosine, background) if every else vector_evidence(cosine, background)
+    return CosineSide(has, has_v, c, lo, hi, _zscores(c), ev, every)
 
 
 ORDER_KEEPING_SCALE = 1e-15
@@ -213,6 +221,7 @@ def fuse_arrays(
     tuning: FusionTuning,
     bm25_evidence: np.ndarray | None = None,
     side: CosineSide | None = None,
+    evidence_of: Fused | None = None,
 ) -> Fused:
     """Text relevance of aligned candidate arrays (cosine NaN: the candidate has no vector).
 
@@ -225,14 +234,20 @@ def fuse_arrays(
     `bm25_evidence`: the BM25 over the query's own terms when `bm25` holds feedback terms
     too (they rank, they are no evidence of an answer); None: `bm25` itself.
     `side`: the cosines' `CosineSide` when the caller holds it already (a re-fusion).
+    `evidence_of`: a fusion of the same candidates with the same `bm25_evidence`, mass and
+    cosines, whose keyword and absolute evidence are reused (a re-fusion after feedback terms
+    changed `bm25` alone).
     """
     if side is None:
         side = cosine_side(cosine, tuning.background)
-    k = keyword_evidence(
-        bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
-    )
     v = side.evidence
-    ev = evidence(k, v, tuning.w_evidence_keyword)
+    if evidence_of is not None:
+        k, ev = evidence_of.keyword, evidence_of.evidence
+    else:
+        k = keyword_evidence(
+            bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
+        )
+        ev = evidence(k, v, tuning.w_evidence_keyword)
     f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword)
     # the best candidate's evidence; never exactly 0, so candidates without any evidence keep
     # their order (scores near 0, relevance below any floor)
@@ -309,7 +324,8 @@ def score_batch(
     rec = np.where(
         np.isnan(last_used), 0.0, 0.5 ** (age_days / config.score.recency_half_life_days)
     )
-    if access_count.any():
+    used = bool(access_count.any())
+    if used:
         freq = np.where(
             access_count > 0,
             np.minimum(1.0, np.log1p(access_count) / math.log1p(config.score.frequency_saturation)),
@@ -317,25 +333,27 @@ def score_batch(
         )
     else:  # nothing used yet (the usual search): the zeros the formula gives
         freq = np.zeros(len(access_count))
-    conf = _unit_clip(np.where(np.isnan(confidence), config.score.default_confidence, confidence))
+    unset = np.isnan(confidence)
+    if unset.all():  # no confidence given (the usual case): the default, clipped, throughout
+        d = float(config.score.default_confidence)
+        conf = np.full(len(confidence), min(max(d, 0.0), 1.0))
+    else:
+        conf = _unit_clip(np.where(unset, config.score.default_confidence, confidence))
     if preference_query:
         cat = np.where(preference_item, config.score.preference_boost, 1.0)
     else:
         cat = np.ones(len(preference_item))
-    if config.score.profile == "coding":
-        score = (
-            config.score.w_symbol * symbol_match
-            + config.score.w_code_recency * rec
-            + config.score.w_similarity * vector_norm
-        )
+    sc = config.score
+    if sc.profile == "coding":
+        score = sc.w_symbol * symbol_match + sc.w_code_recency * rec + sc.w_similarity * vector_norm
         cat = np.ones_like(score)
     else:
-        score = config.score.w_keyword * fused + prior_scale * (
-            config.score.w_category * cat
-            + config.score.w_recency * rec
-            + config.score.w_frequency * freq
-            + config.score.w_confidence * conf
-        )
+        # the same additions, left to right; a term known to be w·1 is added as the scalar w,
+        # and w·0 (+0.0) is left out when what it is added to is > 0: equal results
+        priors = (sc.w_category * cat if preference_query else sc.w_category) + sc.w_recency * rec
+        if used or not (sc.w_category > 0 and math.isfinite(sc.w_frequency)):
+            priors = priors + sc.w_frequency * freq
+        score = sc.w_keyword * fused + prior_scale * (priors + sc.w_confidence * conf)
     topic = np.where(on_topic, config.score.topic_boost, 1.0)
     return {
         "score": score * topic,

@@ -4,8 +4,8 @@ the FAISS indexes derived from it (see storage.py for the seam)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import EmbeddingModelMismatchError
 from langmem_plus.store import check as checks
 from langmem_plus.store.backend import SqliteBackend
-from langmem_plus.store.changefeed import VECTOR_FEED
+from langmem_plus.store.changefeed import KEYWORD_FEED, VECTOR_FEED, heads
 from langmem_plus.store.conversations import SQLiteConversationLog
 from langmem_plus.store.keyword import KeywordIndex
 from langmem_plus.store.maintenance import Maintenance
@@ -138,8 +138,25 @@ class SqliteStorage:
     def batch_lock(self) -> AbstractContextManager[Any]:
         return self.db.lock
 
-    def read(self) -> AbstractContextManager[Any]:
-        return self.db.read()
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        """A read transaction; the change feeds' heads are read once for all of it (the
+        caches and the FAISS index sync against them), unless it runs inside a write."""
+        with self.db.lock:
+            nested = self.db.conn.in_transaction
+            with self.db.read() as conn:
+                if nested:
+                    yield conn
+                    return
+                kw, vec = heads(conn, (KEYWORD_FEED, VECTOR_FEED))
+                pinned = KEYWORD_FEED.pin(conn, kw), VECTOR_FEED.pin(conn, vec)
+                try:
+                    yield conn
+                finally:
+                    if pinned[0]:
+                        KEYWORD_FEED.unpin(conn)
+                    if pinned[1]:
+                        VECTOR_FEED.unpin(conn)
 
     def write(self) -> AbstractContextManager[Any]:
         return self.db.write()

@@ -26,7 +26,14 @@ import faiss
 import numpy as np
 
 from langmem_plus.store.changefeed import OP_ADD, VECTOR_FEED, Change
-from langmem_plus.store.faissns import ExactCosines, NsIndex, normalise, search_one
+from langmem_plus.store.faissns import (
+    ExactCosines,
+    NsIndex,
+    normalise,
+    one_exact,
+    search_one,
+    unit_query,
+)
 from langmem_plus.store.growbuffer import GrowBuffer
 from langmem_plus.store.snapshot import (
     SnapshotError,
@@ -382,8 +389,8 @@ class VectorIndex:
         its keyword work in Python. The finishing function must run on the calling thread,
         under the same store lock (it reads SQLite for IVF hits).
         """
-        q = normalise(np.asarray(query, dtype=np.float32).reshape(1, -1))
-        cos = ExactCosines(q[0])
+        q = unit_query(query)
+        cos = ExactCosines(q)
         jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for IVF
         with self._lock:
             for ns_id in ns_ids:
@@ -417,6 +424,8 @@ class VectorIndex:
 
         def finish() -> tuple[dict[int, float], ExactCosines]:
             res = future.result() if future is not None else raw
+            if len(jobs) == 1 and jobs[0][1] is not None:
+                return one_exact(jobs[0][1], *res[0], k), cos
             found: list[tuple[int, float]] = []
             approx: list[tuple[int, float]] = []
             for (_idx, items), (scores, labels) in zip(jobs, res, strict=True):

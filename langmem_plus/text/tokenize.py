@@ -21,15 +21,7 @@ from functools import lru_cache
 
 from langmem_plus.text.stopwords import STOPWORDS
 
-__all__ = [
-    "QueryTerms",
-    "is_stopword",
-    "like_words",
-    "query_terms",
-    "stem",
-    "term_surfaces",
-    "tokenize",
-]
+__all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "term_surfaces", "tokenize"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
@@ -240,15 +232,3 @@ def query_terms(query: str, max_chars: int = 10_000) -> QueryTerms:
     prefixes = tuple(dict.fromkeys(p.lower() for p in _PREFIX_RE.findall(query) if len(p) >= 2))
     tf = Counter(tokenize(_PREFIX_RE.sub(" ", query) if prefixes else query))
     return QueryTerms(terms=tuple(tf), prefixes=prefixes, counts=tuple(tf.values()))
-
-
-_PUNCT = (
-    "".join(chr(c) for c in range(0x21, 0x30)) + ":;<=>?@[\\]^_`{|}~，。！？、；：“”‘’（）《》…"
-)
-
-
-def like_words(query: str) -> list[str]:
-    """The query's words a substring match may look for: punctuation around them stripped,
-    no stop words, none of one character (as substrings they sit inside unrelated words)."""
-    words = (w.strip(_PUNCT) for w in query.split())
-    return [w for w in words if len(w) > 1 and w.lower() not in STOPWORDS]

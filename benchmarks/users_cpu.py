@@ -1,0 +1,87 @@
+"""The many-users case of scale.py (users x 100 items, one namespace each) timed in CPU time.
+
+On a shared machine a neighbour's load stretches wall times (and starves the USE model: its
+p50 moved 16-300 ms between runs of scale.py here), so an A/B of two builds reads more
+steadily in the process's CPU time: a user's first search after the store opens, later (warm)
+searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items.
+Interleave builds by switching PYTHONPATH between runs:
+
+    python benchmarks/users_cpu.py [--users 100]
+
+Prints one JSON line of medians (ms of CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scale
+from langgraph.store.base import PutOp
+
+from langmem_plus import HybridStore
+from langmem_plus.text.tokenize import tokenize
+
+
+def main() -> None:
+    """Build the users' store, time first and warm searches and the naive baseline."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--users", type=int, default=100)
+    n = ap.parse_args().users
+    tokenize("预热 jieba warm-up")
+    corpus, emb = scale.Corpus(), scale.HashEmbeddings()
+    docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
+    db = Path(tempfile.mkdtemp()) / "users.db"
+    index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
+    store = HybridStore(db, index=index, config=scale._cfg())
+    ops = [
+        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
+        for u in range(n)
+        for i, t in enumerate(docs[u])
+    ]
+    for start in range(0, len(ops), 1000):
+        store.batch(ops[start : start + 1000])
+    store.close()
+    first_q = {u: corpus.query(docs[u]) for u in range(n)}
+    warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
+    emb.prime([*first_q.values(), *(q for qs in warm_q.values() for q in qs)])
+    store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
+    store.search(("users", "warm-up"), query="warm up", limit=10)
+    cpu = time.process_time
+    first, warm, naive = [], [], []
+    for u in range(n):
+        t0 = cpu()
+        store.search(("users", f"u{u}"), query=first_q[u], limit=10)
+        first.append(cpu() - t0)
+    for u in range(n):
+        for q in warm_q[u]:
+            t0 = cpu()
+            store.search(("users", f"u{u}"), query=q, limit=10)
+            warm.append(cpu() - t0)
+    store.close()
+    for u in range(min(n, scale.NAIVE_USERS)):
+        nv = scale.Naive(list(docs[u]), emb.embed_array(docs[u]))
+        for q in warm_q[u]:
+            qv = emb.embed_array([q])[0]
+            t0 = cpu()
+            nv.search(q, qv)
+            naive.append(cpu() - t0)
+    med = {
+        k: float(np.median(v)) * 1000
+        for k, v in (("first", first), ("warm", warm), ("naive", naive))
+    }
+    med["first_over_naive"] = med["first"] / med["naive"]
+    med["warm_over_naive"] = med["warm"] / med["naive"]
+    print(json.dumps({"users": n, "cpu_ms_p50": med}))
+
+
+if __name__ == "__main__":
+    main()

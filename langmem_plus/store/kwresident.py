@@ -1,0 +1,325 @@
+"""A small namespace's whole keyword index held in memory as arrays (`Resident`).
+
+A search over one small namespace asks the keyword index for the same things every time: the
+query terms' ids and document frequencies, the postings of the terms it scores (the query's,
+then two rounds of feedback terms), the terms of the feedback documents. Reading them term by
+term from SQLite, or holding them as per-term Python objects, costs more than ranking the few
+hundred documents itself. A `Resident` is loaded whole on the namespace's first search, in
+three statements (its terms, its documents' packed terms, its statistics), and answers every
+one of those questions from arrays: postings grouped by term (CSR), each document's terms in
+term-id order.
+
+The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
+drops it with any keyword change to that namespace (the keyword feed, any process), so what it
+answers is what SQLite holds now. Its answers, order included, are those of the statements it
+replaces (`KeywordIndex._term_rows`'s for the query terms, `doc_term_rows`'s for documents).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from langmem_plus.store.docterms import doc_term_rows
+from langmem_plus.store.sqlite import in_chunks
+
+__all__ = ["TERMS_CHUNK", "DocRow", "Resident", "unpack_many"]
+
+DocRow = tuple[str, int, int, int, int, int]
+"""(term, item id, tf, doc length, term id, df) of one term in one document."""
+
+# Query terms per `terms` statement of the SQLite path (KeywordIndex reads them in chunks of
+# this size); the resident answer groups them the same way.
+TERMS_CHUNK = 200
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+# Up to this many postings, a query's BM25 is summed in a Python loop, beyond it with arrays
+# (the same additions either way).
+_SHORT = 256
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+
+
+def unpack_many(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode many `doc_terms` blobs (termpack.py) at once: (blob index, term id, tf) of
+    every pair, in blob order then term-id order, as `unpack_terms` gives them one by one."""
+    if not blobs:
+        return _EMPTY_I, _EMPTY_I, _EMPTY_I
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    if not len(raw):
+        return _EMPTY_I, _EMPTY_I, _EMPTY_I
+    last = raw < 0x80  # the last byte of each varint
+    if not last[-1]:
+        raise ValueError("truncated doc_terms blob")
+    ends = np.flatnonzero(last)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    varint: np.ndarray = np.cumsum(last) - last  # varint number of every byte
+    shift = (np.arange(len(raw)) - starts[varint]) * 7
+    vals = np.add.reduceat((raw & 0x7F).astype(np.int64) << shift, starts)
+    # varints per blob: the blobs' byte ranges, counted in varint ends
+    lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    bounds = np.cumsum(lens)
+    if not last[bounds[lens > 0] - 1].all():  # a blob cut inside a varint
+        raise ValueError("truncated doc_terms blob")
+    per_blob = np.searchsorted(ends, bounds, side="left") - np.searchsorted(
+        ends, bounds - lens, side="left"
+    )
+    if np.any(per_blob % 2):
+        raise ValueError("truncated doc_terms blob")
+    pairs = per_blob // 2
+    blob = np.repeat(np.arange(len(blobs), dtype=np.int64), pairs)
+    delta, tf = vals[0::2], vals[1::2]
+    # term ids: running sums of the deltas, restarted at each blob
+    run = np.cumsum(delta)
+    first = np.cumsum(pairs) - pairs  # each blob's first pair
+    has = pairs > 0
+    offset = np.zeros(len(blobs), dtype=np.int64)
+    offset[has] = run[first[has]] - delta[first[has]]
+    return blob, run - offset[blob], tf
+
+
+class Resident:
+    """One namespace's terms, postings and document terms (see the module docstring)."""
+
+    __slots__ = (
+        "_dl_list",
+        "_doc_ptr",
+        "_doc_rows",
+        "_doc_term",
+        "_doc_tf",
+        "_ptr",
+        "_sat",
+        "_t_dl",
+        "_t_tf",
+        "df",
+        "df_list",
+        "dl",
+        "id_list",
+        "idf_of",
+        "ids",
+        "n_docs",
+        "ns_id",
+        "pos_of",
+        "t_pos",
+        "term_ix",
+        "terms",
+        "tid_list",
+        "tids",
+        "total_len",
+        "weight",
+    )
+
+    def __init__(self, ns_id: int) -> None:
+        self.ns_id = ns_id
+        self.n_docs = 0
+        self.total_len = 0
+        self.terms: list[str] = []
+        self.term_ix: dict[str, int] = {}
+        self.tids = _EMPTY_I
+        self.df = _EMPTY_I
+        self.tid_list: list[int] = []
+        self.df_list: list[int] = []
+        self.idf_of: dict[int, float] = {}  # df -> IDF, kept by the keyword index
+        self.ids = _EMPTY_I  # item ids of the documents, ascending
+        self.id_list: list[int] = []
+        self.pos_of: dict[int, int] = {}
+        self.dl = _EMPTY_F
+        self._ptr: list[int] = [0]  # term index -> its postings' slice
+        self.t_pos = _EMPTY_I  # postings' document positions, grouped by term
+        self._t_tf = _EMPTY_F
+        self._t_dl = _EMPTY_F
+        self._doc_ptr: list[int] = [0]  # document -> its terms' slice
+        self._doc_term: list[int] = []  # term index of each (document, term) pair
+        self._doc_tf: list[int] = []
+        self._dl_list: list[int] = []
+        self._doc_rows: dict[int, list[DocRow]] = {}
+        # (k1, b, avgdl), the postings' saturation, and both position and saturation as lists
+        self._sat: (
+            tuple[tuple[float, float, float], np.ndarray, tuple[list[int], list[float]] | None]
+            | None
+        ) = None
+        self.weight = 0  # memory, in postings (the postings cache's unit)
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, ns_id: int) -> Resident:
+        """Read the namespace's keyword index whole (three statements)."""
+        self = cls(ns_id)
+        row = conn.execute(
+            "SELECT n_docs, total_len FROM namespaces WHERE id = ?", (ns_id,)
+        ).fetchone()
+        self.n_docs, self.total_len = (int(row[0]), int(row[1])) if row else (0, 0)
+        term_rows = conn.execute(
+            "SELECT id, term, df FROM terms WHERE ns_id = ?", (ns_id,)
+        ).fetchall()
+        tids, terms, dfs = zip(*term_rows, strict=True) if term_rows else ((), (), ())
+        self.terms = list(terms)
+        self.term_ix = dict(zip(terms, range(len(terms)), strict=True))
+        self.tid_list, self.df_list = list(tids), list(dfs)
+        self.tids = np.array(self.tid_list, dtype=np.int64)
+        self.df = np.array(self.df_list, dtype=np.int64)
+        docs = conn.execute(
+            "SELECT d.item_id, d.dl, d.terms FROM items i JOIN doc_terms d ON d.item_id = i.id "
+            "WHERE i.ns_id = ? ORDER BY d.item_id",
+            (ns_id,),
+        ).fetchall()
+        ids, docs_dl, blobs = zip(*docs, strict=True) if docs else ((), (), ())
+        self.id_list = list(ids)
+        self.ids = np.array(self.id_list, dtype=np.int64)
+        self.pos_of = dict(zip(self.id_list, range(len(ids)), strict=True))
+        self.dl = np.array(docs_dl, dtype=np.float64)
+        blob, tid, tf = unpack_many(blobs)
+        # term id -> term index (a pair whose term row is gone is left out, as the join did)
+        by_tid = np.argsort(self.tids, kind="stable")
+        srt = self.tids[by_tid]
+        at = np.searchsorted(srt, tid)
+        ok = at < len(srt)
+        ok[ok] = srt[at[ok]] == tid[ok]
+        blob, tf, term = blob[ok], tf[ok], by_tid[at[ok]]
+        doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(blob, minlength=len(docs)), out=doc_ptr[1:])
+        # Python lists: a search reads a few documents' terms, one by one
+        self._doc_ptr, self._doc_term, self._doc_tf = doc_ptr.tolist(), term.tolist(), tf.tolist()
+        self._dl_list = list(docs_dl)
+        # postings grouped by term, documents ascending within a term
+        order = np.argsort(term, kind="stable")
+        ptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=len(self.terms)), out=ptr[1:])
+        self._ptr = ptr.tolist()
+        self.t_pos = blob[order]
+        self._t_tf = tf[order].astype(np.float64)
+        self._t_dl = self.dl[self.t_pos]
+        # in the postings cache's unit (~8 bytes): ~100 bytes per posting of arrays and
+        # lookups, and as much again for the feedback documents' rows made on first use
+        self.weight = 30 * len(tf) + 16 * len(self.terms)
+        return self
+
+    # ---------------------------------------------------------------- reads
+    def term_rows(
+        self, terms: Sequence[str]
+    ) -> tuple[dict[str, tuple[list[int], int]], dict[int, int]]:
+        """term -> ([term id], df) and term id -> namespace for the exact `terms`, in the
+        order the SQLite path gives them (per chunk of the query's terms, by term)."""
+        found: dict[str, tuple[list[int], int]] = {}
+        tid_ns: dict[int, int] = {}
+        ix = self.term_ix
+        tids, df, ns_id = self.tid_list, self.df_list, self.ns_id
+        if len(terms) <= TERMS_CHUNK:
+            chunks: Sequence[Sequence[str]] = [terms]
+        else:
+            chunks = [part for part, _marks in in_chunks(list(terms), TERMS_CHUNK)]
+        for part in chunks:
+            for term in sorted(set(part)):
+                j = ix.get(term)
+                if j is None:
+                    continue
+                tid = tids[j]
+                got = found.get(term)
+                found[term] = ([tid], df[j]) if got is None else ([*got[0], tid], got[1] + df[j])
+                tid_ns[tid] = ns_id
+        return found, tid_ns
+
+    def bm25(
+        self,
+        order: Sequence[str],
+        found: Mapping[str, tuple[list[int], int]],
+        idf: Mapping[str, float],
+        k1: float,
+        b: float,
+        avgdl: float,
+        budget: int,
+    ) -> dict[int, float] | None:
+        """item id -> the nonzero BM25 sum of the terms `order` (each weighed by its `idf`,
+        counted once per term id in `found`), added term by term in that order: the sums
+        `PostingsScoring._bm25` and `MemoryScoring._accumulate` give, to the last bit. None
+        when `_accumulate`'s scan `budget` would defer a term (its path answers then)."""
+        ptr, ix = self._ptr, self.term_ix
+        spans = []
+        total = 0
+        summed = False
+        for term in order:
+            ids, df = found[term]
+            if df > budget and summed:
+                return None
+            j = ix.get(term)
+            lo, hi = (ptr[j], ptr[j + 1]) if j is not None else (0, 0)
+            for _tid in ids:
+                budget -= hi - lo
+                if hi > lo:
+                    summed = True
+                    spans.append((lo, hi, idf[term]))
+                    total += hi - lo
+        if total <= _SHORT:  # few postings: a loop costs less than array calls
+            pos_l, sat_l = self._lists(k1, b, avgdl)
+            ids_l = self.id_list
+            sums: dict[int, float] = {}
+            get = sums.get
+            for lo, hi, w in spans:
+                for p, v in zip(pos_l[lo:hi], sat_l[lo:hi], strict=True):
+                    i = ids_l[p]
+                    sums[i] = get(i, 0.0) + v * w
+            return {i: v for i, v in sums.items() if v != 0}
+        sat = self.saturation(k1, b, avgdl)
+        acc = np.zeros(len(self.ids), dtype=np.float64)
+        for lo, hi, w in spans:
+            acc[self.t_pos[lo:hi]] += sat[lo:hi] * w
+        nz = np.flatnonzero(acc)
+        return dict(zip(self.ids[nz].tolist(), acc[nz].tolist(), strict=True))
+
+    def saturation(self, k1: float, b: float, avgdl: float) -> np.ndarray:
+        """Every posting's BM25 term-frequency part, tf·(k1 + 1) / (tf + k1·(1 - b + b·dl /
+        avgdl)), aligned with `t_pos`: the operations of `PostingsScoring._bm25`, element by
+        element, so a term's score is this times its IDF exactly as there."""
+        key = (k1, b, avgdl)
+        if self._sat is None or self._sat[0] != key:
+            tf, dl = self._t_tf, self._t_dl
+            denom = tf + k1 * (1 - b + b * dl / (avgdl or 1.0))
+            self._sat = key, tf * (k1 + 1) / denom, None
+        return self._sat[1]
+
+    def _lists(self, k1: float, b: float, avgdl: float) -> tuple[list[int], list[float]]:
+        """`t_pos` and `saturation` as Python lists (for the loop over few postings)."""
+        sat = self.saturation(k1, b, avgdl)
+        assert self._sat is not None
+        lists = self._sat[2]
+        if lists is None:
+            lists = self.t_pos.tolist(), sat.tolist()
+            self._sat = self._sat[0], sat, lists
+        return lists
+
+    def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:
+        """Every term of the given items as `DocRow`s, by item id then term id (the order of
+        `doc_term_rows`, which answers for items that are not documents of this namespace)."""
+        ids = sorted(set(item_ids))
+        get = self.pos_of.get
+        out: list[DocRow] = []
+        foreign: list[int] = []
+        for i in ids:
+            p = get(i)
+            if p is None:
+                foreign.append(i)
+            else:
+                got = self._doc_rows.get(i)
+                out.extend(self._doc(i, p) if got is None else got)
+        if not foreign:
+            return out
+        other: dict[int, list[DocRow]] = {}
+        for term, item_id, tf, dl, tid, df, _ns in doc_term_rows(conn, foreign):
+            other.setdefault(item_id, []).append((term, item_id, tf, dl, tid, df))
+        rows: list[DocRow] = []
+        for i in ids:
+            p = get(i)
+            rows.extend(other.get(i, ()) if p is None else self._doc_rows[i])
+        return rows
+
+    def _doc(self, item_id: int, p: int) -> list[DocRow]:
+        """A document's `DocRow`s, made on first use and kept."""
+        lo, hi = self._doc_ptr[p], self._doc_ptr[p + 1]
+        terms, tids, df = self.terms, self.tid_list, self.df_list
+        dl = self._dl_list[p]
+        got = self._doc_rows[item_id] = [
+            (terms[t], item_id, tf, dl, tids[t], df[t])
+            for t, tf in zip(self._doc_term[lo:hi], self._doc_tf[lo:hi], strict=True)
+        ]
+        return got
