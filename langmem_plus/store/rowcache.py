@@ -38,7 +38,7 @@ class RowCache:
         self.full = 0  # rows held with their values
         self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
-        self.warmed: set[int] = set()  # namespaces loaded whole
+        self.warmed: dict[int, bool] = {}  # namespaces loaded whole -> with their values
         self._lock = threading.RLock()
 
     def clear(self) -> None:
@@ -100,15 +100,18 @@ class RowCache:
                     out[i] = r
             return out, missing
 
-    def warm(self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch) -> None:
+    def warm(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch, full: bool = False
+    ) -> None:
         """Load every row of these namespaces once (`fetch_ns` reads a namespace list: light
-        rows, or full rows)."""
+        rows, or with `full` full rows, which replace light ones loaded before)."""
         with self._lock:
-            todo = [n for n in ns_ids if n not in self.warmed]
+            warmed = self.warmed
+            todo = [n for n in ns_ids if n not in warmed or (full and not warmed[n])]
             if not todo:
                 return
             got = fetch_ns(conn, todo)
-            self.warmed.update(todo)  # tried: even when it does not fit, not again
+            warmed.update(dict.fromkeys(todo, full))  # tried: even when it does not fit, not again
             if self.weight + sum(map(_weight, got.values())) <= self.max_rows:
                 self._keep(got)
 
