@@ -5,7 +5,9 @@ p50 moved 16-300 ms between runs of scale.py here), so an A/B of two builds read
 steadily in the process's CPU time: a user's first search after the store opens, later (warm)
 searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items. Of the
 warm searches, `second` is each user's next search after the first (where a small namespace's
-whole index is read, `keyword_resident_after`) and `later` the ones after it.
+whole index is read, `keyword_resident_after`) and `later` the ones after it. Then each user
+takes three turns of an agent's loop, a new memory written and a search (`after_write`: the
+searches, each the first since a write to its namespace).
 Interleave builds by switching PYTHONPATH between runs:
 
     python benchmarks/users_cpu.py [--users 100]
@@ -54,11 +56,12 @@ def main() -> None:
     store.close()
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
-    emb.prime([*first_q.values(), *(q for qs in warm_q.values() for q in qs)])
+    turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
+    emb.prime([*first_q.values(), *(q for qs in (*warm_q.values(), *turn_q.values()) for q in qs)])
     store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     cpu = time.process_time
-    first, warm, naive, second, later = [], [], [], [], []
+    first, warm, naive, second, later, after_write = [], [], [], [], [], []
     for u in range(n):
         t0 = cpu()
         store.search(("users", f"u{u}"), query=first_q[u], limit=10)
@@ -69,6 +72,12 @@ def main() -> None:
             store.search(("users", f"u{u}"), query=q, limit=10)
             warm.append(cpu() - t0)
             (later if j else second).append(warm[-1])
+    for u in range(n):
+        for j, q in enumerate(turn_q[u]):
+            store.put(("users", f"u{u}"), f"t{j}", {"text": corpus.sentence()})
+            t0 = cpu()
+            store.search(("users", f"u{u}"), query=q, limit=10)
+            after_write.append(cpu() - t0)
     store.close()
     for u in range(min(n, scale.NAIVE_USERS)):
         nv = scale.Naive(list(docs[u]), emb.embed_array(docs[u]))
@@ -84,6 +93,7 @@ def main() -> None:
             ("warm", warm),
             ("second", second),
             ("later", later),
+            ("after_write", after_write),
             ("naive", naive),
         )
     }

@@ -8,7 +8,7 @@ which every change to an existing item reaches in the same transaction, and `syn
 rows of logged items before each use — including other processes' writes. New items need no
 entry: their ids were never cached. A feed it cannot follow, or the size cap, clears it.
 
-A namespace small enough to be ranked from memory whole (the keyword index's resident size) is
+A namespace the keyword index ranks from memory whole (`KeywordIndex.serves_resident`) is
 loaded with its full rows (namespace, key, value): the winners of a search are then read from
 here too. Every change to an item's value also sets a logged column (its update time), so the
 same feed keeps them exact. A full row counts as 1 + len(value) // 300 rows against the cap.
