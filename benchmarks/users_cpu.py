@@ -3,7 +3,11 @@
 On a shared machine a neighbour's load stretches wall times (and starves the USE model: its
 p50 moved 16-300 ms between runs of scale.py here), so an A/B of two builds reads more
 steadily in the process's CPU time: a user's first search after the store opens, later (warm)
-searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items.
+searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items. Of the
+warm searches, `second` is each user's next search after the first (where a small namespace's
+whole index is read, `keyword_resident_after`) and `later` the ones after it. Then each user
+takes three turns of an agent's loop, a new memory written and a search (`after_write`: the
+searches, each the first since a write to its namespace).
 Interleave builds by switching PYTHONPATH between runs:
 
     python benchmarks/users_cpu.py [--users 100]
@@ -52,20 +56,28 @@ def main() -> None:
     store.close()
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
-    emb.prime([*first_q.values(), *(q for qs in warm_q.values() for q in qs)])
+    turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
+    emb.prime([*first_q.values(), *(q for qs in (*warm_q.values(), *turn_q.values()) for q in qs)])
     store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     cpu = time.process_time
-    first, warm, naive = [], [], []
+    first, warm, naive, second, later, after_write = [], [], [], [], [], []
     for u in range(n):
         t0 = cpu()
         store.search(("users", f"u{u}"), query=first_q[u], limit=10)
         first.append(cpu() - t0)
     for u in range(n):
-        for q in warm_q[u]:
+        for j, q in enumerate(warm_q[u]):
             t0 = cpu()
             store.search(("users", f"u{u}"), query=q, limit=10)
             warm.append(cpu() - t0)
+            (later if j else second).append(warm[-1])
+    for u in range(n):
+        for j, q in enumerate(turn_q[u]):
+            store.put(("users", f"u{u}"), f"t{j}", {"text": corpus.sentence()})
+            t0 = cpu()
+            store.search(("users", f"u{u}"), query=q, limit=10)
+            after_write.append(cpu() - t0)
     store.close()
     for u in range(min(n, scale.NAIVE_USERS)):
         nv = scale.Naive(list(docs[u]), emb.embed_array(docs[u]))
@@ -76,7 +88,14 @@ def main() -> None:
             naive.append(cpu() - t0)
     med = {
         k: float(np.median(v)) * 1000
-        for k, v in (("first", first), ("warm", warm), ("naive", naive))
+        for k, v in (
+            ("first", first),
+            ("warm", warm),
+            ("second", second),
+            ("later", later),
+            ("after_write", after_write),
+            ("naive", naive),
+        )
     }
     med["first_over_naive"] = med["first"] / med["naive"]
     med["warm_over_naive"] = med["warm"] / med["naive"]

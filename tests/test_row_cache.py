@@ -114,10 +114,12 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
     for i in range(20):
         store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
     with store._db.read() as conn:
-        ns_ids = store._ns_ids(conn, ("u",))
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
-        store._backend.light_rows(conn, ns_ids, ids)
+    store.search(("u",), query="alpha 3", limit=2)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
+    assert store._rowcache.full == 0  # a first search: light rows
+    store.search(("u",), query="alpha 4", limit=2)  # again, ranked from memory whole
+    assert set(store._rowcache.rows) == set(ids)
     assert all(r.value is not None for r in store._rowcache.rows.values())  # small: full
     store.mark_used(("u",), ["k3"])
     with store._db.read() as conn:

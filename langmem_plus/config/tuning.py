@@ -199,10 +199,18 @@ class StoreTuning(Section):
         1_000,
         ge=0,
         description="A search over one namespace of at most this many documents reads its whole "
-        "keyword index (terms, postings, each document's terms) into memory on its first search "
+        "keyword index (terms, postings, each document's terms) into memory "
         "(store/kwresident.py; up to ~250 bytes per posting, counted against "
         "keyword_cache_postings) and ranks from it without SQLite; the row cache then holds "
         "that namespace's full rows. 0: off (per-term cache).",
+    )
+    keyword_resident_after: int = Field(
+        1,
+        ge=0,
+        description="How many searches of a small namespace (keyword_resident_docs) are served "
+        "by the per-term cache, with no keyword change to it in between, before its whole index "
+        "is read into memory: a namespace searched once, or once per write, never pays for "
+        "loading it whole. 0: on its first search.",
     )
     cached_postings_scan: int = Field(
         50_000,

@@ -239,14 +239,14 @@ class SqliteBackend:
     ) -> dict[int, CandidateRow]:
         """Light rows through the row cache (rowcache.py); namespaces small enough for the
         keyword index to hold whole (`KeywordIndex.loads_whole`) are loaded whole on first use,
-        like their postings (with their values, for `rows`, when the keyword index holds one
-        whole: `KeywordIndex.resident_size`)."""
+        like their postings (with their values, for `rows`, once this query's keyword passes
+        are ranked from its whole index: `KeywordIndex.serves_resident`)."""
         cache = self.rowcache
         if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
-        if self.keyword.resident_size(conn, ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_full_rows)
+        if self.keyword.serves_resident(ns_ids):
+            cache.warm(conn, ns_ids, sql.namespace_full_rows, full=True)
         elif self.keyword.loads_whole(conn, ns_ids):
             cache.warm(conn, ns_ids, sql.namespace_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))

@@ -76,6 +76,9 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         # Searches over one namespace of at most this many documents read its whole keyword
         # index, held in memory as a `Resident` (kwresident.py).
         self._resident_docs = cfg.store.keyword_resident_docs
+        # ... once it has been searched this many times with no keyword change in between
+        # (until then the per-term cache answers, which costs less for one search).
+        self._resident_after = cfg.store.keyword_resident_after
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
         # Per-query memo (`query_scope`): statistics and the cache sync, read once per query
@@ -90,14 +93,11 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
             and self.stats(conn, ns_ids).n_docs <= self._cache_warm_docs
         )
 
-    def resident_size(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> bool:
-        """Whether a search over these namespaces is ranked from a whole in-memory index
-        (`Resident`): one namespace of at most `keyword_resident_docs` documents."""
-        return (
-            self._cache is not None
-            and len(ns_ids) == 1
-            and self.stats(conn, ns_ids).n_docs <= self._resident_docs
-        )
+    def serves_resident(self, ns_ids: Sequence[int]) -> bool:
+        """Whether this query (its `query_scope`) is ranked from the whole in-memory index
+        (`Resident`) of these namespaces (one small namespace, searched before)."""
+        known = self._scope.get("resident") if self._scope is not None else None
+        return known is not None and len(ns_ids) == 1 and known[0] == ns_ids[0]
 
     # ------------------------------------------------------------------ reads
     @contextmanager
@@ -228,13 +228,10 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
     ) -> Resident | None:
         """The `Resident` index of a search over one small namespace (the cache synced; small:
-        at most `keyword_resident_docs` documents and within the memory cap), noted in the query
-        scope for `doc_terms`; None otherwise (the per-term cache or SQLite answers)."""
-        scope = self._scope
-        if scope is not None:
-            known = scope.get("resident")
-            if known is not None and known.ns_id == ns_ids[0] and len(ns_ids) == 1:
-                return known  # type: ignore[no-any-return]
+        at most `keyword_resident_docs` documents and within the memory cap) once the namespace
+        was searched `keyword_resident_after` times since its last change; the answer is noted
+        in the query scope (for `doc_terms`, and so that a query asks once). None otherwise
+        (the per-term cache or SQLite answers)."""
         if (
             self._cache is None
             or len(ns_ids) != 1
@@ -242,9 +239,16 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
             or n_docs * avgdl * 8 > self._cache.max_postings // 2
         ):
             return None
-        resident = self._cache.resident(conn, ns_ids[0])
+        scope = self._scope
         if scope is not None:
-            scope["resident"] = resident
+            known = scope.get(("resident", ns_ids[0]), False)
+            if known is not False:
+                return known  # type: ignore[no-any-return]
+        resident = self._cache.resident(conn, ns_ids[0], self._resident_after)
+        if scope is not None:
+            scope[("resident", ns_ids[0])] = resident
+            if resident is not None:
+                scope["resident"] = (ns_ids[0], resident)
         return resident
 
     def doc_terms(
@@ -252,9 +256,9 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
     ) -> Iterable[tuple[str, int, int, int, int, int]]:
         """(term, item id, tf, dl, term id, df) of every term of the given items, by item id
         then term id: from this query's `Resident` index when it has one, else SQLite."""
-        resident = self._scope.get("resident") if self._scope is not None else None
-        if resident is not None:
-            return resident.doc_rows(conn, item_ids)
+        known = self._scope.get("resident") if self._scope is not None else None
+        if known is not None:
+            return known[1].doc_rows(conn, item_ids)  # type: ignore[no-any-return]
         return [row[:6] for row in doc_term_rows(conn, item_ids)]
 
     def _prepare(

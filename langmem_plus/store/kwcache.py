@@ -54,6 +54,9 @@ class _Namespace:
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
         self.resident: Resident | None = None  # the whole index; dropped with any change
+        # searches served without it since the namespace's last keyword change (or since it
+        # was cached): it is read once a namespace has proved it is searched more than written
+        self.unchanged_searches = 0
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -65,9 +68,11 @@ class _Namespace:
         return out
 
     def drop_resident(self) -> int:
-        """Forget the `Resident` index; returns the postings it counted for."""
+        """Forget the `Resident` index (the namespace changed); returns the postings it
+        counted for."""
         held = 0 if self.resident is None else self.resident.weight
         self.resident = None
+        self.unchanged_searches = 0
         self.postings -= held
         return held
 
@@ -255,10 +260,12 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
-    def resident(self, conn: sqlite3.Connection, ns_id: int) -> Resident:
-        """A namespace's whole keyword index (`Resident`, kwresident.py), read on first use
-        and after any change to it; it counts against the memory cap. The caller synced in
-        this read transaction and decided the namespace is small."""
+    def resident(self, conn: sqlite3.Connection, ns_id: int, after: int = 0) -> Resident | None:
+        """A namespace's whole keyword index (`Resident`, kwresident.py), held or read now;
+        it counts against the memory cap. Read only once `after` searches of the namespace
+        were served without it since its last keyword change: until then None, and this
+        search is counted (call once per search). The caller synced in this read transaction
+        and decided the namespace is small."""
         with self._lock:
             cache = self._ns.get(ns_id)
             if cache is None:
@@ -266,6 +273,9 @@ class PostingsCache:
             self._clock += 1
             cache.used = self._clock
             if cache.resident is None:
+                if cache.unchanged_searches < after:
+                    cache.unchanged_searches += 1
+                    return None
                 cache.resident = Resident.load(conn, ns_id)
                 cache.postings += cache.resident.weight
                 self._total += cache.resident.weight

@@ -4,10 +4,11 @@ A search over one small namespace asks the keyword index for the same things eve
 query terms' ids and document frequencies, the postings of the terms it scores (the query's,
 then two rounds of feedback terms), the terms of the feedback documents. Reading them term by
 term from SQLite, or holding them as per-term Python objects, costs more than ranking the few
-hundred documents itself. A `Resident` is loaded whole on the namespace's first search, in
-three statements (its terms, its documents' packed terms, its statistics), and answers every
-one of those questions from arrays: postings grouped by term (CSR), each document's terms in
-term-id order.
+hundred documents itself. A `Resident` is loaded whole once the namespace is searched again
+with no keyword change since its previous search (`keyword_resident_after`: a namespace
+searched once, or once between writes, costs less served term by term), in three statements
+(its terms, its documents' packed terms, its statistics), and answers every one of those
+questions from arrays: postings grouped by term (CSR), each document's terms in term-id order.
 
 The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
 drops it with any keyword change to that namespace (the keyword feed, any process), so what it

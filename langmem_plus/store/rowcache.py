@@ -8,7 +8,7 @@ which every change to an existing item reaches in the same transaction, and `syn
 rows of logged items before each use — including other processes' writes. New items need no
 entry: their ids were never cached. A feed it cannot follow, or the size cap, clears it.
 
-A namespace small enough to be ranked from memory whole (the keyword index's resident size) is
+A namespace the keyword index ranks from memory whole (`KeywordIndex.serves_resident`) is
 loaded with its full rows (namespace, key, value): the winners of a search are then read from
 here too. Every change to an item's value also sets a logged column (its update time), so the
 same feed keeps them exact. A full row counts as 1 + len(value) // 300 rows against the cap.
@@ -38,7 +38,7 @@ class RowCache:
         self.full = 0  # rows held with their values
         self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
-        self.warmed: set[int] = set()  # namespaces loaded whole
+        self.warmed: dict[int, bool] = {}  # namespaces loaded whole -> with their values
         self._lock = threading.RLock()
 
     def clear(self) -> None:
@@ -100,15 +100,18 @@ class RowCache:
                     out[i] = r
             return out, missing
 
-    def warm(self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch) -> None:
+    def warm(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch, full: bool = False
+    ) -> None:
         """Load every row of these namespaces once (`fetch_ns` reads a namespace list: light
-        rows, or full rows)."""
+        rows, or with `full` full rows, which replace light ones loaded before)."""
         with self._lock:
-            todo = [n for n in ns_ids if n not in self.warmed]
+            warmed = self.warmed
+            todo = [n for n in ns_ids if n not in warmed or (full and not warmed[n])]
             if not todo:
                 return
             got = fetch_ns(conn, todo)
-            self.warmed.update(todo)  # tried: even when it does not fit, not again
+            warmed.update(dict.fromkeys(todo, full))  # tried: even when it does not fit, not again
             if self.weight + sum(map(_weight, got.values())) <= self.max_rows:
                 self._keep(got)
 
