@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _letters import Letters
 from hypothesis import given
 from hypothesis import strategies as st
-from langchain_core.embeddings import Embeddings
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.current_view import above_floor
@@ -26,26 +26,6 @@ TUNING = FusionTuning(
 RELEVANCE_ONLY = MemoryConfig(
     score={"w_keyword": 1.0, "w_category": 0, "w_recency": 0, "w_frequency": 0, "w_confidence": 0}
 )
-
-
-class Letters(Embeddings):
-    """Deterministic bag-of-letters embeddings (no model): the cosine is known exactly."""
-
-    dims = 26
-
-    def _one(self, text: str) -> list[float]:
-        v = np.zeros(self.dims)
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-        n = float(np.linalg.norm(v))
-        return (v / n if n else v).tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
 
 
 arrays = st.lists(st.floats(0, 50, allow_nan=False), min_size=1, max_size=30)

@@ -84,14 +84,7 @@ def test_the_middleware_injects_nothing_for_an_unrelated_turn_and_the_memory_for
 
 def test_recall_of_past_turns_answers_nothing_unrelated_and_finds_the_turn_asked_about() -> None:
     t0 = datetime(2026, 3, 2, 20, 0, tzinfo=timezone.utc)
-    said = [
-        "I finally booked the flights for Kyoto, five days over the October holiday, "
-        "still need a hotel near Gion though",
-        "ugh my knee hurt after yesterday's run, the doctor said no running for two weeks",
-        "我妹妹下个月在成都办婚礼，我是伴娘，得提前准备礼服",
-        "Mochi 今天又打喷嚏了，三岁的猫这样正常吗？",
-        "we moved the orders service to Go last quarter, Postgres is the bottleneck now",
-    ]
+    said = PAST[:5]
     with Memory() as mem:  # the bundled USE embeddings
         for i, text in enumerate(said):
             mem.add_turn(USER, f"s{i}", "user", text, created_at=t0 + timedelta(days=i))

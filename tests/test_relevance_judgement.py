@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-import numpy as np
 import pytest
+from _letters import Letters
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.embeddings import Embeddings
 
 from langmem_plus.clock import ManualClock
 from langmem_plus.config import MemoryConfig
@@ -29,26 +28,6 @@ from langmem_plus.store.judgement import (
 )
 from langmem_plus.text.names import name_terms
 from langmem_plus.text.tokenize import query_terms
-
-
-class Letters(Embeddings):
-    """Deterministic bag-of-letters embeddings (no model)."""
-
-    dims = 26
-
-    def _one(self, text: str) -> list[float]:
-        v = np.zeros(self.dims)
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-        n = float(np.linalg.norm(v))
-        return (v / n if n else v).tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
 
 
 class LettersAsUse(Letters):
