@@ -149,9 +149,16 @@ class SearchBackend(Protocol):
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
 
-    def term_docs(self, conn: Any, ns_ids: Sequence[int], q: QueryTerms) -> dict[str, int]:
+    def term_docs(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[str, int]:
         """How many documents of the namespaces hold each of the query's (exact) terms; terms
-        no document holds may be left out."""
+        no document holds may be left out. `weights` (the query's keyword weights) do not
+        change the counts; a backend may use them to share the query's prepared statistics."""
         ...
 
     # ---------------------------------------------------------------- vector
@@ -328,8 +335,14 @@ class SqliteBackend:
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)
 
-    def term_docs(self, conn: Any, ns_ids: Sequence[int], q: QueryTerms) -> dict[str, int]:
-        return self.keyword.term_docs(conn, ns_ids, q)
+    def term_docs(
+        self,
+        conn: Any,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[str, int]:
+        return self.keyword.term_docs(conn, ns_ids, q, weights)
 
     # ---------------------------------------------------------------- vector
     @property

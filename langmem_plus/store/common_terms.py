@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -149,18 +149,20 @@ def vector_search(
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
+    weights: Mapping[str, float] | None,
     rq: Any,
     k: int,
     ratio: float,
     vectors: TermVectors | None,
 ) -> VectorSearch:
     """The ranker's vector search for `rq` (a `RankQuery` with a vector): with the query's
-    common words projected out when it has any (module docstring), else as it is."""
+    common words projected out when it has any (module docstring), else as it is. `weights` are
+    the query's keyword weights, so the statistics read here are the ones the keyword side uses."""
     qvec = rq.qvec
     if vectors is not None and ratio > 0 and q.terms:
         n_docs = backend.keyword_docs(conn, ns_ids)
         if n_docs >= MIN_DOCS:
-            df = backend.term_docs(conn, ns_ids, q)
+            df = backend.term_docs(conn, ns_ids, q, weights)
             words = common_words(rq.query, q, df, n_docs, ratio)
             if words:
                 proj = project_out(qvec, vectors(words))

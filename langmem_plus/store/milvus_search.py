@@ -458,7 +458,11 @@ class MilvusSearch:
         ]
 
     def term_docs(
-        self, conn: MilvusSession, ns_ids: Sequence[int], q: QueryTerms
+        self,
+        conn: MilvusSession,
+        ns_ids: Sequence[int],
+        q: QueryTerms,
+        weights: Mapping[str, float] | None = None,
     ) -> dict[str, int]:
         """Documents of the scope holding each query term: the client-side BM25's term matches
         where it scores the scope, else one BM25 request counting Milvus's matches."""

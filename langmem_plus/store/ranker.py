@@ -189,11 +189,12 @@ class Ranker:
         cfg, rq, be = self.config, s.rq, self.backend
         pool = max(cfg.store.keyword_candidates, s.want * 3)
         if rq.qvec is not None and be.has_vectors:
-            st, k = cfg.store, max(cfg.store.vector_candidates, s.want * 3)
-            # the query's common words projected out (common_terms.py)
-            s.vec = vector_search(
-                be, conn, rq.ns_ids, s.q, rq, k, st.vector_common_term_ratio, self.term_vectors
+            k, ratio = (
+                max(cfg.store.vector_candidates, s.want * 3),
+                cfg.store.vector_common_term_ratio,
             )
+            # the query's common words projected out (common_terms.py)
+            s.vec = vector_search(be, conn, rq.ns_ids, s.q, s.qw, rq, k, ratio, self.term_vectors)
         failed: list[BaseException] = []
 
         def vector_hits() -> KeysView[int]:
