@@ -7,7 +7,9 @@ searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's 
 warm searches, `second` is each user's next search after the first (where a small namespace's
 whole index is read, `keyword_resident_after`) and `later` the ones after it. Then each user
 takes three turns of an agent's loop, a new memory written and a search (`after_write`: the
-searches, each the first since a write to its namespace).
+searches, each the first since a write to its namespace). Last, as many other users, never
+searched before, run the agent's loop from the start: recall, keep the exchange, four times
+(`loop_first`: the first recall; `loop`: the recalls after it, each right after a write).
 Interleave builds by switching PYTHONPATH between runs:
 
     python benchmarks/users_cpu.py [--users 100]
@@ -42,13 +44,13 @@ def main() -> None:
     n = ap.parse_args().users
     tokenize("预热 jieba warm-up")
     corpus, emb = scale.Corpus(), scale.HashEmbeddings()
-    docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
+    docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(2 * n)]
     db = Path(tempfile.mkdtemp()) / "users.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
     store = HybridStore(db, index=index, config=scale._cfg())
     ops = [
         PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
-        for u in range(n)
+        for u in range(2 * n)
         for i, t in enumerate(docs[u])
     ]
     for start in range(0, len(ops), 1000):
@@ -57,7 +59,9 @@ def main() -> None:
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
-    emb.prime([*first_q.values(), *(q for qs in (*warm_q.values(), *turn_q.values()) for q in qs)])
+    loop_q = {u: [corpus.query(docs[u]) for _ in range(4)] for u in range(n, 2 * n)}
+    qs = (*warm_q.values(), *turn_q.values(), *loop_q.values())
+    emb.prime([*first_q.values(), *(q for q_list in qs for q in q_list)])
     store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     cpu = time.process_time
@@ -78,6 +82,13 @@ def main() -> None:
             t0 = cpu()
             store.search(("users", f"u{u}"), query=q, limit=10)
             after_write.append(cpu() - t0)
+    loop_first, loop = [], []
+    for u in range(n, 2 * n):
+        for j, q in enumerate(loop_q[u]):
+            t0 = cpu()
+            store.search(("users", f"u{u}"), query=q, limit=10)
+            (loop if j else loop_first).append(cpu() - t0)
+            store.put(("users", f"u{u}"), f"x{j}", {"text": corpus.sentence()})
     store.close()
     for u in range(min(n, scale.NAIVE_USERS)):
         nv = scale.Naive(list(docs[u]), emb.embed_array(docs[u]))
@@ -94,6 +105,8 @@ def main() -> None:
             ("second", second),
             ("later", later),
             ("after_write", after_write),
+            ("loop_first", loop_first),
+            ("loop", loop),
             ("naive", naive),
         )
     }

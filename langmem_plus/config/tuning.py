@@ -208,9 +208,9 @@ class StoreTuning(Section):
         1,
         ge=0,
         description="How many searches of a small namespace (keyword_resident_docs) are served "
-        "by the per-term cache, with no keyword change to it in between, before its whole index "
-        "is read into memory: a namespace searched once, or once per write, never pays for "
-        "loading it whole. 0: on its first search.",
+        "by the per-term cache before its whole index is read into memory, where writes to a "
+        "few of its documents then patch it: a namespace searched once never pays for loading "
+        "it whole. 0: on its first search.",
     )
     cached_postings_scan: int = Field(
         50_000,

@@ -128,12 +128,12 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         self, conn: sqlite3.Connection, ns_ids: Sequence[int]
     ) -> KeywordStats | None:
         """One namespace's statistics from its `Resident` index, when the cache holds one
-        after syncing (it mirrors the namespace's row, and any keyword change drops it)."""
+        after syncing (it mirrors the namespace's row: patched with every change synced)."""
         cache = self._cache
         if cache is None or len(ns_ids) != 1 or cache.held(ns_ids[0]) is None:
             return None
         self._sync_cache(conn)
-        res = cache.held(ns_ids[0])
+        res = cache.current(conn, ns_ids[0])
         if res is None:
             return None
         n = res.n_docs

@@ -29,7 +29,11 @@ from langmem_plus.store.growbuffer import GrowBuffer
 from langmem_plus.store.kwresident import Resident
 from langmem_plus.store.sqlite import in_chunks
 
-__all__ = ["PostingsCache"]
+__all__ = ["PATCH_MIN", "PostingsCache"]
+
+# A held `Resident` index is patched, not dropped, when a keyword change touches at most this
+# many of its documents or a quarter of them (more is cheaper to read whole, on demand).
+PATCH_MIN = 16
 
 
 class _Term:
@@ -53,9 +57,10 @@ class _Namespace:
         self.postings = 0
         self.used = 0  # LRU stamp
         self.warmed = False  # every term loaded at once (kept current by the log since)
-        self.resident: Resident | None = None  # the whole index; dropped with any change
-        # searches served without it since the namespace's last keyword change (or since it
-        # was cached): it is read once a namespace has proved it is searched more than written
+        self.resident: Resident | None = None  # the whole index; patched with each change
+        self.pending: set[int] = set()  # items changed since it was patched (on its next use)
+        # searches served without it since the namespace was cached or its index dropped (a
+        # bulk change): it is read once a namespace has proved it is searched again
         self.unchanged_searches = 0
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
@@ -68,13 +73,26 @@ class _Namespace:
         return out
 
     def drop_resident(self) -> int:
-        """Forget the `Resident` index (the namespace changed); returns the postings it
+        """Forget the `Resident` index (a bulk change); returns the postings it
         counted for."""
         held = 0 if self.resident is None else self.resident.weight
         self.resident = None
+        self.pending = set()
         self.unchanged_searches = 0
         self.postings -= held
         return held
+
+    def hold(self, resident: Resident) -> int:
+        """Hold the namespace's whole index; the per-term postings it answers for instead are
+        dropped (a later per-term read, or the index's own drop, reads them again). Returns
+        the change in postings held."""
+        before = self.postings
+        self.terms.clear()
+        self.warmed = False
+        self.resident = resident
+        self.pending = set()
+        self.postings = resident.weight
+        return self.postings - before
 
     def drop(self, item_id: int) -> None:
         local = self.item_local.pop(item_id, None)
@@ -189,7 +207,7 @@ class PostingsCache:
                 last.setdefault(ns_id, {})[item_id] = op
         for ns_id, items in last.items():
             cache = self._ns[ns_id]
-            self._total -= cache.drop_resident()
+            self._patch_resident(conn, cache, items)
             if len(items) > max(1000, len(cache.item_local) // 5):
                 self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
                 continue
@@ -202,6 +220,30 @@ class PostingsCache:
                 self._total += cache.postings - before
             if cache.dead > max(1000, cache.local_item.n // 4):
                 self._drop_ns(ns_id)
+
+    def _patch_resident(
+        self, conn: sqlite3.Connection, cache: _Namespace, items: Mapping[int, int]
+    ) -> None:
+        """Note changes to a few documents of a held `Resident` index: it is patched on its
+        next use (`_catch_up`), however many writes came first; a larger change drops it."""
+        res = cache.resident
+        if res is None:
+            return
+        cache.pending.update(items)
+        if len(cache.pending) > max(PATCH_MIN, len(res.id_list) // 4):
+            self._total -= cache.drop_resident()
+
+    def _catch_up(self, conn: sqlite3.Connection, cache: _Namespace) -> Resident | None:
+        """The held index with the changes noted since its last patch applied (the caller
+        synced the change feed in this read transaction, so they are all the changes)."""
+        res = cache.resident
+        if res is not None and cache.pending:
+            new = res.patched(conn, cache.pending)
+            cache.resident, cache.pending = new, set()
+            cache.postings += new.weight - res.weight
+            self._total += new.weight - res.weight
+            return new
+        return res
 
     # ---------------------------------------------------------------- reads
     def term(
@@ -276,15 +318,19 @@ class PostingsCache:
                 if cache.unchanged_searches < after:
                     cache.unchanged_searches += 1
                     return None
-                cache.resident = Resident.load(conn, ns_id)
-                cache.postings += cache.resident.weight
-                self._total += cache.resident.weight
-            return cache.resident
+                self._total += cache.hold(Resident.load(conn, ns_id))
+            return self._catch_up(conn, cache)
 
     def held(self, ns_id: int) -> Resident | None:
-        """The namespace's `Resident` index if one is held (current once synced)."""
+        """The namespace's `Resident` index if one is held (`current` brings it up to date)."""
         cache = self._ns.get(ns_id)
         return None if cache is None else cache.resident
+
+    def current(self, conn: sqlite3.Connection, ns_id: int) -> Resident | None:
+        """The namespace's held `Resident` index, patched with every change synced so far."""
+        with self._lock:
+            cache = self._ns.get(ns_id)
+            return None if cache is None else self._catch_up(conn, cache)
 
     def has(self, ns_id: int, term: str) -> bool:
         """Whether a term's postings are in memory for a namespace."""

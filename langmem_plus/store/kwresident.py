@@ -11,20 +11,22 @@ searched once, or once between writes, costs less served term by term), in three
 questions from arrays: postings grouped by term (CSR), each document's terms in term-id order.
 
 The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
-drops it with any keyword change to that namespace (the keyword feed, any process), so what it
-answers is what SQLite holds now. Its answers, order included, are those of the statements it
+brings it up to date with every keyword change to that namespace (the keyword feed, any
+process): `patched` re-reads only the changed documents and their terms' rows (a larger change
+drops it), so what it answers is what SQLite holds now. Its answers, order included, are those of the statements it
 replaces (`KeywordIndex._term_rows`'s for the query terms, `doc_term_rows`'s for documents).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.sqlite import in_chunks
+from langmem_plus.store.termpack import unpack_terms
 
 __all__ = ["TERMS_CHUNK", "DocRow", "Resident", "unpack_many"]
 
@@ -90,11 +92,12 @@ class Resident:
         "_doc_rows",
         "_doc_term",
         "_doc_tf",
+        "_ix_of_tid",
+        "_pairs",
         "_ptr",
         "_sat",
         "_t_dl",
         "_t_tf",
-        "df",
         "df_list",
         "dl",
         "id_list",
@@ -107,7 +110,6 @@ class Resident:
         "term_ix",
         "terms",
         "tid_list",
-        "tids",
         "total_len",
         "weight",
     )
@@ -117,9 +119,8 @@ class Resident:
         self.n_docs = 0
         self.total_len = 0
         self.terms: list[str] = []
-        self.term_ix: dict[str, int] = {}
-        self.tids = _EMPTY_I
-        self.df = _EMPTY_I
+        self.term_ix: dict[str, int] = {}  # live term -> term index
+        self._ix_of_tid: dict[int, int] = {}  # live term id -> term index
         self.tid_list: list[int] = []
         self.df_list: list[int] = []
         self.idf_of: dict[int, float] = {}  # df -> IDF, kept by the keyword index
@@ -131,6 +132,8 @@ class Resident:
         self.t_pos = _EMPTY_I  # postings' document positions, grouped by term
         self._t_tf = _EMPTY_F
         self._t_dl = _EMPTY_F
+        # (document, term index, tf) of every pair, by document, as arrays (for a patch)
+        self._pairs = (_EMPTY_I, _EMPTY_I, _EMPTY_I)
         self._doc_ptr: list[int] = [0]  # document -> its terms' slice
         self._doc_term: list[int] = []  # term index of each (document, term) pair
         self._doc_tf: list[int] = []
@@ -147,54 +150,185 @@ class Resident:
     def load(cls, conn: sqlite3.Connection, ns_id: int) -> Resident:
         """Read the namespace's keyword index whole (three statements)."""
         self = cls(ns_id)
-        row = conn.execute(
-            "SELECT n_docs, total_len FROM namespaces WHERE id = ?", (ns_id,)
-        ).fetchone()
-        self.n_docs, self.total_len = (int(row[0]), int(row[1])) if row else (0, 0)
+        self._read_stats(conn)
         term_rows = conn.execute(
             "SELECT id, term, df FROM terms WHERE ns_id = ?", (ns_id,)
         ).fetchall()
         tids, terms, dfs = zip(*term_rows, strict=True) if term_rows else ((), (), ())
-        self.terms = list(terms)
-        self.term_ix = dict(zip(terms, range(len(terms)), strict=True))
-        self.tid_list, self.df_list = list(tids), list(dfs)
-        self.tids = np.array(self.tid_list, dtype=np.int64)
-        self.df = np.array(self.df_list, dtype=np.int64)
+        n = len(terms)
+        self._set_terms(
+            list(terms),
+            list(tids),
+            list(dfs),
+            dict(zip(terms, range(n), strict=True)),
+            dict(zip(tids, range(n), strict=True)),
+        )
         docs = conn.execute(
             "SELECT d.item_id, d.dl, d.terms FROM items i JOIN doc_terms d ON d.item_id = i.id "
             "WHERE i.ns_id = ? ORDER BY d.item_id",
             (ns_id,),
         ).fetchall()
-        ids, docs_dl, blobs = zip(*docs, strict=True) if docs else ((), (), ())
-        self.id_list = list(ids)
-        self.ids = np.array(self.id_list, dtype=np.int64)
-        self.pos_of = dict(zip(self.id_list, range(len(ids)), strict=True))
-        self.dl = np.array(docs_dl, dtype=np.float64)
+        ids, dls, blobs = zip(*docs, strict=True) if docs else ((), (), ())
         blob, tid, tf = unpack_many(blobs)
         # term id -> term index (a pair whose term row is gone is left out, as the join did)
-        by_tid = np.argsort(self.tids, kind="stable")
-        srt = self.tids[by_tid]
+        tids_a = np.array(self.tid_list, dtype=np.int64)
+        by_tid = np.argsort(tids_a, kind="stable")
+        srt = tids_a[by_tid]
         at = np.searchsorted(srt, tid)
         ok = at < len(srt)
         ok[ok] = srt[at[ok]] == tid[ok]
-        blob, tf, term = blob[ok], tf[ok], by_tid[at[ok]]
-        doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(blob, minlength=len(docs)), out=doc_ptr[1:])
+        self._set_docs(list(ids), list(dls), blob[ok], by_tid[at[ok]], tf[ok])
+        return self
+
+    def patched(self, conn: sqlite3.Connection, item_ids: Iterable[int]) -> Resident:
+        """This index after keyword changes to the given items (added, rewritten or
+        removed): the same answers as `load` would read now, from the changed documents' rows
+        and their terms' rows instead of the whole namespace. The caller synced the change
+        feed in this read transaction; this object is left as it was (a search holding it
+        keeps a consistent index)."""
+        new = Resident(self.ns_id)
+        new._read_stats(conn)
+        changed = sorted(set(item_ids))
+        docs: list[tuple[int, int, list[tuple[int, int]]]] = []
+        for part, marks in in_chunks(changed):
+            docs.extend(
+                (int(i), int(dl), unpack_terms(blob))
+                for i, dl, blob in conn.execute(
+                    "SELECT d.item_id, d.dl, d.terms FROM items i JOIN doc_terms d "
+                    f"ON d.item_id = i.id WHERE +i.ns_id = ? AND i.id IN ({marks})",
+                    (self.ns_id, *part),
+                )
+            )
+        docs.sort()
+        old_pos = [p for p in map(self.pos_of.get, changed) if p is not None]
+        new._patch_terms(conn, self, old_pos, docs)
+        # the changed documents' pairs as stored now (terms without a row left out)
+        get = new._ix_of_tid.get
+        n_doc: list[int] = []
+        n_term: list[int] = []
+        n_tf: list[int] = []
+        for k, (_i, _dl, doc_pairs) in enumerate(docs):
+            for tid, count in doc_pairs:
+                j = get(tid)
+                if j is not None:
+                    n_doc.append(k)
+                    n_term.append(j)
+                    n_tf.append(count)
+        o_doc, o_term, o_tf = self._pairs
+        ids, dls = self.id_list, self._dl_list
+        if old_pos:  # the changed documents' old pairs out, the rest renumbered
+            keep = np.ones(len(ids), dtype=np.bool_)
+            keep[old_pos] = False
+            ok = keep[o_doc]
+            o_doc, o_term, o_tf = (np.cumsum(keep) - 1)[o_doc[ok]], o_term[ok], o_tf[ok]
+            gone = set(old_pos)
+            ids = [i for p, i in enumerate(ids) if p not in gone]
+            dls = [d for p, d in enumerate(dls) if p not in gone]
+        base = len(ids)
+        doc = np.concatenate([o_doc, np.array(n_doc, dtype=np.int64) + base])
+        term = np.concatenate([o_term, np.array(n_term, dtype=np.int64)])
+        tf = np.concatenate([o_tf, np.array(n_tf, dtype=np.int64)])
+        ids = [*ids, *(d[0] for d in docs)]
+        dls = [*dls, *(d[1] for d in docs)]
+        if docs and base and docs[0][0] < ids[base - 1]:  # not all past the held ids: re-sort
+            order = np.argsort(np.array(ids, dtype=np.int64), kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            doc = rank[doc]
+            by_doc = np.argsort(doc, kind="stable")  # each document's pairs kept in order
+            doc, term, tf = doc[by_doc], term[by_doc], tf[by_doc]
+            ids = [ids[i] for i in order.tolist()]
+            dls = [dls[i] for i in order.tolist()]
+        new._set_docs(ids, dls, doc, term, tf)
+        return new
+
+    # ---------------------------------------------------------------- building
+    def _read_stats(self, conn: sqlite3.Connection) -> None:
+        """The namespace's document count and total length, from its row."""
+        row = conn.execute(
+            "SELECT n_docs, total_len FROM namespaces WHERE id = ?", (self.ns_id,)
+        ).fetchone()
+        self.n_docs, self.total_len = (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def _patch_terms(
+        self,
+        conn: sqlite3.Connection,
+        old: Resident,
+        old_pos: Sequence[int],
+        docs: Sequence[tuple[int, int, list[tuple[int, int]]]],
+    ) -> None:
+        """`old`'s term table with the rows of every term the change may have touched (the
+        changed documents' old and new terms) read again: dfs updated, rows gone dropped from
+        the lookups (SQLite may reuse a deleted row's id), new terms appended."""
+        doc_ptr, doc_term, tid_of = old._doc_ptr, old._doc_term, old.tid_list
+        affected = {tid_of[t] for p in old_pos for t in doc_term[doc_ptr[p] : doc_ptr[p + 1]]}
+        affected.update(tid for _i, _dl, pairs in docs for tid, _tf in pairs)
+        now: dict[int, tuple[str, int]] = {}
+        for part, marks in in_chunks(sorted(affected)):
+            for tid, term, df in conn.execute(
+                # `+ns_id`: by primary key (the planner may otherwise walk the namespace's terms)
+                f"SELECT id, term, df FROM terms WHERE +ns_id = ? AND id IN ({marks})",
+                (self.ns_id, *part),
+            ):
+                now[int(tid)] = (str(term), int(df))
+        terms, tids, dfs = list(old.terms), list(tid_of), list(old.df_list)
+        term_ix, held = dict(old.term_ix), dict(old._ix_of_tid)
+        for tid in sorted(affected):
+            j, row = held.get(tid), now.get(tid)
+            if j is None:
+                continue
+            if row is None or row[0] != terms[j]:  # the row is gone (its id may be reused)
+                del term_ix[terms[j]]
+                del held[tid]
+            else:
+                dfs[j] = row[1]
+        for tid in sorted(affected):
+            if tid not in held and tid in now:  # a term new to the namespace
+                term_ix[now[tid][0]] = held[tid] = len(terms)
+                terms.append(now[tid][0])
+                tids.append(tid)
+                dfs.append(now[tid][1])
+        self._set_terms(terms, tids, dfs, term_ix, held)
+
+    def _set_terms(
+        self,
+        terms: list[str],
+        tids: list[int],
+        dfs: list[int],
+        term_ix: dict[str, int],
+        ix_of_tid: dict[int, int],
+    ) -> None:
+        """The term table: text, id and df per term index; the two maps hold the live ones."""
+        self.terms, self.tid_list, self.df_list = terms, tids, dfs
+        self.term_ix, self._ix_of_tid = term_ix, ix_of_tid
+
+    def _set_docs(
+        self, ids: list[int], dls: list[int], doc: np.ndarray, term: np.ndarray, tf: np.ndarray
+    ) -> None:
+        """The documents (item ids ascending, lengths) and their (document, term index, tf)
+        pairs, grouped by document in term-id order; builds both directions' lookups."""
+        n = len(ids)
+        self.id_list = ids
+        self.ids = np.array(ids, dtype=np.int64)
+        self.pos_of = dict(zip(ids, range(n), strict=True))
+        self.dl = np.array(dls, dtype=np.float64)
+        self._pairs = (doc, term, tf)
+        doc_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(doc, minlength=n), out=doc_ptr[1:])
         # Python lists: a search reads a few documents' terms, one by one
         self._doc_ptr, self._doc_term, self._doc_tf = doc_ptr.tolist(), term.tolist(), tf.tolist()
-        self._dl_list = list(docs_dl)
+        self._dl_list = dls
         # postings grouped by term, documents ascending within a term
         order = np.argsort(term, kind="stable")
         ptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term, minlength=len(self.terms)), out=ptr[1:])
         self._ptr = ptr.tolist()
-        self.t_pos = blob[order]
+        self.t_pos = doc[order]
         self._t_tf = tf[order].astype(np.float64)
         self._t_dl = self.dl[self.t_pos]
         # in the postings cache's unit (~8 bytes): ~100 bytes per posting of arrays and
         # lookups, and as much again for the feedback documents' rows made on first use
         self.weight = 30 * len(tf) + 16 * len(self.terms)
-        return self
 
     # ---------------------------------------------------------------- reads
     def term_rows(
