@@ -3,8 +3,8 @@ the row cache's full rows) answers exactly as the per-term postings cache and as
 
 Four stores take the same operations, each through two handles on its own file (the second
 standing for another process): resident from a namespace's first search
-(`keyword_resident_after=0`), the default (resident once searched twice with no change in
-between), `keyword_resident_docs=0` (per-term cache) and every cache off (SQLite). Writes cover puts and overwrites (sessions, confidence,
+(`keyword_resident_after=0`, the default), resident from its second search
+(`keyword_resident_after=1`), `keyword_resident_docs=0` (per-term cache) and every cache off (SQLite). Writes cover puts and overwrites (sessions, confidence,
 category, TTL), deletes, use marks, reads that refresh a TTL, a value changed outside the
 store's API, log compaction and the clock moving past expiry; after each, searches with every
 option (filter, offset, current topic, time range, feedback on and off) must give the same
@@ -28,8 +28,8 @@ from langmem_plus.store.changefeed import KEYWORD_FEED
 WORDS = ["alpha", "beta", "gamma", "delta", "redis", "cache", "火锅", "成都", "paint", "paints"]
 NS = [("u", "a"), ("u", "b")]
 CONFIGS = [
-    {"keyword_resident_after": 0},
     {},
+    {"keyword_resident_after": 1},
     {"keyword_resident_docs": 0},
     {"keyword_cache_postings": 0, "row_cache_rows": 0},
 ]
@@ -196,19 +196,19 @@ def test_resident_indexes_count_against_the_postings_cap(tmp_path: Path) -> None
 
 
 def test_a_namespace_is_held_whole_once_searched_again(tmp_path: Path) -> None:
-    """`keyword_resident_after=1` (the default): a namespace's first search is served by the
+    """`keyword_resident_after=1`: a namespace's first search is served by the
     per-term cache with light rows; the next search reads its whole index and full rows,
     which a write to a few of its documents then patches (it stays held); answers stay
     those of the resident."""
     index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
     clock = ManualClock()  # both stores at the same instant: the same recency
-    lazy = HybridStore(tmp_path / "lazy.db", index=index, clock=clock)
-    eager = HybridStore(
-        tmp_path / "eager.db",
+    lazy = HybridStore(
+        tmp_path / "lazy.db",
         index=index,
-        config=MemoryConfig(store={"keyword_resident_after": 0}),
+        config=MemoryConfig(store={"keyword_resident_after": 1}),
         clock=clock,
     )
+    eager = HybridStore(tmp_path / "eager.db", index=index, clock=clock)  # the default: 0
     stores = (lazy, eager)
     for s in stores:
         for i in range(20):

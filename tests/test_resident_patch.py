@@ -128,9 +128,16 @@ def test_a_write_patches_the_held_index_and_a_bulk_write_drops_it(tmp_path: Path
 
 
 def test_the_agent_loop_holds_the_index_from_the_second_recall(tmp_path: Path) -> None:
-    """Recall, keep the exchange, recall: the second recall reads the namespace's index whole
-    (the write in between does not restart the count), the next ones use it patched."""
-    store = HybridStore(tmp_path / "loop.db", index=False)
+    """Recall, keep the exchange, recall: with `keyword_resident_after=1` the second recall
+    reads the namespace's index whole (the write in between does not restart the count), the
+    next ones use it patched; with the default the first recall reads it."""
+    _loop(tmp_path / "lazy.db", 1, [False, True, True])
+    _loop(tmp_path / "eager.db", 0, [True, True, True])
+
+
+def _loop(path: Path, after: int, expect: list[bool]) -> None:
+    cfg = MemoryConfig(store={"keyword_resident_after": after})
+    store = HybridStore(path, index=False, config=cfg)
     ns = ("u",)
     for i in range(30):
         store.put(ns, f"k{i}", {"text": f"alpha note{i}"})
@@ -143,7 +150,7 @@ def test_the_agent_loop_holds_the_index_from_the_second_recall(tmp_path: Path) -
         store.search(ns, query=f"alpha note{turn}", limit=3)
         held.append(cache.held(ns_id))
         store.put(ns, f"turn{turn}", {"text": f"exchange {turn} zebra"})
-    assert held[0] is None and held[1] is not None and held[2] is not None
-    assert held[2] is not held[1]  # patched with the first write
+    assert [h is not None for h in held] == expect
+    assert held[2] is not held[1]  # patched with the write in between
     assert [h.key for h in store.search(ns, query="exchange 2", limit=1)] == ["turn2"]
     store.close()

@@ -13,6 +13,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,15 +110,22 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
             other.close()
 
 
-def test_row_cache_serves_repeat_candidates_from_memory(tmp_path):
-    store = HybridStore(tmp_path / "m.db", index=False)
+@pytest.mark.parametrize("after", [0, 1])
+def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, after):
+    """A small namespace's rows are held whole from its first search: full ones once its
+    keyword index is held whole (`keyword_resident_after`: the first search by default),
+    light ones before."""
+    from langmem_plus import MemoryConfig
+
+    cfg = MemoryConfig(store={"keyword_resident_after": after})
+    store = HybridStore(tmp_path / "m.db", index=False, config=cfg)
     for i in range(20):
         store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
     with store._db.read() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
     store.search(("u",), query="alpha 3", limit=2)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
-    assert store._rowcache.full == 0  # a first search: light rows
+    assert store._rowcache.full == (20 if after == 0 else 0)
     store.search(("u",), query="alpha 4", limit=2)  # again, ranked from memory whole
     assert set(store._rowcache.rows) == set(ids)
     assert all(r.value is not None for r in store._rowcache.rows.values())  # small: full

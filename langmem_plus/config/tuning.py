@@ -205,12 +205,13 @@ class StoreTuning(Section):
         "that namespace's full rows. 0: off (per-term cache).",
     )
     keyword_resident_after: int = Field(
-        1,
+        0,
         ge=0,
         description="How many searches of a small namespace (keyword_resident_docs) are served "
-        "by the per-term cache before its whole index is read into memory, where writes to a "
-        "few of its documents then patch it: a namespace searched once never pays for loading "
-        "it whole. 0: on its first search.",
+        "by the per-term cache before its whole index is read into memory (writes to a few of "
+        "its documents then patch it). 0: on its first search, which costs a little more than "
+        "a per-term search and makes every later one, after writes too, cheaper; 1: a "
+        "namespace searched only once never pays for loading it whole.",
     )
     cached_postings_scan: int = Field(
         50_000,

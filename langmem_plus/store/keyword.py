@@ -229,7 +229,7 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
     ) -> Resident | None:
         """The `Resident` index of a search over one small namespace (the cache synced; small:
         at most `keyword_resident_docs` documents and within the memory cap) once the namespace
-        was searched `keyword_resident_after` times since its last change; the answer is noted
+        was searched `keyword_resident_after` times without it (0: at once); the answer is noted
         in the query scope (for `doc_terms`, and so that a query asks once). None otherwise
         (the per-term cache or SQLite answers)."""
         if (

@@ -4,11 +4,11 @@ A search over one small namespace asks the keyword index for the same things eve
 query terms' ids and document frequencies, the postings of the terms it scores (the query's,
 then two rounds of feedback terms), the terms of the feedback documents. Reading them term by
 term from SQLite, or holding them as per-term Python objects, costs more than ranking the few
-hundred documents itself. A `Resident` is loaded whole once the namespace is searched again
-with no keyword change since its previous search (`keyword_resident_after`: a namespace
-searched once, or once between writes, costs less served term by term), in three statements
-(its terms, its documents' packed terms, its statistics), and answers every one of those
-questions from arrays: postings grouped by term (CSR), each document's terms in term-id order.
+hundred documents itself. A `Resident` is loaded whole on the namespace's first search (or
+its `keyword_resident_after`-th), in three statements (its terms, its documents' packed
+terms, its statistics; each term's df is counted from the documents, equal to `terms.df` in a
+consistent index), and answers every one of those questions from arrays: postings grouped by
+term (CSR), each document's terms in term-id order.
 
 The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
 brings it up to date with every keyword change to that namespace (the keyword feed, any
@@ -19,6 +19,7 @@ replaces (`KeywordIndex._term_rows`'s for the query terms, `doc_term_rows`'s for
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -28,7 +29,7 @@ from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.sqlite import in_chunks
 from langmem_plus.store.termpack import unpack_terms
 
-__all__ = ["TERMS_CHUNK", "DocRow", "Resident", "unpack_many"]
+__all__ = ["TERMS_CHUNK", "DocRow", "Resident", "unpack_joined", "unpack_many"]
 
 DocRow = tuple[str, int, int, int, int, int]
 """(term, item id, tf, doc length, term id, df) of one term in one document."""
@@ -48,7 +49,13 @@ def unpack_many(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     every pair, in blob order then term-id order, as `unpack_terms` gives them one by one."""
     if not blobs:
         return _EMPTY_I, _EMPTY_I, _EMPTY_I
-    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    return unpack_joined(b"".join(blobs), lens)
+
+
+def unpack_joined(joined: bytes, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`unpack_many` of blobs given joined, with each one's length in `lens`."""
+    raw = np.frombuffer(joined, dtype=np.uint8)
     if not len(raw):
         return _EMPTY_I, _EMPTY_I, _EMPTY_I
     last = raw < 0x80  # the last byte of each varint
@@ -62,7 +69,8 @@ def unpack_many(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     shift = (np.arange(len(raw)) - starts[varint]) * 7
     vals = np.add.reduceat((raw & 0x7F).astype(np.int64) << shift, starts)
     # varints per blob: the blobs' byte ranges, counted in varint ends
-    lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    if int(lens.sum()) != len(raw):
+        raise ValueError("doc_terms blob lengths do not add up")
     bounds = np.cumsum(lens)
     if not last[bounds[lens > 0] - 1].all():  # a blob cut inside a varint
         raise ValueError("truncated doc_terms blob")
@@ -72,13 +80,13 @@ def unpack_many(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     if np.any(per_blob % 2):
         raise ValueError("truncated doc_terms blob")
     pairs = per_blob // 2
-    blob = np.repeat(np.arange(len(blobs), dtype=np.int64), pairs)
+    blob = np.repeat(np.arange(len(lens), dtype=np.int64), pairs)
     delta, tf = vals[0::2], vals[1::2]
     # term ids: running sums of the deltas, restarted at each blob
     run = np.cumsum(delta)
     first = np.cumsum(pairs) - pairs  # each blob's first pair
     has = pairs > 0
-    offset = np.zeros(len(blobs), dtype=np.int64)
+    offset = np.zeros(len(lens), dtype=np.int64)
     offset[has] = run[first[has]] - delta[first[has]]
     return blob, run - offset[blob], tf
 
@@ -148,36 +156,52 @@ class Resident:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, ns_id: int) -> Resident:
-        """Read the namespace's keyword index whole (three statements)."""
+        """Read the namespace's keyword index whole (three statements, each one row: the
+        terms and the documents come as arrays aggregated by SQLite, not a row per term)."""
         self = cls(ns_id)
         self._read_stats(conn)
-        term_rows = conn.execute(
-            "SELECT id, term, df FROM terms WHERE ns_id = ?", (ns_id,)
-        ).fetchall()
-        tids, terms, dfs = zip(*term_rows, strict=True) if term_rows else ((), (), ())
-        n = len(terms)
-        self._set_terms(
-            list(terms),
-            list(tids),
-            list(dfs),
-            dict(zip(terms, range(n), strict=True)),
-            dict(zip(tids, range(n), strict=True)),
-        )
-        docs = conn.execute(
-            "SELECT d.item_id, d.dl, d.terms FROM items i JOIN doc_terms d ON d.item_id = i.id "
-            "WHERE i.ns_id = ? ORDER BY d.item_id",
+        # (id, term) from the (ns_id, term) index alone; a term's df is counted from the
+        # documents below (it equals `terms.df` in a consistent index)
+        got = conn.execute(
+            "SELECT json_group_array(id), json_group_array(term) FROM terms WHERE ns_id = ?",
             (ns_id,),
-        ).fetchall()
-        ids, dls, blobs = zip(*docs, strict=True) if docs else ((), (), ())
-        blob, tid, tf = unpack_many(blobs)
+        ).fetchone()
+        tids: list[int] = json.loads(got[0])
+        terms: list[str] = json.loads(got[1])
+        got = conn.execute(
+            "SELECT json_group_array(d.item_id), json_group_array(d.dl), "
+            "json_group_array(length(d.terms)), group_concat(hex(d.terms), '') "
+            "FROM items i JOIN doc_terms d ON d.item_id = i.id WHERE i.ns_id = ?",
+            (ns_id,),
+        ).fetchone()
+        ids = np.array(json.loads(got[0]), dtype=np.int64)
+        dls = np.array(json.loads(got[1]), dtype=np.int64)
+        lens = np.array(json.loads(got[2]), dtype=np.int64)
+        blob, tid, tf = unpack_joined(bytes.fromhex(got[3] or ""), lens)
+        # documents by item id (the aggregate follows the namespace index's order)
+        order = np.argsort(ids, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        doc = rank[blob]
+        by_doc = np.argsort(doc, kind="stable")  # each document's pairs kept in order
+        doc, tid, tf = doc[by_doc], tid[by_doc], tf[by_doc]
         # term id -> term index (a pair whose term row is gone is left out, as the join did)
-        tids_a = np.array(self.tid_list, dtype=np.int64)
+        tids_a = np.array(tids, dtype=np.int64)
         by_tid = np.argsort(tids_a, kind="stable")
         srt = tids_a[by_tid]
         at = np.searchsorted(srt, tid)
         ok = at < len(srt)
         ok[ok] = srt[at[ok]] == tid[ok]
-        self._set_docs(list(ids), list(dls), blob[ok], by_tid[at[ok]], tf[ok])
+        term = by_tid[at[ok]]
+        n = len(terms)
+        self._set_terms(
+            terms,
+            tids,
+            np.bincount(term, minlength=n).tolist(),
+            dict(zip(terms, range(n), strict=True)),
+            dict(zip(tids, range(n), strict=True)),
+        )
+        self._set_docs(ids[order].tolist(), dls[order].tolist(), doc[ok], term, tf[ok])
         return self
 
     def patched(self, conn: sqlite3.Connection, item_ids: Iterable[int]) -> Resident:

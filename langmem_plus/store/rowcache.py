@@ -112,22 +112,24 @@ class RowCache:
                 return
             got = fetch_ns(conn, todo)
             warmed.update(dict.fromkeys(todo, full))  # tried: even when it does not fit, not again
-            if self.weight + sum(map(_weight, got.values())) <= self.max_rows:
-                self._keep(got)
+            weights = list(map(_weight, got.values()))
+            if self.weight + sum(weights) <= self.max_rows:
+                self._keep(got, weights)
 
-    def _keep(self, got: dict[int, Any]) -> None:
-        """Hold these rows (over the cap: everything is dropped first)."""
+    def _keep(self, got: dict[int, Any], weights: list[int] | None = None) -> None:
+        """Hold these rows (over the cap: everything is dropped first); `weights`: theirs."""
         rows = self.rows
-        added = sum(map(_weight, got.values()))
-        if self.weight + added > self.max_rows:
+        if weights is None:
+            weights = list(map(_weight, got.values()))
+        if self.weight + sum(weights) > self.max_rows:
             self.clear()
-        for i, r in got.items():
+        for (i, r), w in zip(got.items(), weights, strict=True):
             old = rows.get(i)
             if old is not None:
                 self.weight -= _weight(old)
                 self.full -= old.value is not None
             rows[i] = r
-            self.weight += _weight(r)
+            self.weight += w
             self.full += r.value is not None
 
 
