@@ -200,8 +200,9 @@ class StoreTuning(Section):
         ge=0,
         description="A search over one namespace of at most this many documents reads its whole "
         "keyword index (terms, postings, each document's terms) into memory "
-        "(store/kwresident.py; up to ~250 bytes per posting, counted against "
-        "keyword_cache_postings) and ranks from it without SQLite; the row cache then holds "
+        "(store/kwresident.py; ~150 bytes per posting with its terms, ~166 KB for 100 short "
+        "memories, counted against keyword_cache_postings) and ranks from it without SQLite; "
+        "the row cache then holds "
         "that namespace's full rows. 0: off (per-term cache).",
     )
     keyword_resident_after: int = Field(

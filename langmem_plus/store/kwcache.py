@@ -34,6 +34,9 @@ __all__ = ["PATCH_MIN", "PostingsCache"]
 # A held `Resident` index is patched, not dropped, when a keyword change touches at most this
 # many of its documents or a quarter of them (more is cheaper to read whole, on demand).
 PATCH_MIN = 16
+# Over the cap, the least recently used namespaces are dropped down to this many tenths of it
+# (a reload costs far more than the sort that picks them).
+TRIM_TO = 9
 
 
 class _Term:
@@ -382,7 +385,7 @@ class PostingsCache:
             return
         newest = max(self._ns.items(), key=lambda kv: kv[1].used)[0]
         for ns_id, cache in sorted(self._ns.items(), key=lambda kv: kv[1].used):
-            if total <= self.max_postings // 2 or ns_id == newest:
+            if total <= self.max_postings * TRIM_TO // 10 or ns_id == newest:
                 break
             total -= cache.postings
             self._drop_ns(ns_id)

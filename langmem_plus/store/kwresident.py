@@ -97,14 +97,10 @@ class Resident:
     __slots__ = (
         "_dl_list",
         "_doc_ptr",
-        "_doc_rows",
-        "_doc_term",
-        "_doc_tf",
-        "_ix_of_tid",
-        "_pairs",
+        "_p_term",
+        "_p_tf",
         "_ptr",
         "_sat",
-        "_t_dl",
         "_t_tf",
         "df_list",
         "dl",
@@ -128,7 +124,6 @@ class Resident:
         self.total_len = 0
         self.terms: list[str] = []
         self.term_ix: dict[str, int] = {}  # live term -> term index
-        self._ix_of_tid: dict[int, int] = {}  # live term id -> term index
         self.tid_list: list[int] = []
         self.df_list: list[int] = []
         self.idf_of: dict[int, float] = {}  # df -> IDF, kept by the keyword index
@@ -137,16 +132,12 @@ class Resident:
         self.pos_of: dict[int, int] = {}
         self.dl = _EMPTY_F
         self._ptr: list[int] = [0]  # term index -> its postings' slice
-        self.t_pos = _EMPTY_I  # postings' document positions, grouped by term
-        self._t_tf = _EMPTY_F
-        self._t_dl = _EMPTY_F
-        # (document, term index, tf) of every pair, by document, as arrays (for a patch)
-        self._pairs = (_EMPTY_I, _EMPTY_I, _EMPTY_I)
-        self._doc_ptr: list[int] = [0]  # document -> its terms' slice
-        self._doc_term: list[int] = []  # term index of each (document, term) pair
-        self._doc_tf: list[int] = []
+        self.t_pos = _EMPTY_I  # postings' document positions, grouped by term (int32)
+        self._t_tf = _EMPTY_I  # their tf (int32)
+        self._doc_ptr: list[int] = [0]  # document -> its pairs' slice of the two below
+        self._p_term = _EMPTY_I  # term index of each (document, term) pair (int32)
+        self._p_tf = _EMPTY_I  # its tf (int32)
         self._dl_list: list[int] = []
-        self._doc_rows: dict[int, list[DocRow]] = {}
         # (k1, b, avgdl), the postings' saturation, and both position and saturation as lists
         self._sat: (
             tuple[tuple[float, float, float], np.ndarray, tuple[list[int], list[float]] | None]
@@ -199,7 +190,6 @@ class Resident:
             tids,
             np.bincount(term, minlength=n).tolist(),
             dict(zip(terms, range(n), strict=True)),
-            dict(zip(tids, range(n), strict=True)),
         )
         self._set_docs(ids[order].tolist(), dls[order].tolist(), doc[ok], term, tf[ok])
         return self
@@ -225,9 +215,9 @@ class Resident:
             )
         docs.sort()
         old_pos = [p for p in map(self.pos_of.get, changed) if p is not None]
-        new._patch_terms(conn, self, old_pos, docs)
+        held = new._patch_terms(conn, self, old_pos, docs)
         # the changed documents' pairs as stored now (terms without a row left out)
-        get = new._ix_of_tid.get
+        get = held.get
         n_doc: list[int] = []
         n_term: list[int] = []
         n_tf: list[int] = []
@@ -238,7 +228,9 @@ class Resident:
                     n_doc.append(k)
                     n_term.append(j)
                     n_tf.append(count)
-        o_doc, o_term, o_tf = self._pairs
+        counts: np.ndarray = np.diff(np.asarray(self._doc_ptr, dtype=np.int64))
+        o_doc = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        o_term, o_tf = self._p_term, self._p_tf
         ids, dls = self.id_list, self._dl_list
         if old_pos:  # the changed documents' old pairs out, the rest renumbered
             keep = np.ones(len(ids), dtype=np.bool_)
@@ -250,8 +242,8 @@ class Resident:
             dls = [d for p, d in enumerate(dls) if p not in gone]
         base = len(ids)
         doc = np.concatenate([o_doc, np.array(n_doc, dtype=np.int64) + base])
-        term = np.concatenate([o_term, np.array(n_term, dtype=np.int64)])
-        tf = np.concatenate([o_tf, np.array(n_tf, dtype=np.int64)])
+        term = np.concatenate([o_term, np.array(n_term, dtype=np.int32)])
+        tf = np.concatenate([o_tf, np.array(n_tf, dtype=np.int32)])
         ids = [*ids, *(d[0] for d in docs)]
         dls = [*dls, *(d[1] for d in docs)]
         if docs and base and docs[0][0] < ids[base - 1]:  # not all past the held ids: re-sort
@@ -280,12 +272,15 @@ class Resident:
         old: Resident,
         old_pos: Sequence[int],
         docs: Sequence[tuple[int, int, list[tuple[int, int]]]],
-    ) -> None:
+    ) -> dict[int, int]:
         """`old`'s term table with the rows of every term the change may have touched (the
         changed documents' old and new terms) read again: dfs updated, rows gone dropped from
-        the lookups (SQLite may reuse a deleted row's id), new terms appended."""
-        doc_ptr, doc_term, tid_of = old._doc_ptr, old._doc_term, old.tid_list
-        affected = {tid_of[t] for p in old_pos for t in doc_term[doc_ptr[p] : doc_ptr[p + 1]]}
+        the lookups (SQLite may reuse a deleted row's id), new terms appended. Returns live
+        term id -> term index."""
+        doc_ptr, tid_of = old._doc_ptr, old.tid_list
+        affected = {
+            tid_of[t] for p in old_pos for t in old._p_term[doc_ptr[p] : doc_ptr[p + 1]].tolist()
+        }
         affected.update(tid for _i, _dl, pairs in docs for tid, _tf in pairs)
         now: dict[int, tuple[str, int]] = {}
         for part, marks in in_chunks(sorted(affected)):
@@ -296,7 +291,8 @@ class Resident:
             ):
                 now[int(tid)] = (str(term), int(df))
         terms, tids, dfs = list(old.terms), list(tid_of), list(old.df_list)
-        term_ix, held = dict(old.term_ix), dict(old._ix_of_tid)
+        term_ix = dict(old.term_ix)
+        held = {tids[j]: j for j in term_ix.values()}  # live term id -> term index
         for tid in sorted(affected):
             j, row = held.get(tid), now.get(tid)
             if j is None:
@@ -312,19 +308,14 @@ class Resident:
                 terms.append(now[tid][0])
                 tids.append(tid)
                 dfs.append(now[tid][1])
-        self._set_terms(terms, tids, dfs, term_ix, held)
+        self._set_terms(terms, tids, dfs, term_ix)
+        return held
 
     def _set_terms(
-        self,
-        terms: list[str],
-        tids: list[int],
-        dfs: list[int],
-        term_ix: dict[str, int],
-        ix_of_tid: dict[int, int],
+        self, terms: list[str], tids: list[int], dfs: list[int], term_ix: dict[str, int]
     ) -> None:
-        """The term table: text, id and df per term index; the two maps hold the live ones."""
-        self.terms, self.tid_list, self.df_list = terms, tids, dfs
-        self.term_ix, self._ix_of_tid = term_ix, ix_of_tid
+        """The term table: text, id and df per term index; `term_ix` maps the live ones."""
+        self.terms, self.tid_list, self.df_list, self.term_ix = terms, tids, dfs, term_ix
 
     def _set_docs(
         self, ids: list[int], dls: list[int], doc: np.ndarray, term: np.ndarray, tf: np.ndarray
@@ -336,23 +327,24 @@ class Resident:
         self.ids = np.array(ids, dtype=np.int64)
         self.pos_of = dict(zip(ids, range(n), strict=True))
         self.dl = np.array(dls, dtype=np.float64)
-        self._pairs = (doc, term, tf)
         doc_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(doc, minlength=n), out=doc_ptr[1:])
-        # Python lists: a search reads a few documents' terms, one by one
-        self._doc_ptr, self._doc_term, self._doc_tf = doc_ptr.tolist(), term.tolist(), tf.tolist()
+        self._doc_ptr = doc_ptr.tolist()
+        self._p_term, self._p_tf = term.astype(np.int32), tf.astype(np.int32)
         self._dl_list = dls
         # postings grouped by term, documents ascending within a term
         order = np.argsort(term, kind="stable")
         ptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term, minlength=len(self.terms)), out=ptr[1:])
         self._ptr = ptr.tolist()
-        self.t_pos = doc[order]
-        self._t_tf = tf[order].astype(np.float64)
-        self._t_dl = self.dl[self.t_pos]
-        # in the postings cache's unit (~8 bytes): ~100 bytes per posting of arrays and
-        # lookups, and as much again for the feedback documents' rows made on first use
-        self.weight = 30 * len(tf) + 16 * len(self.terms)
+        self.t_pos = doc[order].astype(np.int32)
+        self._t_tf = self._p_tf[order]
+        # in the postings cache's unit (~8 bytes), as measured with the search's lists made:
+        # ~64 bytes per posting (arrays and the short loop's lists; ~28 more where its
+        # document position is past CPython's small ints), ~220 per term (its text, lookup,
+        # id, df and slice), ~150 per document
+        past = len(tf) * max(0, n - 256) // max(n, 1)
+        self.weight = 8 * len(tf) + 4 * past + 28 * len(self.terms) + 19 * n
 
     # ---------------------------------------------------------------- reads
     def term_rows(
@@ -432,7 +424,7 @@ class Resident:
         element, so a term's score is this times its IDF exactly as there."""
         key = (k1, b, avgdl)
         if self._sat is None or self._sat[0] != key:
-            tf, dl = self._t_tf, self._t_dl
+            tf, dl = self._t_tf.astype(np.float64), self.dl[self.t_pos]
             denom = tf + k1 * (1 - b + b * dl / (avgdl or 1.0))
             self._sat = key, tf * (k1 + 1) / denom, None
         return self._sat[1]
@@ -449,7 +441,9 @@ class Resident:
 
     def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:
         """Every term of the given items as `DocRow`s, by item id then term id (the order of
-        `doc_term_rows`, which answers for items that are not documents of this namespace)."""
+        `doc_term_rows`, which answers for items that are not documents of this namespace).
+        Made from the arrays on each call, not kept: a long-lived index would otherwise grow
+        by a row per posting as its documents are read."""
         ids = sorted(set(item_ids))
         get = self.pos_of.get
         out: list[DocRow] = []
@@ -459,8 +453,7 @@ class Resident:
             if p is None:
                 foreign.append(i)
             else:
-                got = self._doc_rows.get(i)
-                out.extend(self._doc(i, p) if got is None else got)
+                out.extend(self._doc(i, p))
         if not foreign:
             return out
         other: dict[int, list[DocRow]] = {}
@@ -469,16 +462,15 @@ class Resident:
         rows: list[DocRow] = []
         for i in ids:
             p = get(i)
-            rows.extend(other.get(i, ()) if p is None else self._doc_rows[i])
+            rows.extend(other.get(i, ()) if p is None else self._doc(i, p))
         return rows
 
     def _doc(self, item_id: int, p: int) -> list[DocRow]:
-        """A document's `DocRow`s, made on first use and kept."""
+        """A document's `DocRow`s."""
         lo, hi = self._doc_ptr[p], self._doc_ptr[p + 1]
         terms, tids, df = self.terms, self.tid_list, self.df_list
         dl = self._dl_list[p]
-        got = self._doc_rows[item_id] = [
+        return [
             (terms[t], item_id, tf, dl, tids[t], df[t])
-            for t, tf in zip(self._doc_term[lo:hi], self._doc_tf[lo:hi], strict=True)
+            for t, tf in zip(self._p_term[lo:hi].tolist(), self._p_tf[lo:hi].tolist(), strict=True)
         ]
-        return got

@@ -1,0 +1,96 @@
+"""Many users searched in random order, in CPU time: what a service's store meets.
+
+N users with 100 items each (scale.py's synthetic memories and hash embeddings), then 6·N
+searches of users drawn at random (fixed seed), so a user is searched ~6 times, never twice in
+a row on purpose. Each small user's keyword index and rows are held in memory up to the
+caches' caps (`store.keyword_cache_postings`, `store.row_cache_rows`); past them the least
+recently searched users are dropped and read again on their next search. Reports the medians,
+mean and p95 of per-search process CPU time over the last two thirds (the first third fills the
+caches). Interleave builds by switching PYTHONPATH between runs:
+
+    python benchmarks/users_mix.py [--users 1000] [--set-config store.keyword_cache_postings=N]
+
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scale
+from langgraph.store.base import PutOp
+
+from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.text.tokenize import tokenize
+
+
+def _config(pairs: list[str]) -> MemoryConfig:
+    """`section.field=JSON` overrides on the defaults."""
+    nested: dict[str, dict[str, object]] = {}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        section, _, name = key.partition(".")
+        nested.setdefault(section, {})[name] = json.loads(raw)
+    return MemoryConfig(**nested)  # type: ignore[arg-type]
+
+
+def main() -> None:
+    """Build the users' store, search users in random order, print CPU-time figures."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--users", type=int, default=1000)
+    ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")
+    args = ap.parse_args()
+    n = args.users
+    tokenize("预热 jieba warm-up")
+    corpus, emb = scale.Corpus(), scale.HashEmbeddings()
+    docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
+    db = Path(tempfile.mkdtemp()) / "mix.db"
+    index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
+    cfg = _config(args.set_config)
+    store = HybridStore(db, index=index, config=cfg)
+    ops = [
+        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
+        for u in range(n)
+        for i, t in enumerate(docs[u])
+    ]
+    for start in range(0, len(ops), 5000):
+        store.batch(ops[start : start + 5000])
+    store.close()
+    order = np.random.default_rng(scale.SEED).integers(0, n, 6 * n).tolist()
+    queries = [corpus.query(docs[u]) for u in order]
+    emb.prime(queries)
+    store = HybridStore(db, index=index, config=cfg)
+    cpu = time.process_time
+    took = []
+    for u, q in zip(order, queries, strict=True):
+        t0 = cpu()
+        store.search(("users", f"u{u}"), query=q, limit=10)
+        took.append(cpu() - t0)
+    store.close()
+    ms = np.array(took[len(took) // 3 :]) * 1000
+    print(
+        json.dumps(
+            {
+                "users": n,
+                "searches": len(ms),
+                "cpu_ms": {
+                    "p50": float(np.median(ms)),
+                    "mean": float(ms.mean()),
+                    "p95": float(np.percentile(ms, 95)),
+                },
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
