@@ -210,7 +210,7 @@ class PostingsCache:
                 last.setdefault(ns_id, {})[item_id] = op
         for ns_id, items in last.items():
             cache = self._ns[ns_id]
-            self._patch_resident(conn, cache, items)
+            self._patch_resident(cache, items)
             if len(items) > max(1000, len(cache.item_local) // 5):
                 self._drop_ns(ns_id)  # a bulk change: cheaper to reload lazily
                 continue
@@ -224,9 +224,7 @@ class PostingsCache:
             if cache.dead > max(1000, cache.local_item.n // 4):
                 self._drop_ns(ns_id)
 
-    def _patch_resident(
-        self, conn: sqlite3.Connection, cache: _Namespace, items: Mapping[int, int]
-    ) -> None:
+    def _patch_resident(self, cache: _Namespace, items: Mapping[int, int]) -> None:
         """Note changes to a few documents of a held `Resident` index: it is patched on its
         next use (`_catch_up`), however many writes came first; a larger change drops it."""
         res = cache.resident

@@ -13,8 +13,9 @@ term (CSR), each document's terms in term-id order.
 The postings cache (kwcache.py) holds one per namespace, counts it against its memory cap and
 brings it up to date with every keyword change to that namespace (the keyword feed, any
 process): `patched` re-reads only the changed documents and their terms' rows (a larger change
-drops it), so what it answers is what SQLite holds now. Its answers, order included, are those of the statements it
-replaces (`KeywordIndex._term_rows`'s for the query terms, `doc_term_rows`'s for documents).
+drops it), so what it answers is what SQLite holds now. Its answers, order included, are
+those of the statements it replaces (`KeywordIndex._term_rows`'s for the query terms,
+`doc_term_rows`'s for documents).
 """
 
 from __future__ import annotations
