@@ -167,3 +167,29 @@ def test_full_rows_follow_a_value_changed_outside_the_store(tmp_path):
     ]
     reader.close()
     other.close()
+
+
+def test_past_its_cap_the_row_cache_drops_the_least_recently_searched_namespaces(tmp_path):
+    """Over `row_cache_rows` the rows of the namespaces searched longest ago are dropped (not
+    everything): the ones searched since stay, and a dropped one is loaded again when searched."""
+    from langmem_plus import MemoryConfig
+
+    store = HybridStore(
+        tmp_path / "lru.db", index=False, config=MemoryConfig(store={"row_cache_rows": 50})
+    )
+    for u in range(4):
+        for i in range(20):
+            store.put(("u", str(u)), f"k{i}", {"text": f"alpha note{i} user{u}"})
+    with store._db.read() as conn:
+        ns = [store._ns_ids(conn, ("u", str(u)))[0] for u in range(4)]
+    cache = store._rowcache
+    for u in (0, 1, 0, 2):  # 0 searched again after 1: 1 is the least recently used
+        assert len(store.search(("u", str(u)), query="alpha", limit=3)) == 3
+        assert cache.weight <= 50
+    assert set(cache.warmed) == {ns[0], ns[2]}
+    held = {r.namespace for r in cache.rows.values()}
+    assert held == {"u.0", "u.2"}
+    store.search(("u", "1"), query="alpha", limit=3)  # loaded again; 0 is now the oldest
+    assert set(cache.warmed) == {ns[2], ns[1]}
+    assert {r.namespace for r in cache.rows.values()} == {"u.2", "u.1"}
+    store.close()

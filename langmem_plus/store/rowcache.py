@@ -6,7 +6,9 @@ machine, most of it SQLite's per-row work. This cache keeps those rows as tuples
 id. It never serves a stale row: it subscribes to the keyword change feed (store/changefeed.py),
 which every change to an existing item reaches in the same transaction, and `sync` drops the
 rows of logged items before each use — including other processes' writes. New items need no
-entry: their ids were never cached. A feed it cannot follow, or the size cap, clears it.
+entry: their ids were never cached. A feed it cannot follow clears it; past its size cap the
+rows of the namespaces loaded whole and searched longest ago are dropped first (everything only
+when that does not make room).
 
 A namespace the keyword index ranks from memory whole (`KeywordIndex.serves_resident`) is
 loaded with its full rows (namespace, key, value): the winners of a search are then read from
@@ -38,13 +40,16 @@ class RowCache:
         self.full = 0  # rows held with their values
         self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
-        self.warmed: dict[int, bool] = {}  # namespaces loaded whole -> with their values
+        # namespaces loaded whole -> with their values, least recently used first
+        self.warmed: dict[int, bool] = {}
+        self._ns_rows: dict[int, list[int]] = {}  # the ids each one's load brought
         self._lock = threading.RLock()
 
     def clear(self) -> None:
         with self._lock:
             self.rows.clear()
             self.warmed.clear()
+            self._ns_rows.clear()
             self.full = self.weight = 0
 
     def sync(self, conn: sqlite3.Connection) -> None:
@@ -107,21 +112,43 @@ class RowCache:
         rows, or with `full` full rows, which replace light ones loaded before)."""
         with self._lock:
             warmed = self.warmed
+            for n in ns_ids:  # used now: last to be dropped for room
+                if n in warmed:
+                    warmed[n] = warmed.pop(n)
             todo = [n for n in ns_ids if n not in warmed or (full and not warmed[n])]
-            if not todo:
-                return
-            got = fetch_ns(conn, todo)
-            warmed.update(dict.fromkeys(todo, full))  # tried: even when it does not fit, not again
-            weights = list(map(_weight, got.values()))
-            if self.weight + sum(weights) <= self.max_rows:
-                self._keep(got, weights)
+            for n in todo:
+                got = fetch_ns(conn, [n])
+                warmed[n] = full  # tried: even when it does not fit, not again until dropped
+                weights = list(map(_weight, got.values()))
+                if self._make_room(sum(weights), keep=ns_ids):
+                    self._keep(got, weights)
+                    self._ns_rows[n] = list(got)
+
+    def _make_room(self, needed: int, keep: Sequence[int] = ()) -> bool:
+        """Drop the least recently used namespaces' rows (not those of `keep`) until `needed`
+        more fit under the cap; False when they cannot."""
+        if needed > self.max_rows:
+            return False
+        for n in list(self.warmed):
+            if self.weight + needed <= self.max_rows:
+                break
+            if n in keep:
+                continue
+            del self.warmed[n]
+            for i in self._ns_rows.pop(n, ()):
+                row = self.rows.pop(i, None)
+                if row is not None:
+                    self.weight -= _weight(row)
+                    self.full -= row.value is not None
+        return self.weight + needed <= self.max_rows
 
     def _keep(self, got: dict[int, Any], weights: list[int] | None = None) -> None:
-        """Hold these rows (over the cap: everything is dropped first); `weights`: theirs."""
+        """Hold these rows (over the cap: the least recently used namespaces' rows are dropped
+        first, everything when that is not enough); `weights`: theirs."""
         rows = self.rows
         if weights is None:
             weights = list(map(_weight, got.values()))
-        if self.weight + sum(weights) > self.max_rows:
+        if not self._make_room(sum(weights)):
             self.clear()
         for (i, r), w in zip(got.items(), weights, strict=True):
             old = rows.get(i)
