@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _store_ops import ITEM_OPS, apply_item_op
 from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,17 +102,8 @@ def _run(ops: list[Any], prf: bool) -> list[list[Any]]:
 
 def _apply(handles: list[HybridStore], clock: ManualClock, o: Any, got: list[Any]) -> None:
     kind = o[0]
-    if kind in ("put", "delete", "used", "get"):
-        h, ns, key = o[1]
-        store, namespace, k = handles[h], NS[ns], f"k{key}"
-        if kind == "put":
-            store.put(namespace, k, o[2], ttl=o[3])
-        elif kind == "delete":
-            store.delete(namespace, k)
-        elif kind == "used":
-            store.mark_used(namespace, [k])
-        else:
-            store.get(namespace, k, refresh_ttl=True)
+    if kind in ITEM_OPS:
+        apply_item_op(handles, NS, o)
     elif kind == "raw_value":  # another process, outside the store's API
         with handles[1]._db.write() as conn:
             conn.execute(

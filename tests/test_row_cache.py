@@ -10,10 +10,10 @@ compaction and a tiny cache cap.
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from _store_ops import ITEM_OPS, apply_item_op
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,20 +73,8 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
         try:
             for o in ops:
                 kind = o[0]
-                if kind in ("put", "delete", "used", "get", "restore"):
-                    h, ns, key = o[1]
-                    store, namespace, k = handles[h], NS[ns], f"k{key}"
-                    if kind == "put":
-                        store.put(namespace, k, o[2], ttl=o[3])
-                    elif kind == "delete":
-                        store.delete(namespace, k)
-                    elif kind == "used":
-                        store.mark_used(namespace, [k])
-                    elif kind == "get":
-                        store.get(namespace, k, refresh_ttl=True)
-                    else:
-                        t = datetime(2024, 1, 1 + o[2] % 28, tzinfo=timezone.utc)
-                        store.restore_item_stats([(namespace, k, t, t, t, o[2])])
+                if kind in ITEM_OPS:
+                    apply_item_op(handles, NS, o)
                 elif kind == "sql":  # a writer outside the store's API
                     with other._db.write() as conn:
                         conn.execute(
