@@ -35,10 +35,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _overrides import parse_overrides
 from _results import command_line, machine, publish
 from evaldata import CorrectionCase, load_corrections
 
-from langmem_plus import Memory
+from langmem_plus import Memory, MemoryConfig
 from langmem_plus.embeddings import default_embeddings
 
 K = 10
@@ -85,13 +86,15 @@ def replay(case: CorrectionCase, infer: bool, memory: Memory, user: str) -> list
     return ms
 
 
-def run(cases: Sequence[CorrectionCase], embeddings: Any) -> dict[str, Any]:
+def run(
+    cases: Sequence[CorrectionCase], embeddings: Any, config: MemoryConfig | None = None
+) -> dict[str, Any]:
     """Replay every scenario through both systems (interleaved) and judge every question."""
     rows: dict[str, list[dict[str, Any]]] = {"pipeline": [], "reference": []}
     ingest: dict[str, list[float]] = {"pipeline": [], "reference": []}
     with tempfile.TemporaryDirectory() as tmp:
         mems = {
-            name: Memory(Path(tmp) / f"{name}.db", embeddings=embeddings)
+            name: Memory(Path(tmp) / f"{name}.db", embeddings=embeddings, config=config)
             for name in ("pipeline", "reference")
         }
         for case in cases:
@@ -211,13 +214,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--max-cases", type=int, default=None)
     ap.add_argument("--split", choices=["tuned", "heldout"], default=None, help="one part only")
     ap.add_argument("--embeddings", choices=["default", "none"], default="default")
+    ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
     args = ap.parse_args(argv)
     cases = load_corrections(args.data)
     cases = [c for c in cases if args.split is None or c.split == args.split][: args.max_cases]
     emb: Any = default_embeddings() if args.embeddings == "default" else False
-    raw = run(cases, emb)
+    raw = run(cases, emb, parse_overrides(args.set_config))
     res = {
         "command": command_line("corrections.py", argv),
         "machine": machine(),

@@ -19,8 +19,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _overrides import parse_overrides
 from langgraph.store.base import PutOp
-from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial, parse_overrides
+from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.hybrid import HybridStore

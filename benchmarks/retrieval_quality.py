@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import faiss  # noqa: E402
+from _overrides import parse_overrides  # noqa: E402
 from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
@@ -494,23 +495,6 @@ def markdown(results: dict[str, Any]) -> str:
         e = res["query_embedding_ms"]
         lines.append(f"- {set_name}: p50 {e['p50']:.2f}, p95 {e['p95']:.2f}")
     return "\n".join(lines)
-
-
-def parse_overrides(items: Sequence[str]) -> MemoryConfig | None:
-    """`section.field=value` (or an old flat `field=value`) pairs into a MemoryConfig (for experiments; defaults when none)."""
-    if not items:
-        return None
-    from langmem_plus.config import FLAT_FIELDS
-
-    kwargs: dict[str, Any] = {}
-    for item in items:
-        key, _, raw = item.partition("=")
-        flat = FLAT_FIELDS.get(key)
-        section, _, field = flat.path.partition(".") if flat else key.partition(".")
-        if not field:
-            raise SystemExit(f"--set-config: {key!r} is not SECTION.FIELD or a known field")
-        kwargs.setdefault(section, {})[field] = json.loads(raw)
-    return MemoryConfig(**kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -27,20 +27,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
+from _overrides import parse_overrides
 from langgraph.store.base import PutOp
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.text.tokenize import tokenize
-
-
-def _config(pairs: list[str]) -> MemoryConfig:
-    """`section.field=JSON` overrides on the defaults."""
-    nested: dict[str, dict[str, object]] = {}
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        section, _, name = key.partition(".")
-        nested.setdefault(section, {})[name] = json.loads(raw)
-    return MemoryConfig(**nested)  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -55,7 +46,7 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
     db = Path(tempfile.mkdtemp()) / "mix.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    cfg = _config(args.set_config)
+    cfg = parse_overrides(args.set_config)
     store = HybridStore(db, index=index, config=cfg)
     ops = [
         PutOp(("users", f"u{u}"), f"m{i}", {"text": t})

@@ -72,7 +72,7 @@ class StoreTuning(Section):
         "(0: off; needs prf_terms > 0).",
     )
     prf_fused_weight: float = Field(
-        0.5, ge=0, le=1, description="Query weight of the best fused-feedback term."
+        0.3, ge=0, le=1, description="Query weight of the best fused-feedback term."
     )
     common_term_ratio: float = Field(
         0.05,
