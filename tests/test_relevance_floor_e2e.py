@@ -34,7 +34,8 @@ PAST = [
     "周六早上开始上吉他课了，手指按弦好疼",
 ]
 # Not here, a known miss (docs/calibration.md): "今天巴黎天气怎么样啊？我朋友在那边出差，问我要不要带伞"
-# injects the sister's wedding next month (travel talk, cosine ~0.3) at the default floor.
+# injects the sneezing cat at the default floor (its top hit; the sister's wedding before the
+# names fix).
 UNRELATED = [
     "嗯…先不聊别的，我在写 OrderService，processOrder 函数总是抛 TypeError，"
     "stack trace 指到一个 None，怎么排查比较快？",
@@ -94,3 +95,21 @@ def test_recall_of_past_turns_answers_nothing_unrelated_and_finds_the_turn_asked
         assert got and "Kyoto" in got[0]["content"]
         got = mem.recall("妹妹的婚礼是在哪个城市来着？我要订机票", USER)["results"]
         assert got and "成都" in got[0]["content"]
+
+
+def test_a_question_about_one_memory_injects_that_memory_alone() -> None:
+    """The floor keeps the memory asked about and drops the next best, unrelated one (it was
+    injected while the judgement took a transcript's "Wow" / "Put" for names)."""
+    t0 = datetime(2026, 3, 2, 20, 0, tzinfo=timezone.utc)
+    asked = {
+        "my knee still feels weird, can I go for a run this weekend?": "knee",
+        "Mochi 又在打喷嚏了，要不要带它去看医生？": "Mochi",
+        "how's the Japanese study going, what level am I aiming for next?": "Japanese",
+        "我吉他课学到哪了？": "吉他",
+    }
+    with Memory() as mem:  # the bundled USE embeddings
+        for i, text in enumerate(PAST):
+            mem.add_turn(USER, f"s{i}", "user", text, created_at=t0 + timedelta(days=i))
+        for question, word in asked.items():
+            got = [r["content"] for r in mem.recall(question, USER)["results"]]
+            assert len(got) == 1 and word in got[0], (question, got)

@@ -68,6 +68,12 @@ def test_names_are_words_written_like_names_not_sentence_openers() -> None:
     assert name_terms("What was my mood on May 2nd? Tell me Monday's plan.") == []
     assert name_terms("Explain it. Please do.") == []
     assert name_terms("Bart在圣诞节晚会上跳舞") == []  # opens the text, no label
+    # the first word after a speaker label opens the utterance: not a name
+    assert name_terms("Bart: Wow, that's great!\nAssistant: Put on your best outfit, Bart.") == [
+        "bart"
+    ]
+    assert name_terms("User: Haha ok\nAssistant: Alright, see you at Lisa's") == ["lisa"]
+    assert name_terms("Mr. Smith: Hello there") == ["smith"]
 
 
 def test_query_facts_count_only_the_names_the_scope_never_saw() -> None:

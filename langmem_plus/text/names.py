@@ -23,6 +23,8 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 _SENTENCE_END = frozenset(".!?。！？\n")
 _OPENERS = "\"'“‘(（[【「『-–—*•"
 _LABEL_RE = re.compile(r"\s*[:：]")
+# what a transcript line may open with before its ":": a speaker of up to three words
+_SPEAKER_RE = re.compile(r"\s*[^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,2}\s*")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
@@ -33,11 +35,17 @@ _ROLES = frozenset("user assistant human ai system bot tool model".split())  # n
 
 def _opens_sentence(text: str, start: int) -> bool:
     """Whether the word at `start` is the first of its sentence (only spaces and opening
-    quotes or brackets between it and the sentence's end or the text's start)."""
+    quotes or brackets between it and the sentence's end, the text's start, or a speaker
+    label that opens its line: "Bart: Wow, ..." — "Wow" opens Bart's utterance)."""
     i = start - 1
     while i >= 0 and (text[i] in " \t\r" or text[i] in _OPENERS):
         i -= 1
-    return i < 0 or text[i] in _SENTENCE_END
+    if i < 0 or text[i] in _SENTENCE_END:
+        return True
+    if text[i] in ":：":
+        line_start = text.rfind("\n", 0, i) + 1
+        return bool(_SPEAKER_RE.fullmatch(text, line_start, i))
+    return False
 
 
 def _is_name(text: str, m: re.Match[str]) -> bool:
