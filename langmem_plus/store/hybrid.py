@@ -53,6 +53,7 @@ from langmem_plus.store.sqlite import Database
 from langmem_plus.store.sqlite_storage import SqliteStorage
 from langmem_plus.store.storage import StorageBackend, storage_target
 from langmem_plus.store.texts import field_paths, value_texts
+from langmem_plus.text.transcript import without_role_labels
 
 if TYPE_CHECKING:
     from langmem_plus.store.milvus_log import MilvusConversationLog
@@ -320,7 +321,10 @@ class HybridStore(StoreExtras):
         doc_vecs = (
             np.asarray(self.embeddings.embed_documents(docs), dtype=np.float32) if docs else None
         )
-        q_vecs = {q: np.asarray(self.embeddings.embed_query(q), np.float32) for q in plan.queries}
+        q_vecs = {
+            q: np.asarray(self.embeddings.embed_query(without_role_labels(q)), np.float32)
+            for q in plan.queries
+        }
         return doc_vecs, q_vecs
 
     async def _embed_async(self, plan: Plan) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -329,7 +333,9 @@ class HybridStore(StoreExtras):
         docs = self._embed_inputs(plan)
         if isinstance(self.embeddings, USEEmbeddings) and len(docs) + len(plan.queries) > 1:
             # USE embeds a query exactly as a document: one model call for the whole batch
-            both = await self.embeddings.aembed_documents(docs + plan.queries)
+            both = await self.embeddings.aembed_documents(
+                docs + list(map(without_role_labels, plan.queries))
+            )
             arr = np.asarray(both, dtype=np.float32).reshape(len(both), -1)
             return (arr[: len(docs)] if docs else None), dict(
                 zip(plan.queries, arr[len(docs) :], strict=True)
@@ -339,7 +345,9 @@ class HybridStore(StoreExtras):
             if docs
             else None
         )
-        q_list = await asyncio.gather(*(self.embeddings.aembed_query(q) for q in plan.queries))
+        q_list = await asyncio.gather(
+            *(self.embeddings.aembed_query(without_role_labels(q)) for q in plan.queries)
+        )
         q_vecs = {q: np.asarray(v, np.float32) for q, v in zip(plan.queries, q_list, strict=True)}
         return doc_vecs, q_vecs
 

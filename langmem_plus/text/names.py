@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from langmem_plus.text.tokenize import tokenize
+from langmem_plus.text.transcript import ROLES, SPEAKER_RE
 
 __all__ = ["name_terms"]
 
@@ -23,14 +24,11 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 _SENTENCE_END = frozenset(".!?。！？\n")
 _OPENERS = "\"'“‘(（[【「『-–—*•"
 _LABEL_RE = re.compile(r"\s*[:：]")
-# what a transcript line may open with before its ":": a speaker of up to three words
-_SPEAKER_RE = re.compile(r"\s*[^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,2}\s*")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
     "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
 )
-_ROLES = frozenset("user assistant human ai system bot tool model".split())  # noqa: SIM905
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -44,14 +42,14 @@ def _opens_sentence(text: str, start: int) -> bool:
         return True
     if text[i] in ":：":
         line_start = text.rfind("\n", 0, i) + 1
-        return bool(_SPEAKER_RE.fullmatch(text, line_start, i))
+        return bool(SPEAKER_RE.fullmatch(text, line_start, i))
     return False
 
 
 def _is_name(text: str, m: re.Match[str]) -> bool:
     word = m.group(0)
     low = word.lower()
-    if low in _CALENDAR or low in _ROLES:
+    if low in _CALENDAR or low in ROLES:
         return False
     capital = word[0].isupper()
     camel = not capital and any(c.isupper() for c in word[1:])
