@@ -43,7 +43,7 @@ RESULTS_DIR = ROOT / "docs" / "results"
 JUDGEMENT_FILE = ROOT / "langmem_plus" / "data" / "relevance_judgement.json"
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
-from langmem_plus.current_view import DEFAULT_FLOOR  # noqa: E402
+from langmem_plus.current_view import DEFAULT_FLOOR, feedback_only  # noqa: E402
 from langmem_plus.embeddings import USE_MODEL_NAME  # noqa: E402
 from langmem_plus.store.judgement import load_judgements  # noqa: E402
 
@@ -73,6 +73,7 @@ def _turn(system: rq.HybridSystem, query: str, gold: frozenset[str], **kw: Any) 
     return cf.Turn(
         standing=np.array([c["relevance"] / scale if scale > 0 else 0.0 for c in comps]),
         gold=np.array([h.key in gold for h in hits], dtype=bool),
+        feedback_only=np.array([feedback_only(c) for c in comps], dtype=bool),
         features=np.array(feats),
         shipped_scale=scale,
         **kw,

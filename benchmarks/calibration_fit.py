@@ -49,6 +49,14 @@ class Turn:
     labelled: bool = True  # own questions: gold known
     names_subject: bool = True  # an `other` question that names the person it asks about
     extra: dict[str, float] = field(default_factory=dict)
+    # hits ranked by feedback terms alone (current_view.feedback_only): never injected
+    feedback_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def injectable(self, limit: int) -> np.ndarray:
+        """Which of the top `limit` hits the floor may inject at all (bool)."""
+        fb = self.feedback_only[:limit]
+        n = len(self.standing[:limit])
+        return ~fb if len(fb) == n else np.ones(n, dtype=bool)
 
     def label(self, limit: int) -> float | None:
         """1: the store holds something relevant; 0: nothing; None: not used for fitting."""
@@ -61,7 +69,7 @@ class Turn:
         return 0.0
 
 
-ARRAY_FIELDS = ("standing", "gold", "features")
+ARRAY_FIELDS = ("standing", "gold", "features", "feedback_only")
 
 
 def turns_to_json(turns: Iterable[Turn]) -> list[dict[str, Any]]:
@@ -79,6 +87,7 @@ def turns_from_json(rows: Iterable[dict[str, Any]]) -> list[Turn]:
                 **row,
                 "standing": np.asarray(row["standing"], dtype=float),
                 "gold": np.asarray(row["gold"], dtype=bool),
+                "feedback_only": np.asarray(row.get("feedback_only", ()), dtype=bool),
                 "features": np.asarray(row["features"], dtype=float),
             }
         )
@@ -166,7 +175,7 @@ def figures(turns: Iterable[Turn], scales: Iterable[float], floor: float, limit:
     n = 0
     for t, s in zip(turns, scales, strict=True):
         n += 1
-        top = t.standing[:limit] * s >= floor - 1e-12
+        top = (t.standing[:limit] * s >= floor - 1e-12) & t.injectable(limit)
         inject[t.kind].append(bool(top.any()))
         g = t.gold[:limit]
         rel_all += int(g.sum())

@@ -20,6 +20,7 @@ __all__ = [
     "DEMOTION",
     "above_floor",
     "current_view",
+    "feedback_only",
     "floor_for",
     "record_of_item",
 ]
@@ -134,18 +135,31 @@ def _rebase_recency(
 def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
     """The hits worth injecting into a model's context: those whose relevance
     (`components["relevance"]`, HybridStore's absolute text relevance) reaches `floor`
-    (`MemoryConfig.recall.min_relevance`), in their order. A hit that carries no relevance (a
-    plain LangGraph store's) is kept: the floor is calibrated on HybridStore's scale only."""
+    (`MemoryConfig.recall.min_relevance`), in their order, except a hit ranked by feedback
+    terms alone (`feedback_only`). A hit that carries no relevance (a plain LangGraph store's)
+    is kept: the floor is calibrated on HybridStore's scale only."""
     if not 0.0 <= floor <= 1.0:
         raise ValueError(f"floor must be in [0, 1], got {floor!r}")
     if floor <= 0:
         return list(items)
     out = []
     for it in items:
-        rel = (getattr(it, "components", None) or {}).get("relevance")
-        if not isinstance(rel, (int, float)) or rel >= floor:
+        comps = getattr(it, "components", None) or {}
+        rel = comps.get("relevance")
+        if not isinstance(rel, (int, float)) or (rel >= floor and not feedback_only(comps)):
             out.append(it)
     return out
+
+
+def feedback_only(components: Mapping[str, Any]) -> bool:
+    """Whether a hit's keyword score comes from pseudo-relevance-feedback terms alone, with no
+    evidence of its own (none of the query's words, a cosine at the model's background): such
+    a hit ranks among the query's candidates, but nothing says it answers the query (the demo's
+    "我喜欢吃什么菜？" reached "用户下周三要去杭州面试" through the feedback term 用户)."""
+    bm25, ev = components.get("bm25"), components.get("evidence")
+    if not isinstance(bm25, (int, float)) or not isinstance(ev, (int, float)):
+        return False
+    return bm25 > 0 and ev <= 0
 
 
 def floor_for(store: Any, floor: float | None) -> float:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.current_view import above_floor
+from langmem_plus.current_view import above_floor, feedback_only
 from langmem_plus.embeddings import USEEmbeddings, background_cosine
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.scoring import (
@@ -116,6 +116,20 @@ def test_the_floor_keeps_hits_without_relevance_and_refuses_bad_floors() -> None
     assert len(above_floor(hits, 0.0)) == 3
     with pytest.raises(ValueError):
         above_floor(hits, 1.5)
+
+
+def test_a_hit_ranked_by_feedback_terms_alone_is_never_injected() -> None:
+    class Hit:
+        def __init__(self, **components: float) -> None:
+            self.components = components
+
+    own = Hit(relevance=0.5, bm25=2.0, evidence=0.3)  # the query's words
+    vector = Hit(relevance=0.5, bm25=0.0, evidence=0.2)  # a cosine above the background
+    fed = Hit(relevance=0.5, bm25=1.7, evidence=0.0)  # feedback terms only
+    assert feedback_only(fed.components) and not feedback_only(own.components)
+    assert not feedback_only(vector.components) and not feedback_only({"relevance": 0.5})
+    assert above_floor([own, fed, vector], 0.2) == [own, vector]
+    assert above_floor([own, fed, vector], 0.0) == [own, fed, vector]  # no floor: every hit
 
 
 def test_an_unrelated_question_injects_nothing_above_the_calibrated_floor() -> None:

@@ -31,6 +31,9 @@ def test_run_demo_offline(tmp_path: Any) -> None:
     assert quoted[0] == "User lives in Shanghai"  # the current fact first
     assert "User lives in Beijing" not in s3[0]  # the superseded fact is not recalled
     assert "川菜" in s3[1]
+    # nothing unrelated: the food question once reached the interview through a feedback term
+    assert "面试" not in s3[1] and "interview" not in s3[1]
+    assert "面试" not in s3[0]  # nor does "Where do I live these days?"
     assert "calcTotal" in s3[2]  # 上次 -> search_memory tool over the previous session
     assert all(r.startswith(OFFLINE_LABEL) for r in summary["replies"])
     assert summary["episodes"] == summary["turns"]  # every exchange kept verbatim
