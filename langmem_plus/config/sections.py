@@ -109,7 +109,9 @@ class RecallConfig(Section):
         "the graph nodes or Memory.recall (store.search and Memory.search still return every "
         "ranked hit). None: the floor calibrated with the store's relevance judgement (for the "
         "bundled USE embeddings, docs/results/calibration.md), else 0.1; keyword-only stores: "
-        "no floor. Re-run benchmarks/calibration.py --fit for another model. 0: off.",
+        "no floor. Re-run benchmarks/calibration.py --fit for another model. 0: off. Under a "
+        "floor, a hit ranked by pseudo-relevance-feedback terms alone (no query word, a cosine "
+        "at the model's background) is not injected either.",
     )
 
 
