@@ -354,7 +354,10 @@ class Ranker:
         cfg = self.config
         if not (cfg.store.prf_terms and cfg.store.prf_fused_docs and s.rq.qvec is not None and s.q):
             return
-        fused = dict(zip(s.keep, s.fz.tolist(), strict=True))
+        # the feedback documents' weights from the relevance before the judgement's scale: the
+        # same order and shares, and the scale (a fitted model) cannot move them by a rounding
+        before = s.fused.relevance if s.fused is not None else s.fz
+        fused = dict(zip(s.keep, before.tolist(), strict=True))
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
             s.bm = s.bm + _aligned(more, s.keep, 0.0)
