@@ -131,3 +131,25 @@ def test_use_embeds_the_same_text_on_the_sync_and_the_batched_async_path() -> No
     # the store keeps vectors in float16: equal to ~1e-4
     assert sync == pytest.approx(expected, abs=1e-3)
     assert asynced == pytest.approx(expected, abs=1e-3)
+
+
+_LINE = st.one_of(
+    st.sampled_from(
+        ["Assistant: ", "assistant:", "Bart: ", "用户：", "助手：", "AI:  ", "Error: "]
+    ),
+    st.just(""),
+).flatmap(lambda label: st.text(max_size=40).map(lambda rest: label + rest.replace("\n", " ")))
+
+
+@given(st.lists(_LINE, min_size=0, max_size=8))
+def test_only_agent_labels_at_line_starts_are_removed(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    out = without_role_labels(text).split("\n")
+    assert len(out) == len(text.split("\n"))
+    for before, after in zip(text.split("\n"), out, strict=True):
+        # a line is kept, or loses exactly its leading agent label (and the spaces after it)
+        assert before.endswith(after)
+        removed = before[: len(before) - len(after)]
+        if removed:
+            label = removed.strip().rstrip(":：").strip().lower()
+            assert label in ("assistant", "ai", "助手"), (before, after)
