@@ -5,8 +5,10 @@ against a store with no Caroline) is rarely answered there; the store's relevanc
 (store/judgement.py) counts such names. A name here is a word written like one, not a word
 that only opens a sentence: a capitalised or all-capital word inside a sentence
 ("... with Oskar", "我在写 OrderService"), a camelCase identifier ("processOrder"), or a
-transcript's speaker label at the start of a line ("Bart: ..."). Calendar words, role labels
-("User:", "Assistant:") and stop words are not names. Chinese names written in Chinese
+transcript's speaker label at the start of a line ("Bart: ..."). The word right after such a
+label opens the utterance, so it is no name ("Bart: Wow, ..."; the price: "Note: Caroline
+called" loses Caroline). Calendar words, role labels ("User:", "Assistant:") and stop words
+are not names. Chinese names written in Chinese
 characters are not recognised (no reliable mark without a tagger).
 """
 
