@@ -44,7 +44,7 @@ from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import USE_MODEL_NAME, USEEmbeddings, default_embeddings  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
-from langmem_plus.text.transcript import without_role_labels  # noqa: E402
+from langmem_plus.text.transcript import text_to_embed  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets"
 K_LIST = 10
@@ -574,9 +574,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if set_name == "locomo" and args.locomo_part != "all":
             units = units[args.locomo_part == "odd" :: 2]
         queries = [q.text for u in units for q in u.queries]
-        # the store embeds a transcript query without its role labels: cache those too
+        # the store embeds a transcript query as text_to_embed gives it: cache those too
         texts = [t for u in units for _, t in u.docs] + queries
-        texts += [t for t in map(without_role_labels, queries) if t not in queries]
+        texts += [t for t in map(text_to_embed, queries) if t not in queries]
         embed_s = emb.warm(texts)
         res = evaluate(units, systems, emb, config)
         results["sets"][set_name] = {

@@ -20,7 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import MEMORY_ROOT, check_user_id, user_namespace
-from langmem_plus.text.transcript import without_role_labels
+from langmem_plus.text.transcript import text_to_embed
 
 __all__ = ["MemoryRetriever", "mmr_order"]
 
@@ -276,7 +276,7 @@ class MemoryRetriever(BaseRetriever):
         out = out[:want]
         if p.mmr and out:
             emb = self._embeddings()
-            qvec = emb.embed_query(without_role_labels(query))  # as the store embeds it
+            qvec = emb.embed_query(text_to_embed(query))  # as the store embeds it
             dvecs = emb.embed_documents([_text_of(it.value) for it in out])
             out = [out[i] for i in mmr_order(qvec, dvecs, p.k, p.lambda_mult)]
         return self._docs(out[: p.k])
@@ -302,7 +302,7 @@ class MemoryRetriever(BaseRetriever):
         out = out[:want]
         if p.mmr and out:
             emb = self._embeddings()
-            qvec = await emb.aembed_query(without_role_labels(query))
+            qvec = await emb.aembed_query(text_to_embed(query))
             dvecs = await emb.aembed_documents([_text_of(it.value) for it in out])
             out = [out[i] for i in mmr_order(qvec, dvecs, p.k, p.lambda_mult)]
         return self._docs(out[: p.k])

@@ -37,10 +37,14 @@ def _keys(query: str, weight: float | None) -> list[tuple[str, float]]:
 
 
 def test_the_last_line_of_a_conversation_decides_between_two_matches() -> None:
-    # every line alike: the plumber memory matches more words of the earlier turn
-    assert _keys(CONVERSATION, 0.0)[0][0] == "m0"
-    # the last turn asks about the sister's present
+    # written as one line, nothing marks the latest turn: the plumber memory matches more words
+    assert _keys(CONVERSATION.replace("\n", " "), None)[0][0] == "m0"
+    # as a conversation the last turn, about the sister's present, decides (the keyword side
+    # weighs its words more; the vector side embeds it once more, text/transcript.py)
     assert _keys(CONVERSATION, None)[0][0] == "m1"
+    # the keyword side's part: without the last line's weight the sister's memory scores less
+    with_weight, without = dict(_keys(CONVERSATION, None)), dict(_keys(CONVERSATION, 0.0))
+    assert with_weight["m1"] > without["m1"]
 
 
 def test_a_one_line_query_is_ranked_as_before() -> None:

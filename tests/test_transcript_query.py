@@ -1,8 +1,10 @@
-"""A query written as a transcript ("Bart: ...", "Assistant: ...") is embedded without its
-the agent's labels (text/transcript.py): "Assistant:" is layout, and embedded with the words it
+"""A query written as a transcript ("Bart: ...", "Assistant: ...") is embedded without the
+agent's labels (text/transcript.py): "Assistant:" is layout, and embedded with the words it
 pulls the query's vector towards any text written the same way; the user's or a person's label
-says whose life the conversation is about and stays (MADial-Bench frac@10 en 0.748 -> 0.759, zh 0.755 -> 0.763,
-docs/benchmarks.md). Anything that is not a transcript is embedded as given."""
+says whose life the conversation is about and stays. Its latest user-side turn is embedded once
+more, and its candidates are ordered with `store.w_fusion_keyword_transcript` (MADial-Bench
+frac@10 zh 0.755 -> 0.772, en 0.748 -> 0.785 with the three, docs/benchmarks.md). Anything that
+is not a transcript is embedded and ordered as before."""
 
 from __future__ import annotations
 
@@ -14,10 +16,15 @@ from conftest import HashEmbeddings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore
+from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.clock import ManualClock
 from langmem_plus.embeddings import default_embeddings
-from langmem_plus.text.transcript import is_transcript, speaker_labels, without_role_labels
+from langmem_plus.text.transcript import (
+    is_transcript,
+    speaker_labels,
+    text_to_embed,
+    without_role_labels,
+)
 
 DIALOGUE = (
     "Bart: I got a perfect score on my math test today! 😄\n"
@@ -97,17 +104,17 @@ def test_the_store_embeds_a_transcript_query_without_its_role_labels() -> None:
         store.put(("u",), "m1", {"text": "Bart won the math contest and felt very happy"})
         emb.queries.clear()
         hits = store.search(("u",), query=DIALOGUE)
-        assert emb.queries == [without_role_labels(DIALOGUE)] != [DIALOGUE]
+        assert emb.queries == [text_to_embed(DIALOGUE)] != [DIALOGUE]
         assert [h.key for h in hits] == ["m1"]
         asyncio.run(store.asearch(("u",), query=DIALOGUE))
-        assert emb.queries[-1] == without_role_labels(DIALOGUE)
+        assert emb.queries[-1] == text_to_embed(DIALOGUE)
         store.search(("u",), query="TypeError: x\nError: y")
         assert emb.queries[-1] == "TypeError: x\nError: y"
 
 
 def test_use_embeds_the_same_text_on_the_sync_and_the_batched_async_path() -> None:
     """With the bundled USE model the async path embeds queries with the documents in one
-    call: the cosine a hit reports is the query's without role labels on both paths."""
+    call: the cosine a hit reports is the one of `text_to_embed`'s text on both paths."""
     emb = default_embeddings()
     doc = "Bart won the math contest and felt very happy"
     with HybridStore(clock=ManualClock(1_700_000_000.0)) as store:  # the bundled USE model
@@ -123,7 +130,7 @@ def test_use_embeds_the_same_text_on_the_sync_and_the_batched_async_path() -> No
 
         asynced = asyncio.run(both())
     q, raw, d = (
-        np.asarray(v) for v in emb.embed_documents([without_role_labels(DIALOGUE), DIALOGUE, doc])
+        np.asarray(v) for v in emb.embed_documents([text_to_embed(DIALOGUE), DIALOGUE, doc])
     )
     expected = float(q @ d / (np.linalg.norm(q) * np.linalg.norm(d)))
     labelled = float(raw @ d / (np.linalg.norm(raw) * np.linalg.norm(d)))
@@ -153,3 +160,61 @@ def test_only_agent_labels_at_line_starts_are_removed(lines: list[str]) -> None:
         if removed:
             label = removed.strip().rstrip(":：").strip().lower()
             assert label in ("assistant", "ai", "助手"), (before, after)
+
+
+def _ranked(config: dict[str, float], query: str) -> list[tuple[str, float]]:
+    emb = HashEmbeddings()
+    index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
+    memories = [
+        "Bart won the math contest and felt very happy",
+        "Bart was nervous before the magic show at the party",
+        "Bart and his mom baked cookies for the school fair",
+        "Lisa painted a sunflower and her teacher praised her",
+        "the team dinner moved to Friday at the noodle place",
+        "Bart practised the trick with the cards every evening",
+    ]
+    with HybridStore(
+        index=index,
+        config=MemoryConfig(store=config),
+        clock=ManualClock(1_700_000_000.0),
+    ) as store:
+        for i, text in enumerate(memories):
+            store.put(("u",), f"m{i}", {"text": text})
+        return [
+            (h.key, round(h.components["relevance"], 9))
+            for h in store.search(("u",), query=query, limit=6)
+        ]
+
+
+def test_a_transcript_query_is_ordered_with_its_own_fusion_weight() -> None:
+    """`store.w_fusion_keyword_transcript` orders a transcript query, `w_fusion_keyword` every
+    other query: each knob moves only its own kind of query."""
+    line = "how should Bart prepare for the magic show with the cards?"
+    dialogue = (
+        "Bart: I'm doing a magic show at the party!\n"
+        "Assistant: Wow, nice! Are you nervous?\n"
+        "Bart: a bit… how should I practise the card trick?"
+    )
+    assert is_transcript(dialogue) and not is_transcript(line)
+    keyword_led, vector_led = (
+        {"w_fusion_keyword_transcript": 1.0},
+        {"w_fusion_keyword_transcript": 0.0},
+    )
+    assert _ranked(keyword_led, dialogue) != _ranked(vector_led, dialogue)
+    assert _ranked(keyword_led, line) == _ranked(vector_led, line)
+    keyword_led, vector_led = {"w_fusion_keyword": 1.0}, {"w_fusion_keyword": 0.0}
+    assert _ranked(keyword_led, line) != _ranked(vector_led, line)
+    assert _ranked(keyword_led, dialogue) == _ranked(vector_led, dialogue)
+
+
+def test_the_text_embedded_for_a_transcript_ends_with_its_latest_user_turn() -> None:
+    assert text_to_embed(DIALOGUE) == (
+        without_role_labels(DIALOGUE)
+        + "\nBart: yeah, practice problems every day… how should I celebrate?"
+    )
+    # the latest turn that is not the agent's, even when the agent spoke last
+    assert text_to_embed("用户：我膝盖疼\n助手：要注意休息\n用户：还能跑步吗\n助手：先别跑") == (
+        "用户：我膝盖疼\n要注意休息\n用户：还能跑步吗\n先别跑\n用户：还能跑步吗"
+    )
+    for text in ("What did Caroline say?", "TypeError: x\nError: y", "Note: hi"):
+        assert text_to_embed(text) == text

@@ -92,6 +92,15 @@ class StoreTuning(Section):
         description="Share of BM25 in a candidate's standing among the query's candidates (rest: "
         "vector; standard scores over the candidates), which orders them.",
     )
+    w_fusion_keyword_transcript: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="w_fusion_keyword for a query written as a transcript (lines behind speaker "
+        "labels, text/transcript.py): a conversation so far holds many words incidental to "
+        "what a memory is about, so its order leans on the embedding. Chosen on the even half "
+        "of MADial-Bench with the bundled USE embeddings (docs/benchmarks.md).",
+    )
     w_evidence_keyword: float = Field(
         0.8,
         ge=0,

@@ -53,7 +53,7 @@ from langmem_plus.store.sqlite import Database
 from langmem_plus.store.sqlite_storage import SqliteStorage
 from langmem_plus.store.storage import StorageBackend, storage_target
 from langmem_plus.store.texts import field_paths, value_texts
-from langmem_plus.text.transcript import without_role_labels
+from langmem_plus.text.transcript import text_to_embed
 
 if TYPE_CHECKING:
     from langmem_plus.store.milvus_log import MilvusConversationLog
@@ -322,7 +322,7 @@ class HybridStore(StoreExtras):
             np.asarray(self.embeddings.embed_documents(docs), dtype=np.float32) if docs else None
         )
         q_vecs = {
-            q: np.asarray(self.embeddings.embed_query(without_role_labels(q)), np.float32)
+            q: np.asarray(self.embeddings.embed_query(text_to_embed(q)), np.float32)
             for q in plan.queries
         }
         return doc_vecs, q_vecs
@@ -334,7 +334,7 @@ class HybridStore(StoreExtras):
         if isinstance(self.embeddings, USEEmbeddings) and len(docs) + len(plan.queries) > 1:
             # USE embeds a query exactly as a document: one model call for the whole batch
             both = await self.embeddings.aembed_documents(
-                docs + list(map(without_role_labels, plan.queries))
+                docs + list(map(text_to_embed, plan.queries))
             )
             arr = np.asarray(both, dtype=np.float32).reshape(len(both), -1)
             return (arr[: len(docs)] if docs else None), dict(
@@ -346,7 +346,7 @@ class HybridStore(StoreExtras):
             else None
         )
         q_list = await asyncio.gather(
-            *(self.embeddings.aembed_query(without_role_labels(q)) for q in plan.queries)
+            *(self.embeddings.aembed_query(text_to_embed(q)) for q in plan.queries)
         )
         q_vecs = {q: np.asarray(v, np.float32) for q, v in zip(plan.queries, q_list, strict=True)}
         return doc_vecs, q_vecs

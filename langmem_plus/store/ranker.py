@@ -53,6 +53,7 @@ from langmem_plus.store.scoring import (
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
+from langmem_plus.text.transcript import is_transcript
 
 __all__ = ["RankQuery", "Ranker"]
 
@@ -93,6 +94,7 @@ class _Search:
     qw: dict[str, float]
     topic: set[str]
     symbols: set[str]
+    transcript: bool = False  # the query is a conversation written as a transcript
     bm25: dict[int, float] = field(default_factory=dict)
     # BM25 over the query's own terms when feedback added terms to `bm25` (None: `bm25` is
     # it): feedback terms rank the candidates but are no evidence that one answers the query
@@ -149,7 +151,7 @@ class Ranker:
         self.backend = backend
         self.keyword_text = keyword_text
         self.omit_expired = omit_expired
-        self._tuning: FusionTuning | None = None
+        self._tunings: dict[bool, FusionTuning] = {}  # by whether the query is a transcript
 
     def rank(self, conn: Any, rq: RankQuery) -> list[MemorySearchItem]:
         """The ranked page `rq.offset : rq.offset + rq.limit` of the query's hits."""
@@ -181,7 +183,7 @@ class Ranker:
         symbols = (
             {s.lower() for s in extract_symbols(query)} if cfg.score.profile == "coding" else set()
         )
-        return _Search(rq, rq.offset + rq.limit, q, qw, topic, symbols)
+        return _Search(rq, rq.offset + rq.limit, q, qw, topic, symbols, is_transcript(query))
 
     def candidates(self, conn: Any, s: _Search) -> None:
         """Keyword and vector candidates, with the first feedback round; substring matches
@@ -323,10 +325,11 @@ class Ranker:
     def _fuse(self, s: _Search) -> None:
         """Relevance, keyword, vector and absolute evidence of the candidates (scoring.py)."""
         st = self.config.store
-        tuning = self._tuning
+        tuning = self._tunings.get(s.transcript)
         if tuning is None or tuning.background != self.vector_background:
-            tuning = self._tuning = FusionTuning(
-                w_standing_keyword=st.w_fusion_keyword,
+            w = st.w_fusion_keyword_transcript if s.transcript else st.w_fusion_keyword
+            tuning = self._tunings[s.transcript] = FusionTuning(
+                w_standing_keyword=w,
                 keyword_rate=st.keyword_evidence_rate,
                 w_evidence_keyword=st.w_evidence_keyword,
                 background=self.vector_background,
@@ -354,10 +357,9 @@ class Ranker:
         cfg = self.config
         if not (cfg.store.prf_terms and cfg.store.prf_fused_docs and s.rq.qvec is not None and s.q):
             return
-        # the feedback documents' weights from the relevance before the judgement's scale: the
-        # same order and shares, and the scale (a fitted model) cannot move them by a rounding
-        before = s.fused.relevance if s.fused is not None else s.fz
-        fused = dict(zip(s.keep, before.tolist(), strict=True))
+        # weights from the relevance before the judgement's scale: a refit moves no rounding
+        before = (s.fz if s.fused is None else s.fused.relevance).tolist()
+        fused = dict(zip(s.keep, before, strict=True))
         more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
             s.bm = s.bm + _aligned(more, s.keep, 0.0)

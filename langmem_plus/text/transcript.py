@@ -3,9 +3,10 @@
 A query can be a conversation so far, written one turn per line behind the speaker's label. The
 agent's label ("Assistant:", "助手：") is layout, not content: embedded with the words, it pulls
 the query's vector towards any text written the same way. A person's label ("Bart:", "User:")
-says whose life the conversation is about, and stays. `without_role_labels` gives the text to
-embed for such a query (the keyword side keeps every label: a word there is a term like any
-other).
+says whose life the conversation is about, and stays. And the latest turn is what needs
+answering: `text_to_embed` gives such a query without the agent's labels and with its latest
+user-side turn once more at the end (the keyword side keeps every label and weighs the last
+line's words more, `store.last_line_weight`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "SPEAKER_RE",
     "is_transcript",
     "speaker_labels",
+    "text_to_embed",
     "without_role_labels",
 ]
 
@@ -62,3 +64,20 @@ def without_role_labels(text: str) -> str:
         return "" if m.group(1).strip().lower() in AGENT_ROLES else m.group(0)
 
     return _LINE_LABEL_RE.sub(drop, text)
+
+
+def text_to_embed(text: str) -> str:
+    """What a query's vector is made from: `text` itself, or for a transcript the text without
+    the agent's labels followed by its latest user-side turn (a line that is not the agent's)
+    once more, so that the turn that needs answering weighs most."""
+    if not is_transcript(text):
+        return text
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    own = [ln for ln in lines if not _is_agent_line(ln)]
+    out = without_role_labels(text)
+    return f"{out}\n{own[-1].strip()}" if own else out
+
+
+def _is_agent_line(line: str) -> bool:
+    m = _LINE_LABEL_RE.match(line)
+    return m is not None and m.group(1).strip().lower() in AGENT_ROLES
