@@ -210,3 +210,16 @@ def test_milvus_ranks_the_allergy_as_sqlite_does(tmp_path_factory: pytest.TempPa
         assert _rank(milvus, query, ALLERGY) <= worst
         sqlite.close()
         milvus.close()
+
+
+def test_the_issues_own_question_ranks_the_allergy_as_if_it_named_no_one(
+    stores: dict[str, tuple[HybridStore, HybridStore]],
+) -> None:
+    """Issue 14's exact words: the name costs the allergy no rank any more (it cost two). What
+    is left is the model's: USE gives "booking a team dinner, anything I should watch out
+    for?" and the allergy a cosine at its background, so it ranks 6th with or without Oskar."""
+    on, off = stores["en"]
+    with_name = "booking a team dinner with Oskar, anything I should watch out for?"
+    without = "booking a team dinner, anything I should watch out for?"
+    assert _rank(on, with_name, ALLERGY) <= _rank(on, without, ALLERGY)
+    assert _rank(off, with_name, ALLERGY) > _rank(off, without, ALLERGY)  # the fault, before
