@@ -57,13 +57,7 @@ def is_transcript(text: str) -> bool:
 def without_role_labels(text: str) -> str:
     """`text` with the agent's labels ("Assistant: ") removed from its lines when it is a
     transcript; the user's or a person's label, and any text that is not a transcript, stay."""
-    if not is_transcript(text):
-        return text
-
-    def drop(m: re.Match[str]) -> str:
-        return "" if m.group(1).strip().lower() in AGENT_ROLES else m.group(0)
-
-    return _LINE_LABEL_RE.sub(drop, text)
+    return _drop_agent_labels(text) if is_transcript(text) else text
 
 
 def text_to_embed(text: str) -> str:
@@ -72,12 +66,17 @@ def text_to_embed(text: str) -> str:
     once more, so that the turn that needs answering weighs most."""
     if not is_transcript(text):
         return text
-    lines = [ln for ln in text.split("\n") if ln.strip()]
-    own = [ln for ln in lines if not _is_agent_line(ln)]
-    out = without_role_labels(text)
+    own = [
+        ln for ln in text.split("\n") if ln.strip() and not _agent_label(_LINE_LABEL_RE.match(ln))
+    ]
+    out = _drop_agent_labels(text)
     return f"{out}\n{own[-1].strip()}" if own else out
 
 
-def _is_agent_line(line: str) -> bool:
-    m = _LINE_LABEL_RE.match(line)
+def _agent_label(m: re.Match[str] | None) -> bool:
+    """Whether a line-label match is the agent's label."""
     return m is not None and m.group(1).strip().lower() in AGENT_ROLES
+
+
+def _drop_agent_labels(text: str) -> str:
+    return _LINE_LABEL_RE.sub(lambda m: "" if _agent_label(m) else m.group(0), text)
