@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import heapq
+
 import pytest
 from conftest import HashEmbeddings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store.expansion import best_pairs
 from langmem_plus.store.neighbours import inherit
 from langmem_plus.text.tokenize import QueryTerms, query_terms
 
@@ -164,3 +169,21 @@ def test_answer_outranks_its_question(embed):
         s.close()
     assert keys[0.0].index("t1") < keys[0.0].index("t2")  # the fault: question first
     assert keys[1.0].index("t2") < keys[1.0].index("t1")  # the answer inherits and wins
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.integers(-5, 40),
+        st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, -1.0, 1e-300, 3.25]) | st.floats(-10, 10),
+        max_size=30,
+    ),
+    st.integers(0, 8),
+)
+def test_best_pairs_is_heapq_nlargest_of_score_id_pairs(scores, n):
+    """The feedback documents: the n best (score, id) pairs, ties to the larger id, exactly
+    as `heapq.nlargest` orders them (the threshold shortcut may not change the answer)."""
+    want = heapq.nlargest(n, zip(scores.values(), scores, strict=True))
+    got = best_pairs(n, scores)
+    assert got == want
+    assert [i for _, i in got] == [i for _, i in want]

@@ -22,7 +22,14 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.store.backend import PostingRow, SearchBackend
 from langmem_plus.text.tokenize import QueryTerms
 
-__all__ = ["expand_query", "expansion_terms", "feedback", "feedback_terms", "fused_feedback"]
+__all__ = [
+    "best_pairs",
+    "expand_query",
+    "expansion_terms",
+    "feedback",
+    "feedback_terms",
+    "fused_feedback",
+]
 
 
 def expansion_terms(
@@ -48,7 +55,7 @@ def expansion_terms(
     if n_terms <= 0 or weight <= 0 or n_docs <= 1:
         return {}
     # the best (score, id) pairs, positive scores only (ties: the larger id)
-    top = [p for p in _largest(feedback_docs, scores) if p[0] > 0]
+    top = [p for p in best_pairs(feedback_docs, scores) if p[0] > 0]
     if not top:
         return {}
     total = sum(s for s, _ in top)
@@ -82,18 +89,16 @@ def expansion_terms(
     return {t: weight * w / best for w, t in chosen}
 
 
-def _largest(n: int, scores: Mapping[int, float]) -> list[tuple[float, int]]:
+def best_pairs(n: int, scores: Mapping[int, float]) -> list[tuple[float, int]]:
     """The `n` best (score, id) pairs, best first (ties: the larger id): `heapq.nlargest`'s
-    answer for a few of them, by C-level `max` passes over the pairs (scores are finite)."""
-    if n > 4:
-        return heapq.nlargest(n, zip(scores.values(), scores, strict=True))
-    pairs = list(zip(scores.values(), scores, strict=True))
-    out = []
-    for _ in range(min(n, len(pairs))):
-        best = max(pairs)
-        out.append(best)
-        pairs.remove(best)
-    return out
+    answer, from the n-th best score first, so that only the pairs at or above it are made
+    and sorted (scores are finite)."""
+    if n <= 0:
+        return []
+    if len(scores) <= n:
+        return sorted(zip(scores.values(), scores, strict=True), reverse=True)
+    least = heapq.nlargest(n, scores.values())[-1]
+    return sorted(((v, i) for i, v in scores.items() if v >= least), reverse=True)[:n]
 
 
 def expand_query(
