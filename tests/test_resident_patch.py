@@ -1,5 +1,5 @@
 """A held `Resident` keyword index patched after writes to a few of its documents answers
-exactly as one read whole from SQLite (store/kwresident.py, `Resident.patched`).
+exactly as one read whole from SQLite (store/kwpatch.py, `patched`).
 
 Writes cover new items, overwrites that add and drop terms, deletes that remove a term's last
 document (its term row is deleted, and a later write re-creates it under a new id) and items
@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store import kwpatch
 from langmem_plus.store.kwcache import PATCH_MIN
+from langmem_plus.store.kwpatch import patched
 from langmem_plus.store.kwresident import Resident
 
 WORDS = ["alpha", "beta", "gamma", "redis", "火锅", "成都", "paint", "the", "x1", "deploy"]
@@ -58,6 +60,29 @@ def _answers(conn: sqlite3.Connection, res: Resident) -> dict[str, Any]:
     }
 
 
+def _rebuilt(held: Resident, conn: sqlite3.Connection, changed: set[int]) -> Resident:
+    """`patched(held, ...)` with every pair grouped again (no appending to the held arrays)."""
+    appends = kwpatch.appends_only
+    try:
+        kwpatch.appends_only = lambda old, docs: False
+        return patched(held, conn, changed)
+    finally:
+        kwpatch.appends_only = appends
+
+
+def _layout(res: Resident) -> dict[str, Any]:
+    """Every array and lookup of a resident index, as plain values (with their types)."""
+    arrays = {
+        name: (str(getattr(res, name).dtype), getattr(res, name).tolist())
+        for name in ("ids", "dl", "t_pos", "t_tf", "p_term", "p_tf")
+    }
+    lists = {
+        name: getattr(res, name)
+        for name in ("id_list", "pos_of", "ptr", "doc_ptr", "dl_list", "terms", "term_ix")
+    }
+    return {**arrays, **lists, "weight": res.weight}
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     first=st.lists(st.tuples(st.integers(0, 7), text), min_size=1, max_size=8),
@@ -88,9 +113,11 @@ def test_a_patched_index_answers_as_a_fresh_load(
                 with store._db.read() as conn:
                     changed.update(_ids(conn, ns_id, key))
             with store._db.read() as conn:
-                held = held.patched(conn, changed)
+                rebuilt = _rebuilt(held, conn, changed)
+                held = patched(held, conn, changed)
                 fresh = Resident.load(conn, ns_id)
                 assert _answers(conn, held) == _answers(conn, fresh)
+                assert _layout(held) == _layout(rebuilt)
     finally:
         store.close()
 
@@ -154,3 +181,42 @@ def _loop(path: Path, after: int, expect: list[bool]) -> None:
     assert held[2] is not held[1]  # patched with the write in between
     assert [h.key for h in store.search(ns, query="exchange 2", limit=1)] == ["turn2"]
     store.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    first=st.lists(text, min_size=0, max_size=6),
+    rounds=st.lists(st.lists(text, min_size=1, max_size=3), min_size=1, max_size=4),
+)
+def test_appending_new_items_lays_the_index_out_as_grouping_again(
+    tmp_path_factory: Any, first: list[str], rounds: list[list[str]]
+) -> None:
+    """New items only (the agent loop's writes): the patch appends to the held arrays, and
+    every array and lookup equals the one grouping every pair again would build, from an
+    empty namespace too; the answers equal a fresh load's."""
+    path: Path = tmp_path_factory.mktemp("append") / "a.db"
+    store = HybridStore(path, index=False, config=MemoryConfig(store={"keyword_cache_postings": 0}))
+    ns = ("u",)
+    try:
+        store.put(ns, "seed", {"text": "seed"})
+        store.delete(ns, "seed")
+        for i, t in enumerate(first):
+            store.put(ns, f"f{i}", {"text": t})
+        with store._db.read() as conn:
+            ns_id = store._ns_ids(conn, ns)[0]
+            held = Resident.load(conn, ns_id)
+        n = 0
+        for texts in rounds:
+            changed: set[int] = set()
+            for t in texts:
+                store.put(ns, f"n{n}", {"text": t})
+                n += 1
+                with store._db.read() as conn:
+                    changed.update(_ids(conn, ns_id, f"n{n - 1}"))
+            with store._db.read() as conn:
+                rebuilt = _rebuilt(held, conn, changed)
+                held = patched(held, conn, changed)
+                assert _layout(held) == _layout(rebuilt)
+                assert _answers(conn, held) == _answers(conn, Resident.load(conn, ns_id))
+    finally:
+        store.close()

@@ -26,6 +26,7 @@ import numpy as np
 from langmem_plus.store.changefeed import KEYWORD_FEED, OP_ADD, OP_ROW, Change
 from langmem_plus.store.docterms import doc_term_rows
 from langmem_plus.store.growbuffer import GrowBuffer
+from langmem_plus.store.kwpatch import patched
 from langmem_plus.store.kwresident import Resident
 from langmem_plus.store.sqlite import in_chunks
 
@@ -239,7 +240,7 @@ class PostingsCache:
         synced the change feed in this read transaction, so they are all the changes)."""
         res = cache.resident
         if res is not None and cache.pending:
-            new = res.patched(conn, cache.pending)
+            new = patched(res, conn, cache.pending)
             cache.resident, cache.pending = new, set()
             cache.postings += new.weight - res.weight
             self._total += new.weight - res.weight
