@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store import vector
 from langmem_plus.store.vector import decode_vecs
 
 EMB = HashEmbeddings(16)
@@ -66,6 +67,17 @@ def _check(store: HybridStore, query: str, k: int) -> None:
         assert set(looked) == set(ref)
         for item_id, sim in looked.items():
             assert sim == pytest.approx(ref[item_id], abs=TOL)
+    # a namespace scanned whole answers as the best-k scan plus selected lookups, bit for bit
+    whole = vector._WHOLE_SCAN
+    try:
+        vector._WHOLE_SCAN = 0
+        with store._db.read() as conn:
+            best0, exact0 = store._vec.search_items(conn, ns_ids, q, k)
+            looked0 = exact0.lookup([*ref, *list(ref)[:2], 10**9])
+    finally:
+        vector._WHOLE_SCAN = whole
+    assert list(best.items()) == list(best0.items())
+    assert list(looked.items()) == list(looked0.items())
 
 
 op = st.one_of(

@@ -161,24 +161,45 @@ class ExactCosines:
     the store's lock is held (the index must not change underneath).
     """
 
-    def __init__(self, query: np.ndarray) -> None:
+    def __init__(self, query: np.ndarray, whole_max: int = 0) -> None:
         self.query = query  # a unit row, (1, d) float32 (`unit_query`)
         self.parts: list[tuple[NsIndex, np.ndarray]] = []
         self.complete = True  # False when an IVF namespace was searched (not all cosines)
+        # one namespace of at most this many vectors is scanned whole on the first lookup
+        # (one plain scan costs less than a selected one there), its best cosine per item kept
+        self.whole_max = whole_max
+        self._whole: dict[int, float] | None = None
 
     def add(self, idx: NsIndex, items: np.ndarray) -> None:
         self.parts.append((idx, items))
 
     def with_query(self, query: np.ndarray) -> ExactCosines:
         """The same namespaces' cosines for another query vector (made a unit row)."""
-        other = ExactCosines(unit_query(query))
+        other = ExactCosines(unit_query(query), self.whole_max)
         other.parts, other.complete = self.parts, self.complete
         return other
+
+    def _scanned_whole(self) -> dict[int, float] | None:
+        """Item id -> best cosine over the one namespace searched, from a scan of all of its
+        vectors (made on first use); None when it is not one namespace of at most
+        `whole_max` vectors. The cosines are those a selected scan computes."""
+        if self._whole is None and len(self.parts) == 1:
+            idx, items = self.parts[0]
+            if 0 < idx.size <= self.whole_max:
+                sims, labels = search_one(idx, self.query, idx.size, positions=True)
+                ok = labels[0] >= 0
+                found, got = items[labels[0][ok]][::-1], sims[0][ok][::-1]
+                # best first in the scan, so written last: an item keeps its best cosine
+                self._whole = dict(zip(found.tolist(), got.tolist(), strict=True))
+        return self._whole
 
     def lookup(self, item_ids: Sequence[int]) -> dict[int, float]:
         """item id -> best cosine over its vectors, for the given items that have any."""
         if not len(item_ids):
             return {}
+        whole = self._scanned_whole()
+        if whole is not None:  # ordered by item id, as below
+            return {i: whole[i] for i in sorted(set(item_ids)) if i in whole}
         # Repeated ids are harmless: their positions set the same selector bits.
         want = np.fromiter(item_ids, dtype=np.int64, count=len(item_ids))
         got_ids: list[np.ndarray] = []

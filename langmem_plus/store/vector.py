@@ -64,6 +64,10 @@ _SNAPSHOT_FORMAT = 3
 # Fewer vectors than this are scanned inline even with `scan_in_background` (a thread hand-off
 # costs about as much as a small scan).
 _BACKGROUND_MIN = 2_000
+# A query's later cosine lookups (the keyword candidates the best k missed) scan one exact
+# namespace of up to this many times k vectors whole, once (`ExactCosines`): at these sizes a
+# plain scan costs less than the selected one it replaces.
+_WHOLE_SCAN = 3
 _SIM = itemgetter(1)  # a (item id, cosine) hit's cosine
 
 
@@ -390,7 +394,7 @@ class VectorIndex:
         under the same store lock (it reads SQLite for IVF hits).
         """
         q = unit_query(query)
-        cos = ExactCosines(q)
+        cos = ExactCosines(q, _WHOLE_SCAN * k)
         jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for IVF
         with self._lock:
             for ns_id in ns_ids:
