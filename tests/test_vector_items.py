@@ -68,16 +68,20 @@ def _check(store: HybridStore, query: str, k: int) -> None:
         for item_id, sim in looked.items():
             assert sim == pytest.approx(ref[item_id], abs=TOL)
     # a namespace scanned whole answers as the best-k scan plus selected lookups, bit for bit
+    other = np.asarray(EMB.embed_query("zeta " + query), np.float32)  # another query vector
+    looked_other = exact.with_query(other).lookup(list(ref))
     whole = vector._WHOLE_SCAN
     try:
         vector._WHOLE_SCAN = 0
         with store._db.read() as conn:
             best0, exact0 = store._vec.search_items(conn, ns_ids, q, k)
             looked0 = exact0.lookup([*ref, *list(ref)[:2], 10**9])
+            looked_other0 = exact0.with_query(other).lookup(list(ref))
     finally:
         vector._WHOLE_SCAN = whole
     assert list(best.items()) == list(best0.items())
     assert list(looked.items()) == list(looked0.items())
+    assert list(looked_other.items()) == list(looked_other0.items())
 
 
 op = st.one_of(
