@@ -11,7 +11,9 @@ takes three turns of an agent's loop, a new memory written and a search (`after_
 searches, each the first since a write to its namespace). Last, as many other users, never
 searched before, run the agent's loop from the start: recall, keep the exchange, four times
 (`loop_first`: the first recall; `loop`: the recalls after it, each right after a write).
-Interleave builds by switching PYTHONPATH between runs:
+Interleave builds by running each tree's own copy from its own directory (scale.py puts the
+script's tree first on sys.path, so PYTHONPATH alone does not switch builds; the JSON's
+`code` names the tree timed):
 
     python benchmarks/users_cpu.py [--users 100]
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale
 from langgraph.store.base import PutOp
 
+import langmem_plus
 from langmem_plus import HybridStore
 from langmem_plus.text.tokenize import tokenize
 
@@ -113,7 +116,9 @@ def main() -> None:
     }
     med["first_over_naive"] = med["first"] / med["naive"]
     med["warm_over_naive"] = med["warm"] / med["naive"]
-    print(json.dumps({"users": n, "cpu_ms_p50": med}))
+    # the tree timed (scale.py puts its own tree first on sys.path: run each tree's own script)
+    code = str(Path(langmem_plus.__file__).resolve().parents[1])
+    print(json.dumps({"users": n, "code": code, "cpu_ms_p50": med}))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ a row on purpose. Each small user's keyword index and rows are held in memory up
 caches' caps (`store.keyword_cache_postings`, `store.row_cache_rows`); past them the least
 recently searched users are dropped and read again on their next search. Reports the medians,
 mean and p95 of per-search process CPU time over the last two thirds (the first third fills the
-caches). Interleave builds by switching PYTHONPATH between runs:
+caches). Interleave builds by running each tree's own copy from its own directory (scale.py puts the
+script's tree first on sys.path, so PYTHONPATH alone does not switch builds; the JSON's
+`code` names the tree timed):
 
     python benchmarks/users_mix.py [--users 1000] [--set-config store.keyword_cache_postings=N]
 
@@ -30,6 +32,7 @@ import scale
 from _overrides import parse_overrides
 from langgraph.store.base import PutOp
 
+import langmem_plus
 from langmem_plus import HybridStore
 from langmem_plus.text.tokenize import tokenize
 
@@ -72,6 +75,7 @@ def main() -> None:
         json.dumps(
             {
                 "users": n,
+                "code": str(Path(langmem_plus.__file__).resolve().parents[1]),  # the tree timed
                 "searches": len(ms),
                 "cpu_ms": {
                     "p50": float(np.median(ms)),
