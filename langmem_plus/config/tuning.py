@@ -189,8 +189,8 @@ class StoreTuning(Section):
         description="In-memory postings cache (store/kwcache.py) cap, in postings (~8 bytes "
         "each); 0 reads every query's postings from SQLite. The cache is exact: it replays "
         "every process's writes from the kw_log table before each search. A small "
-        "namespace's whole index (keyword_resident_docs) weighs ~22,000 for 100 short "
-        "memories: the default holds ~900 such users, the least recently searched dropped "
+        "namespace's whole index (keyword_resident_docs) weighs ~15,000 for 100 short "
+        "memories: the default holds ~1,300 such users, the least recently searched dropped "
         "past it (benchmarks/users_mix.py).",
     )
     keyword_cache_max_docs: int = Field(
@@ -212,7 +212,7 @@ class StoreTuning(Section):
         ge=0,
         description="A search over one namespace of at most this many documents reads its whole "
         "keyword index (terms, postings, each document's terms) into memory "
-        "(store/kwresident.py; ~150 bytes per posting with its terms, ~166 KB for 100 short "
+        "(store/kwresident.py; ~100 bytes per posting with its terms, ~105 KB for 100 short "
         "memories, counted against keyword_cache_postings) and ranks from it without SQLite; "
         "the row cache then holds "
         "that namespace's full rows. 0: off (per-term cache).",

@@ -92,11 +92,8 @@ class Resident:
         self.p_term: np.ndarray = _EMPTY_I  # term index of each (document, term) pair (int32)
         self.p_tf: np.ndarray = _EMPTY_I  # its tf (int32)
         self.dl_list: list[int] = []
-        # (k1, b, avgdl), the postings' saturation, and both position and saturation as lists
-        self._sat: (
-            tuple[tuple[float, float, float], np.ndarray, tuple[list[int], list[float]] | None]
-            | None
-        ) = None
+        # (k1, b, avgdl) and the postings' saturation under them
+        self._sat: tuple[tuple[float, float, float], np.ndarray] | None = None
         self.weight = 0  # memory, in postings (the postings cache's unit)
 
     @classmethod
@@ -238,12 +235,10 @@ class Resident:
         self.weight = self._weight_of(len(self.p_tf), n)
 
     def _weight_of(self, postings: int, n: int) -> int:
-        """Memory in the postings cache's unit (~8 bytes), as measured with the search's lists
-        made: ~64 bytes per posting (arrays and the short loop's lists; ~28 more where its
-        document position is past CPython's small ints), ~220 per term (its text, lookup, id,
-        df and slice), ~150 per document."""
-        past = postings * max(0, n - 256) // max(n, 1)
-        return 8 * postings + 4 * past + 28 * len(self.terms) + 19 * n
+        """Memory in the postings cache's unit (~8 bytes), as tracemalloc measures a loaded
+        index with its saturation: 24 bytes per posting (four int32 arrays and the float64
+        saturation), ~220 per term (its text, lookup, id, df and slice), ~150 per document."""
+        return 3 * postings + 28 * len(self.terms) + 19 * n
 
     # ---------------------------------------------------------------- reads
     def term_rows(
@@ -300,13 +295,14 @@ class Resident:
                     summed = True
                     spans.append((lo, hi, idf[term]))
                     total += hi - lo
-        if total <= _SHORT:  # few postings: a loop costs less than array calls
-            pos_l, sat_l = self._lists(k1, b, avgdl)
+        if total <= _SHORT:  # few postings: a loop costs less than array calls (each span
+            # made a list when read: whole lists held would double the index's memory)
+            sat_a, pos_a = self.saturation(k1, b, avgdl), self.t_pos
             ids_l = self.id_list
             sums: dict[int, float] = {}
             get = sums.get
             for lo, hi, w in spans:
-                for p, v in zip(pos_l[lo:hi], sat_l[lo:hi], strict=True):
+                for p, v in zip(pos_a[lo:hi].tolist(), sat_a[lo:hi].tolist(), strict=True):
                     i = ids_l[p]
                     sums[i] = get(i, 0.0) + v * w
             return {i: v for i, v in sums.items() if v != 0}
@@ -325,18 +321,8 @@ class Resident:
         if self._sat is None or self._sat[0] != key:
             tf, dl = self.t_tf.astype(np.float64), self.dl[self.t_pos]
             denom = tf + k1 * (1 - b + b * dl / (avgdl or 1.0))
-            self._sat = key, tf * (k1 + 1) / denom, None
+            self._sat = key, tf * (k1 + 1) / denom
         return self._sat[1]
-
-    def _lists(self, k1: float, b: float, avgdl: float) -> tuple[list[int], list[float]]:
-        """`t_pos` and `saturation` as Python lists (for the loop over few postings)."""
-        sat = self.saturation(k1, b, avgdl)
-        assert self._sat is not None
-        lists = self._sat[2]
-        if lists is None:
-            lists = self.t_pos.tolist(), sat.tolist()
-            self._sat = self._sat[0], sat, lists
-        return lists
 
     def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:
         """Every term of the given items as `DocRow`s, by item id then term id (the order of
