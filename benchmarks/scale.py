@@ -500,6 +500,26 @@ USER_ITEMS = 100
 NAIVE_USERS = 50  # users whose naive baseline is built (one BM25 + flat index each)
 
 
+def build_users(
+    db: Path,
+    index: dict[str, Any],
+    docs: Sequence[Sequence[str]],
+    config: MemoryConfig | None = None,
+    chunk: int = 1000,
+) -> None:
+    """A store at `db` where user u (namespace ("users", f"u{u}")) holds `docs[u]` as items
+    m0, m1, ... (written in batches of `chunk`), then closed: the many-users benchmarks' data."""
+    store = HybridStore(db, index=index, config=config)
+    ops = [
+        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
+        for u, texts in enumerate(docs)
+        for i, t in enumerate(texts)
+    ]
+    for start in range(0, len(ops), chunk):
+        store.batch(ops[start : start + chunk])
+    store.close()
+
+
 def run_users(n_users: int, workdir: Path, n_queries: int) -> dict[str, Any]:
     """`n_users` x 100 items: first and warm search of a user, and the naive baseline."""
     tokenize("预热 jieba warm-up")
@@ -508,15 +528,7 @@ def run_users(n_users: int, workdir: Path, n_queries: int) -> dict[str, Any]:
     emb = HashEmbeddings()
     db = workdir / "users.db"
     index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
-    store = HybridStore(db, index=index, config=_cfg())
-    ops = [
-        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
-        for u, texts in enumerate(docs)
-        for i, t in enumerate(texts)
-    ]
-    for start in range(0, len(ops), 1000):
-        store.batch(ops[start : start + 1000])
-    store.close()
+    build_users(db, index, docs, _cfg())
     qrng = np.random.default_rng(SEED + 2)
     users = [int(u) for u in qrng.permutation(n_users)[: min(n_users, n_queries)]]
     first_q = {u: corpus.query(docs[u]) for u in users}

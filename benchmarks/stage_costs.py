@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
 from _results import command_line, machine, publish
-from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.embeddings import default_embeddings
@@ -92,15 +91,7 @@ def build(n_users: int, emb: MemoEmbeddings) -> tuple[Path, dict[int, list[str]]
     queries = {u: [corpus.query(docs[u]) for _ in range(12)] for u in range(n_users)}
     emb.prime([t for d in docs for t in d] + [q for qs in queries.values() for q in qs])
     db = Path(tempfile.mkdtemp()) / "stages.db"
-    store = HybridStore(db, index={"dims": scale.DIMS, "embed": emb, "fields": ["text"]})
-    ops = [
-        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
-        for u in range(n_users)
-        for i, t in enumerate(docs[u])
-    ]
-    for start in range(0, len(ops), 1000):
-        store.batch(ops[start : start + 1000])
-    store.close()
+    scale.build_users(db, {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}, docs)
     return db, queries, docs
 
 

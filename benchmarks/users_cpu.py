@@ -34,7 +34,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
-from langgraph.store.base import PutOp
 
 import langmem_plus
 from langmem_plus import HybridStore
@@ -51,15 +50,7 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(2 * n)]
     db = Path(tempfile.mkdtemp()) / "users.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    store = HybridStore(db, index=index, config=scale._cfg())
-    ops = [
-        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
-        for u in range(2 * n)
-        for i, t in enumerate(docs[u])
-    ]
-    for start in range(0, len(ops), 1000):
-        store.batch(ops[start : start + 1000])
-    store.close()
+    scale.build_users(db, index, docs, scale._cfg())
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}

@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
 from _overrides import parse_overrides
-from langgraph.store.base import PutOp
 
 import langmem_plus
 from langmem_plus import HybridStore
@@ -50,15 +49,7 @@ def main() -> None:
     db = Path(tempfile.mkdtemp()) / "mix.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
     cfg = parse_overrides(args.set_config)
-    store = HybridStore(db, index=index, config=cfg)
-    ops = [
-        PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
-        for u in range(n)
-        for i, t in enumerate(docs[u])
-    ]
-    for start in range(0, len(ops), 5000):
-        store.batch(ops[start : start + 5000])
-    store.close()
+    scale.build_users(db, index, docs, cfg, chunk=5000)
     order = np.random.default_rng(scale.SEED).integers(0, n, 6 * n).tolist()
     queries = [corpus.query(docs[u]) for u in order]
     emb.prime(queries)

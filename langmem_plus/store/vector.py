@@ -66,9 +66,8 @@ _SNAPSHOT_FORMAT = 3
 _BACKGROUND_MIN = 2_000
 # A query's later cosine lookups (the keyword candidates the best k missed) scan one exact
 # namespace of up to this many times k vectors (and at most `_WHOLE_SCAN_MAX`) whole, once
-# (`ExactCosines`): at these sizes a plain scan costs less than the selected one it replaces
-# (a search at k = 100, docs/benchmarks.md: 150 vectors 0.94x, 300 0.98x; 500 1.03x and
-# 1,000 1.27x when scanned whole).
+# (`ExactCosines`): up to there a plain scan costs less than the selected one it replaces,
+# past it the map of every vector's item costs more (measured in docs/benchmarks.md).
 _WHOLE_SCAN = 3
 _WHOLE_SCAN_MAX = 300
 _SIM = itemgetter(1)  # a (item id, cosine) hit's cosine
