@@ -183,6 +183,7 @@ class _SqliteVectorSearch:
         self._backend, self._conn, self._finish, self._qvec = backend, conn, finish, qvec
         self._exact: ExactCosines | None = None
         self._hits: dict[int, float] | None = None
+        self._with: tuple[np.ndarray, ExactCosines] | None = None  # `cosines_with`'s last
 
     def hits(self) -> dict[int, float]:
         if self._hits is None:
@@ -195,9 +196,13 @@ class _SqliteVectorSearch:
     def cosines_with(self, item_ids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
         self.hits()  # the namespaces' exact indexes, as the search found them
         exact = self._exact
-        q = np.asarray(qvec, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        return self._cosines(item_ids, exact.with_query(q) if exact is not None else None, qvec)
+        if exact is not None:  # one `ExactCosines` per vector asked for (its scan is kept)
+            held = self._with
+            if held is None or held[0] is not qvec:
+                q = np.asarray(qvec, dtype=np.float32)
+                held = self._with = (qvec, exact.with_query(q / (np.linalg.norm(q) or 1.0)))
+            exact = held[1]
+        return self._cosines(item_ids, exact, qvec)
 
     def _cosines(
         self, item_ids: Sequence[int], exact: ExactCosines | None, qvec: np.ndarray

@@ -88,7 +88,7 @@ def common_words(
     common = [t for t in q.terms if df.get(t, 0) >= need]
     if not common:
         return []
-    surface = term_surfaces(query)
+    surface = term_surfaces(query, common)
     return sorted({surface.get(t, t) for t in common})
 
 

@@ -24,13 +24,55 @@ answers it. Measured in docs/results/retrieval_quality.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["inherit", "with_neighbours"]
+import numpy as np
 
-Fused = dict[int, tuple[float, float, float]]
-"""item id -> (fused relevance, bm25_norm, vector_norm)."""
+__all__ = ["QuestionTurns", "inherit", "smooth", "with_neighbours"]
+
+
+def smooth(
+    ids: Sequence[int],
+    own: np.ndarray,
+    nbrs: Mapping[int, list[int]],
+    alpha: float,
+    answers: Mapping[int, int] | None = None,
+    beta: float = 0.0,
+    in_context: bool = False,
+    held: int | None = None,
+) -> np.ndarray:
+    """Smoothed relevance of `ids`, whose own relevance is `own` (aligned): each source in
+    `nbrs` passes its own relevance to its neighbours among `ids`, and `answers` maps a
+    question turn to the turn that follows it, which keeps `beta` of the question's relevance
+    (its smoothed one when higher, with `in_context`; see module doc). The first `held` ids
+    (default: all) are the candidates; an answer after them is lifted only when a neighbour
+    passed it relevance."""
+    n_held = len(ids) if held is None else held
+    pos = {i: j for j, i in enumerate(ids)}
+    own_list = own.tolist()
+    got = [0.0] * len(ids)
+    for i, js in nbrs.items():
+        p = pos.get(i)
+        fi = 0.0 if p is None else own_list[p]
+        for j in js:
+            q = pos.get(j)
+            if q is not None and fi > got[q]:
+                got[q] = fi
+    out = (own + alpha * np.asarray(got, dtype=np.float64)) / (1.0 + alpha)
+    if not answers:
+        return out
+    asked = {}  # every question's relevance, read before any answer is lifted
+    for q in answers:
+        pq = pos.get(q)
+        mine = 0.0 if pq is None else own_list[pq]
+        asked[q] = max(mine, 0.0 if pq is None else out[pq]) if in_context else mine
+    for q, a in answers.items():
+        pa = pos.get(a)
+        if pa is not None and (pa < n_held or got[pa] > 0):
+            out[pa] = max(out[pa], beta * asked[q])
+    return out
 
 
 def inherit(
@@ -41,32 +83,43 @@ def inherit(
     beta: float = 0.0,
     in_context: bool = False,
 ) -> dict[int, float]:
-    """Smoothed relevance for the sources in `nbrs` and their neighbours; `answers` maps a
-    question turn to the turn that follows it, which keeps `beta` of the question's relevance
-    (its smoothed one when higher, with `in_context`; see module doc)."""
-    got: dict[int, float] = {}
-    for i, js in nbrs.items():
-        fi = fused.get(i, 0.0)
-        for j in js:
-            if fi > got.get(j, 0.0):
-                got[j] = fi
-    ids = set(fused) | set(got)
-    out = {i: (fused.get(i, 0.0) + alpha * got.get(i, 0.0)) / (1.0 + alpha) for i in ids}
-    asked = {q: question_relevance(fused, out, q, in_context) for q in (answers or {})}
-    for q, a in (answers or {}).items():
-        if a in out:
-            out[a] = max(out[a], beta * asked[q])
-    return out
+    """`smooth` as a dict: over the items of `fused` (item id -> own relevance) and the
+    neighbours they pass relevance to (own relevance 0)."""
+    ids = list(fused)
+    ids += dict.fromkeys(
+        j for i, js in nbrs.items() if fused.get(i, 0.0) > 0 for j in js if j not in fused
+    )
+    own = np.asarray([fused.get(i, 0.0) for i in ids], dtype=np.float64)
+    out = smooth(ids, own, nbrs, alpha, answers, beta, in_context, held=len(fused))
+    return dict(zip(ids, out.tolist(), strict=True))
 
 
-def question_relevance(
-    fused: Mapping[int, float], smoothed: Mapping[int, float], q: int, in_context: bool
-) -> float:
-    """What a question turn passes to its answer: its own relevance or, `in_context`, its
-    smoothed one when higher (a question without the query's words, "so who's doing it?",
-    whose session names the subject just before it)."""
-    own = fused.get(q, 0.0)
-    return max(own, smoothed.get(q, 0.0)) if in_context else own
+class QuestionTurns:
+    """Which of some rows are question turns (their indexed text ends with ? or ？), each
+    answer remembered with the row object it was read from: the row cache hands out the same
+    object until its item changes, so a remembered answer is never stale, and a row read anew
+    is judged anew. `text_of` gives an item value's indexed text."""
+
+    def __init__(self, text_of: Callable[[Mapping[str, Any]], str], size: int = 65_536) -> None:
+        self.text_of = text_of
+        self.size = size
+        self._seen: dict[int, tuple[Any, bool]] = {}  # item id -> (row, is a question)
+
+    def __call__(self, rows: Mapping[int, Any]) -> set[int]:
+        """The ids of `rows` (full rows: their `value` is the item's JSON) that are questions."""
+        out: set[int] = set()
+        seen = self._seen
+        for i, row in rows.items():
+            got = seen.get(i)
+            if got is None or got[0] is not row:
+                text = self.text_of(json.loads(row.value or "null") or {}).rstrip()
+                got = (row, text.endswith(("?", "？")))
+                if len(seen) >= self.size:  # bounded: forget everything, start again
+                    seen.clear()
+                seen[i] = got
+            if got[1]:
+                out.add(i)
+        return out
 
 
 def next_turns(nbrs: Mapping[int, list[int]]) -> dict[int, int]:
@@ -82,7 +135,7 @@ def next_turns(nbrs: Mapping[int, list[int]]) -> dict[int, int]:
 def with_neighbours(
     keep: list[int],
     rows: dict[int, Any],
-    fused: Fused,
+    relevance: np.ndarray,
     want: int,
     alpha: float,
     *,
@@ -92,21 +145,21 @@ def with_neighbours(
     questions: Callable[[Iterable[int]], set[int]] | None = None,
     beta: float = 0.0,
     in_context: bool = False,
-) -> tuple[list[int], Fused]:
-    """The ranker's neighbours stage: smooth the fused relevance over insertion-order
-    neighbours.
+) -> tuple[list[int], np.ndarray]:
+    """The ranker's neighbours stage: smooth the fused `relevance` (aligned with `keep`) over
+    insertion-order neighbours.
 
     The best max(2 * want, 20) candidates pass relevance on. `adjacent` finds an item's
     neighbours, `fetch` reads the rows of neighbours that were not candidates (added to
     `rows`), `admit` keeps those that pass the search's filters, `questions` says which of
     the given items are question turns (their next turn keeps `beta` of their relevance, of
-    their smoothed one when higher with `in_context`; None or `beta` 0: off). Returns the new
-    candidate list and fused tuples (relevance replaced, the explanation parts kept; 0 for
-    newcomers).
+    their smoothed one when higher with `in_context`; None or `beta` 0: off). Returns the
+    candidate list (the neighbours that joined after the candidates) and its smoothed
+    relevance, aligned.
     """
-    top = sorted(keep, key=lambda i: -fused[i][0])[: max(2 * want, 20)]
+    top = [keep[j] for j in np.argsort(-relevance, kind="stable")[: max(2 * want, 20)].tolist()]
     if not any(rows[i].session is not None for i in top if i in rows):
-        return keep, fused  # no session among the best: nothing can be smoothed, no reads
+        return keep, relevance  # no session among the best: nothing can be smoothed, no reads
     nbrs = adjacent(top)
     new = {j for js in nbrs.values() for j in js} - set(rows)
     if new:
@@ -124,6 +177,7 @@ def with_neighbours(
         if i in rows
     }
     new = {j for js in nbrs.values() for j in js} & new
+    held = len(keep)
     if new:
         keep = keep + admit({i: rows[i] for i in new if i in rows})
     answers: dict[int, int] = {}
@@ -131,10 +185,7 @@ def with_neighbours(
         after = next_turns(nbrs)
         asked = questions(after) if after else set()
         answers = {q: a for q, a in after.items() if q in asked}
-    own = {i: fused[i][0] for i in keep if i in fused}
-    smooth = inherit(own, nbrs, alpha, answers, beta, in_context)
-    out = {}
-    for i in keep:
-        _f, bn, vn = fused.get(i, (0.0, 0.0, 0.0))
-        out[i] = (smooth.get(i, 0.0), bn, vn)
-    return keep, out
+    own = relevance
+    if len(keep) > held:  # the newcomers' own relevance: 0
+        own = np.concatenate((relevance, np.zeros(len(keep) - held)))
+    return keep, smooth(keep, own, nbrs, alpha, answers, beta, in_context, held=held)

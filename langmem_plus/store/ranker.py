@@ -38,7 +38,7 @@ from langmem_plus.store.common_terms import TermVectors, ordering_side, vector_s
 from langmem_plus.store.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.explain import Explanation, page
 from langmem_plus.store.fallback import like_scores
-from langmem_plus.store.neighbours import with_neighbours
+from langmem_plus.store.neighbours import QuestionTurns, with_neighbours
 from langmem_plus.store.plan import TimeRange
 from langmem_plus.store.rows import SESSION, CandidateRow, in_range, passes, prior_columns
 from langmem_plus.store.scoring import (
@@ -152,6 +152,7 @@ class Ranker:
         self.keyword_text = keyword_text
         self.omit_expired = omit_expired
         self._tunings: dict[bool, FusionTuning] = {}  # by whether the query is a transcript
+        self._question_turns = QuestionTurns(keyword_text)
 
     def rank(self, conn: Any, rq: RankQuery) -> list[MemorySearchItem]:
         """The ranked page `rq.offset : rq.offset + rq.limit` of the query's hits."""
@@ -373,15 +374,11 @@ class Ranker:
         sessions = list(map(SESSION, map(s.rows.__getitem__, s.keep)))
         if sessions.count(None) == len(sessions):
             return
-        fused = dict(
-            zip(s.keep, zip(s.fz.tolist(), s.bn.tolist(), s.vn.tolist(), strict=True), strict=True)
-        )
-        bm_of = dict(zip(s.keep, s.bm.tolist(), strict=True))
-        be, full = self.backend, s.need_value
-        s.keep, fused = with_neighbours(
+        be, full, held = self.backend, s.need_value, len(s.keep)
+        s.keep, s.fz = with_neighbours(
             s.keep,
             s.rows,
-            fused,
+            s.fz,
             s.want,
             alpha,
             adjacent=lambda ids: be.adjacent(conn, ids),
@@ -391,22 +388,17 @@ class Ranker:
             beta=self.config.store.answer_weight,
             in_context=self.config.store.answer_in_context,
         )
-        s.fz = np.array([fused[i][0] for i in s.keep], dtype=np.float64)
-        s.bn = np.array([fused[i][1] for i in s.keep], dtype=np.float64)
-        s.vn = np.array([fused[i][2] for i in s.keep], dtype=np.float64)
-        s.bm = np.array([bm_of.get(i, 0.0) for i in s.keep], dtype=np.float64)
-        s.cos = np.array([s.sims.get(i, np.nan) for i in s.keep], dtype=np.float64)
+        new = s.keep[held:]  # neighbours that joined: no keyword or vector part of their own
+        if new:
+            none = np.zeros(len(new))
+            s.bn, s.vn, s.bm = (np.concatenate((a, none)) for a in (s.bn, s.vn, s.bm))
+            s.cos = np.concatenate((s.cos, [s.sims.get(i, np.nan) for i in new]))
         s.side = None
         s.ev = evidence(s.bn, s.vn, self.config.store.w_evidence_keyword)
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
         """The items among `ids` whose indexed text is a question (ends with ? or ？)."""
-        out = set()
-        for i, row in self.backend.rows(conn, ids, full=True).items():
-            text = self.keyword_text(json.loads(row.value or "null") or {}).rstrip()
-            if text.endswith(("?", "？")):
-                out.add(i)
-        return out
+        return self._question_turns(self.backend.rows(conn, ids, full=True))
 
     def score(self, s: _Search) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spec score of every kept candidate, and the symbol match it used."""

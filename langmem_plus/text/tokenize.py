@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -153,20 +154,25 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def term_surfaces(text: str) -> dict[str, str]:
+def term_surfaces(text: str, wanted: Collection[str] | None = None) -> dict[str, str]:
     """Each search token of `text` -> the word it was read from, as written (the first one):
     "Caroline's" gives ``carolin`` -> "Caroline", a Chinese token is its own surface. What a
-    token *means* is better embedded from the word than from its stem."""
+    token *means* is better embedded from the word than from its stem. With `wanted`, the
+    text is read only until each of those tokens has its word (the others may be missing)."""
     out: dict[str, str] = {}
+    left = None if wanted is None else set(wanted)
     for m in _TOKEN_RE.finditer(text or ""):
         raw = m.group()
         if m.lastgroup == "cjk":
-            for tok in tokenize(raw):
-                out.setdefault(tok, tok)
-            continue
-        word = raw[:-2] if raw.lower().endswith("'s") else raw
-        for tok in tokenize(raw):
-            out.setdefault(tok, word)
+            toks, word = tokenize(raw), None
+        else:
+            toks, word = tokenize(raw), raw[:-2] if raw.lower().endswith("'s") else raw
+        for tok in toks:
+            out.setdefault(tok, tok if word is None else word)
+        if left is not None:
+            left.difference_update(toks)
+            if not left:
+                break
     return out
 
 
