@@ -19,7 +19,13 @@ from milvus_fixtures import LiteFile, requires_lite
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.common_terms import MIN_DOCS, TermVectors, common_words, project_out
+from langmem_plus.store.common_terms import (
+    MIN_DOCS,
+    TermVectors,
+    common_words,
+    orthonormal,
+    project_out,
+)
 from langmem_plus.text.tokenize import query_terms, term_surfaces
 
 EN = [
@@ -195,6 +201,20 @@ def test_the_projected_vector_is_orthogonal_to_every_direction_and_keeps_its_len
     for d in dirs:
         assert abs(float(out @ d)) / float(np.linalg.norm(d)) < 1e-4 * float(np.linalg.norm(q))
     assert np.array_equal(project_out(q, []), q)
+    assert np.array_equal(project_out(q, (), orthonormal(dirs)), out)  # a basis made before
+
+
+def test_the_basis_of_the_same_words_is_made_once_and_equals_a_fresh_one() -> None:
+    emb = _Counting()
+    vectors = TermVectors(emb, size=2)
+    basis = vectors.basis(["Oskar", "小林"])
+    assert vectors.basis(["Oskar", "小林"]) is basis  # kept
+    fresh = orthonormal(TermVectors(_Counting())(["Oskar", "小林"]))
+    assert len(basis) == len(fresh) == 2
+    assert all(np.array_equal(a, b) for a, b in zip(basis, fresh, strict=True))
+    vectors.basis(["Ines"])
+    vectors.basis(["Oskar"])  # past `size` lists of words: forgotten, then made again
+    assert vectors.basis(["Oskar", "小林"]) is not basis
 
 
 @requires_lite

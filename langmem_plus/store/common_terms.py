@@ -36,6 +36,7 @@ __all__ = [
     "TermVectors",
     "common_words",
     "ordering_side",
+    "orthonormal",
     "project_out",
     "vector_search",
 ]
@@ -53,6 +54,7 @@ class TermVectors:
         self.embeddings = embeddings
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._bases: dict[tuple[str, ...], list[np.ndarray]] = {}  # `basis`'s answers
         self._lock = threading.Lock()
 
     def __call__(self, words: Sequence[str]) -> list[np.ndarray]:
@@ -76,6 +78,19 @@ class TermVectors:
                     self._cache.popitem(last=False)
         return [found[w] for w in words]
 
+    def basis(self, words: Sequence[str]) -> list[np.ndarray]:
+        """`orthonormal` of the words' vectors, kept per list of words (a namespace's common
+        words come back query after query): made from the vectors `__call__` gives."""
+        key = tuple(words)
+        got = self._bases.get(key)
+        if got is None:
+            got = orthonormal(self(words))
+            with self._lock:
+                if len(self._bases) >= self.size:
+                    self._bases.clear()
+                self._bases[key] = got
+        return got
+
 
 def common_words(
     query: str, q: QueryTerms, df: dict[str, int], n_docs: int, ratio: float
@@ -92,9 +107,9 @@ def common_words(
     return sorted({surface.get(t, t) for t in common})
 
 
-def project_out(qvec: np.ndarray, directions: Sequence[np.ndarray]) -> np.ndarray:
-    """`qvec` without its components along `directions` (made orthonormal first), renormalised
-    to the query vector's length; `qvec` itself when nothing of it would be left."""
+def orthonormal(directions: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """An orthonormal basis of `directions` (Gram-Schmidt in their order, float64; a
+    direction the others already span is left out)."""
     basis: list[np.ndarray] = []
     for d in directions:
         u = np.asarray(d, dtype=np.float64)
@@ -103,6 +118,17 @@ def project_out(qvec: np.ndarray, directions: Sequence[np.ndarray]) -> np.ndarra
         n = float(np.linalg.norm(u))
         if n > 1e-6:
             basis.append(u / n)
+    return basis
+
+
+def project_out(
+    qvec: np.ndarray, directions: Sequence[np.ndarray], basis: list[np.ndarray] | None = None
+) -> np.ndarray:
+    """`qvec` without its components along `directions` (made orthonormal first, or their
+    `basis` when given), renormalised to the query vector's length; `qvec` itself when
+    nothing of it would be left."""
+    if basis is None:
+        basis = orthonormal(directions)
     v = np.asarray(qvec, dtype=np.float64)
     out = v.copy()
     for b in basis:
@@ -165,7 +191,7 @@ def vector_search(
             df = backend.term_docs(conn, ns_ids, q, weights)
             words = common_words(rq.query, q, df, n_docs, ratio)
             if words:
-                proj = project_out(qvec, vectors(words))
+                proj = project_out(qvec, (), vectors.basis(words))
                 return ProjectedSearch(backend.vector_search(conn, ns_ids, proj, k), qvec)
     return backend.vector_search(conn, ns_ids, qvec, k)
 
