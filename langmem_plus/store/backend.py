@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -91,7 +91,12 @@ class SearchBackend(Protocol):
         self, conn: Any, ns_ids: Sequence[int], word: str, k: int
     ) -> list[tuple[int, str]]: ...
 
-    def adjacent(self, conn: Any, ids: Iterable[int]) -> dict[int, list[int]]: ...
+    def adjacent(
+        self, conn: Any, ids: Iterable[int], same: Collection[int] = ()
+    ) -> dict[int, list[int]]:
+        """item id -> the items written just before and after it in its namespace; `same`:
+        items known to share one namespace (a one-namespace search's candidates)."""
+        ...
 
     def list_namespaces(
         self,
@@ -278,8 +283,10 @@ class SqliteBackend:
     ) -> list[tuple[int, str]]:
         return sql.like_rows(conn, ns_ids, word, k)
 
-    def adjacent(self, conn: Any, ids: Iterable[int]) -> dict[int, list[int]]:
-        return sql.adjacent(conn, ids)
+    def adjacent(
+        self, conn: Any, ids: Iterable[int], same: Collection[int] = ()
+    ) -> dict[int, list[int]]:
+        return sql.adjacent(conn, ids, same)
 
     def list_namespaces(
         self,

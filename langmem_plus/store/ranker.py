@@ -375,13 +375,14 @@ class Ranker:
         if sessions.count(None) == len(sessions):
             return
         be, full, held = self.backend, s.need_value, len(s.keep)
+        same = s.rows.keys() if len(s.rq.ns_ids) == 1 else ()  # all in the one namespace
         s.keep, s.fz = with_neighbours(
             s.keep,
             s.rows,
             s.fz,
             s.want,
             alpha,
-            adjacent=lambda ids: be.adjacent(conn, ids),
+            adjacent=lambda ids: be.adjacent(conn, ids, same),
             fetch=lambda ids: be.rows(conn, ids, full=full),
             admit=lambda rows: self._admit(s, rows),
             questions=lambda ids: self._questions(conn, ids),

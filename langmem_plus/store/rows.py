@@ -11,7 +11,7 @@ import functools
 import json
 import operator
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any, NamedTuple, cast
 
@@ -285,24 +285,37 @@ _BEFORE = "SELECT id FROM items WHERE id < ? AND id >= ? AND ns_id = ? ORDER BY 
 _AFTER = "SELECT id FROM items WHERE id > ? AND id <= ? AND ns_id = ? ORDER BY id LIMIT 1"
 
 
-def adjacent(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, list[int]]:
-    """item id -> ids of the items written just before and after it in its namespace."""
+def adjacent(
+    conn: sqlite3.Connection, ids: Iterable[int], same: Collection[int] = ()
+) -> dict[int, list[int]]:
+    """item id -> ids of the items written just before and after it in its namespace.
+    `same`: items known to be in one namespace (a one-namespace search's candidates); when
+    every one of `ids` is among them, their namespace is read for one item only."""
     ids = sorted(set(ids))
     if not ids:
         return {}
-    probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
+    share = bool(same) and all(i in same for i in ids)
+    if share:
+        probe = sorted({ids[0], *(j for i in ids for j in (i - 1, i + 1) if j not in same)})
+    else:
+        probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
     ns: dict[int, int] = {}
     for part, qs in in_chunks(probe):
         ns.update(conn.execute(f"SELECT id, ns_id FROM items WHERE id IN ({qs})", part))
+    shared = ns.get(ids[0]) if share else None
+
+    def ns_of(j: int) -> int | None:
+        return shared if shared is not None and j in same else ns.get(j)
+
     out: dict[int, list[int]] = {}
     for i in ids:
-        own = ns.get(i)
+        own = ns_of(i)
         if own is None:
             continue
         found: list[int] = []
         for step, sql in ((-1, _BEFORE), (1, _AFTER)):
             j = i + step
-            if ns.get(j) == own:
+            if ns_of(j) == own:
                 found.append(j)
             else:  # a gap or another namespace's item: bounded lookup
                 row = conn.execute(sql, (i, i + step * _WINDOW, own)).fetchone()
