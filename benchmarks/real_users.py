@@ -51,6 +51,7 @@ from langmem_plus.text.tokenize import tokenize
 from langmem_plus.text.transcript import text_to_embed
 
 USER_TURNS = 100
+SETS = ("locomo", "madial_zh", "madial_en")
 
 
 class QueryEmbeddings(MemoEmbeddings):
@@ -192,11 +193,12 @@ def table(res: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Build the real users' store, time the rounds, print and write the table."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="a tiny run (tests)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--md", type=Path, default=None)
     ap.add_argument(
@@ -206,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     measures = [m for m in MEASURES if m in args.measures.split(",")]
     tokenize("预热 jieba warm-up")
     users = users_of(args.data)
+    if args.smoke:  # two users of each set, four queries each
+        users = [u for s in SETS for u in [v for v in users if v.set_name == s][:2]]
+        for u in users:
+            u.queries = u.queries[:4]
     memo = MemoEmbeddings()
     queries = [text_to_embed(q) for u in users for q in u.queries]  # what a search embeds
     memo.prime([t for u in users for _, t, _ in u.items] + queries)
@@ -244,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 {s: {m: v[m] for m in measures} for s, v in sets.items()} | {"code": res["code"]}
             )
         )
+    return res
 
 
 if __name__ == "__main__":

@@ -34,6 +34,22 @@ def test_retrieval_quality_smoke(tmp_path: Path) -> None:
             assert r["n"] > 0 and 0.0 <= r["frac@10"] <= 1.0
 
 
+def test_real_users_smoke(tmp_path: Path) -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    ru = load_benchmark("real_users")
+    md = tmp_path / "r.md"
+    res = ru.main(["--data", str(data), "--smoke", "--rounds", "1", "--md", str(md)])
+    assert md.exists() and "(search with USE) / USE" in md.read_text(encoding="utf-8")
+    assert res["code"] == str(ROOT)  # the tree timed is this one
+    for name in (*ru.SETS, "all"):
+        v = res["sets"][name]
+        assert v["users"] == (6 if name == "all" else 2) and v["queries"] > 0
+        assert v["search_with_use"] > 0 and v["use"] > 0 and v["store_cpu"] > 0
+        assert v["with_use_over_use"] == v["search_with_use"] / v["use"]
+
+
 def test_locomo_evidence_normalisation() -> None:
     rq = load_benchmark("retrieval_quality")
     valid = {"D8:6", "D9:17", "D9:1", "D4:4", "D4:6", "D11:26", "D30:5"}
