@@ -28,6 +28,7 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_plus.store.backend import SearchBackend, VectorSearch
 from langmem_plus.store.scoring import CosineSide, cosine_side, vector_evidence
+from langmem_plus.store.wordshelf import WordShelf
 from langmem_plus.text.tokenize import QueryTerms, term_surfaces
 
 __all__ = [
@@ -50,9 +51,12 @@ class TermVectors:
     """Unit embedding vectors of single words, cached per store handle (least recently used
     dropped past `size`): a namespace's common words are few and come back query after query."""
 
-    def __init__(self, embeddings: Embeddings, size: int = 4096) -> None:
+    def __init__(
+        self, embeddings: Embeddings, size: int = 4096, shelf: WordShelf | None = None
+    ) -> None:
         self.embeddings = embeddings
         self.size = size
+        self.shelf = shelf  # the store's stored word vectors (store/wordshelf.py), if any
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._bases: dict[tuple[str, ...], list[np.ndarray]] = {}  # `basis`'s answers
         self._lock = threading.Lock()
@@ -67,10 +71,18 @@ class TermVectors:
                     self._cache.move_to_end(w)
                     found[w] = v
         missing = [w for w in dict.fromkeys(words) if w not in found]
-        if missing:  # embedded outside the lock; another thread may do the same word, harmlessly
-            got = np.asarray(self.embeddings.embed_documents(missing), dtype=np.float64)
-            for w, v in zip(missing, got.reshape(len(missing), -1), strict=True):
+        if missing and self.shelf is not None:  # stored by an earlier process or handle
+            found.update(self.shelf.load(missing))
+            embed = [w for w in missing if w not in found]
+        else:
+            embed = missing
+        if embed:  # embedded outside the lock; another thread may do the same word, harmlessly
+            got = np.asarray(self.embeddings.embed_documents(embed), dtype=np.float64)
+            for w, v in zip(embed, got.reshape(len(embed), -1), strict=True):
                 found[w] = v / (np.linalg.norm(v) or 1.0)
+            if self.shelf is not None:
+                self.shelf.keep({w: found[w] for w in embed})
+        if missing:
             with self._lock:
                 for w in missing:
                     self._cache[w] = found[w]

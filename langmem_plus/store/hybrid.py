@@ -131,7 +131,8 @@ class HybridStore(StoreExtras):
             self.embeddings, self.config.store.vector_background
         )
         if self.embeddings is not None:  # common words' directions (store/common_terms.py)
-            self._ranker.term_vectors = TermVectors(self.embeddings)
+            shelf = self._storage.words if isinstance(self._storage, SqliteStorage) else None
+            self._ranker.term_vectors = TermVectors(self.embeddings, shelf=shelf)
         if self.embeddings is not None and self.config.store.relevance_judgement:
             self._ranker.judgement = judgement_for(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None

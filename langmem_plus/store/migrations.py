@@ -279,6 +279,18 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         END
         """,
     ),
+    # 013_word_vectors: the unit vectors of the words the common-word projection embeds, by
+    # embedding model (store/wordshelf.py): a new process reads them instead of embedding
+    (
+        """
+        CREATE TABLE IF NOT EXISTS word_vectors (
+            model TEXT NOT NULL,
+            word TEXT NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (model, word)
+        ) WITHOUT ROWID
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

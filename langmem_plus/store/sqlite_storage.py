@@ -26,6 +26,7 @@ from langmem_plus.store.snapshot import snapshot_key
 from langmem_plus.store.sqlite import Database, ns_key
 from langmem_plus.store.storage import PutMap
 from langmem_plus.store.vector import VectorIndex
+from langmem_plus.store.wordshelf import WordShelf, shelf_key
 from langmem_plus.store.writer import ItemWriter
 
 __all__ = ["SqliteStorage"]
@@ -65,6 +66,8 @@ class SqliteStorage:
         self.texts = texts
         self.vector_storage = config.store.vector_storage
         self.vec: VectorIndex | None = None
+        key = shelf_key(model_name, dims) if embeddings is not None else None
+        self.words = None if key is None else WordShelf(self.db, key, dims)  # wordshelf.py
         if embeddings is not None:
             self._check_model()
             snap = None if path is None else path.with_name(path.name + ".faiss")
@@ -123,6 +126,7 @@ class SqliteStorage:
         with db.write() as conn:
             conn.execute("DELETE FROM vectors")
             conn.execute("DELETE FROM vec_log")
+            conn.execute("DELETE FROM word_vectors")
             conn.execute("DELETE FROM meta WHERE key IN ('embedding_model','embedding_dims')")
         db.close()
         snap = path.with_name(path.name + ".faiss")
@@ -158,8 +162,14 @@ class SqliteStorage:
                     if pinned[1]:
                         VECTOR_FEED.unpin(conn)
 
-    def write(self) -> AbstractContextManager[Any]:
-        return self.db.write()
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A write transaction; the word vectors searches embedded since the last one are
+        written with it."""
+        with self.db.write() as conn:
+            yield conn
+            if self.words is not None:
+                self.words.flush(conn)
 
     def before_reads(self, conn: Any) -> None:
         if self.vec is not None:
@@ -252,8 +262,13 @@ class SqliteStorage:
                     self.vec.save()
                 except OSError as exc:  # only a cache: the next open rebuilds or replays
                     logger.warning("could not write the vector snapshot: %s", exc)
-                with self.db.write() as conn:
+                with self.write() as conn:
                     if VECTOR_FEED.size(conn) > _LOG_COMPACT_AT:
                         self.vec.compact_log(conn)
         finally:
-            self.db.close()
+            try:
+                if self.words is not None and self.words.has_pending and not self.read_only:
+                    with self.write():
+                        pass  # the words searches embedded since the last write
+            finally:
+                self.db.close()
