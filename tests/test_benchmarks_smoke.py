@@ -47,6 +47,7 @@ def test_real_users_smoke(tmp_path: Path) -> None:
         v = res["sets"][name]
         assert v["users"] == (6 if name == "all" else 2) and v["queries"] > 0
         assert v["search_with_use"] > 0 and v["use"] > 0 and v["store_cpu"] > 0
+        assert v["after_write_cpu_mean"] >= v["after_write_cpu"] * 0.5 > 0
         assert v["with_use_over_use"] == v["search_with_use"] / v["use"]
 
 
