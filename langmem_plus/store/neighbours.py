@@ -98,9 +98,11 @@ class QuestionTurns:
     """Which of some rows are question turns (their indexed text ends with ? or ？), each
     answer remembered with the row object it was read from: the row cache hands out the same
     object until its item changes, so a remembered answer is never stale, and a row read anew
-    is judged anew. `text_of` gives an item value's indexed text."""
+    is judged anew. `text_of` gives an item value's indexed text. At most `size` answers are
+    held (then all are forgotten): each keeps its row alive, so the bound is what the memory
+    beyond the row cache's own can reach."""
 
-    def __init__(self, text_of: Callable[[Mapping[str, Any]], str], size: int = 65_536) -> None:
+    def __init__(self, text_of: Callable[[Mapping[str, Any]], str], size: int = 8_192) -> None:
         self.text_of = text_of
         self.size = size
         self._seen: dict[int, tuple[Any, bool]] = {}  # item id -> (row, is a question)
