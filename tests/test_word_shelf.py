@@ -161,3 +161,19 @@ def test_a_read_only_store_reads_the_words_and_writes_none(tmp_path: Path) -> No
         _ranking(ro, "what does Oskar do on Thursday evenings with Priya?")
     assert "Oskar" not in emb.embedded
     assert [w for _m, w, _n in _rows(path)] == ["Oskar"]  # nothing new written
+
+
+def test_words_waiting_for_a_write_are_bounded(tmp_path: Path) -> None:
+    from langmem_plus.store import wordshelf
+
+    path = tmp_path / "m.db"
+    _filled(path)
+    store = _open(path, Counting())
+    shelf = store._storage.words  # type: ignore[attr-defined]
+    vec = np.ones(32) / np.sqrt(32)
+    shelf.keep({f"w{i}": vec for i in range(wordshelf.MAX_PENDING + 10)})
+    shelf.keep({"wrong size": np.ones(8)})
+    assert len(shelf._pending) == wordshelf.MAX_PENDING
+    assert "w0" not in shelf._pending and f"w{wordshelf.MAX_PENDING + 9}" in shelf._pending
+    store.close()
+    assert len(_rows(path)) == wordshelf.MAX_PENDING

@@ -22,7 +22,10 @@ import numpy as np
 
 from langmem_plus.store.sqlite import Database, in_chunks
 
-__all__ = ["WordShelf", "shelf_key"]
+__all__ = ["MAX_PENDING", "WordShelf", "shelf_key"]
+
+MAX_PENDING = 4096
+"""Words kept in memory for the next write at most (a 512-d vector is 4 KB)."""
 
 
 def shelf_key(model_name: str, dims: int) -> str | None:
@@ -66,11 +69,14 @@ class WordShelf:
         return out
 
     def keep(self, vectors: Mapping[str, np.ndarray]) -> None:
-        """Remember newly embedded words' vectors until the next write transaction."""
+        """Remember newly embedded words' vectors until the next write transaction (at most
+        `MAX_PENDING`: a store that only searches drops the oldest rather than grow)."""
         if self.db.read_only:
             return
         with self._lock:
             self._pending.update((w, v) for w, v in vectors.items() if v.shape == (self.dims,))
+            while len(self._pending) > MAX_PENDING:
+                del self._pending[next(iter(self._pending))]
 
     @property
     def has_pending(self) -> bool:
