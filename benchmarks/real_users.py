@@ -44,10 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import retrieval_quality as rq
 import scale
 from _results import command_line, machine, publish
-from stage_costs import MemoEmbeddings
+from stage_costs import VARIANTS, MemoEmbeddings
 
 import langmem_plus
-from langmem_plus import HybridStore
+from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.text.tokenize import tokenize
 from langmem_plus.text.transcript import text_to_embed
 
@@ -126,9 +126,15 @@ def timed(
     return got
 
 
-def searches(db: Path, emb: Any, users: Sequence[User], clock: Callable[[], float]) -> Any:
+def searches(
+    db: Path,
+    emb: Any,
+    users: Sequence[User],
+    clock: Callable[[], float],
+    config: MemoryConfig | None = None,
+) -> Any:
     """Warm searches of every user (its first query the warm-up) with these embeddings."""
-    store = HybridStore(db, index={"embed": emb, "fields": ["text"]})
+    store = HybridStore(db, index={"embed": emb, "fields": ["text"]}, config=config)
     for u in users:
         store.search(u.ns, query=u.queries[0], limit=10)
     got = timed(clock, users, lambda u, q: store.search(u.ns, query=q, limit=10))
@@ -226,6 +232,54 @@ def table(res: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage_rounds(
+    db: Path, users: Sequence[User], memo: MemoEmbeddings, rounds: int
+) -> dict[str, Any]:
+    """stage_costs.py's variants on real text: the store's part (thread CPU ms, p50 per set,
+    the median of the rounds; variants alternated) and USE alone (wall ms) in the same run."""
+    per: dict[str, list[dict[str, float]]] = {name: [] for name in VARIANTS}
+    use: list[dict[str, float]] = []
+    for r in range(rounds):
+        names = list(VARIANTS)[:: -1 if r % 2 else 1]
+        for name in names:
+            cfg = MemoryConfig(store=VARIANTS[name])
+            got = searches(db, QueryEmbeddings(memo, False), users, time.thread_time, cfg)
+            got["all"] = [v for vs in got.values() for v in vs]
+            per[name].append({s: float(np.median(v)) for s, v in got.items()})
+        wall = time.perf_counter
+        got = timed(wall, users, lambda _u, q: memo.inner.embed_query(text_to_embed(q)))
+        got["all"] = [v for vs in got.values() for v in vs]
+        use.append({s: float(np.median(v)) for s, v in got.items()})
+    sets = list(use[0])
+    return {
+        "use": {s: float(np.median([u[s] for u in use])) for s in sets},
+        "variants": {
+            name: {s: float(np.median([r[s] for r in got])) for s in sets}
+            for name, got in per.items()
+        },
+    }
+
+
+def stage_table(res: dict[str, Any]) -> str:
+    """The Markdown table of `stage_rounds`: per variant and set, the store's part and what
+    it would make of a search with USE (memoised: ~0.3 ms below a search right after USE)."""
+    st = res["stages"]
+    sets = list(st["use"])
+    lines = [
+        f"Machine: {res['machine']}. Command: `{res['command']}`. {res['rounds']} rounds, "
+        "variants alternated; the store's part in thread CPU ms with the query vectors memoised "
+        "(p50 per set, median of the rounds); in brackets (part + USE) / USE with this run's USE "
+        "p50 (wall): " + ", ".join(f"{s} {st['use'][s]:.2f} ms" for s in sets) + ".",
+        "",
+        "| variant | " + " | ".join(sets) + " |",
+        "|---|" + "---:|" * len(sets),
+    ]
+    for name, v in st["variants"].items():
+        cells = [f"{v[s]:.2f} ({(v[s] + st['use'][s]) / st['use'][s]:.2f}x)" for s in sets]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Build the real users' store, time the rounds, print and write the table."""
     ap = argparse.ArgumentParser()
@@ -237,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--measures", default=",".join(MEASURES), help="a comma list of " + ", ".join(MEASURES)
     )
+    ap.add_argument("--stages", action="store_true", help="stage_costs.py's variants instead")
     args = ap.parse_args(argv)
     measures = [m for m in MEASURES if m in args.measures.split(",")]
     tokenize("预热 jieba warm-up")
@@ -250,6 +305,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     texts = [t for u in users for _, t, _ in u.items]
     memo.prime(texts + [again(t) for t in texts] + queries)
     db = build(users, QueryEmbeddings(memo, False))
+    if args.stages:
+        res = {
+            "machine": machine(),
+            "command": command_line("real_users.py", argv),
+            "rounds": args.rounds,
+            "code": str(Path(langmem_plus.__file__).resolve().parents[1]),
+            "stages": stage_rounds(db, users, memo, args.rounds),
+        }
+        publish(res, stage_table(res), args.out, args.md)
+        return res
     rounds = [one_round(db, users, memo, bool(r % 2), measures) for r in range(args.rounds)]
     sets: dict[str, Any] = {}
     for s in [*dict.fromkeys(u.set_name for u in users), "all"]:

@@ -51,6 +51,18 @@ def test_real_users_smoke(tmp_path: Path) -> None:
         assert v["with_use_over_use"] == v["search_with_use"] / v["use"]
 
 
+def test_real_users_stages_smoke() -> None:
+    data = _datasets()
+    if data is None:
+        pytest.skip("shared datasets not available")
+    ru = load_benchmark("real_users")
+    res = ru.main(["--data", str(data), "--smoke", "--rounds", "1", "--stages"])
+    got = res["stages"]["variants"]
+    assert list(got) == list(ru.VARIANTS)
+    assert all(v["all"] > 0 for v in got.values())
+    assert got["all of them off"]["all"] < got["default"]["all"]  # the stages cost something
+
+
 def test_locomo_evidence_normalisation() -> None:
     rq = load_benchmark("retrieval_quality")
     valid = {"D8:6", "D9:17", "D9:1", "D4:4", "D4:6", "D11:26", "D30:5"}
