@@ -48,6 +48,8 @@ from stage_costs import VARIANTS, MemoEmbeddings
 
 import langmem_plus
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store.ranker import Ranker, RankQuery
+from langmem_plus.store.rows import search_hit
 from langmem_plus.text.tokenize import tokenize
 from langmem_plus.text.transcript import text_to_embed
 
@@ -232,12 +234,34 @@ def table(res: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tokenise_only(ranker: Ranker, conn: Any, rq: RankQuery) -> list[Any]:
+    """A search's floor: the query read, nothing ranked (no hits)."""
+    ranker.start(rq)
+    return []
+
+
+def _bm25_page(ranker: Ranker, conn: Any, rq: RankQuery) -> list[Any]:
+    """A search's floor with a page: BM25's top 10 and their items, nothing else ranked."""
+    s = ranker.start(rq)
+    be = ranker.backend
+    ids = sorted(be.keyword_search(conn, rq.ns_ids, s.q, rq.limit, weights=s.qw))[: rq.limit]
+    rows = be.rows(conn, ids, full=True)
+    return [search_hit(rows[i], 1.0, (None, 0)) for i in ids if i in rows]
+
+
+FLOORS: dict[str, Callable[[Ranker, Any, RankQuery], list[Any]]] = {
+    "floor: the query read, no ranking, no hits": _tokenise_only,
+    "floor: BM25 top 10 and their items, no other stage": _bm25_page,
+}
+
+
 def stage_rounds(
     db: Path, users: Sequence[User], memo: MemoEmbeddings, rounds: int
 ) -> dict[str, Any]:
     """stage_costs.py's variants on real text: the store's part (thread CPU ms, p50 per set,
-    the median of the rounds; variants alternated) and USE alone (wall ms) in the same run."""
-    per: dict[str, list[dict[str, float]]] = {name: [] for name in VARIANTS}
+    the median of the rounds; variants alternated) and USE alone (wall ms) in the same run;
+    then the floors (`FLOORS`): what a search costs with the ranking taken out."""
+    per: dict[str, list[dict[str, float]]] = {name: [] for name in [*VARIANTS, *FLOORS]}
     use: list[dict[str, float]] = []
     for r in range(rounds):
         names = list(VARIANTS)[:: -1 if r % 2 else 1]
@@ -246,6 +270,14 @@ def stage_rounds(
             got = searches(db, QueryEmbeddings(memo, False), users, time.thread_time, cfg)
             got["all"] = [v for vs in got.values() for v in vs]
             per[name].append({s: float(np.median(v)) for s, v in got.items()})
+        for name, floor in FLOORS.items():  # the ranker swapped for a floor, then restored
+            rank, Ranker.rank = Ranker.rank, floor  # type: ignore[method-assign,assignment]
+            try:
+                got = searches(db, QueryEmbeddings(memo, False), users, time.thread_time)
+            finally:
+                Ranker.rank = rank  # type: ignore[method-assign]
+            got["all"] = [v for vs in got.values() for v in vs]
+            per.setdefault(name, []).append({s: float(np.median(v)) for s, v in got.items()})
         wall = time.perf_counter
         got = timed(wall, users, lambda _u, q: memo.inner.embed_query(text_to_embed(q)))
         got["all"] = [v for vs in got.values() for v in vs]

@@ -58,9 +58,10 @@ def test_real_users_stages_smoke() -> None:
     ru = load_benchmark("real_users")
     res = ru.main(["--data", str(data), "--smoke", "--rounds", "1", "--stages"])
     got = res["stages"]["variants"]
-    assert list(got) == list(ru.VARIANTS)
+    assert list(got) == [*ru.VARIANTS, *ru.FLOORS]
     assert all(v["all"] > 0 for v in got.values())
     assert got["all of them off"]["all"] < got["default"]["all"]  # the stages cost something
+    assert all(got[f]["all"] < got["all of them off"]["all"] for f in ru.FLOORS)
 
 
 def test_locomo_evidence_normalisation() -> None:
