@@ -92,7 +92,8 @@ def test_a_new_handle_reads_the_word_instead_of_embedding_it(tmp_path: Path) -> 
     assert "Oskar" in emb.embedded  # the common word, embedded on the first search
     assert _rows(path) == []  # a search writes nothing
     store.put(("u",), "extra", {"text": "Lena prefers Italian food"})  # the next write keeps it
-    assert _rows(path) == [("Counting:test-hash-embeddings@32", "Oskar", 32 * 8)]
+    # a one-word hash vector is +-1 in one place: float32 holds it exactly (4 B a dimension)
+    assert _rows(path) == [("Counting:test-hash-embeddings@32", "Oskar", 32 * 4)]
     store.close()
 
     again = Counting()
@@ -139,14 +140,14 @@ def test_a_row_that_cannot_be_read_whole_is_embedded_again(tmp_path: Path) -> No
     first = _ranking(store)
     store.close()
     key = _rows(path)[0][0]
-    for bad in (b"\x00" * 7, np.full(32, np.nan).tobytes(), "not bytes"):
+    for bad in (b"\x00" * 7, np.full(32, np.nan).tobytes(), np.ones(64).tobytes(), "not bytes"):
         with sqlite3.connect(path) as conn:
             conn.execute("UPDATE word_vectors SET vec = ? WHERE model = ?", (bad, key))
         emb = Counting()
         with _open(path, emb) as reopened:
             assert _ranking(reopened) == first
         assert "Oskar" in emb.embedded
-        assert _rows(path)[0][2] == 32 * 8  # written whole again at close
+        assert _rows(path)[0][2] == 32 * 4  # written whole again at close
 
 
 def test_a_read_only_store_reads_the_words_and_writes_none(tmp_path: Path) -> None:
@@ -177,3 +178,71 @@ def test_words_waiting_for_a_write_are_bounded(tmp_path: Path) -> None:
     assert "w0" not in shelf._pending and f"w{wordshelf.MAX_PENDING + 9}" in shelf._pending
     store.close()
     assert len(_rows(path)) == wordshelf.MAX_PENDING
+
+
+class Float32Counting(Counting):
+    """Embeddings whose values are float32 numbers (as the bundled USE model's are)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        got = super().embed_documents(texts)
+        return np.asarray(got, dtype=np.float32).astype(np.float64).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return np.asarray(super().embed_query(text), dtype=np.float32).astype(np.float64).tolist()
+
+
+def test_float32_embeddings_take_4_bytes_a_dimension_and_read_back_exactly(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.db"
+    store = _open(path, Float32Counting())
+    for i, text in enumerate(MEMORIES):
+        store.put(("u",), f"m{i}", {"text": text})
+    first = _ranking(store)
+    store.close()
+    assert [(w, n) for _m, w, n in _rows(path)] == [("Oskar", 32 * 4)]
+    emb = Float32Counting()
+    with _open(path, emb) as reopened:
+        assert _ranking(reopened) == first
+    assert "Oskar" not in emb.embedded
+
+
+class Float64Counting(Counting):
+    """Embeddings whose values float32 cannot hold (a third of the hash vector)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[x / 3 for x in v] for v in super().embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [x / 3 for x in super().embed_query(text)]
+
+
+def test_float64_embeddings_take_8_bytes_a_dimension_and_read_back_exactly(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.db"
+    store = _open(path, Float64Counting())
+    for i, text in enumerate(MEMORIES):
+        store.put(("u",), f"m{i}", {"text": text})
+    first = _ranking(store)
+    store.close()
+    assert [(w, n) for _m, w, n in _rows(path)] == [("Oskar", 32 * 8)]
+    emb = Float64Counting()
+    with _open(path, emb) as reopened:
+        assert _ranking(reopened) == first
+    assert "Oskar" not in emb.embedded
+
+
+def test_keep_word_vectors_false_keeps_none(tmp_path: Path) -> None:
+    from langmem_plus import MemoryConfig
+
+    path = tmp_path / "m.db"
+    cfg = MemoryConfig(store={"keep_word_vectors": False})
+    emb = Counting()
+    store = HybridStore(path, index={"embed": emb, "dims": 32, "fields": ["text"]}, config=cfg)
+    for i, text in enumerate(MEMORIES):
+        store.put(("u",), f"m{i}", {"text": text})
+    _ranking(store)
+    store.close()
+    assert "Oskar" in emb.embedded
+    assert _rows(path) == []

@@ -71,17 +71,18 @@ class TermVectors:
                     self._cache.move_to_end(w)
                     found[w] = v
         missing = [w for w in dict.fromkeys(words) if w not in found]
-        if missing and self.shelf is not None:  # stored by an earlier process or handle
-            found.update(self.shelf.load(missing))
-            embed = [w for w in missing if w not in found]
-        else:
-            embed = missing
-        if embed:  # embedded outside the lock; another thread may do the same word, harmlessly
+        # the embeddings as the model gave them: stored by an earlier process or handle, the
+        # rest embedded now (outside the lock; another thread may do the same word, harmlessly)
+        raw = self.shelf.load(missing) if missing and self.shelf is not None else {}
+        embed = [w for w in missing if w not in raw]
+        if embed:
             got = np.asarray(self.embeddings.embed_documents(embed), dtype=np.float64)
-            for w, v in zip(embed, got.reshape(len(embed), -1), strict=True):
-                found[w] = v / (np.linalg.norm(v) or 1.0)
+            fresh = dict(zip(embed, got.reshape(len(embed), -1), strict=True))
             if self.shelf is not None:
-                self.shelf.keep({w: found[w] for w in embed})
+                self.shelf.keep(fresh)
+            raw.update(fresh)
+        for w, v in raw.items():
+            found[w] = v / (np.linalg.norm(v) or 1.0)
         if missing:
             with self._lock:
                 for w in missing:

@@ -66,7 +66,8 @@ class SqliteStorage:
         self.texts = texts
         self.vector_storage = config.store.vector_storage
         self.vec: VectorIndex | None = None
-        key = shelf_key(model_name, dims) if embeddings is not None else None
+        keep = embeddings is not None and config.store.keep_word_vectors
+        key = shelf_key(model_name, dims) if keep else None
         self.words = None if key is None else WordShelf(self.db, key, dims)  # wordshelf.py
         if embeddings is not None:
             self._check_model()

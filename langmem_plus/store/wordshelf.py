@@ -3,14 +3,14 @@
 The query's common words (store/common_terms.py) are embedded one by one the first time a
 process meets them; with the bundled USE model that is one model call (a millisecond or more)
 on a user's first search in every new process or store handle. The shelf keeps each word's
-unit vector in the table `word_vectors` under the model's name and dimension, so a later
-process reads it instead. A vector is stored as the embedding gave it, made unit length, in
-float64 (`<f8` bytes: nothing stored is ever executed or unpickled), so a word read back
-weighs exactly as it did when it was embedded. Searches only read: a word embedded during a
-search is written with the store's next write transaction (or when the store closes); a
-read-only store reads what is there and writes nothing. Only models with a name of their own
-(`embedding_model_name` from a model attribute) are kept: a class name alone does not say
-which weights made a vector.
+embedding in the table `word_vectors` under the model's name and dimension, so a later process
+reads it instead. A vector is stored as the model gave it, as float32 when that loses nothing
+(the bundled model's case: 2 KB at 512-d) and as float64 otherwise (`<f4` / `<f8` bytes: nothing
+stored is ever executed or unpickled), so a word read back weighs exactly as when it was
+embedded. Searches only read: a word embedded during a search is written with the store's next
+write transaction (or when the store closes); a read-only store reads what is there and writes
+nothing. Only models with a name of their own (`embedding_model_name` from a model attribute)
+are kept: a class name alone does not say which weights made a vector.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class WordShelf:
         self._lock = threading.Lock()
 
     def load(self, words: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of `words` (those held whole; any other row is ignored)."""
+        """The stored embeddings of `words`, float64 (rows not held whole are ignored)."""
         out: dict[str, np.ndarray] = {}
         want = list(dict.fromkeys(words))
         if not want:
@@ -54,7 +54,7 @@ class WordShelf:
             for w in want:
                 if w in self._pending:
                     out[w] = self._pending[w]
-        size = self.dims * 8
+        kinds = {self.dims * 4: "<f4", self.dims * 8: "<f8"}
         with self.db.read() as conn:
             for part, qs in in_chunks([w for w in want if w not in out]):
                 rows = conn.execute(
@@ -62,14 +62,16 @@ class WordShelf:
                     (self.key, *part),
                 )
                 for word, blob in rows:
-                    if isinstance(blob, bytes) and len(blob) == size:
-                        vec = np.frombuffer(blob, dtype="<f8").astype(np.float64)
+                    kind = kinds.get(len(blob)) if isinstance(blob, bytes) else None
+                    if kind is not None:
+                        vec = np.frombuffer(blob, dtype=kind).astype(np.float64)
                         if np.isfinite(vec).all():
                             out[word] = vec
         return out
 
     def keep(self, vectors: Mapping[str, np.ndarray]) -> None:
-        """Remember newly embedded words' vectors until the next write transaction (at most
+        """Remember newly embedded words (float64, as the model gave them) until the next
+        write transaction (at most
         `MAX_PENDING`: a store that only searches drops the oldest rather than grow)."""
         if self.db.read_only:
             return
@@ -88,11 +90,19 @@ class WordShelf:
         with self._lock:
             if not self._pending:
                 return
-            rows = [
-                (self.key, w, np.asarray(v, dtype="<f8").tobytes())
-                for w, v in self._pending.items()
-            ]
+            rows = [(self.key, w, _packed(v)) for w, v in self._pending.items()]
             self._pending.clear()
         conn.executemany(  # type: ignore[attr-defined]
             "INSERT OR REPLACE INTO word_vectors (model, word, vec) VALUES (?, ?, ?)", rows
         )
+
+
+def _packed(vec: np.ndarray) -> bytes:
+    """A vector's bytes: float32 when that holds it exactly, else float64."""
+    v = np.asarray(vec, dtype=np.float64)
+    small = v.astype("<f4")
+    return (
+        small.tobytes()
+        if np.array_equal(small.astype(np.float64), v)
+        else v.astype("<f8").tobytes()
+    )
