@@ -52,7 +52,7 @@ from langmem_plus.store.scoring import (
 )
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
-from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
+from langmem_plus.text.tokenize import QueryTerms, cut_once, query_terms, tokenize
 from langmem_plus.text.transcript import is_transcript
 
 __all__ = ["RankQuery", "Ranker"]
@@ -156,7 +156,7 @@ class Ranker:
 
     def rank(self, conn: Any, rq: RankQuery) -> list[MemorySearchItem]:
         """The ranked page `rq.offset : rq.offset + rq.limit` of the query's hits."""
-        with self.backend.query_scope():  # keyword statistics read once per query
+        with self.backend.query_scope(), cut_once():  # statistics read, Chinese cut, once
             s = self.start(rq)
             self.candidates(conn, s)
             self.rows(conn, s)

@@ -16,13 +16,23 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
 from langmem_plus.text.stopwords import STOPWORDS
 
-__all__ = ["QueryTerms", "is_stopword", "query_terms", "stem", "term_surfaces", "tokenize"]
+__all__ = [
+    "QueryTerms",
+    "cut_once",
+    "is_stopword",
+    "query_terms",
+    "stem",
+    "term_surfaces",
+    "tokenize",
+]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
@@ -43,7 +53,31 @@ _jieba_lock = threading.Lock()
 _jieba_ready = False
 
 
+_CUTS: ContextVar[dict[str, list[str]] | None] = ContextVar("langmem_plus_cuts", default=None)
+
+
+@contextmanager
+def cut_once() -> Iterator[None]:
+    """Within this block (one search reading its query: its terms, its last line, the words
+    behind its common terms), each run of Chinese text is cut by jieba once."""
+    token = _CUTS.set({})
+    try:
+        yield
+    finally:
+        _CUTS.reset(token)
+
+
 def _jieba_cut(text: str) -> list[str]:
+    memo = _CUTS.get()
+    if memo is None:
+        return _cut(text)
+    got = memo.get(text)
+    if got is None:
+        got = memo[text] = _cut(text)
+    return got
+
+
+def _cut(text: str) -> list[str]:
     global _jieba_ready
     import jieba
 
