@@ -45,6 +45,19 @@ class HashEmbeddings(Embeddings):
         return self._vec(text)
 
 
+class CountingEmbeddings(HashEmbeddings):
+    """Hash embeddings that record every text embedded as a document (single words: the
+    common-word projection's)."""
+
+    def __init__(self, dims: int = 64) -> None:
+        super().__init__(dims)
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded.extend(texts)
+        return super().embed_documents(texts)
+
+
 @pytest.fixture
 def hash_embeddings() -> HashEmbeddings:
     return HashEmbeddings()

@@ -11,6 +11,15 @@ from _bench import load_benchmark
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture
+def data() -> Path:
+    """The shared datasets folder (the test is skipped where there is none)."""
+    found = _datasets()
+    if found is None:
+        pytest.skip("shared datasets not available")
+    return found
+
+
 def _datasets() -> Path | None:
     """The shared datasets folder beside the clone, or /work/shared; None when absent."""
     for cand in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")):
@@ -19,10 +28,7 @@ def _datasets() -> Path | None:
     return None
 
 
-def test_retrieval_quality_smoke(tmp_path: Path) -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_retrieval_quality_smoke(data: Path, tmp_path: Path) -> None:
     rq = load_benchmark("retrieval_quality")
     out = tmp_path / "q.json"
     res = rq.main(["--data", str(data), "--smoke", "--out", str(out)])
@@ -34,10 +40,7 @@ def test_retrieval_quality_smoke(tmp_path: Path) -> None:
             assert r["n"] > 0 and 0.0 <= r["frac@10"] <= 1.0
 
 
-def test_real_users_smoke(tmp_path: Path) -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_real_users_smoke(data: Path, tmp_path: Path) -> None:
     ru = load_benchmark("real_users")
     md = tmp_path / "r.md"
     res = ru.main(["--data", str(data), "--smoke", "--rounds", "1", "--md", str(md)])
@@ -51,10 +54,7 @@ def test_real_users_smoke(tmp_path: Path) -> None:
         assert v["with_use_over_use"] == v["search_with_use"] / v["use"]
 
 
-def test_real_users_stages_smoke() -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_real_users_stages_smoke(data: Path) -> None:
     ru = load_benchmark("real_users")
     res = ru.main(["--data", str(data), "--smoke", "--rounds", "1", "--stages"])
     got = res["stages"]["variants"]
@@ -112,10 +112,7 @@ def test_scale_checks_give_the_verdict_each_figure_earns() -> None:
     assert verdicts == ["FAIL", "FAIL", "PASS", "PASS"]
 
 
-def test_vector_recall_smoke(tmp_path: Path) -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_vector_recall_smoke(data: Path, tmp_path: Path) -> None:
     vr = load_benchmark("vector_recall")
     out, md = tmp_path / "v.json", tmp_path / "v.md"
     res = vr.main(["--data", str(data), "--smoke", "--out", str(out), "--md", str(md)])
@@ -150,10 +147,7 @@ def test_corrections_judge() -> None:
     assert cb.judge(["10k in 52 min"], ["52", "49"], [])["lost"]
 
 
-def test_e2e_memory_smoke(tmp_path: Path) -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_e2e_memory_smoke(data: Path, tmp_path: Path) -> None:
     e2e = load_benchmark("e2e_memory")
     res = e2e.main(
         ["--data", str(data), "--set", "memorybank", "--max-convs", "1", "--max-q", "2",
@@ -175,10 +169,7 @@ def test_async_batching_smoke(tmp_path: Path) -> None:
     assert res
 
 
-def test_calibration_smoke(tmp_path: Path) -> None:
-    data = _datasets()
-    if data is None:
-        pytest.skip("shared datasets not available")
+def test_calibration_smoke(data: Path, tmp_path: Path) -> None:
     cal = load_benchmark("calibration")
     args = ["--data", str(data), "--smoke", "--out", str(tmp_path / "c.json"),
             "--md", str(tmp_path / "c.md"), "--plot", str(tmp_path / "c.png"),

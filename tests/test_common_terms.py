@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
-from conftest import HashEmbeddings
+from conftest import CountingEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from milvus_fixtures import LiteFile, requires_lite
@@ -157,18 +157,8 @@ def test_common_words_are_read_as_the_query_writes_them() -> None:
     assert term_surfaces("Oskar's 小林 processOrder")["order"] == "processOrder"
 
 
-class _Counting(HashEmbeddings):
-    def __init__(self) -> None:
-        super().__init__(16)
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
-
-
 def test_word_vectors_are_embedded_once_and_the_cache_is_bounded() -> None:
-    emb = _Counting()
+    emb = CountingEmbeddings(16)
     vectors = TermVectors(emb, size=2)
     first = vectors(["Oskar", "小林", "Oskar"])
     assert emb.embedded == ["Oskar", "小林"]  # one call, each word once
@@ -205,11 +195,11 @@ def test_the_projected_vector_is_orthogonal_to_every_direction_and_keeps_its_len
 
 
 def test_the_basis_of_the_same_words_is_made_once_and_equals_a_fresh_one() -> None:
-    emb = _Counting()
+    emb = CountingEmbeddings(16)
     vectors = TermVectors(emb, size=2)
     basis = vectors.basis(["Oskar", "小林"])
     assert vectors.basis(["Oskar", "小林"]) is basis  # kept
-    fresh = orthonormal(TermVectors(_Counting())(["Oskar", "小林"]))
+    fresh = orthonormal(TermVectors(CountingEmbeddings(16))(["Oskar", "小林"]))
     assert len(basis) == len(fresh) == 2
     assert all(np.array_equal(a, b) for a, b in zip(basis, fresh, strict=True))
     vectors.basis(["Ines"])

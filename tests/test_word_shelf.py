@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-from conftest import HashEmbeddings
+import pytest
+from conftest import CountingEmbeddings
 from langchain_core.embeddings import Embeddings
 
 from langmem_plus import HybridStore
@@ -32,17 +33,11 @@ MEMORIES = [
 QUERY = "booking a team dinner with Oskar next week, anything I should watch out for?"
 
 
-class Counting(HashEmbeddings):
-    """Hash embeddings that record every text embedded as a document (single words: the
-    common-word projection's)."""
+class Counting(CountingEmbeddings):
+    """Counting hash embeddings of the dimension the tests store."""
 
     def __init__(self) -> None:
         super().__init__(32)
-        self.embedded: list[str] = []
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.embedded.extend(texts)
-        return super().embed_documents(texts)
 
 
 class Unnamed(Embeddings):
@@ -184,27 +179,10 @@ class Float32Counting(Counting):
     """Embeddings whose values are float32 numbers (as the bundled USE model's are)."""
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        got = super().embed_documents(texts)
-        return np.asarray(got, dtype=np.float32).astype(np.float64).tolist()
+        return [_as_f32(v) for v in super().embed_documents(texts)]
 
     def embed_query(self, text: str) -> list[float]:
-        return np.asarray(super().embed_query(text), dtype=np.float32).astype(np.float64).tolist()
-
-
-def test_float32_embeddings_take_4_bytes_a_dimension_and_read_back_exactly(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "m.db"
-    store = _open(path, Float32Counting())
-    for i, text in enumerate(MEMORIES):
-        store.put(("u",), f"m{i}", {"text": text})
-    first = _ranking(store)
-    store.close()
-    assert [(w, n) for _m, w, n in _rows(path)] == [("Oskar", 32 * 4)]
-    emb = Float32Counting()
-    with _open(path, emb) as reopened:
-        assert _ranking(reopened) == first
-    assert "Oskar" not in emb.embedded
+        return _as_f32(super().embed_query(text))
 
 
 class Float64Counting(Counting):
@@ -217,19 +195,24 @@ class Float64Counting(Counting):
         return [x / 3 for x in super().embed_query(text)]
 
 
-def test_float64_embeddings_take_8_bytes_a_dimension_and_read_back_exactly(
-    tmp_path: Path,
+def _as_f32(v: list[float]) -> list[float]:
+    return np.asarray(v, dtype=np.float32).astype(np.float64).tolist()
+
+
+@pytest.mark.parametrize(("kind", "width"), [(Float32Counting, 4), (Float64Counting, 8)])
+def test_a_word_takes_the_bytes_its_values_need_and_reads_back_exactly(
+    tmp_path: Path, kind: type[Counting], width: int
 ) -> None:
     path = tmp_path / "m.db"
-    store = _open(path, Float64Counting())
+    store = _open(path, kind())
     for i, text in enumerate(MEMORIES):
         store.put(("u",), f"m{i}", {"text": text})
     first = _ranking(store)
     store.close()
-    assert [(w, n) for _m, w, n in _rows(path)] == [("Oskar", 32 * 8)]
-    emb = Float64Counting()
+    assert [(w, n) for _m, w, n in _rows(path)] == [("Oskar", 32 * width)]
+    emb = kind()
     with _open(path, emb) as reopened:
-        assert _ranking(reopened) == first
+        assert _ranking(reopened) == first  # bit for bit
     assert "Oskar" not in emb.embedded
 
 

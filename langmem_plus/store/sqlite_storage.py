@@ -269,7 +269,7 @@ class SqliteStorage:
         finally:
             try:
                 if self.words is not None and self.words.has_pending and not self.read_only:
-                    with self.write():
-                        pass  # the words searches embedded since the last write
+                    with self.db.write() as conn:  # the words searches embedded since then
+                        self.words.flush(conn)
             finally:
                 self.db.close()
