@@ -57,6 +57,15 @@ FIELD_WORDS: dict[str, frozenset[str]] = {
     "tier": frozenset(get_args(Tier)),
     "source": frozenset(get_args(Source)),
 }
+# record fields that hold a value of another type than text: in `metadata=` a value of another
+# type (``{"verified": "by Bob"}``) is the caller's own metadata, not a bad field value
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "verified": (bool,),
+    "confidence": (int, float),
+    "importance": (int, float),
+    "tags": (list, tuple),
+    "symbols": (list, tuple),
+}
 
 
 def _sets_field(key: str, value: Any) -> bool:
@@ -64,7 +73,10 @@ def _sets_field(key: str, value: Any) -> bool:
     if key not in SETTABLE or key in ("text", "metadata"):
         return False
     words = FIELD_WORDS.get(key)
-    return words is None or (isinstance(value, str) and value in words)
+    if words is not None:
+        return isinstance(value, str) and value in words
+    types = FIELD_TYPES.get(key)
+    return types is None or isinstance(value, types)
 
 
 def check_label(name: str, value: Any) -> str:

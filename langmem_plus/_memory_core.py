@@ -31,6 +31,7 @@ from langmem_plus._memory_scopes import config_kwargs, pick_id, scope_metadata, 
 from langmem_plus._memory_transfer import export, import_data, import_logs
 from langmem_plus._memory_turns import ConversationIndex
 from langmem_plus._memory_writes import MemoryWriter, updated_record
+from langmem_plus.clock import clock_datetime
 from langmem_plus.config import MemoryConfig
 from langmem_plus.conversation_log import ConversationLog, check_log
 from langmem_plus.costs import CostCallback, CostTimer, TurnCost, check_on_cost, deliver
@@ -227,6 +228,7 @@ class Memory:
             as_of=when,
             recency=(cfg.score.w_recency, cfg.score.recency_half_life_days),
             newer_share=cfg.recall.newer_version_share if cfg.recall.newer_versions_first else None,
+            now=clock_datetime(self.store.clock),
         )
         hits = [SearchHit.of(it) for it in items]
         return hits if threshold is None else [h for h in hits if h.score >= threshold]

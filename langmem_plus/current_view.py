@@ -49,6 +49,7 @@ def current_view(
     as_of: datetime | None = None,
     recency: tuple[float, float] | None = None,
     newer_share: float | None = RELEVANCE_SHARE,
+    now: datetime | None = None,
 ) -> list[Any]:
     """Search results as the memory layer shows them, best first, at most `limit`.
 
@@ -63,10 +64,11 @@ def current_view(
     own timeline: the age of a memory is counted from when it was said (`occurred_at`) back
     from the newest memory found (never past `as_of` or now), not from the wall clock. So in
     imported or long-idle histories the newer of two statements still counts as newer; when
-    the user is active (newest ≈ now) nothing changes.
+    the user is active (newest ≈ now) nothing changes. `now`: the store's clock (default the
+    wall clock).
     """
     if recency is not None:
-        _rebase_recency(items, recency[0], recency[1], as_of)
+        _rebase_recency(items, recency[0], recency[1], as_of or now)
     shown: list[tuple[float, int, Any]] = []
     for i, it in enumerate(items):
         value = it.value if isinstance(it.value, Mapping) else {}

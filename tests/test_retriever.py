@@ -14,10 +14,15 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langmem_plus import HybridStore, MemoryRetriever
+from langmem_plus.clock import ManualClock
 from langmem_plus.errors import ValidationError
 from langmem_plus.namespaces import user_namespace
 
-_STORE = HybridStore(index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]})
+# a clock that stands still: scores hold a recency term, and the threshold tests compare scores
+# read at different moments (on the wall clock they drift ~1.8e-7 a second)
+_STORE = HybridStore(
+    index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]}, clock=ManualClock()
+)
 for i, text in enumerate(
     [
         "User likes green tea",

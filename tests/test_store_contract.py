@@ -205,7 +205,7 @@ def test_current_topic_boost_and_time_range(store):
     assert boosted["a"].components["topic_boost"] == 1.3
     assert boosted["a"].score == pytest.approx(plain["a"] * 1.3)
     assert boosted["b"].components["topic_boost"] == 1.0
-    future = time.time() + 3600
+    future = store.clock() + 3600
     assert store.search(("m",), query="talked", time_range=(future, None)) == []
     assert len(store.search(("m",), query="talked", time_range=(None, future))) == 2
 
