@@ -43,9 +43,9 @@ RESULTS_DIR = ROOT / "docs" / "results"
 JUDGEMENT_FILE = ROOT / "langmem_plus" / "data" / "relevance_judgement.json"
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
-from langmem_plus.current_view import DEFAULT_FLOOR, feedback_only  # noqa: E402
 from langmem_plus.embeddings import USE_MODEL_NAME  # noqa: E402
-from langmem_plus.store.judgement import load_judgements  # noqa: E402
+from langmem_plus.episodic.current_view import DEFAULT_FLOOR, feedback_only  # noqa: E402
+from langmem_plus.store.ranking.judgement import load_judgements  # noqa: E402
 
 K = 10
 BINS = np.round(np.arange(0.0, 1.01, 0.1), 2)

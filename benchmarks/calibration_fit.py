@@ -96,7 +96,7 @@ def turns_from_json(rows: Iterable[dict[str, Any]]) -> list[Turn]:
 
 
 def scale_of(coef: np.ndarray, intercept: float, feats: np.ndarray) -> np.ndarray:
-    """The judgement's scale for rows of features (as store/judgement.py computes it)."""
+    """The judgement's scale for rows of features (as store/ranking/judgement.py computes it)."""
     z = feats @ coef + intercept
     return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function, overflow-free
 

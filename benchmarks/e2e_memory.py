@@ -337,7 +337,7 @@ def _bytes_on_disk(path: Path) -> int:
 
 def _bytes_excl_vectors(path: Path) -> int:
     """Bytes of the database's tables and indexes other than the vector ones (SQLite dbstat;
-    the common words' vectors, store/wordshelf.py, are vectors too)."""
+    the common words' vectors, store/sqlite/wordshelf.py, are vectors too)."""
     con = sqlite3.connect(path)
     try:
         row = con.execute(

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langmem_plus.processors import KnowledgeMonitor
-from langmem_plus.processors._textutil import content_tokens, jaccard
+from langmem_plus.processors.statements.textutil import content_tokens, jaccard
 
 DATA = Path(__file__).parent / "data" / "extraction_cases.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "extraction_heldout.jsonl"

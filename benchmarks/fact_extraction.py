@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_json, write_text  # noqa: E402
 from evaldata import CorrectionCase, ExtractionCase, load_corrections, load_extraction  # noqa: E402
 
-from langmem_plus.processors.derived import DerivedFact  # noqa: E402
-from langmem_plus.processors.facts import rule_facts  # noqa: E402
+from langmem_plus.processors.facts.derived import DerivedFact  # noqa: E402
+from langmem_plus.processors.facts.rules import rule_facts  # noqa: E402
 from langmem_plus.text import tokenize  # noqa: E402
 
 NOTES = (

@@ -48,8 +48,8 @@ from stage_costs import VARIANTS, MemoEmbeddings
 
 import langmem_plus
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store.ranker import Ranker, RankQuery
-from langmem_plus.store.rows import search_hit
+from langmem_plus.store.ranking.ranker import Ranker, RankQuery
+from langmem_plus.store.seams import search_hit
 from langmem_plus.text.tokenize import tokenize
 from langmem_plus.text.transcript import text_to_embed
 

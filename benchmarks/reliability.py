@@ -533,7 +533,7 @@ def _rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def _vectors(path: Path, dims: int) -> dict[tuple[str, str, str], np.ndarray]:
-    from langmem_plus.store.veccodec import decode_vecs
+    from langmem_plus.store.vector.codec import decode_vecs
 
     conn = sqlite3.connect(str(path))
     try:
@@ -590,7 +590,7 @@ def faiss_vs_sql(mem: Any, path: Path, tol: float = 0.02) -> int:
 
     Reads the store's vector index through its private attribute: no public accessor exists,
     and this is the index the searches use."""
-    from langmem_plus.store.veccodec import decode_vecs
+    from langmem_plus.store.vector.codec import decode_vecs
 
     vec = getattr(mem.store, "_vec", None)
     if vec is None:
@@ -1343,8 +1343,8 @@ def run_hostile(
     if "rest" in interfaces or "rest+keys" in interfaces:
         from fastapi.testclient import TestClient
 
-        from langmem_plus.apikeys import KeyStore
         from langmem_plus.server import create_app
+        from langmem_plus.server.apikeys import KeyStore
 
         def rest_run(iface: str, client: Any, calls: list[tuple[str, str, str, str, dict]]) -> None:
             for cname, label, method, url, kw in calls:
@@ -1497,10 +1497,10 @@ def run_isolation(
     """Random multi-user ops through Python, REST, MCP and CLI on one file: count leaks."""
     from fastapi.testclient import TestClient
 
-    from langmem_plus.apikeys import KeyStore
     from langmem_plus.mcp_server import build_server
     from langmem_plus.memory import Memory
     from langmem_plus.server import create_app
+    from langmem_plus.server.apikeys import KeyStore
 
     work.mkdir(parents=True, exist_ok=True)
     db = work / "iso.db"
@@ -1904,12 +1904,12 @@ def _injection_outputs(text: str, category: str, user: str) -> dict[str, str]:
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage
 
-    from langmem_plus.context import build_context
+    from langmem_plus.agent.context import build_context
+    from langmem_plus.agent.middleware import MemoryMiddleware
+    from langmem_plus.agent.tools import create_search_memory_tool
     from langmem_plus.mcp_server import build_server
     from langmem_plus.memory import Memory
-    from langmem_plus.middleware import MemoryMiddleware
     from langmem_plus.store.hybrid import HybridStore
-    from langmem_plus.tools import create_search_memory_tool
 
     store = HybridStore(index=False)
     ns = ("memories", user)

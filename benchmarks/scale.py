@@ -49,7 +49,7 @@ from langgraph.store.base import PutOp  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
-from langmem_plus.store.vector import decode_vecs  # noqa: E402
+from langmem_plus.store.vector.index import decode_vecs  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
 
 DIMS = 512

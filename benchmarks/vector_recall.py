@@ -45,7 +45,7 @@ from _results import write_json, write_text  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import default_embeddings  # noqa: E402
-from langmem_plus.store.vector import VectorIndex, decode_vecs, encode_vec  # noqa: E402
+from langmem_plus.store.vector.index import VectorIndex, decode_vecs, encode_vec  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets"
 K = 10

@@ -7,6 +7,7 @@ fully offline by default.
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from langmem_plus.agent.retriever import MemoryRetriever
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import default_embeddings
 from langmem_plus.errors import (
@@ -16,51 +17,50 @@ from langmem_plus.errors import (
     MemoryNotFoundError,
     ValidationError,
 )
-from langmem_plus.records import (
+from langmem_plus.model.records import (
     ConversationTurn,
     MemoryRecord,
     RollingSummary,
     SessionSummary,
     UserProfile,
 )
-from langmem_plus.retriever import MemoryRetriever
 from langmem_plus.store import HybridStore, MemorySearchItem
 
 if TYPE_CHECKING:
-    from langmem_plus.conversation_log import ConversationLog, InMemoryConversationLog
-    from langmem_plus.memory import AsyncMemory, Memory
-    from langmem_plus.middleware import MemoryMiddleware
-    from langmem_plus.nodes import (
+    from langmem_plus.agent.middleware import MemoryMiddleware
+    from langmem_plus.agent.nodes import (
         MemoryState,
         create_extract_node,
         create_recall_node,
         create_reconsolidate_node,
         create_summarize_node,
     )
+    from langmem_plus.agent.tools import create_manage_memory_tool, create_search_memory_tool
+    from langmem_plus.agent.working import WorkingMemory
+    from langmem_plus.episodic.conversation_log import ConversationLog, InMemoryConversationLog
+    from langmem_plus.memory import AsyncMemory, Memory
     from langmem_plus.processors import KnowledgeMonitor, MemoryOp, apply_ops
-    from langmem_plus.tools import create_manage_memory_tool, create_search_memory_tool
-    from langmem_plus.working import WorkingMemory
 
 __version__ = "0.1.0"
 
 # Agent-side names load on first use: `import langmem_plus` stays light for store-only users.
 _LAZY = {
     "AsyncMemory": "langmem_plus.memory",
-    "ConversationLog": "langmem_plus.conversation_log",
-    "InMemoryConversationLog": "langmem_plus.conversation_log",
+    "ConversationLog": "langmem_plus.episodic.conversation_log",
+    "InMemoryConversationLog": "langmem_plus.episodic.conversation_log",
     "Memory": "langmem_plus.memory",
-    "MemoryMiddleware": "langmem_plus.middleware",
-    "MemoryState": "langmem_plus.nodes",
-    "create_extract_node": "langmem_plus.nodes",
-    "create_reconsolidate_node": "langmem_plus.nodes",
-    "create_recall_node": "langmem_plus.nodes",
-    "create_summarize_node": "langmem_plus.nodes",
+    "MemoryMiddleware": "langmem_plus.agent.middleware",
+    "MemoryState": "langmem_plus.agent.nodes",
+    "create_extract_node": "langmem_plus.agent.nodes",
+    "create_reconsolidate_node": "langmem_plus.agent.nodes",
+    "create_recall_node": "langmem_plus.agent.nodes",
+    "create_summarize_node": "langmem_plus.agent.nodes",
     "KnowledgeMonitor": "langmem_plus.processors",
     "MemoryOp": "langmem_plus.processors",
     "apply_ops": "langmem_plus.processors",
-    "create_manage_memory_tool": "langmem_plus.tools",
-    "create_search_memory_tool": "langmem_plus.tools",
-    "WorkingMemory": "langmem_plus.working",
+    "create_manage_memory_tool": "langmem_plus.agent.tools",
+    "create_search_memory_tool": "langmem_plus.agent.tools",
+    "WorkingMemory": "langmem_plus.agent.working",
 }
 
 

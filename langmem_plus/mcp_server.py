@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langmem_plus._memory_checks import check_label
-from langmem_plus.apikeys import AuthenticationError, KeyStore
 from langmem_plus.cli import default_db_path, quiet_jieba
 from langmem_plus.cli.options import is_server_db, keys_db
 from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
-from langmem_plus.quoting import quote_data
+from langmem_plus.memory.checks import check_label
+from langmem_plus.model.quoting import quote_data
+from langmem_plus.server.apikeys import AuthenticationError, KeyStore
 
 __all__ = ["build_server", "main", "resolve_user"]
 

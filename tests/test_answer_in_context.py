@@ -1,5 +1,5 @@
 """Elliptical follow-ups: an answer takes its question's relevance in context
-(`store.answer_in_context`, store/neighbours.py).
+(`store.answer_in_context`, store/ranking/neighbours.py).
 
 "ha, fine, I'll bring snacks then" and "那就这么定了，按第二个方案来" share no word with the
 question asked later; the turn before them is a question with no subject either ("so who's doing
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.neighbours import inherit
+from langmem_plus.store.ranking.neighbours import inherit
 
 PICNIC = [
     (

@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus.apikeys import (
+from langmem_plus.cli import is_loopback, main
+from langmem_plus.errors import ValidationError
+from langmem_plus.server.apikeys import (
     AuthenticationError,
     KeyNotFoundError,
     KeyStore,
     RateLimiter,
     hash_token,
 )
-from langmem_plus.cli import is_loopback, main
-from langmem_plus.errors import ValidationError
 
 
 class FakeClock:

@@ -1,4 +1,4 @@
-"""The change feed (store/changefeed.py) hands a subscriber exactly what it missed, or restarts it.
+"""The change feed (store/db/changefeed.py) hands a subscriber exactly what it missed, or restarts it.
 
 A recording subscriber over a real database: entries past its watermark arrive in log order;
 a log compacted past the watermark, a reset entry, a replaced database (head behind the
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pytest
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.store.changefeed import (
+from langmem_plus.store.db.changefeed import (
     KEYWORD_FEED,
     OP_ADD,
     OP_REMOVE,
@@ -21,7 +21,7 @@ from langmem_plus.store.changefeed import (
     VECTOR_FEED,
     Change,
 )
-from langmem_plus.store.sqlite import Database, in_chunks
+from langmem_plus.store.db.database import Database, in_chunks
 
 
 class Recorder:

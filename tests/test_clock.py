@@ -8,9 +8,9 @@ import pytest
 
 from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock, check_clock, clock_datetime, system_clock
+from langmem_plus.episodic.lifecycle import cleanup_older_than, decay
 from langmem_plus.errors import ValidationError
-from langmem_plus.lifecycle import cleanup_older_than, decay
-from langmem_plus.records import MemoryRecord
+from langmem_plus.model.records import MemoryRecord
 
 NS = ("memories", "u1")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)

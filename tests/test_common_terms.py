@@ -1,5 +1,5 @@
 """A name most memories hold no longer crowds out the memory a question needs
-(`store.vector_common_term_ratio`, store/common_terms.py).
+(`store.vector_common_term_ratio`, store/ranking/common_terms.py).
 
 The examples are written for issue #14 ("booking a team dinner with Oskar, anything I should
 watch out for?" should surface the allergy, not every Oskar memory) and run on the bundled USE
@@ -19,7 +19,7 @@ from milvus_fixtures import LiteFile, requires_lite
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.common_terms import (
+from langmem_plus.store.ranking.common_terms import (
     MIN_DOCS,
     TermVectors,
     common_words,

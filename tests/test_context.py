@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.context import InjectedMemory, build_context, quote_data
+from langmem_plus.agent.context import InjectedMemory, build_context, quote_data
 from langmem_plus.errors import ValidationError
-from langmem_plus.quoting import needs_escape, unquote_data
-from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
+from langmem_plus.model.quoting import needs_escape, unquote_data
+from langmem_plus.model.records import RollingSummary, SessionSummary, UserProfile
 
 T = datetime(2026, 1, 3, 18, 0, tzinfo=timezone.utc)
 

@@ -14,15 +14,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus import HybridStore, Memory, MemoryConfig
-from langmem_plus.conversation_log import (
+from langmem_plus.agent.middleware import MemoryMiddleware
+from langmem_plus.episodic.conversation_log import (
     ConversationLog,
     InMemoryConversationLog,
     check_log,
     log_of,
 )
 from langmem_plus.errors import ValidationError
-from langmem_plus.middleware import MemoryMiddleware
-from langmem_plus.records import RollingSummary, SessionSummary, UserProfile
+from langmem_plus.model.records import RollingSummary, SessionSummary, UserProfile
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 

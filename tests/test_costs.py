@@ -17,10 +17,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus import HybridStore, Memory
+from langmem_plus.agent.middleware import MemoryMiddleware
 from langmem_plus.cli import main
-from langmem_plus.costs import TurnCost, summarize_costs, usage_meter
 from langmem_plus.errors import ValidationError
-from langmem_plus.middleware import MemoryMiddleware
+from langmem_plus.model.costs import TurnCost, summarize_costs, usage_meter
 
 PRE_STAGES = {"recall", "context"}
 
@@ -257,7 +257,7 @@ def test_summary_percentiles_are_ordered_and_calls_add_up(rows: list[dict[str, A
 def test_a_version_8_database_gains_the_cost_table(tmp_path) -> None:
     import sqlite3
 
-    from langmem_plus.store.sqlite import SCHEMA_VERSION
+    from langmem_plus.store.db.database import SCHEMA_VERSION
 
     path = tmp_path / "v8.db"
     with Memory(path, embeddings=False) as mem:

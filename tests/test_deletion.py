@@ -10,7 +10,7 @@ import pytest
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.memory import Memory
-from langmem_plus.records import utcnow
+from langmem_plus.model.records import utcnow
 
 SECRET = "zebrafishmarker"
 SECRET_ZH = "紫罗兰密码"

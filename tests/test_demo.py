@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from langmem_plus.demo import OFFLINE_LABEL, OfflineResponder, load_demo_conversation, run_demo
+from langmem_plus.cli.demo import OFFLINE_LABEL, OfflineResponder, load_demo_conversation, run_demo
 
 
 def test_demo_conversation_shape() -> None:

@@ -14,9 +14,14 @@ from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus import Memory
-from langmem_plus.context import build_context
-from langmem_plus.episodes import EpisodeKeeper, current_view, episode_record, episode_turns
-from langmem_plus.processors.derived import DerivedFact
+from langmem_plus.agent.context import build_context
+from langmem_plus.episodic.episodes import (
+    EpisodeKeeper,
+    current_view,
+    episode_record,
+    episode_turns,
+)
+from langmem_plus.processors.facts.derived import DerivedFact
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -276,7 +281,7 @@ def test_logged_turns_share_the_episodes_text(tmp_path: Path) -> None:
 
 
 def test_exchanges_survive_decay_and_consolidation_but_chitchat_decays() -> None:
-    from langmem_plus.lifecycle import consolidate, decay
+    from langmem_plus.episodic.lifecycle import consolidate, decay
 
     mem = Memory(embeddings=False)
     said = [

@@ -11,7 +11,7 @@ from typing import Any
 from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore
-from langmem_plus.store.scoring import COMPONENTS
+from langmem_plus.store.ranking.scoring import COMPONENTS
 
 INDEX = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
 TEXTS = ["alpha beta gamma", "beta gamma delta", "gamma ray burst", "alpha and omega"]
@@ -58,7 +58,7 @@ def test_a_hit_made_directly_equals_the_one_init_makes() -> None:
     must set every slot of the class and its LangGraph bases as `__init__` does."""
     from datetime import datetime, timezone
 
-    from langmem_plus.store._common import MemorySearchItem
+    from langmem_plus.store.seams import MemorySearchItem
 
     when = datetime(2026, 1, 2, tzinfo=timezone.utc)
     src: Any = (object(), 3)

@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import Derivation, FactDeriver, prompts
-from langmem_plus.processors import deriver as deriver_module
-from langmem_plus.processors.derived import DerivedFact
+from langmem_plus.processors.facts import deriver as deriver_module
+from langmem_plus.processors.facts.derived import DerivedFact
 
 
 class Status(Exception):

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.processors.derived import DerivedFact
-from langmem_plus.processors.facts import rule_facts
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.rules import rule_facts
 
 
 def facts_of(text: str, context: str | None = None) -> list[DerivedFact]:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.store.scoring import (
+from langmem_plus.store.ranking.scoring import (
     ORDER_KEEPING_SCALE,
     FusionTuning,
     cosine_side,
@@ -166,7 +166,7 @@ def test_score_batch_equals_the_full_formula_exactly(n: int, data: st.DataObject
 )
 def test_a_query_made_unit_equals_normalise_bit_for_bit(values: list[float], zero: bool) -> None:
     """The vector scan's one-row `unit_query` does `normalise`'s operations (zero vector too)."""
-    from langmem_plus.store.faissns import normalise, unit_query
+    from langmem_plus.store.vector.faissns import normalise, unit_query
 
     v = np.zeros(len(values), np.float32) if zero else np.asarray(values, np.float32)
     got, want = unit_query(v), normalise(v.reshape(1, -1))

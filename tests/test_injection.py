@@ -20,11 +20,11 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.middleware import MemoryMiddleware
-from langmem_plus.namespaces import user_namespace
-from langmem_plus.quoting import needs_escape, unquote_data
-from langmem_plus.records import SessionSummary, UserProfile
-from langmem_plus.tools import RESULTS_TAG
+from langmem_plus.agent.middleware import MemoryMiddleware
+from langmem_plus.agent.tools import RESULTS_TAG
+from langmem_plus.model.namespaces import user_namespace
+from langmem_plus.model.quoting import needs_escape, unquote_data
+from langmem_plus.model.records import SessionSummary, UserProfile
 
 USER = "eve"
 OLD_SESSION = "old-session"

@@ -1,4 +1,4 @@
-"""The in-memory postings cache (store/kwcache.py) never serves stale or wrong scores.
+"""The in-memory postings cache (store/keyword/cache.py) never serves stale or wrong scores.
 
 Reference: the same KeywordIndex formula reading SQLite directly (no cache, unbounded budget),
 on the same connection and snapshot. Writes come from the searching handle and from a second
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store.changefeed import KEYWORD_FEED
-from langmem_plus.store.keyword import KeywordIndex
+from langmem_plus.store.db.changefeed import KEYWORD_FEED
+from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.text.tokenize import QueryTerms
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "火锅", "成都", "redis", "cache"]

@@ -12,8 +12,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.errors import ValidationError
-from langmem_plus.lifecycle import (
+from langmem_plus.episodic.lifecycle import (
     cleanup_older_than,
     consolidate,
     decay,
@@ -22,8 +21,9 @@ from langmem_plus.lifecycle import (
     review,
     should_merge,
 )
+from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors import Reviewer
-from langmem_plus.records import MemoryRecord
 
 NS = ("memories", "u1")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_plus.quoting import unquote_data
+from langmem_plus.model.quoting import unquote_data
 
 mcp = pytest.importorskip("mcp")
 
@@ -88,8 +88,8 @@ def test_tools_over_stdio(tmp_path):
 
 def test_a_key_binds_the_server_to_its_user(tmp_path):
     """LANGMEM_PLUS_API_KEY picks the user; the key's user sees only their own memories."""
-    from langmem_plus.apikeys import KeyStore
     from langmem_plus.memory import Memory
+    from langmem_plus.server.apikeys import KeyStore
 
     db = tmp_path / "m.db"
     with Memory(db, embeddings=False) as mem:
@@ -108,8 +108,8 @@ def test_a_key_binds_the_server_to_its_user(tmp_path):
 
 
 def test_main_refuses_a_bad_key_or_a_foreign_user(tmp_path, monkeypatch, capsys):
-    from langmem_plus.apikeys import KeyStore
     from langmem_plus.mcp_server import main
+    from langmem_plus.server.apikeys import KeyStore
 
     db = tmp_path / "m.db"
     with KeyStore.open(db) as keys:
@@ -124,10 +124,10 @@ def test_main_refuses_a_bad_key_or_a_foreign_user(tmp_path, monkeypatch, capsys)
 
 def test_bound_server_in_process(hash_embeddings):
     """build_server: the user is fixed (key or argument); admin keys need a user."""
-    from langmem_plus.apikeys import AuthenticationError, KeyStore
     from langmem_plus.errors import ValidationError
     from langmem_plus.mcp_server import build_server, resolve_user
     from langmem_plus.memory import Memory
+    from langmem_plus.server.apikeys import AuthenticationError, KeyStore
 
     ToolError = pytest.importorskip("mcp.server.mcpserver.exceptions").ToolError
     with Memory(embeddings=hash_embeddings) as mem:

@@ -10,7 +10,7 @@ import pytest
 
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.memory import AsyncMemory, Memory, MemoryPage, SearchHit
-from langmem_plus.records import SessionSummary, utcnow
+from langmem_plus.model.records import SessionSummary, utcnow
 
 SPEC_COMPONENTS = {"keyword", "category_boost", "recency", "frequency", "confidence", "score"}
 
@@ -362,7 +362,7 @@ def test_import_logs(kw_mem, tmp_path):
 
 # ---------------------------------------------------------------------------- lifecycle
 def test_consolidate_runs_per_user(mem):
-    pytest.importorskip("langmem_plus.lifecycle")
+    pytest.importorskip("langmem_plus.episodic.lifecycle")
     mem.add(
         "we went hiking on Saturday",
         "u",

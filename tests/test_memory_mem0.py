@@ -10,12 +10,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from langmem_plus._memory_checks import SETTABLE
-from langmem_plus._memory_scopes import translate_filters
 from langmem_plus.clock import ManualClock
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.memory import AsyncMemory, Memory, MemoryPage, SearchHit, as_mem0
-from langmem_plus.records import MemoryRecord
+from langmem_plus.memory.checks import SETTABLE
+from langmem_plus.memory.scopes import translate_filters
+from langmem_plus.model.records import MemoryRecord
 
 
 @pytest.fixture

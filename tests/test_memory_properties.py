@@ -18,7 +18,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.memory import InMemoryStore
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.lifecycle import consolidate, load_records, should_merge
+from langmem_plus.episodic.lifecycle import consolidate, load_records, should_merge
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors import (
     EpisodeSeparator,
     MemoryOp,
@@ -28,7 +29,6 @@ from langmem_plus.processors import (
     apply_ops,
 )
 from langmem_plus.processors.schemas import SemanticExtraction, SemanticFact
-from langmem_plus.records import MemoryRecord
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langmem_plus._memory_checks import normalize_messages
-from langmem_plus.messages import message_text, role_and_text
+from langmem_plus.memory.checks import normalize_messages
+from langmem_plus.model.messages import message_text, role_and_text
 
 BLOCKS = [{"type": "text", "text": "a"}, "b", {"type": "image_url", "image_url": "x"}]
 

@@ -16,8 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.agent.middleware import MemoryMiddleware, inject_context
 from langmem_plus.errors import ValidationError
-from langmem_plus.middleware import MemoryMiddleware, inject_context
 
 
 @tool

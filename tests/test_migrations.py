@@ -7,9 +7,9 @@ import sqlite3
 
 from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.sqlite import SCHEMA_VERSION
-from langmem_plus.store.termpack import unpack_terms
-from langmem_plus.store.writer import rank_fields
+from langmem_plus.store.db.database import SCHEMA_VERSION
+from langmem_plus.store.db.termpack import unpack_terms
+from langmem_plus.store.seams import rank_fields
 
 VALUES = [
     {"text": "tea over coffee", "category": "preference", "confidence": 0.9},

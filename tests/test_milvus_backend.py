@@ -22,8 +22,8 @@ from milvus_fixtures import LITE_REASON, LiteFile, lite_expire, requires_lite
 from langmem_plus import HybridStore, Memory
 from langmem_plus.clock import ManualClock
 from langmem_plus.errors import MissingExtraError, ValidationError
-from langmem_plus.records import SessionSummary, utcnow
-from langmem_plus.store.storage import storage_target
+from langmem_plus.model.records import SessionSummary, utcnow
+from langmem_plus.store.seams import storage_target
 from langmem_plus.testing import BaseStoreConformance
 
 pytestmark = requires_lite
@@ -368,8 +368,8 @@ def test_the_rest_api_over_milvus_with_keys_in_their_own_file(
 ) -> None:
     from fastapi.testclient import TestClient
 
-    from langmem_plus.apikeys import KeyStore
     from langmem_plus.server import create_app
+    from langmem_plus.server.apikeys import KeyStore
 
     mem = Memory(store=lite.open(index=False))
     with pytest.raises(ValidationError, match="keeps no API keys"):
@@ -391,8 +391,8 @@ def test_the_rest_api_over_milvus_with_keys_in_their_own_file(
 def test_mcp_resolves_a_key_kept_beside_a_milvus_store(
     lite: LiteFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langmem_plus.apikeys import KeyStore
     from langmem_plus.mcp_server import resolve_user
+    from langmem_plus.server.apikeys import KeyStore
 
     monkeypatch.setenv("LANGMEM_PLUS_KEYS_DB", str(tmp_path / "keys.db"))
     with KeyStore.open(tmp_path / "keys.db") as keys:
@@ -449,7 +449,7 @@ def test_a_user_prefix_names_its_partition_key(lite: LiteFile) -> None:
     a search under a user's prefix but primary-key lookups carries `root == ...` (and no test
     of the namespace path), so a cluster reads that partition only; a shorter prefix spans
     roots and carries none. Deeper namespaces share the root."""
-    from langmem_plus.store.milvus_schema import ns_root
+    from langmem_plus.store.milvus.schema import ns_root
 
     s = lite.open(index=_index())
     s.put(("users", "u1"), "a", {"text": "川菜 lunch", "session_id": "s1"})
@@ -487,7 +487,7 @@ def test_collections_of_an_earlier_version_are_still_served(
     (partitioned by the namespace hash): reads, writes, filters (client-side) all work."""
     import pymilvus
 
-    from langmem_plus.store import milvus_schema
+    from langmem_plus.store.milvus import schema as milvus_schema
 
     real = milvus_schema._items_schema
 
@@ -524,7 +524,7 @@ def test_a_dropped_shared_connection_is_replaced_by_one_of_its_own() -> None:
     Milvus Lite after a long idle time) and its recovery fails, opening a store or the next
     call gets a dedicated connection instead of failing. (A stand-in pymilvus module injects
     the failure; the real client is tested everywhere else.)"""
-    from langmem_plus.store.milvus_schema import Reconnecting
+    from langmem_plus.store.milvus.schema import Reconnecting
 
     class MilvusError(Exception):
         def __init__(self, code: int) -> None:

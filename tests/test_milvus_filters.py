@@ -1,4 +1,4 @@
-"""Search filters pushed down to Milvus (milvus_filters.py): the expression never drops an
+"""Search filters pushed down to Milvus (store/milvus/filters.py): the expression never drops an
 item the filter accepts (a property, checked against Milvus Lite), a filtered search finds
 items far beyond the unfiltered top-k cut while reading only the items the expression admits,
 and the results equal the exact filter's.
@@ -18,7 +18,7 @@ from milvus_fixtures import LiteFile, requires_lite, wipe
 
 from langmem_plus import HybridStore
 from langmem_plus.store.filters import matches
-from langmem_plus.store.milvus_filters import filter_expr
+from langmem_plus.store.milvus.filters import filter_expr
 
 pytestmark = requires_lite
 

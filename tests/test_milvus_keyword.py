@@ -1,4 +1,4 @@
-"""The Milvus backend's keyword side scores with this project's BM25 (milvus_keyword.py): the
+"""The Milvus backend's keyword side scores with this project's BM25 (store/milvus/keyword.py): the
 same items, the same query give the same BM25 values and the same ranking as on SQLite, with
 pseudo-relevance feedback and repeated query terms, and over a prefix spanning namespaces; Milvus's
 own BM25 (`store.milvus_client_bm25_max_docs = 0`, or a scope above it) scores differently.

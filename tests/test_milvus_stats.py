@@ -1,4 +1,4 @@
-"""The Milvus store's BM25 statistics kept as writes happen (milvus_stats.py): a search reads
+"""The Milvus store's BM25 statistics kept as writes happen (store/milvus/stats.py): a search reads
 its scope's counts from statistics rows instead of listing the scope; the rows stay equal to a
 recount of the items under random writes from several handles, also writing at once from
 several threads; a failed write takes its counts back; collections made before the rows get
@@ -20,7 +20,7 @@ from milvus_fixtures import LiteFile, requires_lite
 
 from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.milvus_stats import Counts
+from langmem_plus.store.milvus.stats import Counts
 
 pytestmark = requires_lite
 
@@ -43,8 +43,8 @@ def _sums(store: HybridStore) -> dict[str, Counts]:
 
 
 def _recount(store: HybridStore) -> dict[str, Counts]:
-    from langmem_plus.store._common import ns_key
-    from langmem_plus.store.milvus_schema import h
+    from langmem_plus.store.milvus.schema import h
+    from langmem_plus.store.seams import ns_key
 
     counted = store._storage.book.recount()  # type: ignore[attr-defined]
     return {h(ns_key(ns)): c for ns, c in counted.items()}
@@ -267,7 +267,7 @@ def test_a_handle_writing_more_namespaces_than_it_keeps_reads_its_rows_back(
 ) -> None:
     """A long-lived handle keeps only its latest rows in memory (`OWN_ROWS_KEPT`); writing
     to a namespace it dropped reads its row back and adds to it."""
-    from langmem_plus.store import milvus_stats
+    from langmem_plus.store.milvus import stats as milvus_stats
 
     monkeypatch.setattr(milvus_stats, "OWN_ROWS_KEPT", 2)
     s = lite.open(index=False)

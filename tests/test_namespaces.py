@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langmem_plus import Memory
+from langmem_plus.agent.run_identity import namespace_for
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import escape_label, unescape_label, user_namespace
-from langmem_plus.run_identity import namespace_for
+from langmem_plus.model.namespaces import escape_label, unescape_label, user_namespace
 
 # pairs that a replace-based mapping (or a careless escape) would merge
 PAIRS = [

@@ -16,8 +16,8 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from langmem_plus.store.neighbours import QuestionTurns, inherit, smooth
-from langmem_plus.store.rows import CandidateRow
+from langmem_plus.store.ranking.neighbours import QuestionTurns, inherit, smooth
+from langmem_plus.store.seams import CandidateRow
 
 
 def reference(

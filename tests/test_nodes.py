@@ -12,7 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.nodes import (
+from langmem_plus.agent.nodes import (
     MemoryState,
     create_extract_node,
     create_recall_node,
@@ -116,7 +116,7 @@ def test_summarize_node_rolls_every_five_turns_after_ten() -> None:
 
 
 def test_reconsolidate_node_grows_updates_of_recalled_episode() -> None:
-    from langmem_plus.records import MemoryRecord
+    from langmem_plus.model.records import MemoryRecord
 
     store = HybridStore(index=False)
     ep = MemoryRecord(

@@ -8,9 +8,9 @@ import pytest
 from _agent_fakes import scripted
 
 from langmem_plus import MemoryConfig
-from langmem_plus import _processor_set as pset
-from langmem_plus._engine import MemoryEngine
-from langmem_plus._processor_set import Processors
+from langmem_plus.agent.engine import MemoryEngine
+from langmem_plus.processors import processor_set as pset
+from langmem_plus.processors.processor_set import Processors
 
 
 def test_without_a_model_every_processor_runs_its_rules() -> None:

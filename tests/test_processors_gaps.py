@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
+from langmem_plus.model.records import MemoryRecord, UserProfile
 from langmem_plus.processors import (
     KnowledgeMonitor,
     MemoryOp,
@@ -18,7 +19,6 @@ from langmem_plus.processors import (
     WriteDecider,
     apply_ops,
 )
-from langmem_plus.records import MemoryRecord, UserProfile
 
 NS = ("memories", "u1")
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=timezone.utc)  # a Saturday

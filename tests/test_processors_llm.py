@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import MemoryRecord, UserProfile
 from langmem_plus.processors import (
     EpisodeMerger,
     EpisodeSeparator,
@@ -30,9 +31,8 @@ from langmem_plus.processors import (
     TurnAnalyzer,
     WriteDecider,
 )
-from langmem_plus.processors._llm import StructuredLLM, extract_json, resolve_model
+from langmem_plus.processors.model.structured import StructuredLLM, extract_json, resolve_model
 from langmem_plus.processors.schemas import OpsOut, TurnAnalysis
-from langmem_plus.records import MemoryRecord, UserProfile
 
 
 class ToolFake(GenericFakeChatModel):

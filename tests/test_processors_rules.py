@@ -12,6 +12,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import MemoryRecord, UserProfile
 from langmem_plus.processors import (
     EpisodeMerger,
     EpisodeSeparator,
@@ -28,7 +29,6 @@ from langmem_plus.processors import (
     aapply_ops,
     apply_ops,
 )
-from langmem_plus.records import MemoryRecord, UserProfile
 
 NS = ("memories", "u1")
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=timezone.utc)

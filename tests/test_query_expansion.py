@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store.expansion import best_pairs
-from langmem_plus.store.neighbours import inherit
+from langmem_plus.store.ranking.expansion import best_pairs
+from langmem_plus.store.ranking.neighbours import inherit
 from langmem_plus.text.tokenize import QueryTerms, query_terms
 
 

@@ -13,7 +13,7 @@ from _agent_fakes import scripted
 from langchain.agents import create_agent
 
 from langmem_plus import HybridStore, Memory
-from langmem_plus.middleware import MemoryMiddleware
+from langmem_plus.agent.middleware import MemoryMiddleware
 
 USER = "mei"
 # what the user said in earlier conversations (each exchange becomes memories: an episode and

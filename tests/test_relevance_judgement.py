@@ -1,4 +1,4 @@
-"""The relevance judgement (store/judgement.py): the scale of a query's absolute relevance is the
+"""The relevance judgement (store/ranking/judgement.py): the scale of a query's absolute relevance is the
 calibrated chance that the searched namespaces hold something about it. It changes scores,
 never an order; it applies only to the embeddings it was fitted for; the floor chosen with it
 is the default floor of those stores."""
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from langmem_plus.clock import ManualClock
 from langmem_plus.config import MemoryConfig
-from langmem_plus.current_view import DEFAULT_FLOOR, above_floor, floor_for
 from langmem_plus.embeddings import USE_MODEL_NAME
+from langmem_plus.episodic.current_view import DEFAULT_FLOOR, above_floor, floor_for
 from langmem_plus.store.hybrid import HybridStore
-from langmem_plus.store.judgement import (
+from langmem_plus.store.ranking.judgement import (
     FEATURES,
     Judgement,
     QueryFacts,

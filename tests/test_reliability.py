@@ -263,7 +263,7 @@ def test_half_merged_finds_a_merge_applied_in_part() -> None:
 
 def test_hostile_counts_a_server_that_ignores_api_keys(tmp_path: Path, monkeypatch) -> None:
     import langmem_plus.server as server
-    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.server.apikeys import KeyStore
 
     real = server.create_app
 

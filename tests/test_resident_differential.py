@@ -1,4 +1,4 @@
-"""A small namespace ranked from memory (the resident keyword index, store/kwresident.py, and
+"""A small namespace ranked from memory (the resident keyword index, store/keyword/resident.py, and
 the row cache's full rows) answers exactly as the per-term postings cache and as plain SQLite.
 
 Four stores take the same operations, each through two handles on its own file (the second
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from langmem_plus import HybridStore, MemoryConfig
 from langmem_plus.clock import ManualClock
-from langmem_plus.store.changefeed import KEYWORD_FEED
+from langmem_plus.store.db.changefeed import KEYWORD_FEED
 
 WORDS = ["alpha", "beta", "gamma", "delta", "redis", "cache", "火锅", "成都", "paint", "paints"]
 NS = [("u", "a"), ("u", "b")]

@@ -1,5 +1,5 @@
 """A held `Resident` keyword index patched after writes to a few of its documents answers
-exactly as one read whole from SQLite (store/kwpatch.py, `patched`).
+exactly as one read whole from SQLite (store/keyword/patch.py, `patched`).
 
 Writes cover new items, overwrites that add and drop terms, deletes that remove a term's last
 document (its term row is deleted, and a later write re-creates it under a new id) and items
@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store import kwpatch
-from langmem_plus.store.kwcache import PATCH_MIN
-from langmem_plus.store.kwpatch import patched
-from langmem_plus.store.kwresident import Resident
+from langmem_plus.store.keyword import patch as kwpatch
+from langmem_plus.store.keyword.cache import PATCH_MIN
+from langmem_plus.store.keyword.patch import patched
+from langmem_plus.store.keyword.resident import Resident
 
 WORDS = ["alpha", "beta", "gamma", "redis", "火锅", "成都", "paint", "the", "x1", "deploy"]
 text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=7).map(" ".join)

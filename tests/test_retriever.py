@@ -16,7 +16,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langmem_plus import HybridStore, MemoryRetriever
 from langmem_plus.clock import ManualClock
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import user_namespace
+from langmem_plus.model.namespaces import user_namespace
 
 # a clock that stands still: scores hold a recency term, and the threshold tests compare scores
 # read at different moments (on the wall clock they drift ~1.8e-7 a second)
@@ -296,7 +296,7 @@ def test_mmr_order_picks_distinct_documents_best_first(
 ) -> None:
     import numpy as np
 
-    from langmem_plus.retriever import mmr_order
+    from langmem_plus.agent.retriever import mmr_order
 
     order = mmr_order(query, docs, k, lam)
     assert len(order) == min(k, len(docs)) == len(set(order))

@@ -1,4 +1,4 @@
-"""The in-memory row cache (store/rowcache.py) never serves a stale ranking row.
+"""The in-memory row cache (store/sqlite/rowcache.py) never serves a stale ranking row.
 
 Reference: the same light columns read straight from SQLite on the same connection. Writes come
 from the searching handle and from a second handle on the same file (another process), and
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import HybridStore
-from langmem_plus.store import rows as sqlrows
-from langmem_plus.store.changefeed import KEYWORD_FEED
+from langmem_plus.store.db.changefeed import KEYWORD_FEED
+from langmem_plus.store.sqlite import rows as sqlrows
 
 NS = [("u", "a"), ("u", "b")]
 WORDS = ["alpha", "beta", "gamma", "火锅", "redis"]

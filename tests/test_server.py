@@ -14,7 +14,7 @@ pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
 from langmem_plus.memory import Memory  # noqa: E402
-from langmem_plus.records import utcnow  # noqa: E402
+from langmem_plus.model.records import utcnow  # noqa: E402
 from langmem_plus.server import create_app  # noqa: E402
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
@@ -142,7 +142,7 @@ def test_working_memory_from_checkpointer(mem):
     from langgraph.graph import END, START, StateGraph
     from typing_extensions import TypedDict
 
-    from langmem_plus.working import WorkingMemory
+    from langmem_plus.agent.working import WorkingMemory
 
     class State(TypedDict, total=False):
         working_memory: dict
@@ -238,7 +238,7 @@ def test_schemathesis_finds_no_server_errors(mem):
 # ---------------------------------------------------------------------------- access (#11.5)
 from fastapi.testclient import TestClient  # noqa: E402
 
-from langmem_plus.apikeys import KeyStore, RateLimiter  # noqa: E402
+from langmem_plus.server.apikeys import KeyStore, RateLimiter  # noqa: E402
 
 
 class _Clock:

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
-from langmem_plus.apikeys import KeyStore
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
 from langmem_plus.server import create_app, decode_user_header
+from langmem_plus.server.apikeys import KeyStore
 
 
 @pytest.fixture

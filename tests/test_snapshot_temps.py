@@ -14,7 +14,7 @@ import pytest
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.store.hybrid import HybridStore
-from langmem_plus.store.snapshot import remove_stale_temp_files
+from langmem_plus.store.vector.snapshot import remove_stale_temp_files
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pid liveness is POSIX-only")
 

@@ -39,7 +39,7 @@ filters = st.one_of(
     st.fixed_dictionaries({"n": st.fixed_dictionaries({"$gte": st.integers(0, 5)})}),
     st.fixed_dictionaries({"n": st.fixed_dictionaries({"$ne": st.integers(0, 5)})}),
     st.fixed_dictionaries({"text": st.sampled_from(["alpha", "delta"]), "n": st.integers(0, 5)}),
-    # nested and range conditions: pushed down to Milvus as expressions (milvus_filters.py)
+    # nested and range conditions: pushed down to Milvus as expressions (store/milvus/filters.py)
     st.fixed_dictionaries({"meta": st.fixed_dictionaries({"who": st.sampled_from(["user"])})}),
     st.fixed_dictionaries({"n": st.fixed_dictionaries({"$lt": st.integers(0, 5)})}),
 )

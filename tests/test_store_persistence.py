@@ -6,7 +6,7 @@ import pytest
 from conftest import HashEmbeddings
 
 from langmem_plus import EmbeddingModelMismatchError, HybridStore, MemoryConfig
-from langmem_plus.store.sqlite import SCHEMA_VERSION
+from langmem_plus.store.db.database import SCHEMA_VERSION
 
 QUERIES = ["川菜", "database postgres", "sister Berlin", "cat"]
 # These tests are about the FAISS snapshot: write one even for a tiny store.

@@ -12,10 +12,11 @@ from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore
 from langmem_plus.errors import InvalidQueryError
+from langmem_plus.store.db.database import in_chunks
 from langmem_plus.store.plan import MemorySearchOp
-from langmem_plus.store.ranker import Ranker, RankQuery
-from langmem_plus.store.rows import CandidateRow, read_rows
-from langmem_plus.store.sqlite import in_chunks
+from langmem_plus.store.ranking.ranker import Ranker, RankQuery
+from langmem_plus.store.seams import CandidateRow
+from langmem_plus.store.sqlite.rows import read_rows
 
 EMB = HashEmbeddings(16)
 INDEX = {"dims": 16, "embed": EMB, "fields": ["text"]}

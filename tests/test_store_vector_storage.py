@@ -9,7 +9,7 @@ from conftest import HashEmbeddings
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store.vector import decode_vec, decode_vecs, encode_vec
+from langmem_plus.store.vector.index import decode_vec, decode_vecs, encode_vec
 
 TEXTS = {
     "a": "用户喜欢吃川菜",

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langmem_plus import Memory, MemoryConfig
-from langmem_plus._engine import MemoryEngine
-from langmem_plus.working import WorkingMemory
+from langmem_plus.agent.engine import MemoryEngine
+from langmem_plus.agent.working import WorkingMemory
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 QUERY = "where is processOrder defined"

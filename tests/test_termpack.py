@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langmem_plus.store.termpack import pack_terms, unpack_terms
+from langmem_plus.store.db.termpack import pack_terms, unpack_terms
 
 
 @given(st.dictionaries(st.integers(0, 2**40), st.integers(1, 2**20), max_size=60))
@@ -39,8 +39,8 @@ def test_truncated_blob_is_an_error():
     )
 )
 def test_many_blobs_decode_at_once_as_one_by_one(docs):
-    """The resident index (store/kwresident.py) decodes a namespace's blobs in one pass."""
-    from langmem_plus.store.termpack import unpack_many
+    """The resident index (store/keyword/resident.py) decodes a namespace's blobs in one pass."""
+    from langmem_plus.store.db.termpack import unpack_many
 
     blobs = [pack_terms(d.items()) for d in docs]
     blob, tid, tf = unpack_many(blobs)
@@ -49,7 +49,7 @@ def test_many_blobs_decode_at_once_as_one_by_one(docs):
 
 
 def test_many_blobs_refuse_a_truncated_one():
-    from langmem_plus.store.termpack import unpack_many
+    from langmem_plus.store.db.termpack import unpack_many
 
     with pytest.raises(ValueError):
         unpack_many([pack_terms([(1, 1)]), pack_terms([(300, 2)])[:-1]])

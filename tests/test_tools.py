@@ -14,11 +14,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_plus import HybridStore
-from langmem_plus.errors import ValidationError
-from langmem_plus.middleware import MemoryMiddleware
-from langmem_plus.quoting import needs_escape, unquote_data
-from langmem_plus.records import MemoryRecord, SessionSummary
-from langmem_plus.tools import (
+from langmem_plus.agent.middleware import MemoryMiddleware
+from langmem_plus.agent.tools import (
     MANAGE_TOOL_NAME,
     RESULTS_TAG,
     SEARCH_TOOL_NAME,
@@ -27,6 +24,9 @@ from langmem_plus.tools import (
     create_search_memory_tool,
     resolve_time_range,
 )
+from langmem_plus.errors import ValidationError
+from langmem_plus.model.quoting import needs_escape, unquote_data
+from langmem_plus.model.records import MemoryRecord, SessionSummary
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc)
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langmem_plus.store.kwsqlite import top_k
+from langmem_plus.store.keyword.bm25 import top_k
 
 scores = st.lists(
     st.tuples(st.integers(0, 10_000), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.25])),

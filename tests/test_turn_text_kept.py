@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import Memory
-from langmem_plus.lifecycle import decay
-from langmem_plus.namespaces import user_namespace
+from langmem_plus.episodic.lifecycle import decay
+from langmem_plus.model.namespaces import user_namespace
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 TURN_ROOT = "conversations"  # where logged turns are mirrored for search

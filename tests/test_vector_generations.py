@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store.snapshot import SnapshotError, read_snapshot, write_snapshot
+from langmem_plus.store.vector.snapshot import SnapshotError, read_snapshot, write_snapshot
 
 NS = ("memories", "u1")
 SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})  # write a snapshot even for a tiny store

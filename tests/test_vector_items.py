@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
-from langmem_plus.store import vector
-from langmem_plus.store.vector import decode_vecs
+from langmem_plus.store.vector import index as vector
+from langmem_plus.store.vector.index import decode_vecs
 
 EMB = HashEmbeddings(16)
 INDEX = {"dims": 16, "embed": EMB, "fields": ["text", "note"]}
@@ -148,7 +148,7 @@ def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):
 )
 def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
     """`NsIndex.appended` extends the sorted item ids in place only when that equals the sort."""
-    from langmem_plus.store.vector import VectorIndex
+    from langmem_plus.store.vector.index import VectorIndex
 
     vi = VectorIndex(4)
     rng = np.random.default_rng(0)
@@ -167,7 +167,7 @@ def test_sorted_items_kept_on_append_equal_a_fresh_sort(batches, look):
 
 def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch):
     """`vector_search_thread`: the FAISS scan on a worker thread gives the same ranking."""
-    import langmem_plus.store.vector as vector_mod
+    import langmem_plus.store.vector.index as vector_mod
 
     monkeypatch.setattr(vector_mod, "_BACKGROUND_MIN", 50)  # background from 50 vectors
     store = HybridStore(tmp_path / "bg.db", index=INDEX)
@@ -206,7 +206,7 @@ def test_worker_pool_is_made_again_in_a_forked_child():
     """A child forked after the pool exists gets its own threads (the parent's are gone)."""
     import multiprocessing as mp
 
-    from langmem_plus.store.workers import worker_pool
+    from langmem_plus.store.vector.workers import worker_pool
 
     assert worker_pool().submit(lambda: 41 + 1).result(timeout=10) == 42
     ctx = mp.get_context("fork")
@@ -215,6 +215,6 @@ def test_worker_pool_is_made_again_in_a_forked_child():
 
 
 def _scan_in_child() -> int:
-    from langmem_plus.store.workers import worker_pool
+    from langmem_plus.store.vector.workers import worker_pool
 
     return worker_pool().submit(lambda: 41 + 1).result(timeout=10)

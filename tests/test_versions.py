@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import Memory, MemoryConfig
-from langmem_plus.versions import FOLLOWS, RELEVANCE_SHARE, newer_first
+from langmem_plus.episodic.versions import FOLLOWS, RELEVANCE_SHARE, newer_first
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -229,7 +229,7 @@ class _Ranked:
 
 
 def _said(text: str, session: str, day: int, evidence: float | None) -> tuple[Any, _Found]:
-    from langmem_plus.episodes import episode_record
+    from langmem_plus.episodic.episodes import episode_record
 
     ns = ("memories", "u")
     rec = episode_record(ns, [{"role": "user", "text": text}], session_id=session,
@@ -239,7 +239,7 @@ def _said(text: str, session: str, day: int, evidence: float | None) -> tuple[An
 
 
 def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() -> None:
-    from langmem_plus.versions import NO_EVIDENCE, earlier_versions
+    from langmem_plus.episodic.versions import NO_EVIDENCE, earlier_versions
 
     new, _ = _said("最近早上改喝 americano 了，冰的，肚子舒服多了☕", "s2", 40, None)
     _, show = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE / 10)
@@ -254,7 +254,7 @@ def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() ->
 
 
 def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
-    from langmem_plus.versions import MEANING_EVIDENCE, earlier_versions
+    from langmem_plus.episodic.versions import MEANING_EVIDENCE, earlier_versions
 
     new, _ = _said("换了iPhone 15之后拍娃清楚多了哈哈，就是微信迁移折腾了一晚上😂", "s3", 40, None)
     _, phone = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, MEANING_EVIDENCE)

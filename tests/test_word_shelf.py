@@ -1,4 +1,4 @@
-"""The common words' vectors are kept in the database by model (store/wordshelf.py): a new
+"""The common words' vectors are kept in the database by model (store/sqlite/wordshelf.py): a new
 store handle or process reads them instead of embedding the words again, ranks exactly as the
 handle that embedded them, writes them only inside a write transaction (or at close), and
 ignores a stored row it cannot read whole. A model known by its class name alone keeps none.
@@ -160,7 +160,7 @@ def test_a_read_only_store_reads_the_words_and_writes_none(tmp_path: Path) -> No
 
 
 def test_words_waiting_for_a_write_are_bounded(tmp_path: Path) -> None:
-    from langmem_plus.store import wordshelf
+    from langmem_plus.store.sqlite import wordshelf
 
     path = tmp_path / "m.db"
     _filled(path)

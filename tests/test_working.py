@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langmem_plus.errors import ValidationError
-from langmem_plus.working import (
+from langmem_plus.agent.working import (
     WorkingMemory,
     archive_record,
     group_turns,
     tool_pairs_intact,
     trim_window,
 )
+from langmem_plus.errors import ValidationError
 
 T0 = datetime(2026, 1, 3, 18, 0, tzinfo=timezone.utc)
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from langgraph.store.base import PutOp
 
-from langmem_plus.store.changefeed import KEYWORD_FEED, VECTOR_FEED
-from langmem_plus.store.keyword import KeywordIndex
-from langmem_plus.store.maintenance import Maintenance
-from langmem_plus.store.sqlite import Database
-from langmem_plus.store.writer import ItemWriter
+from langmem_plus.store.db.changefeed import KEYWORD_FEED, VECTOR_FEED
+from langmem_plus.store.db.database import Database
+from langmem_plus.store.keyword.index import KeywordIndex
+from langmem_plus.store.sqlite.maintenance import Maintenance
+from langmem_plus.store.sqlite.writer import ItemWriter
 from langmem_plus.text.tokenize import QueryTerms
 
 

@@ -19,7 +19,7 @@ from langmem_plus.cli.options import (
 )
 from langmem_plus.cli.output import EXIT_OK, EXIT_PROBLEMS, Progress, emit, kv, table
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import check_user_id
+from langmem_plus.model.namespaces import check_user_id
 
 __all__ = [
     "cmd_check",
@@ -48,7 +48,7 @@ def cmd_where(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """`init`: create the database (idempotent)."""
-    from langmem_plus.store.sqlite import SCHEMA_VERSION
+    from langmem_plus.store.db.database import SCHEMA_VERSION
 
     existed = not is_server_db(args.db) and Path(args.db).exists()
     mem = open_memory(args)
@@ -179,7 +179,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def _cost_stats(args: argparse.Namespace) -> int:
     """`stats --costs`: p50/p95 ms per stage and model calls/tokens per turn, from the
     persisted turn costs (all users, or the --user given)."""
-    from langmem_plus.costs import summarize_costs
+    from langmem_plus.model.costs import summarize_costs
 
     user = check_user_id(args.user, "--user") if args.user is not None else None
     with open_memory(args) as mem:

@@ -8,15 +8,15 @@ from pathlib import Path
 from langmem_plus.cli.options import is_loopback, keys_db, open_memory
 from langmem_plus.cli.output import EXIT_NOT_FOUND, EXIT_OK, emit, fail, kv, table
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import check_user_id
-from langmem_plus.store.storage import storage_target
+from langmem_plus.model.namespaces import check_user_id
+from langmem_plus.store.seams import storage_target
 
 __all__ = ["cmd_demo", "cmd_keys", "cmd_serve"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """`serve`: serve the REST API (refuses a public address without an API key)."""
-    from langmem_plus.apikeys import KeyStore
+    from langmem_plus.server.apikeys import KeyStore
 
     if args.max_body_bytes < 1:
         raise ValidationError("--max-body-bytes must be at least 1")
@@ -59,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_keys(args: argparse.Namespace) -> int:
     """`keys create|list|revoke`: the API keys of the REST and MCP servers."""
-    from langmem_plus.apikeys import KeyNotFoundError, KeyStore
+    from langmem_plus.server.apikeys import KeyNotFoundError, KeyStore
 
     if args.keys_command == "create":
         if args.admin == (args.user is not None):
@@ -95,7 +95,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """`demo`: run the offline demo."""
-    from langmem_plus.demo import run_demo
+    from langmem_plus.cli.demo import run_demo
 
     run_demo(db_path=args.db_given, model=args.model, base_url=args.base_url)
     return EXIT_OK

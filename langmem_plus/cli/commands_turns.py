@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from langmem_plus.cli.options import iso_arg, open_memory, parse_span, time_arg, user_of
 from langmem_plus.cli.output import EXIT_OK, emit, kv, table
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import check_user_id
+from langmem_plus.model.namespaces import check_user_id
 
 __all__ = ["cmd_cleanup", "cmd_recall", "cmd_store", "cmd_summarize"]
 

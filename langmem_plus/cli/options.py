@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.namespaces import check_user_id
-from langmem_plus.store.storage import storage_target
+from langmem_plus.model.namespaces import check_user_id
+from langmem_plus.store.seams import storage_target
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [

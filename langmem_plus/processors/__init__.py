@@ -4,15 +4,15 @@ model fails (the turn is never lost)."""
 
 from langmem_plus.processors.analysis import ProfileWriter, SymbolExtractor, TurnAnalyzer
 from langmem_plus.processors.apply import ApplyResult, aapply_ops, apply_ops, plan_ops
-from langmem_plus.processors.deriver import Derivation, FactDeriver
-from langmem_plus.processors.episodic import (
+from langmem_plus.processors.facts.deriver import Derivation, FactDeriver
+from langmem_plus.processors.monitor import KnowledgeMonitor, WriteDecider
+from langmem_plus.processors.reviewer import Reviewer
+from langmem_plus.processors.rewriters import (
     EpisodeMerger,
     EpisodeSeparator,
     Reconsolidator,
     SemanticWriter,
 )
-from langmem_plus.processors.monitor import KnowledgeMonitor, WriteDecider
-from langmem_plus.processors.reviewer import Reviewer
 from langmem_plus.processors.schemas import (
     MemoryOp,
     ReviewDecision,

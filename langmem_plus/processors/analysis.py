@@ -7,9 +7,21 @@ import re
 from typing import Any
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import UserProfile, utcnow
 from langmem_plus.processors import prompts
-from langmem_plus.processors._base import BaseProcessor, normalize_turns
-from langmem_plus.processors._textutil import (
+from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
+from langmem_plus.processors.monitor import DELETE_MIN_COVERAGE, corrected_text, value_spans
+from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
+from langmem_plus.processors.statements.rules import (
+    Correction,
+    Deletion,
+    Statement,
+    is_question,
+    slot_of,
+    tech_terms,
+    turn_signals,
+)
+from langmem_plus.processors.statements.textutil import (
     content_tokens,
     coverage,
     detect_lang,
@@ -19,19 +31,7 @@ from langmem_plus.processors._textutil import (
     substitute_value,
     to_third_person,
 )
-from langmem_plus.processors.monitor import DELETE_MIN_COVERAGE, corrected_text, value_spans
-from langmem_plus.processors.rules import (
-    Correction,
-    Deletion,
-    Statement,
-    is_question,
-    slot_of,
-    tech_terms,
-    turn_signals,
-)
-from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
 from langmem_plus.processors.summarizer import keywords
-from langmem_plus.records import UserProfile, utcnow
 from langmem_plus.text import extract_symbols
 from langmem_plus.text.symbols import symbol_kind
 

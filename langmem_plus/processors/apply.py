@@ -18,8 +18,8 @@ from pydantic_core import PydanticSerializationError
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.schemas import MemoryOp
-from langmem_plus.records import MemoryRecord, utcnow
 from langmem_plus.store.validate import check_json, check_namespace
 from langmem_plus.text import extract_symbols
 

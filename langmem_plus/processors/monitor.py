@@ -17,8 +17,17 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
-from langmem_plus.processors._base import BaseProcessor, normalize_turns
-from langmem_plus.processors._textutil import (
+from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
+from langmem_plus.processors.schemas import MemoryOp, OpsOut, WriteDecision
+from langmem_plus.processors.statements.rules import (
+    Correction,
+    Deletion,
+    Statement,
+    extract_statements,
+    slot_of,
+    turn_signals,
+)
+from langmem_plus.processors.statements.textutil import (
     align_value,
     content_tokens,
     coverage,
@@ -28,15 +37,6 @@ from langmem_plus.processors._textutil import (
     substitute_value,
     to_third_person,
 )
-from langmem_plus.processors.rules import (
-    Correction,
-    Deletion,
-    Statement,
-    extract_statements,
-    slot_of,
-    turn_signals,
-)
-from langmem_plus.processors.schemas import MemoryOp, OpsOut, WriteDecision
 from langmem_plus.text.timeparse import date_metadata
 
 __all__ = ["KnowledgeMonitor", "WriteDecider", "normalize_existing"]

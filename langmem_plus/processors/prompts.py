@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langmem_plus.quoting import quote_data
+from langmem_plus.model.quoting import quote_data
 
 __all__ = [
     "EPISODE_PROMPT",

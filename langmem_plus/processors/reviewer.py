@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors import prompts
-from langmem_plus.processors._base import BaseProcessor
-from langmem_plus.processors._textutil import content_tokens, jaccard
-from langmem_plus.processors.rules import extract_statements
+from langmem_plus.processors.model.base import BaseProcessor
 from langmem_plus.processors.schemas import ReviewDecision, ReviewStep
-from langmem_plus.records import MemoryRecord
+from langmem_plus.processors.statements.rules import extract_statements
+from langmem_plus.processors.statements.textutil import content_tokens, jaccard
 
 __all__ = ["ReviewMode", "Reviewer", "SearchFn"]
 

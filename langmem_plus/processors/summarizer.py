@@ -10,10 +10,10 @@ from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
-from langmem_plus.processors._base import BaseProcessor, normalize_turns
-from langmem_plus.processors._textutil import clean_clause, detect_lang, split_sentences
-from langmem_plus.processors.rules import is_chitchat
+from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
 from langmem_plus.processors.schemas import EpisodeOut, RollingSummaryOut, SessionTitleOut
+from langmem_plus.processors.statements.rules import is_chitchat
+from langmem_plus.processors.statements.textutil import clean_clause, detect_lang, split_sentences
 from langmem_plus.text import extract_symbols, is_stopword
 
 __all__ = ["Summarizer", "keywords"]

@@ -4,7 +4,7 @@ Every call acts for one user. With API keys configured (``langmem-plus keys crea
 needs ``Authorization: Bearer <key>``: a user's key acts as that user (an ``X-User-Id`` naming
 anyone else is 403), an admin key acts for the user its ``X-User-Id`` names. With no key
 configured the ``X-User-Id`` header is trusted as is, which is why ``langmem-plus serve``
-then binds loopback only. User ids: 1-256 characters, valid Unicode (namespaces.py escapes
+then binds loopback only. User ids: 1-256 characters, valid Unicode (model/namespaces.py escapes
 them); ``X-User-Id`` carries them as UTF-8, either raw or percent-encoded after the RFC 8187
 prefix ``UTF-8''`` (``UTF-8''%E7%94%A8%E6%88%B7`` is 用户), anything else is a 400. Paths are
 exact (no slash redirects). Bodies over ``max_body_bytes`` are refused (413) before any
@@ -23,13 +23,36 @@ of the session's turns). Either way a session idle past ``working_memory_ttl_min
 gone (404), as the spec expires it.
 """
 
-from langmem_plus.server.app import create_app
-from langmem_plus.server.limits import (
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_RATE_PER_MINUTE,
-    BodySizeLimit,
-)
-from langmem_plus.server.userheader import decode_user_header
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langmem_plus.server.app import create_app
+    from langmem_plus.server.limits import (
+        DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_RATE_PER_MINUTE,
+        BodySizeLimit,
+    )
+    from langmem_plus.server.userheader import decode_user_header
+
+# FastAPI loads on first use: the MCP server and the CLI use `server.apikeys` without it
+_LAZY = {
+    "DEFAULT_MAX_BODY_BYTES": "langmem_plus.server.limits",
+    "DEFAULT_RATE_PER_MINUTE": "langmem_plus.server.limits",
+    "BodySizeLimit": "langmem_plus.server.limits",
+    "create_app": "langmem_plus.server.app",
+    "decode_user_header": "langmem_plus.server.userheader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langmem_plus.server' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

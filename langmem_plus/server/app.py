@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langmem_plus.apikeys import KeyStore, RateLimiter
 from langmem_plus.errors import MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
+from langmem_plus.server.apikeys import KeyStore, RateLimiter
 from langmem_plus.server.limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_RATE_PER_MINUTE,

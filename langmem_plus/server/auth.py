@@ -14,10 +14,10 @@ import math
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from langmem_plus._memory_checks import check_label
-from langmem_plus.apikeys import ApiKey, AuthenticationError
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
+from langmem_plus.memory.checks import check_label
+from langmem_plus.server.apikeys import ApiKey, AuthenticationError
 from langmem_plus.server.userheader import decode_user_header
 
 __all__ = ["bearer", "caller", "memory_of"]

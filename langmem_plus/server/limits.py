@@ -6,8 +6,8 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from langmem_plus.apikeys import RateLimiter
 from langmem_plus.errors import ValidationError
+from langmem_plus.server.apikeys import RateLimiter
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_RATE_PER_MINUTE", "BodySizeLimit", "rate_limiter"]
 

@@ -9,7 +9,7 @@ from fastapi import Path as PathParam
 
 from langmem_plus.errors import MemoryNotFoundError
 from langmem_plus.memory import MAX_LIMIT, Memory
-from langmem_plus.records import MemoryRecord
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.server.auth import caller, memory_of
 from langmem_plus.server.schemas import NOT_FOUND, ROUTE_RESPONSES, AddIn, AddOut, PageOut, UpdateIn
 

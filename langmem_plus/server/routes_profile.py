@@ -15,7 +15,7 @@ from fastapi import Path as PathParam
 
 from langmem_plus.errors import MemoryNotFoundError
 from langmem_plus.memory import Memory
-from langmem_plus.records import UserProfile, utcnow
+from langmem_plus.model.records import UserProfile, utcnow
 from langmem_plus.server.auth import caller, memory_of
 from langmem_plus.server.schemas import ROUTE_RESPONSES, ErrorOut, ProfileIn, WorkingMemoryOut
 
@@ -47,7 +47,7 @@ def put_profile(
 def _from_checkpointer(
     checkpointer: Any, state_key: str, user_id: str, session_id: str
 ) -> WorkingMemoryOut | None:
-    from langmem_plus.working import WorkingMemory
+    from langmem_plus.agent.working import WorkingMemory
 
     tup = checkpointer.get_tuple({"configurable": {"thread_id": session_id}})
     if tup is None:

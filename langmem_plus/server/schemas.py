@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langmem_plus.memory import MAX_LIMIT
-from langmem_plus.records import MemoryRecord
+from langmem_plus.model.records import MemoryRecord
 
 __all__ = [
     "ACCESS_RESPONSES",

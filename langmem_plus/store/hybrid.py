@@ -11,16 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
+    NOT_PROVIDED,
+    BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
+    NamespacePath,
+    NotProvided,
     Op,
     PutOp,
     Result,
@@ -28,6 +33,7 @@ from langgraph.store.base import (
     TTLConfig,
     ensure_embeddings,
 )
+from typing_extensions import Self
 
 from langmem_plus.clock import Clock, check_clock
 from langmem_plus.config import MemoryConfig
@@ -40,30 +46,37 @@ from langmem_plus.errors import (
     ValidationError,
 )
 from langmem_plus.store import batching, conventions, validate
-from langmem_plus.store._common import MemorySearchItem
-from langmem_plus.store.common_terms import TermVectors
-from langmem_plus.store.conversations import SQLiteConversationLog
-from langmem_plus.store.extras import StoreExtras
-from langmem_plus.store.judgement import Judgement, judgement_for
-from langmem_plus.store.maintenance import TTLSweeper
-from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, TimeRange, merge_plans
-from langmem_plus.store.ranker import Ranker, RankQuery
-from langmem_plus.store.rows import CandidateRow, passes, to_item
-from langmem_plus.store.sqlite import Database
-from langmem_plus.store.sqlite_storage import SqliteStorage
-from langmem_plus.store.storage import StorageBackend, storage_target
+from langmem_plus.store.db.database import Database
+from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, merge_plans
+from langmem_plus.store.ranking.common_terms import TermVectors
+from langmem_plus.store.ranking.judgement import Judgement, judgement_for
+from langmem_plus.store.ranking.ranker import Ranker, RankQuery
+from langmem_plus.store.seams import (
+    CandidateRow,
+    MemorySearchItem,
+    StorageBackend,
+    TimeRange,
+    as_epoch,
+    ns_key,
+    passes,
+    storage_target,
+    to_item,
+)
+from langmem_plus.store.sqlite.conversations import SQLiteConversationLog
+from langmem_plus.store.sqlite.maintenance import TTLSweeper
+from langmem_plus.store.sqlite.storage import SqliteStorage
 from langmem_plus.store.texts import field_paths, value_texts
 from langmem_plus.text.transcript import text_to_embed
 
 if TYPE_CHECKING:
-    from langmem_plus.store.milvus_log import MilvusConversationLog
+    from langmem_plus.store.milvus.log import MilvusConversationLog
 
 __all__ = ["HybridStore", "MemorySearchItem"]
 
 logger = logging.getLogger(__name__)
 
 
-class HybridStore(StoreExtras):
+class HybridStore(BaseStore):
     """LangGraph `BaseStore` with hybrid BM25 + FAISS search under the spec's weighted score.
 
     `HybridStore()` works at once in memory with the offline default embeddings;
@@ -130,7 +143,7 @@ class HybridStore(StoreExtras):
         self._ranker.vector_background = model_background(
             self.embeddings, self.config.store.vector_background
         )
-        if self.embeddings is not None:  # common words' directions (store/common_terms.py)
+        if self.embeddings is not None:  # common words' directions (store/ranking/common_terms.py)
             shelf = self._storage.words if isinstance(self._storage, SqliteStorage) else None
             self._ranker.term_vectors = TermVectors(self.embeddings, shelf=shelf)
         if self.embeddings is not None and self.config.store.relevance_judgement:
@@ -149,7 +162,7 @@ class HybridStore(StoreExtras):
         (`_db`, `_kw`, `_vec`, `_rowcache`, `_backend`, `_maint`) for tools and tests."""
         texts = lambda value: self._texts(value, None)  # noqa: E731
         if self.uri is not None:
-            from langmem_plus.store.milvus_storage import MilvusStorage  # optional extra
+            from langmem_plus.store.milvus.storage import MilvusStorage  # optional extra
 
             return MilvusStorage(
                 self.uri,
@@ -471,6 +484,375 @@ class HybridStore(StoreExtras):
 
     @property
     def relevance_judgement(self) -> Judgement | None:
-        """The judgement that scales each query's relevance (store/judgement.py): the one
+        """The judgement that scales each query's relevance (store/ranking/judgement.py): the one
         fitted for this store's embeddings, None when there is none or it is switched off."""
         return self._ranker.judgement
+
+    # ================================================================ BaseStore, checked
+
+    @staticmethod
+    def _item_args(namespace: Any, key: Any, refresh_ttl: Any = None) -> None:
+        validate.check_namespace(namespace)
+        validate.check_key(key)
+        validate.check_refresh(refresh_ttl)
+
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Retrieve one item (arguments checked first)."""
+        self._item_args(namespace, key, refresh_ttl)
+        return super().get(namespace, key, refresh_ttl=refresh_ttl)
+
+    async def aget(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Async twin of `get`."""
+        self._item_args(namespace, key, refresh_ttl)
+        return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
+
+    def _put_args(self, namespace: Any, key: Any, value: Any, ttl: Any) -> None:
+        validate.check_namespace(namespace)
+        validate.check_key(key)
+        if not isinstance(value, Mapping):
+            raise ValidationError(
+                f"value must be a dict, got {type(value).__name__} (use delete() to delete)"
+            )
+        validate.check_ttl(ttl)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """Store or update an item (arguments checked first)."""
+        self._put_args(namespace, key, value, ttl)
+        super().put(namespace, key, value, index, ttl=ttl)
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """Async twin of `put`."""
+        self._put_args(namespace, key, value, ttl)
+        await super().aput(namespace, key, value, index, ttl=ttl)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Delete an item (arguments checked first)."""
+        self._item_args(namespace, key)
+        super().delete(namespace, key)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Async twin of `delete`."""
+        self._item_args(namespace, key)
+        await super().adelete(namespace, key)
+
+    @staticmethod
+    def _search_args(namespace_prefix: Any, refresh_ttl: Any) -> None:
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_refresh(refresh_ttl)
+
+    @staticmethod
+    def _list_args(prefix: Any, suffix: Any) -> None:
+        if prefix is not None:
+            validate.check_namespace(prefix, what="prefix")
+        if suffix is not None:
+            validate.check_namespace(suffix, what="suffix")
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """List namespaces (arguments checked first; limit and offset in `batch`)."""
+        self._list_args(prefix, suffix)
+        return super().list_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """Async twin of `list_namespaces`."""
+        self._list_args(prefix, suffix)
+        return await super().alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    # ================================================================ with / async with
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ================================================================ search extras
+    def _search_op(
+        self,
+        namespace_prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+        current_topic: str | None,
+        time_range: Any,
+    ) -> MemorySearchOp:
+        """The op of `search` with extras (validated; bad input raises before any I/O)."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        validate.check_search_extras(current_topic, time_range)
+        refresh = (
+            refresh_ttl
+            if refresh_ttl is not None
+            else bool((self.ttl_config or {}).get("refresh_on_read", True))
+        )
+        return MemorySearchOp(
+            tuple(namespace_prefix),
+            filter,
+            limit,
+            offset,
+            query,
+            refresh,
+            current_topic=current_topic,
+            time_range=time_range,
+        )
+
+    def search(  # type: ignore[override]
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        current_topic: str | None = None,
+        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
+        | None = None,
+    ) -> list[MemorySearchItem]:
+        """BaseStore.search plus `current_topic` (x1.3 boost) and `time_range` (created_at)."""
+        if current_topic is None and time_range is None:
+            self._search_args(namespace_prefix, refresh_ttl)
+            return super().search(  # type: ignore[return-value]
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
+                refresh_ttl=refresh_ttl,
+            )
+        op = self._search_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
+        )
+        return self.batch([op])[0]  # type: ignore[return-value]
+
+    async def asearch(  # type: ignore[override]
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        current_topic: str | None = None,
+        time_range: tuple[datetime | float | str | None, datetime | float | str | None]
+        | None = None,
+    ) -> list[MemorySearchItem]:
+        """Async twin of `search` (same extras)."""
+        if current_topic is None and time_range is None:
+            self._search_args(namespace_prefix, refresh_ttl)
+            return await super().asearch(  # type: ignore[return-value]
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
+                refresh_ttl=refresh_ttl,
+            )
+        op = self._search_op(
+            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
+        )
+        return (await self.abatch([op]))[0]  # type: ignore[return-value]
+
+    def mark_used(
+        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
+    ) -> int:
+        """Record that these memories were used (injected into a model's context).
+
+        Sets `last_accessed` and adds exactly 1 to `access_count` per call and key; searching
+        alone never counts. Returns how many items were updated.
+        """
+        self._ensure_open()
+        validate.check_namespace(namespace)
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
+            raise ValidationError("keys must be a list of strings")
+        keys = [validate.check_key(k) for k in dict.fromkeys(keys)]
+        if now is not None and not isinstance(now, datetime):
+            raise ValidationError(f"now must be a datetime, got {type(now).__name__}")
+        ts = as_epoch(now) if now is not None else self.clock()
+        return self._storage.mark_used(tuple(namespace), keys, ts)
+
+    async def amark_used(
+        self, namespace: tuple[str, ...], keys: Iterable[str], *, now: datetime | None = None
+    ) -> int:
+        """Async twin of `mark_used`."""
+        return await asyncio.to_thread(self.mark_used, namespace, list(keys), now=now)
+
+    # ================================================================ maintenance
+    def sweep_ttl(self) -> conventions.AwaitableInt:
+        """Delete expired items from every index; returns how many were removed.
+
+        The count is an `int` that can also be awaited (`await store.sweep_ttl()`, as with
+        `AsyncSqliteStore`); the sweep itself runs now. `asweep_ttl` sweeps in a worker thread.
+        """
+        self._ensure_open()
+        expired = self._storage.expired(self.clock())
+        if expired:
+            self.batch([PutOp(ns, key, None) for ns, key in expired])
+        return conventions.AwaitableInt(len(expired))
+
+    async def asweep_ttl(self) -> int:
+        """Async twin of `sweep_ttl`."""
+        return int(await asyncio.to_thread(self.sweep_ttl))
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> conventions.SweeperFuture:
+        """Start a daemon thread that sweeps expired items periodically.
+
+        Returns a future that is done when the sweeper stops; cancelling it stops the sweeper
+        (as with `SqliteStore`). Awaiting the call gives the same future. A second call while
+        the sweeper runs returns the running sweeper's future.
+        """
+        validate.check_interval("sweep_interval_minutes", sweep_interval_minutes)
+        self._ensure_open()
+        if self._sweeper.running:
+            if self._sweeper_future is not None and not self._sweeper_future.done():
+                return self._sweeper_future
+            self.stop_ttl_sweeper()  # its future was cancelled: the old thread is ending
+        ttl_interval = (self.ttl_config or {}).get("sweep_interval_minutes")
+        self._sweeper.start(sweep_interval_minutes or ttl_interval or 5)
+        future = conventions.SweeperFuture()
+        future.add_done_callback(lambda f: self._sweeper.request_stop() if f.cancelled() else None)
+        self._sweeper_future = future
+        return future
+
+    async def astart_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> conventions.SweeperFuture:
+        """Async twin of `start_ttl_sweeper` (the sweeper is a thread either way)."""
+        return self.start_ttl_sweeper(sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> conventions.AwaitableBool:
+        """Stop the sweeper thread; true when it has stopped (or was not running).
+
+        The result compares equal to True/False and can also be awaited.
+        """
+        validate.check_interval("timeout", timeout)
+        stopped = self._sweeper.stop(timeout)
+        future, self._sweeper_future = self._sweeper_future, None
+        if future is not None and not future.done():
+            future.set_result(None)
+        return conventions.AwaitableBool(stopped)
+
+    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Async twin of `stop_ttl_sweeper` (waits for the thread in a worker thread)."""
+        return bool(await asyncio.to_thread(self.stop_ttl_sweeper, timeout))
+
+    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
+        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
+        self._ensure_open()
+        return self._storage.reindex(vectors=vectors)
+
+    def check(self) -> dict[str, Any]:
+        """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes
+        agreeing with the items table (counts and ids). `report["ok"]` is True when clean."""
+        self._ensure_open()
+        return self._storage.check()
+
+    def backfill_vectors(self) -> int:
+        """Embed the items that have no vectors (written while embeddings were off);
+        returns how many items got vectors. `reindex()` re-embeds everything instead."""
+        self._ensure_open()
+        return self._storage.backfill_vectors()
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes: items, namespaces, vectors, postings, database bytes."""
+        self._ensure_open()
+        return self._storage.stats()
+
+    def count(self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = True) -> int:
+        """Items in `namespace_prefix` (exactly, or in and under it with exact=False)."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        self._ensure_open()
+        return self._storage.count(namespace_prefix, exact)
+
+    def keys(
+        self, namespace_prefix: tuple[str, ...] = (), *, exact: bool = False
+    ) -> list[tuple[tuple[str, ...], str]]:
+        """(namespace, key) of every item in (or under) a namespace, in insertion order."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        self._ensure_open()
+        return self._storage.keys(namespace_prefix, exact)
+
+    def locate(self, key: str, namespace_prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        """Namespaces in (or under) `namespace_prefix` holding an item with `key` (one SQL
+        query, whatever the number of namespaces): how a globally unique id is found."""
+        validate.check_namespace(namespace_prefix, what="namespace_prefix")
+        if not isinstance(key, str) or not key:
+            raise ValidationError("key must be a non-empty string")
+        self._ensure_open()
+        return self._storage.locate(key, namespace_prefix)
+
+    def restore_item_stats(
+        self,
+        rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],
+    ) -> int:
+        """Restore (namespace, key, created_at, updated_at, last_accessed, access_count).
+
+        A put stamps items with the current time; a lossless import sets the originals.
+        """
+        rows = validate.check_stat_rows(rows)
+        self._ensure_open()
+        return self._storage.restore_item_stats(
+            [
+                (ns_key(ns), key, as_epoch(c), as_epoch(u), as_epoch(la), n)
+                for ns, key, c, u, la, n in rows
+            ]
+        )
+
+    def db_bytes(self) -> int:
+        """Bytes the database occupies (file + WAL)."""
+        return self._storage.db_bytes()
+
+    def vacuum(self) -> int:
+        """Reclaim space so deleted text leaves the file; returns bytes freed."""
+        self._ensure_open()
+        return self._storage.vacuum()

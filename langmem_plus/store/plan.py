@@ -15,12 +15,15 @@ from typing import Any
 from langgraph.store.base import Op, PutOp, SearchOp
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store._common import as_epoch
+from langmem_plus.store.seams import TimeRange, as_epoch
 
-__all__ = ["MemorySearchOp", "Plan", "PutPlan", "TimeRange", "merge_plans", "time_range_of"]
-
-TimeRange = tuple[float | None, float | None]
-"""(start, end) of `created_at` in epoch seconds; None leaves that end open."""
+__all__ = [
+    "MemorySearchOp",
+    "Plan",
+    "PutPlan",
+    "merge_plans",
+    "time_range_of",
+]
 
 
 @dataclass

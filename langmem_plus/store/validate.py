@@ -14,20 +14,15 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import (
     NOT_PROVIDED,
-    BaseStore,
     GetOp,
-    Item,
     ListNamespacesOp,
     MatchCondition,
-    NamespacePath,
-    NotProvided,
     Op,
     PutOp,
-    SearchItem,
     SearchOp,
 )
 
@@ -55,7 +50,6 @@ __all__ = [
     "MAX_LABEL_CHARS",
     "MAX_QUERY_WINDOW",
     "MAX_VALUE_FACTOR",
-    "CheckedStore",
     "check_init",
     "check_interval",
     "check_json",
@@ -65,10 +59,12 @@ __all__ = [
     "check_ops",
     "check_path",
     "check_put_size",
+    "check_refresh",
     "check_search_extras",
     "check_stat_rows",
     "check_text",
     "check_time_range",
+    "check_ttl",
     "has_lone_surrogate",
 ]
 
@@ -87,7 +83,8 @@ def _bool(name: str, value: Any) -> None:
         raise ValidationError(f"{name} must be True or False, got {value!r:.80}")
 
 
-def _ttl(ttl: Any) -> None:
+def check_ttl(ttl: Any) -> None:
+    """None, or a TTL in minutes LangGraph accepts."""
     if ttl is None or ttl is NOT_PROVIDED:
         return
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
@@ -120,7 +117,7 @@ def check_op(op: Any, max_value_chars: int = 1_000_000) -> None:
         if not op.namespace:
             raise ValidationError("namespace must not be empty for a put")
         check_key(op.key)
-        _ttl(op.ttl)
+        check_ttl(op.ttl)
         if op.value is not None:
             if not isinstance(op.value, Mapping):
                 raise ValidationError(f"value must be a dict, got {type(op.value).__name__}")
@@ -283,166 +280,7 @@ def check_interval(name: str, value: Any) -> None:
         _positive(name, value)
 
 
-def _refresh(refresh_ttl: Any) -> None:
+def check_refresh(refresh_ttl: Any) -> None:
+    """None, True or False."""
     if refresh_ttl is not None:
         _bool("refresh_ttl", refresh_ttl)
-
-
-class CheckedStore(BaseStore):
-    """A `BaseStore` whose public methods check their arguments before building ops.
-
-    LangGraph's own methods turn any key into a string and iterate whatever is passed as
-    a namespace; here a wrong type is a `ValidationError` / `InvalidNamespaceError`. Each
-    sync/async twin shares one `_*_args` check.
-    """
-
-    @staticmethod
-    def _item_args(namespace: Any, key: Any, refresh_ttl: Any = None) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        _refresh(refresh_ttl)
-
-    def get(
-        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
-    ) -> Item | None:
-        """Retrieve one item (arguments checked first)."""
-        self._item_args(namespace, key, refresh_ttl)
-        return super().get(namespace, key, refresh_ttl=refresh_ttl)
-
-    async def aget(
-        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
-    ) -> Item | None:
-        """Async twin of `get`."""
-        self._item_args(namespace, key, refresh_ttl)
-        return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
-
-    def _put_args(self, namespace: Any, key: Any, value: Any, ttl: Any) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        if not isinstance(value, Mapping):
-            raise ValidationError(
-                f"value must be a dict, got {type(value).__name__} (use delete() to delete)"
-            )
-        _ttl(ttl)
-
-    def put(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: Mapping[str, Any],
-        index: Literal[False] | list[str] | None = None,
-        *,
-        ttl: float | NotProvided | None = NOT_PROVIDED,
-    ) -> None:
-        """Store or update an item (arguments checked first)."""
-        self._put_args(namespace, key, value, ttl)
-        super().put(namespace, key, value, index, ttl=ttl)
-
-    async def aput(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: Mapping[str, Any],
-        index: Literal[False] | list[str] | None = None,
-        *,
-        ttl: float | NotProvided | None = NOT_PROVIDED,
-    ) -> None:
-        """Async twin of `put`."""
-        self._put_args(namespace, key, value, ttl)
-        await super().aput(namespace, key, value, index, ttl=ttl)
-
-    def delete(self, namespace: tuple[str, ...], key: str) -> None:
-        """Delete an item (arguments checked first)."""
-        self._item_args(namespace, key)
-        super().delete(namespace, key)
-
-    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
-        """Async twin of `delete`."""
-        self._item_args(namespace, key)
-        await super().adelete(namespace, key)
-
-    @staticmethod
-    def _search_args(namespace_prefix: Any, refresh_ttl: Any) -> None:
-        check_namespace(namespace_prefix, what="namespace_prefix")
-        _refresh(refresh_ttl)
-
-    def search(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """Search items (arguments checked first; the op itself is checked in `batch`)."""
-        self._search_args(namespace_prefix, refresh_ttl)
-        return super().search(
-            namespace_prefix,
-            query=query,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            refresh_ttl=refresh_ttl,
-        )
-
-    async def asearch(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """Async twin of `search`."""
-        self._search_args(namespace_prefix, refresh_ttl)
-        return await super().asearch(
-            namespace_prefix,
-            query=query,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            refresh_ttl=refresh_ttl,
-        )
-
-    @staticmethod
-    def _list_args(prefix: Any, suffix: Any) -> None:
-        if prefix is not None:
-            check_namespace(prefix, what="prefix")
-        if suffix is not None:
-            check_namespace(suffix, what="suffix")
-
-    def list_namespaces(
-        self,
-        *,
-        prefix: NamespacePath | None = None,
-        suffix: NamespacePath | None = None,
-        max_depth: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[tuple[str, ...]]:
-        """List namespaces (arguments checked first; limit and offset in `batch`)."""
-        self._list_args(prefix, suffix)
-        return super().list_namespaces(
-            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
-        )
-
-    async def alist_namespaces(
-        self,
-        *,
-        prefix: NamespacePath | None = None,
-        suffix: NamespacePath | None = None,
-        max_depth: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[tuple[str, ...]]:
-        """Async twin of `list_namespaces`."""
-        self._list_args(prefix, suffix)
-        return await super().alist_namespaces(
-            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
-        )

@@ -2,7 +2,7 @@
 
 A query that names something its memory store has never seen ("What did Caroline research?"
 against a store with no Caroline) is rarely answered there; the store's relevance judgement
-(store/judgement.py) counts such names. A name here is a word written like one, not a word
+(store/ranking/judgement.py) counts such names. A name here is a word written like one, not a word
 that only opens a sentence: a capitalised or all-capital word inside a sentence
 ("... with Oskar", "我在写 OrderService"), a camelCase identifier ("processOrder"), or a
 transcript's speaker label at the start of a line ("Bart: ..."). The word right after such a

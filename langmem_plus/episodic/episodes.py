@@ -1,0 +1,498 @@
+"""Episodes are the ground truth, facts are derived from them.
+
+`EpisodeKeeper.keep` stores one exchange verbatim as an episodic memory with its own
+`occurred_at`, derives facts from it (a `FactDeriver` when a chat model is configured,
+precision-first rules otherwise), records each fact's source episodes, and closes the current
+facts that a new one replaces (`valid_to`, `superseded_by`) instead of overwriting them.
+A turn that says an earlier statement was wrong, or reports a change, marks the older episode
+about the same thing `corrected_by`. `current_view` is the read side: superseded facts hidden
+unless asked for, `as_of` looks back, and an episode whose facts were all superseded (or that a
+later turn corrected) is demoted with a `superseded` component. Works over any LangGraph
+`BaseStore`. (`current_view` and `record_of_item` live in `langmem_plus.episodic.current_view`;
+they are re-exported here.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, PutOp
+
+from langmem_plus.config import MemoryConfig
+from langmem_plus.episodic.current_view import DEMOTION, current_view, record_of_item
+from langmem_plus.episodic.versions import FOLLOWS, earlier_versions
+from langmem_plus.model.records import MemoryRecord, utcnow
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.text import extract_symbols
+
+__all__ = [
+    "DEMOTION",
+    "EpisodeKeeper",
+    "Kept",
+    "current_view",
+    "episode_record",
+    "episode_turns",
+    "is_verbatim",
+    "record_of_item",
+    "split_exchanges",
+]
+
+EPISODE_IMPORTANCE = 0.6
+CHITCHAT_IMPORTANCE = 0.2
+_CATEGORY = {"preference": "preference"}
+_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+@dataclass
+class Kept:
+    """What keeping one exchange did: the episode, the facts made, restated and closed."""
+
+    episode_id: str | None = None
+    fact_ids: list[str] = field(default_factory=list)
+    restated_ids: list[str] = field(default_factory=list)
+    closed_ids: list[str] = field(default_factory=list)
+    cost: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        """Every id created or changed, the episode first."""
+        head = [self.episode_id] if self.episode_id else []
+        return list(dict.fromkeys([*head, *self.fact_ids, *self.restated_ids]))
+
+
+# ---------------------------------------------------------------------------- episodes
+def episode_record(
+    namespace: tuple[str, ...],
+    turns: Sequence[Mapping[str, str]],
+    *,
+    session_id: str | None,
+    occurred_at: datetime,
+    turn_ids: Sequence[int] = (),
+    chitchat: bool = False,
+) -> MemoryRecord:
+    """One exchange as an episodic memory: the turns' text verbatim, one line per turn."""
+    texts = [str(t["text"]) for t in turns]
+    spans, pos = [], 0
+    for text in texts:
+        spans.append([pos, pos + len(text)])
+        pos += len(text) + 1
+    meta: dict[str, Any] = {"roles": [str(t["role"]) for t in turns], "spans": spans}
+    if chitchat:
+        meta["chitchat"] = True
+    if turn_ids:
+        meta["turn_ids"] = list(turn_ids)
+    joined = "\n".join(texts)
+    return MemoryRecord(
+        namespace=namespace,
+        kind="episodic",
+        category="episode",
+        text=joined,
+        who=str(turns[0]["role"]) if turns else "user",
+        session_id=session_id,
+        symbols=extract_symbols(joined),
+        importance=CHITCHAT_IMPORTANCE if chitchat else EPISODE_IMPORTANCE,
+        source="user_stated",
+        created_at=occurred_at,
+        updated_at=occurred_at,
+        occurred_at=occurred_at,
+        metadata=meta,
+    )
+
+
+def is_verbatim(rec: MemoryRecord) -> bool:
+    """An exchange kept as said (ground truth), not a summarised episode."""
+    return rec.kind == "episodic" and isinstance(rec.metadata.get("spans"), list)
+
+
+def episode_turns(rec: MemoryRecord) -> list[dict[str, str]]:
+    """The verbatim turns of an episode (role and text), from its text and spans."""
+    roles = rec.metadata.get("roles")
+    spans = rec.metadata.get("spans")
+    if not isinstance(roles, list) or not isinstance(spans, list) or len(roles) != len(spans):
+        return [{"role": rec.who, "text": rec.text}]
+    return [
+        {"role": str(r), "text": rec.text[s[0] : s[1]]} for r, s in zip(roles, spans, strict=True)
+    ]
+
+
+def split_exchanges(msgs: Sequence[Mapping[str, str]]) -> list[list[dict[str, str]]]:
+    """Group messages into exchanges, each a user turn (or several) and the replies after it."""
+    out: list[list[dict[str, str]]] = []
+    for m in msgs:
+        if m.get("role") not in ("user", "assistant") or not str(m.get("text", "")).strip():
+            continue
+        turn = {"role": str(m["role"]), "text": str(m["text"])}
+        starts = not out or (turn["role"] == "user" and out[-1][-1]["role"] == "assistant")
+        if starts:
+            out.append([turn])
+        else:
+            out[-1].append(turn)
+    return out
+
+
+# ---------------------------------------------------------------------------- facts
+def _norm(value: str | None) -> str:
+    return _PUNCT.sub("", (value or "").lower())
+
+
+def _same_value(a: MemoryRecord, b: DerivedFact) -> bool:
+    old = _norm(a.value if isinstance(a.value, str) else None) or _norm(a.text)
+    new = _norm(b.value) or _norm(b.text)
+    return bool(old) and bool(new) and (old == new or old in new or new in old)
+
+
+def fact_record(
+    namespace: tuple[str, ...], fact: DerivedFact, episode: MemoryRecord, at: datetime
+) -> MemoryRecord:
+    """A semantic memory for `fact`, sourced from `episode`, valid from `at`."""
+    return MemoryRecord(
+        namespace=namespace,
+        kind="semantic",
+        category=_CATEGORY.get(fact.kind, "fact"),  # type: ignore[arg-type]
+        text=fact.text,
+        value=fact.value,
+        who=fact.subject,
+        session_id=episode.session_id,
+        symbols=extract_symbols(fact.text),
+        confidence=fact.confidence,
+        source="user_stated",
+        created_at=at,
+        updated_at=at,
+        occurred_at=at,
+        valid_from=at,
+        source_ids=[episode.id],
+        slot=fact.slot,
+        metadata={"fact_kind": fact.kind, "subject": fact.subject},
+    )
+
+
+class EpisodeKeeper:
+    """Keeps exchanges as episodes and maintains the facts derived from them."""
+
+    def __init__(self, config: MemoryConfig | None = None, deriver: Any = None) -> None:
+        self.config = config or MemoryConfig()
+        self.deriver = deriver  # a FactDeriver (model) or None (rules)
+
+    # -------------------------------------------------------------- write side
+    def keep(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        turns: Sequence[Mapping[str, str]],
+        *,
+        session_id: str | None = None,
+        occurred_at: datetime | None = None,
+        context: str | None = None,
+        turn_ids: Sequence[int] = (),
+        derive: bool = True,
+        log: Any = None,
+    ) -> Kept:
+        """Store the exchange as an episode; with `derive`, add its facts and close old ones.
+
+        `turn_ids` are the exchange's turns in `log` (default: the store's own conversation
+        log); a log that can (`share_text`) then reads their text from the episode."""
+        at = occurred_at or utcnow()
+        dialogue = [
+            {"role": str(t["role"]), "text": str(t["text"])}
+            for t in turns
+            if str(t.get("text", "")).strip() and t.get("role") in ("user", "assistant")
+        ]
+        kept = Kept()
+        if not dialogue:
+            return kept
+        facts: list[DerivedFact] = []
+        if derive:
+            facts, kept.cost = self._derive(store, namespace, dialogue, context)
+        episode = episode_record(
+            namespace,
+            dialogue,
+            session_id=session_id,
+            occurred_at=at,
+            turn_ids=turn_ids,
+            chitchat=derive and not facts and _is_chitchat(dialogue),
+        )
+        kept.episode_id = episode.id
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
+        for fact in facts:
+            self._apply(store, namespace, fact, episode, at, kept, writes)
+        if derive and self._corrects(dialogue, facts, context):
+            # a change report ("switched to mornings") is read on the user's words alone; only
+            # a correction of the reply it answers is read with that reply
+            about = context if self._corrects_reply(dialogue, facts, context) else None
+            self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
+        if derive:
+            follows = earlier_versions(
+                store,
+                namespace,
+                episode,
+                context,
+                corrects_reply=self._corrects_reply(dialogue, facts, context),
+                changed=self._corrects(dialogue, facts, context),
+            )
+            if follows:
+                episode.metadata = {**episode.metadata, FOLLOWS: follows}
+        episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
+        writes[(namespace, episode.id)] = episode
+        self._write(store, writes)
+        if log is None:
+            log = getattr(store, "conversations", None)
+        self._share_text(log, namespace, episode, turn_ids)
+        return kept
+
+    @classmethod
+    def _corrects(cls, dialogue: Any, facts: Sequence[DerivedFact], context: str | None) -> bool:
+        from langmem_plus.processors.facts.rules import is_change
+
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        return cls._corrects_reply(dialogue, facts, context) or is_change(said)
+
+    @staticmethod
+    def _corrects_reply(
+        dialogue: Sequence[Mapping[str, str]], facts: Sequence[DerivedFact], context: str | None
+    ) -> bool:
+        """The user says that something was wrong or is over: an untied correction (read
+        against the reply it answers) or one in so many words."""
+        from langmem_plus.processors.facts.rules import is_correction
+
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        untied = context is not None and any(f.correction and f.corrects for f in facts)
+        return untied or is_correction(said)
+
+    def _correct_older(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        dialogue: Sequence[Mapping[str, str]],
+        context: str | None,
+        episode: MemoryRecord,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """A turn that says an earlier statement was wrong, is over, or has changed: the one
+        older episode most about the same thing (sharing at least two content words, and not
+        itself a replacement) is marked `corrected_by` and ranked lower, and its facts on those
+        words are closed; the new episode notes what it replaced (`metadata.corrects`)."""
+        said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
+        words = _content_words(said) | (_content_words(context) if context else set())
+        query = f"{said} {context or ''}"[:2000]
+        for it in store.search(namespace, query=query, filter={"kind": "episodic"}, limit=5):
+            old = record_of_item(it)
+            if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+                continue
+            if old.metadata.get("corrects"):
+                continue  # it replaced an older statement itself: it holds the value now
+            when = old.occurred_at or old.created_at
+            user_words = _content_words(
+                " ".join(t["text"] for t in episode_turns(old) if t["role"] == "user")
+            )
+            if when >= (episode.occurred_at or when) or len(words & user_words) < 2:
+                continue
+            old = writes.get((namespace, old.id), old)
+            old.corrected_by = episode.id
+            writes[(namespace, old.id)] = old
+            episode.metadata = {**episode.metadata, "corrects": [old.id]}
+            successor = kept.fact_ids[0] if kept.fact_ids else episode.id
+            for fid in old.derived_ids:
+                fact = writes.get((namespace, fid))
+                if fact is None:
+                    item = store.get(namespace, fid)
+                    fact = record_of_item(item) if item is not None else None
+                if fact is None or not fact.is_current or fact.id in kept.fact_ids:
+                    continue
+                if len(_content_words(fact.text) & words) >= 2:
+                    self._close(store, namespace, fact, successor, episode.occurred_at, writes)
+                    kept.closed_ids.append(fact.id)
+            return
+
+    @staticmethod
+    def _share_text(
+        log: Any, namespace: tuple[str, ...], episode: MemoryRecord, turn_ids: Sequence[int]
+    ) -> None:
+        """Logged turns read their text from the episode (one copy of what was said)."""
+        share = getattr(log, "share_text", None)
+        spans = episode.metadata.get("spans") or []
+        if share is None or not turn_ids or len(turn_ids) != len(spans):
+            return
+        share(
+            namespace, episode.id, [(t, s[0], s[1]) for t, s in zip(turn_ids, spans, strict=True)]
+        )
+
+    def _derive(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        dialogue: list[dict[str, str]],
+        context: str | None,
+    ) -> tuple[list[DerivedFact], dict[str, Any]]:
+        from langmem_plus.processors.facts.rules import rule_facts
+
+        if self.deriver is None:
+            return rule_facts(dialogue, context=context), {"calls": 0, "fell_back": False}
+        user_text = " ".join(t["text"] for t in dialogue if t["role"] == "user")[:2000]
+        existing = [
+            {"id": r.id, "text": r.text, "slot": r.slot or ""}
+            for r in self._current_facts(store, namespace, user_text, limit=8)
+        ]
+        out = self.deriver.run(dialogue, existing, context=context)
+        cost = {
+            "calls": out.calls,
+            "prompt_tokens": out.prompt_tokens,
+            "completion_tokens": out.completion_tokens,
+            "fell_back": out.fell_back,
+        }
+        return list(out.facts), cost
+
+    def _current_facts(
+        self, store: BaseStore, namespace: tuple[str, ...], query: str, limit: int
+    ) -> list[MemoryRecord]:
+        if not query.strip():
+            return []
+        found = []
+        for it in store.search(
+            namespace, query=query, filter={"kind": "semantic"}, limit=limit * 2
+        ):
+            rec = record_of_item(it)
+            if rec is not None and rec.is_current and tuple(it.namespace) == namespace:
+                found.append(rec)
+        return found[:limit]
+
+    def _same_slot(
+        self, store: BaseStore, namespace: tuple[str, ...], slot: str
+    ) -> list[MemoryRecord]:
+        out = []
+        for it in store.search(namespace, filter={"slot": slot}, limit=100):
+            rec = record_of_item(it)
+            if rec is not None and rec.kind == "semantic" and rec.is_current:
+                out.append(rec)
+        return out
+
+    def _apply(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fact: DerivedFact,
+        episode: MemoryRecord,
+        at: datetime,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        subject = fact.subject
+        olds: dict[str, MemoryRecord] = {}
+        if fact.slot:
+            for rec in self._same_slot(store, namespace, fact.slot):
+                if rec.metadata.get("subject", subject) == subject:
+                    olds[rec.id] = writes.get((namespace, rec.id), rec)
+        restated = [r for r in olds.values() if r.is_current and _same_value(r, fact)]
+        if restated and not fact.correction:
+            rec = restated[0]
+            rec.source_ids = list(dict.fromkeys([*rec.source_ids, episode.id]))
+            writes[(namespace, rec.id)] = rec
+            kept.restated_ids.append(rec.id)
+            return
+        closing = [r for r in olds.values() if r.is_current and not _same_value(r, fact)]
+        if fact.corrects:
+            for rec in self._current_facts(store, namespace, fact.corrects, limit=10):
+                if rec.id in olds or _norm(fact.corrects) not in _norm(rec.text):
+                    continue
+                if rec.slot and fact.slot and rec.slot != fact.slot:
+                    continue
+                closing.append(writes.get((namespace, rec.id), rec))
+        for fid in fact.supersedes:
+            item = store.get(namespace, fid)
+            named = record_of_item(item) if item is not None else None
+            if named is not None and named.kind == "semantic" and named.is_current:
+                closing.append(writes.get((namespace, named.id), named))
+        new = fact_record(namespace, fact, episode, at)
+        writes[(namespace, new.id)] = new
+        kept.fact_ids.append(new.id)
+        for old in {r.id: r for r in closing}.values():
+            self._close(store, namespace, old, new.id, at, writes)
+            kept.closed_ids.append(old.id)
+
+    def _close(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        old: MemoryRecord,
+        by: str,
+        at: datetime | None,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Close `old`: valid until `at`, superseded by the fact (or correcting episode) `by`."""
+        at = at or utcnow()
+        old.valid_to = max(at, old.valid_from or at)
+        old.superseded_by = by
+        successor = writes.get((namespace, by))
+        old.metadata = {
+            **old.metadata,
+            "updates": [
+                *(old.metadata.get("updates") or []),
+                {
+                    "event": "SUPERSEDED",
+                    "at": at.isoformat(),
+                    "by": by,
+                    "text": successor.text if successor is not None else None,
+                },
+            ],
+        }
+        writes[(namespace, old.id)] = old
+        for eid in old.source_ids:
+            ep = writes.get((namespace, eid))
+            if ep is None:
+                item = store.get(namespace, eid)
+                ep = record_of_item(item) if item is not None else None
+            if ep is None or ep.kind != "episodic":
+                continue
+            if all(self._closed(store, namespace, fid, writes) for fid in ep.derived_ids):
+                ep.facts_superseded = True
+                writes[(namespace, ep.id)] = ep
+
+    @staticmethod
+    def _closed(
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fid: str,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> bool:
+        rec = writes.get((namespace, fid))
+        if rec is None:
+            item = store.get(namespace, fid)
+            rec = record_of_item(item) if item is not None else None
+        return rec is None or not rec.is_current
+
+    @staticmethod
+    def _write(
+        store: BaseStore, writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord]
+    ) -> None:
+        store.batch(
+            [
+                PutOp(ns, key, rec.to_value(compact=rec.kind == "episodic"))
+                for (ns, key), rec in writes.items()
+            ]
+        )
+        restore = getattr(store, "restore_item_stats", None)
+        if restore is not None:  # keep each record's own time (recency is computed from it)
+            restore(
+                [
+                    (ns, key, rec.created_at, rec.updated_at, rec.last_accessed, rec.access_count)
+                    for (ns, key), rec in writes.items()
+                ]
+            )
+
+
+def _content_words(text: str | None) -> set[str]:
+    """Lower-cased search tokens of `text` without stop words and single characters."""
+    from langmem_plus.text import tokenize
+
+    return {t.lower() for t in tokenize(text or "") if len(t) > 1}
+
+
+def _is_chitchat(dialogue: Sequence[Mapping[str, str]]) -> bool:
+    from langmem_plus.processors.statements.rules import is_chitchat
+
+    users = [t["text"] for t in dialogue if t["role"] == "user"]
+    return bool(users) and all(is_chitchat(u) for u in users)

@@ -1,0 +1,233 @@
+"""Newer versions of the same thing: a later exchange about what an earlier one said.
+
+People rarely announce that a value changed ("been on a MacBook Air since March", "吉他课挪到
+周五晚上了"), so no word list can say when a later statement replaces an earlier one. What
+can be seen without words is that a later exchange is about the same thing as an earlier
+one. Write side (`earlier_versions`): when an exchange is kept, the older episodes of the
+same user that a search with its user turns finds, and that share at least two content words
+with them, are noted on the new episode (`metadata.follows`). Read side (`newer_first`): when
+a later episode and an earlier one it follows (or a fact derived from that earlier one) are
+both shown, the later is shown first, and its `components["newer_version"]` is 1.0. Only the
+order within the results changes, never which results are shown, so a change that is not a
+correction ("both stand") loses nothing, and a wrong link costs one place, not a memory.
+Works over any LangGraph `BaseStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from langmem_plus.model.records import MemoryRecord
+from langmem_plus.text import tokenize
+
+__all__ = [
+    "FOLLOWS",
+    "MAX_FOLLOWS",
+    "MEANING_EVIDENCE",
+    "MIN_SHARED_WORDS",
+    "NO_EVIDENCE",
+    "earlier_versions",
+    "newer_first",
+    "prior_scale",
+]
+
+FOLLOWS = "follows"  # metadata key of an episode: the earlier episodes it is a newer version of
+MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its search
+MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond meaning)
+_SEARCH = 5
+_SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
+RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
+# HybridStore evidence (calibrated against the embedding model's background, so not tied
+# to one model) below which a hit matched next to nothing: one shared common word
+NO_EVIDENCE = 0.05
+# evidence at which a change report is linked to an older episode without a shared word
+MEANING_EVIDENCE = 0.2
+
+
+def _record(item: Any) -> MemoryRecord | None:
+    try:
+        return MemoryRecord.from_item(item)
+    except Exception:
+        return None
+
+
+def _user_said(rec: MemoryRecord) -> str:
+    """What the user said in an episode (its user turns, from the turns' spans)."""
+    roles, spans = rec.metadata.get("roles"), rec.metadata.get("spans")
+    if not isinstance(roles, list) or not isinstance(spans, list) or len(roles) != len(spans):
+        return rec.text if rec.who == "user" else ""
+    return " ".join(rec.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user")
+
+
+def _words(text: str) -> set[str]:
+    return {t.lower() for t in tokenize(text) if len(t) > 1}
+
+
+def earlier_versions(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    context: str | None = None,
+    *,
+    corrects_reply: bool = False,
+    changed: bool = False,
+) -> list[str]:
+    """Ids of the older episodes in `namespace` most about what `episode`'s user turns say.
+
+    Found by a search with those turns alone, then (when that finds none) with `context`
+    too (the reply they answer, which names what an untied "nope, she moved" is about): a
+    user who names their own subject is not about the previous topic of the conversation.
+    Kept when said in an earlier conversation and sharing at least `MIN_SHARED_WORDS`
+    content words with what the user said now; the best `MAX_FOLLOWS`, best first. With
+    `corrects_reply` (the turn says the reply it answers was wrong), the exchange that
+    holds that reply is followed too, even within the conversation: the correction is a
+    newer version of what that reply said. With `changed` (the turn says a value changed
+    or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
+    episode its words alone find is kept without a shared word when it matches in meaning
+    (evidence at least `MEANING_EVIDENCE`)."""
+    said = _user_said(episode)
+    words = _words(said)
+    out: list[str] = []
+    if len(words) >= MIN_SHARED_WORDS:
+        queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
+        for n, query in enumerate(queries):
+            meaning = MEANING_EVIDENCE if changed and n == 0 else None
+            out = _best_earlier(store, namespace, episode, query, words, meaning)
+            if out:
+                break
+    if corrects_reply and context and context.strip():
+        answered = _answered(store, namespace, episode, context.strip())
+        if answered is not None and answered not in out:
+            out.append(answered)
+    return out
+
+
+def _best_earlier(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    query: str,
+    words: set[str],
+    meaning: float | None = None,
+) -> list[str]:
+    """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
+    finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
+    search's order, except that one with next to no evidence of its own (HybridStore's
+    `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
+    meaning) comes after those with some; a store that gives no evidence keeps its order."""
+    when = episode.occurred_at or episode.created_at
+    found: list[tuple[float, int, str]] = []
+    hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
+    for n, it in enumerate(hits):
+        old = _record(it)
+        if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+            continue
+        if (old.occurred_at or old.created_at) >= when or _same_session(old, episode):
+            continue
+        shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
+        if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
+            found.append((float(_evidence(it) < NO_EVIDENCE), n, old.id))
+    return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
+
+
+def _evidence(item: Any, unknown: float = 1.0) -> float:
+    """A hit's own evidence (`unknown` from a store that gives none)."""
+    comps = getattr(item, "components", None)
+    value = comps.get("evidence") if isinstance(comps, dict) else None
+    return float(value) if isinstance(value, (int, float)) else unknown
+
+
+def _answered(
+    store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, reply: str
+) -> str | None:
+    """The older exchange of `episode`'s conversation whose text holds `reply`, if found."""
+    when = episode.occurred_at or episode.created_at
+    for it in store.search(
+        namespace, query=reply[:2000], filter={"kind": "episodic"}, limit=_SEARCH
+    ):
+        old = _record(it)
+        if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
+            continue
+        said_before = (old.occurred_at or old.created_at) <= when
+        if said_before and _same_session(old, episode) and reply in old.text:
+            return old.id
+    return None
+
+
+def _same_session(a: MemoryRecord, b: MemoryRecord) -> bool:
+    """Said in one conversation: a later turn there continues, it is not a new version."""
+    if a.session_id is not None and b.session_id is not None:
+        return a.session_id == b.session_id
+    ta, tb = a.occurred_at or a.created_at, b.occurred_at or b.created_at
+    return abs((tb - ta).total_seconds()) < _SAME_SESSION_S
+
+
+def _origins(value: Mapping[str, Any], key: str) -> set[str]:
+    """The episodes a shown item stands for: itself (an episode) or its sources (a fact)."""
+    if value.get("kind") == "episodic":
+        return {key}
+    return {str(s) for s in value.get("source_ids") or ()}
+
+
+def newer_first(
+    items: Sequence[Any], recency_weight: float = 0.0, share: float | None = RELEVANCE_SHARE
+) -> list[Any]:
+    """`items` (best first) with each later episode moved just above the first item that
+    stands for an episode it follows (that episode, or a fact derived from it), when it
+    is at least `share` as relevant (its score less `recency_weight` x its `query_evidence` x its
+    `components["recency"]`, so being newer does not count twice): it answers the same
+    question. A later version of a version goes above it in turn; the rest keep their
+    order.
+
+    An item moved gets `components["newer_version"] = 1.0` (0.0 on the others that have
+    components); scores are left as they were, so the list is no longer sorted by score
+    where a newer version moved up. `share` None leaves the order as it is."""
+    if share is None:
+        return list(items)
+    values = [it.value if isinstance(it.value, Mapping) else {} for it in items]
+    origins = [_origins(v, it.key) for v, it in zip(values, items, strict=True)]
+    place: list[float] = []  # where each item goes: its index, or just above its anchor
+    depth: list[int] = []
+    moved: set[int] = set()
+    for j, (it, value) in enumerate(zip(items, values, strict=True)):
+        meta = value.get("metadata")
+        follows = meta.get(FOLLOWS) if isinstance(meta, Mapping) else None
+        pos, d = float(j), 0
+        if value.get("kind") == "episodic" and isinstance(follows, list) and follows:
+            earlier = {str(f) for f in follows}
+            mine = _relevance(it, recency_weight)
+            for i in range(j):
+                if origins[i] & earlier and mine >= share * _relevance(items[i], recency_weight):
+                    # above the anchor, wherever it went (a chain of versions stays in order)
+                    d = depth[i] + 1
+                    pos = place[i] - 0.5**d
+                    moved.add(j)
+                    break
+        place.append(pos)
+        depth.append(d)
+    order = sorted(range(len(items)), key=lambda k: (place[k], k))
+    for k, it in enumerate(items):
+        comps = getattr(it, "components", None)
+        if isinstance(comps, dict):
+            comps["newer_version"] = 1.0 if k in moved else 0.0
+    return [items[k] for k in order]
+
+
+def prior_scale(components: Any) -> float:
+    """The factor a hit's priors were scaled by (HybridStore's `query_evidence`: the query's
+    best evidence), so a term added to or taken from the score weighs as the store's own
+    priors do; 1 for a store that gives none."""
+    if not isinstance(components, dict):
+        return 1.0
+    scale = components.get("query_evidence", 1.0)
+    return float(scale) if isinstance(scale, (int, float)) else 1.0
+
+
+def _relevance(item: Any, recency_weight: float) -> float:
+    score = float(getattr(item, "score", None) or 0.0)
+    comps = getattr(item, "components", None)
+    fresh = comps.get("recency", 0.0) if isinstance(comps, dict) else 0.0
+    return score - prior_scale(comps) * recency_weight * float(fresh or 0.0)

@@ -1,0 +1,110 @@
+"""What `Memory` returns: search hits, pages of memories, mem0-shaped dicts and report data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field
+
+from langmem_plus.errors import ValidationError
+from langmem_plus.memory.checks import record_of
+from langmem_plus.memory.scopes import mem0_dict
+from langmem_plus.model.records import MemoryRecord
+
+__all__ = ["MAX_LIMIT", "MemoryPage", "SearchHit", "TimeRangeArg", "as_mem0", "as_plain"]
+
+MAX_LIMIT = 1000
+TimeRangeArg = (
+    str | tuple[Any, Any] | list[Any] | Mapping[str, Any] | None
+)  # phrase, "auto", (start, end) or {"start": ..., "end": ...}
+
+
+class SearchHit(BaseModel):
+    """One search result: the memory, its final score and each component of that score."""
+
+    id: str
+    text: str
+    score: float
+    components: dict[str, Any] = Field(default_factory=dict)
+    memory: MemoryRecord
+
+    @classmethod
+    def of(cls, item: Any) -> SearchHit:
+        """The hit of one store search result (its score and score components kept)."""
+        rec = record_of(item)
+        return cls(
+            id=item.key,
+            text=rec.text,
+            score=float(item.score or 0.0),
+            components=dict(getattr(item, "components", {}) or {}),
+            memory=rec,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """This hit in mem0's shape: id, memory (the text), score, metadata, scopes, times."""
+        return mem0_dict(self.memory, self.score)
+
+    def __getitem__(self, key: str) -> Any:
+        """mem0-style reading: ``hit["memory"]`` is the text, ``hit["id"]``, ``hit["score"]``."""
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``dict.get`` on `to_dict()`."""
+        return self.to_dict().get(key, default)
+
+
+class MemoryPage(BaseModel):
+    """One page of a user's memories, oldest first, with the total for paging."""
+
+    items: list[MemoryRecord]
+    total: int
+    limit: int
+    offset: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None on the last one."""
+        nxt = self.offset + len(self.items)
+        return nxt if nxt < self.total else None
+
+    def __getitem__(self, key: str) -> Any:
+        """mem0-style reading: ``page["results"]`` is the list of memory dicts."""
+        if key != "results":
+            raise KeyError(key)
+        return [mem0_dict(r) for r in self.items]
+
+
+def as_mem0(result: Any) -> Any:
+    """A `Memory` result in mem0's shape: hits, records and pages as ``{"results": [...]}``
+    of dicts, one record as a dict, add's ids as ``{"results": [{"id": ...}]}``."""
+    if isinstance(result, MemoryRecord):
+        return mem0_dict(result)
+    if isinstance(result, SearchHit):
+        return result.to_dict()
+    if isinstance(result, MemoryPage):
+        return {"results": result["results"]}
+    if isinstance(result, (list, tuple)):
+        out = []
+        for r in result:
+            if isinstance(r, str):
+                out.append({"id": r})
+            elif isinstance(r, (MemoryRecord, SearchHit)):
+                out.append(as_mem0(r))
+            else:
+                raise ValidationError(f"cannot show {type(r).__name__} in mem0's shape")
+        return {"results": out}
+    raise ValidationError(f"cannot show {type(result).__name__} in mem0's shape")
+
+
+def as_plain(report: Any) -> Any:
+    """A report as plain data: a model or dataclass as a dict, anything else as it is."""
+    if isinstance(report, BaseModel):
+        return report.model_dump(mode="json")
+    if hasattr(report, "__dataclass_fields__"):
+        return asdict(report)
+    if isinstance(report, Mapping):
+        return dict(report)
+    return report

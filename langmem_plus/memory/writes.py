@@ -1,0 +1,190 @@
+"""The write side of `Memory.add`: messages stored as given, or exchanges kept as episodes
+with facts derived from them (and the facts they replace closed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import PutOp
+
+from langmem_plus.config import MemoryConfig
+from langmem_plus.episodic.episodes import EpisodeKeeper, split_exchanges
+from langmem_plus.errors import ValidationError
+from langmem_plus.memory.checks import SETTABLE, make_record, record_of, with_metadata
+from langmem_plus.memory.turns import ConversationIndex
+from langmem_plus.model.costs import CostTimer
+from langmem_plus.model.namespaces import user_namespace
+from langmem_plus.model.records import MemoryRecord
+from langmem_plus.processors import FactDeriver
+from langmem_plus.store import HybridStore
+from langmem_plus.text import extract_symbols
+
+__all__ = ["MemoryWriter", "updated_record"]
+
+
+class MemoryWriter:
+    """Writes of one `Memory`: its store, its conversation index and its fact deriver."""
+
+    def __init__(
+        self, store: HybridStore, turns: ConversationIndex, config: MemoryConfig, model: Any
+    ) -> None:
+        self.store = store
+        self.turns = turns
+        self.config = config
+        self.model = model
+        self.episodes: EpisodeKeeper | None = None  # built on first use; tests may set it
+
+    def log(
+        self,
+        user_id: str,
+        sid: str,
+        msgs: list[dict[str, str]],
+        at: datetime | None,
+        *,
+        index: bool,
+    ) -> list[int]:
+        """Log the non-empty messages as turns of session `sid`; returns their turn ids."""
+        ids = []
+        for m in msgs:
+            if m["text"].strip():
+                turn = self.turns.add_turn(
+                    user_id, sid, m["role"], m["text"], created_at=at, index=index
+                )
+                ids.append(turn.id if turn.id is not None else -1)
+        return ids
+
+    def add_raw(
+        self,
+        ns: tuple[str, str],
+        msgs: list[dict[str, str]],
+        sid: str | None,
+        meta: dict[str, Any],
+        at: datetime | None,
+    ) -> list[str]:
+        """Store each user/assistant message as one memory, as given (``infer=False``)."""
+        records = []
+        when = {} if at is None else {"created_at": at, "updated_at": at, "occurred_at": at}
+        for m in msgs:
+            if m["role"] not in ("user", "assistant") or not m["text"].strip():
+                continue
+            rec = make_record(
+                namespace=ns,
+                text=m["text"],
+                who=m["role"],
+                session_id=sid,
+                symbols=extract_symbols(m["text"]),
+                source="user_stated" if m["role"] == "user" else "inferred",
+                **when,
+            )
+            records.append(with_metadata(rec, meta))
+        self.store.batch([PutOp(ns, r.id, r.to_value()) for r in records])
+        if at is not None:
+            self.store.restore_item_stats([(ns, r.id, at, at, None, 0) for r in records])
+        return [r.id for r in records]
+
+    def keeper(self) -> EpisodeKeeper:
+        """The episode keeper: a one-call FactDeriver with a model, the rules without."""
+        if self.episodes is None:
+            deriver = FactDeriver(self.model, self.config) if self.model is not None else None
+            self.episodes = EpisodeKeeper(self.config, deriver)
+        return self.episodes
+
+    def keep(
+        self,
+        user_id: str,
+        msgs: list[dict[str, str]],
+        sid: str | None,
+        meta: dict[str, Any],
+        at: datetime | None,
+        *,
+        log: bool,
+        timer: CostTimer,
+        now: datetime,
+    ) -> list[str]:
+        """Each exchange of `msgs` becomes an episode; facts are derived and superseded
+        (timed as stage ``knowledge``, with the FactDeriver's calls and tokens)."""
+        ns = user_namespace(user_id)
+        context = self.last_reply(user_id, sid) if sid is not None else None
+        ids: list[str] = []
+        for exchange in split_exchanges(msgs):
+            turn_ids = self.log(user_id, sid, exchange, at, index=False) if log and sid else []
+            with timer.stage("knowledge", meter=False) as tally:
+                kept = self.keeper().keep(
+                    self.store,
+                    ns,
+                    exchange,
+                    session_id=sid,
+                    occurred_at=at or now,
+                    context=context,
+                    turn_ids=turn_ids,
+                    log=self.turns.log,
+                )
+                tally.add_usage(kept.cost)
+            ids += kept.ids
+            replies = [t["text"] for t in exchange if t["role"] == "assistant"]
+            context = replies[-1] if replies else context
+        if meta:
+            self._set_metadata(ns, ids, meta)
+        return list(dict.fromkeys(ids))
+
+    def _set_metadata(self, ns: tuple[str, str], ids: list[str], meta: dict[str, Any]) -> None:
+        """Add `meta` to the records `ids`, keeping each record's own times."""
+        changed = []
+        for i in ids:
+            item = self.store.get(ns, i)
+            if item is not None:
+                changed.append(with_metadata(record_of(item), meta))
+        self.store.batch(
+            [PutOp(ns, r.id, r.to_value(compact=r.kind == "episodic")) for r in changed]
+        )
+        # a put stamps the write time: keep each record's own (recency is computed from it)
+        self.store.restore_item_stats(
+            [
+                (ns, r.id, r.created_at, r.updated_at, r.last_accessed, r.access_count)
+                for r in changed
+            ]
+        )
+
+    def delete_keys(self, keys: Sequence[tuple[tuple[str, ...], str]]) -> None:
+        """Delete store items by (namespace, key), in batches."""
+        for i in range(0, len(keys), 500):
+            self.store.batch([PutOp(ns, key, None) for ns, key in keys[i : i + 500]])
+
+    def last_reply(self, user_id: str, sid: str) -> str | None:
+        """The last assistant turn logged in the session (what an untied correction answers)."""
+        for turn in reversed(self.turns.log.turns(user_id, sid)[-4:]):
+            if turn.role == "assistant":
+                return turn.content
+        return None
+
+
+def updated_record(
+    rec: MemoryRecord, text: str | None, fields: dict[str, Any], now: datetime
+) -> MemoryRecord:
+    """`rec` with a new `text` and/or `fields` (checked: settable ones only), the change
+    logged as an ``UPDATE`` event in `metadata.updates` (see `Memory.update`)."""
+    if text is None and not fields:
+        raise ValidationError("give text or data to update")
+    if text is not None and (not isinstance(text, str) or not text.strip()):
+        raise ValidationError("text must be a non-empty string")
+    bad = sorted(set(fields) - SETTABLE)
+    if bad:
+        raise ValidationError(f"cannot update {bad}; settable: {sorted(SETTABLE)}")
+    if text is not None:
+        fields["text"] = text
+    meta = dict(rec.metadata)
+    if isinstance(fields.get("metadata"), Mapping):
+        meta.update(fields.pop("metadata"))
+    elif "metadata" in fields:
+        raise ValidationError("data.metadata must be a dict")
+    entry: dict[str, Any] = {"event": "UPDATE", "at": now.isoformat(), "source": "api"}
+    if "text" in fields and fields["text"] != rec.text:
+        entry.update(old_text=rec.text, new_text=fields["text"])
+        fields.setdefault("symbols", extract_symbols(fields["text"]))
+    changed = sorted(k for k in fields if k not in ("text", "symbols"))
+    if changed:
+        entry["fields"] = changed
+    meta["updates"] = [*(meta.get("updates") or []), entry]
+    return make_record(**{**rec.model_dump(), **fields, "metadata": meta, "updated_at": now})

@@ -1,0 +1,482 @@
+"""Chinese clause rules: each returns the facts one clause states, or [] when not sure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.helpers import Clause, continuation, fact, zh_third
+from langmem_plus.processors.facts.patterns import (
+    ONE_OFF_ZH,
+    ZH_ATTR,
+    ZH_CLOCK,
+    ZH_DAY,
+    ZH_REL,
+    ZH_REL_RE,
+    ZH_REL_SAY,
+    ZH_STANDING_RE,
+    ZH_STATES,
+    ZH_STATES_RE,
+    device_slot,
+)
+from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
+
+ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
+
+_NAME = r"([\u4e00-\u9fff]{1,4}?|[A-Z][a-z]{1,12})"
+_CALL_ME = re.compile(
+    r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*(?![起吃去来回过出下上一做帮的干])"
+    + _NAME
+    + r"(?:就行|就好|就可以|吧)?$"
+)
+_MY_NAME = re.compile(r"^我(?:的名字)?叫\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
+_USE_ONLY = re.compile(
+    r"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{0,20}|[\u4e00-\u9fff]{1,8})\s*吧?$"
+)
+_STATE = re.compile(
+    r"^我(?:已经|早就|现在|其实)?(?:是(?:个|一个|一名)?)?(?:有)?(" + ZH_STATES_RE + r")"
+)
+_QUIT = re.compile(
+    r"^我(?:已经|早就|现在|其实|从来|完全|根本|一点都|平时)*(?:不再|不|戒了|戒|从不)(喝|吃|抽|碰)"
+    r"(酒|烟|肉|咖啡|奶茶|辣|甜食|[^\s，,了]{1,6}?)(?:了)?$"
+)
+_ALLERGY = re.compile(r"^我(?:其实|从小|是|一直)*(?:对)?([^\s，,我你是对]{1,8}?)(?:严重)?过敏$")
+_JOB = re.compile(
+    r"^我(?:现在|目前|已经|"
+    + ZH_DAY
+    + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
+)
+_NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
+_HAVE_REL = re.compile(
+    r"^我(?:家)?有(一个|一只|两个|两只|三个|个|只|一条)(" + ZH_REL_RE + r")(.{0,12})$"
+)
+_IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
+_HOMETOWN = re.compile(
+    r"^我(?:其实)?是([\u4e00-\u9fff]{2,4})人$|^我老家(?:是|在)\s*([\u4e00-\u9fff]{2,8}?)(?:的)?$"
+)
+_JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + JOBS_ZH + r")(?:的)?$")
+_DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
+_AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
+_LEARNING = re.compile(
+    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?)\s*([^\s，,了]{2,10})(?:了)?$"
+)
+_PET = re.compile(
+    r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
+)
+_MY_ATTR = re.compile(r"^我的?\s*(" + longest_first(ZH_ATTR) + r")(?:是|为)\s*(\S.{0,24})$")
+_LIVE = re.compile(
+    r"^(?:我(?:现在|目前|已经|早就|早)?(?:住在|住)|我?(?:现在|目前|已经|早就|早)?(?:住在|搬到了|搬到|搬去了|搬家到))"
+    r"\s*(?![得的着过一两几\d])([^\s，,了快]{1,12}?)(?:了|快.{0,6}了)?$"
+)
+_REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
+_TEAM = re.compile(
+    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
+)
+_TEAM_VERB = re.compile(
+    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
+)
+_OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
+_EVENT = re.compile(
+    r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
+    r"报名了|被录取|买了房|买房了|买车了|提车了|分手了|发表了|答辩通过|转正了|拿到了?绿卡)"
+)
+_EVENT_SLOT = {"离职": "job", "辞职": "job", "入职": "job", "结婚": "marital_status",
+               "领证": "marital_status", "订婚": "marital_status", "分手": "relationship"}  # fmt: skip
+_GOT = re.compile(
+    r"^((?:[^我你他她，,]{0,8}?)(?:证|照|offer|Offer|通知书|签证|绿卡|学位|钥匙|奖|名额|房本|合同))\s*"
+    r"(?:今天|终于|刚刚?|总算)?(?:拿到了|到手了|下来了)"
+)
+_LOVE_IT = re.compile(r"^(.{1,10}?)(?:是我的命|是我的最爱|我的最爱|一生推|yyds|永远的神)")
+_CANT_LIVE = re.compile(
+    r"^我(?:这人|这个人)?(?:真的|完全|根本)?(?:离不开|戒不掉|少不了)\s*([^\s，,了]{1,8})"
+)
+_CANT_STAND = re.compile(
+    r"^(?P<obj>[^我你，,]{1,12}?)我(?:是|真的|实在|完全|一直)*(?:受不了|接受不了|欣赏不来|无感|不感冒)"
+)
+_NOW_HAS = re.compile(
+    r"^我?(?:现在|目前)(?:改|换)?(开|骑|养|住)(?:的是|了)?\s*([^\s，,了]{2,12})(?:了)?$"
+)
+_WONT = re.compile(
+    r"^(?P<obj>[^我你，,]{1,12}?)我(?:现在|是|从来|真的|完全|根本|一点都|一点也|一秒都|一口都|都|也)*"
+    r"(?:(?:不|不再|从不|没法)(?P<v1>碰|吃|喝|看|听|玩|穿)|(?P<v2>碰|吃|喝|看|听|玩|穿)不了)"
+)
+_ONLY = re.compile(
+    r"我(?:平时)?(?:只|就只)(喝|吃|用|穿|看|听|玩)(?![了过一几个])\s*([^\s，,了]{1,12})"
+)
+_LIKE = re.compile(
+    r"我(?:可|真是|就|最|很|超|特别|超级|真的|非常|比较|还挺|挺|太)*(喜欢|爱|讨厌|受不了|不喜欢|不爱)"
+    r"(?!你|吗)\s*(.{1,16}?)(?:了呢|了|呢)?$"
+)
+_SET_AT = re.compile(
+    r"^(?:我们|咱们|我)?的?([^\s，,我你]{0,8}?)(定在|约在|安排在|改在|订在)\s*([^\s，,]{1,12})$"
+)
+_ROSE = re.compile(
+    r"^(?:我家|我的|我)?([^\s，,我你]{1,6}?)(?:又)?(涨到|降到|涨成|变成|提到|加到|降成)了?\s*([^\s，,]{1,12}?)了?$"
+)
+_INSTEAD = re.compile(
+    r"(?:不|不再)(去|用|在|做|买|报|吃|选)\s*([^\s，,了]{1,10})了?[，,]\s*(?:改|换)(?:成|去|用|为|到)?\s*([^\s，,了]{1,12})"
+)
+_MOVED = re.compile(
+    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
+)
+_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
+_PLAN = re.compile(
+    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
+    r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
+)
+# a value that names a day or a time of day (so the slot is the thing's time)
+_TIMEY = re.compile(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午")
+_NOT_ACT = r"了|好|困|累|吗|你|怎么|热|冷|烦|哈|还是|就|也|都|再|还"
+_VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "看": "watch",
+              "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
+
+
+def _ampm(text: str) -> str:
+    """'3pm' -> '下午3点' inside a Chinese fact, so that it reads and matches as said in zh."""
+
+    def rep(m: re.Match[str]) -> str:
+        h, mins, ap = m.group(1), m.group(2), m.group(3).lower()
+        return ("上午" if ap == "am" else "下午") + h + "点" + (mins or "")
+
+    return re.sub(r"(\d{1,2})(?::(\d{2}))?\s*([ap]m)\b", rep, text, flags=re.I)
+
+
+def _rel_slot(rel: str, rest: str) -> str | None:
+    """The attribute of a relation that a clause states (job, home), when it is clear."""
+    if re.search(r"在\S{1,10}(?:上班|工作|当|做)|跳槽|入职|离职|去了\S+(?:上班|工作|做)", rest):
+        return f"{rel}.job"
+    if re.search(r"住在|搬到|搬去", rest):
+        return f"{rel}.home"
+    return None
+
+
+def _short(more: str, limit: int = 16) -> str:
+    """A continuation kept only when short: an event fact stays one short statement."""
+    return more if len(more) <= limit else ""
+
+
+def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """叫我X -> wants to be called X (never rewritten into 用户叫用户); 我叫X -> name."""
+    t = cl[i].text
+    if m := _CALL_ME.search(t):
+        return [fact(f"用户希望被称为{m.group(1)}", kind="instruction",
+                     slot="user.preferred_name", value=m.group(1))]  # fmt: skip
+    if m := _MY_NAME.match(t):
+        name = next(g for g in m.groups() if g)
+        if not re.match(r"[了过着的是个]", name):
+            wants = any(re.search(r"叫(?:我的?)?名字", c.text) for c in cl)
+            text = f"用户名叫{name}" + ("，希望被直接叫名字" if wants else "")
+            return [fact(text, kind="profile", slot="user.name", value=name)]
+    return []
+
+
+def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction."""
+    t = cl[i].text
+    if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
+        return []
+    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}|每次\S{1,8}都\S{2,}", t):
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction")]
+    if ZH_STANDING_RE.match(t):
+        body = ZH_STANDING_RE.sub("", t)
+        if not body and i + 1 < len(cl) and not cl[i + 1].question:
+            i, body = i + 1, cl[i + 1].text
+        if "叫我" in body or len(body) < 3:
+            return []
+        more = [
+            c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
+        ]
+        text = "，".join([body, *more])
+        return [fact(f"用户希望{zh_third(text)}", kind="instruction", slot=None)]
+    if re.search(r"提前\S{0,4}提醒我|^(?:记得|记住)?提醒我(?:每|在)", t):
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=None)]
+    if (m := _USE_ONLY.search(t)) and re.search(r"吧\W*$", cl[i].raw):
+        val = m.group(1).strip()
+        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=device_slot(val) or
+                     f"prefers.{t[: m.start()][-4:]}", value=val)]  # fmt: skip
+    return []
+
+
+def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我乳糖不耐受 / 我已经不喝酒了 / 我是左撇子 -> durable facts about the user."""
+    t = cl[i].text
+    if m := _STATE.match(t):
+        slot, kind = ZH_STATES[m.group(1)]
+        if m.group(1) == "结婚" and re.search(r"结婚了", t) and not re.search(ZH_DAY, t):
+            return [fact("用户已婚", kind="profile", slot=slot, value="已婚")]
+        return [fact("用户" + zh_third(t[1:]), kind=kind, slot=slot, value=m.group(1))]  # type: ignore[arg-type]
+    if (
+        (m := _QUIT.match(t))
+        and not ONE_OFF_ZH.search(t)
+        and not re.search(r"[这那]|一口|了吧", m.group(2))
+    ):
+        obj = m.group(2)
+        return [fact("用户" + zh_third(t[1:]), kind="preference", slot=f"{m.group(1)}{obj}",
+                     value=f"不{m.group(1)}{obj}")]  # fmt: skip
+    if (m := _ALLERGY.match(t)) and not re.search(r"什么|啥|是不是", t):
+        what = m.group(1)
+        return [fact(f"用户对{what}过敏", slot=f"allergy.{what}", value=what)]
+    if m := _HOMETOWN.match(t):
+        place = m.group(1) or m.group(2)
+        return [fact(f"用户是{place}人", kind="profile", slot="hometown", value=place)]
+    if m := _JOB_IS.match(t):
+        return [fact(f"用户是{m.group(1)}", kind="profile", slot="job", value=m.group(1))]
+    if m := _DO_JOB.match(t):
+        return [fact(f"用户是做{m.group(1)}的", kind="profile", slot="job", value=m.group(1))]
+    if m := _AGE.match(t):
+        return [fact(f"用户{m.group(1)}岁", kind="profile", slot="age", value=m.group(1))]
+    if (m := _LEARNING.match(t)) and not ONE_OFF_ZH.search(t):
+        return [
+            fact(
+                f"用户在学{m.group(1)}",
+                kind="fact",
+                slot=f"learning.{m.group(1)}",
+                value=m.group(1),
+            )
+        ]
+    if m := _PET.match(t):
+        animal = m.group(3)
+        return [fact(f"用户养了{m.group(1)}{m.group(2)}{animal}", kind="relation", subject="third_person",
+                     slot=f"{'cat' if animal == '猫' else 'dog' if animal == '狗' else animal}.count")]  # fmt: skip
+    if m := _IDENTITY.match(t):
+        return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
+    return []
+
+
+def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我的车位号是B2-117 / 我住在5栋 -> the user's attribute and its value."""
+    t = cl[i].text
+    if m := _MY_ATTR.match(t):
+        key, val = m.group(1), m.group(2).strip()
+        return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
+    switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
+    if switched and (m := re.match(r"^(?:我)?现在在\s*([A-Za-z\u4e00-\u9fff]{2,8})$", t)):
+        return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
+    if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
+        slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
+        return [
+            fact("用户" + zh_third(t[1:]).rstrip("了"), kind="profile", slot=slot, value=m.group(1))
+        ]
+    if m := _NOW_HAS.match(t):
+        slot = {"开": "car", "骑": "bike", "养": "pet", "住": "home.location"}[m.group(1)]
+        return [fact(f"用户现在{m.group(1)}{m.group(2)}", kind="fact", slot=slot, value=m.group(2))]
+    if (m := _NOW_USE.match(t)) and (dev := device_slot(m.group(1))):
+        return [fact(f"用户现在用{m.group(1)}", kind="preference", slot=dev, value=m.group(1))]
+    if m := _HAVE_REL.match(t):
+        rel = ZH_REL[m.group(2)]
+        return [fact(f"用户有{m.group(1)}{m.group(2)}{m.group(3)}", kind="relation",
+                     subject="third_person", slot=f"{rel}.count")]  # fmt: skip
+    if (m := _LIVE.match(t)) and not re.search(r"几天|一晚|酒店|家住", t):
+        return [
+            fact(f"用户住在{m.group(1)}", kind="profile", slot="home.location", value=m.group(1))
+        ]
+    return []
+
+
+def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我女朋友叫林晓 / 我爸上个月做了手术 -> a fact about that person, never the user."""
+    m = _REL.match(cl[i].text)
+    if not m:
+        return []
+    rel_word, name, rest = m.group(1), (m.group(2) or "").strip(), m.group(3).strip()
+    rel = ZH_REL[rel_word]
+    said = rel_word * 2 if rel_word in ("哥", "姐", "弟", "妹") else rel_word
+    who = "用户的" + ZH_REL_SAY.get(rel, said) + (f" {name} " if name else "")
+    if re.match(r"的?生日是", rest):
+        val = re.sub(r"^的?生日是", "", rest)
+        return [
+            fact(f"{who}生日是{val}", subject="third_person", slot=f"{rel}.birthday", value=val)
+        ]
+    if nm := re.match(r"叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
+        more = continuation(cl, i, zh=True)
+        text = f"{who}叫{nm.group(1)}" + (f"，{zh_third(more)}" if more else "")
+        return [fact(text, kind="relation", subject="third_person", slot=f"{rel}.name",
+                     value=nm.group(1))]  # fmt: skip
+    if len(rest) < 3 or re.search(r"你|吗|家住|家$", rest) or rest.startswith("家"):
+        return []
+    if re.match(r"(?:说|觉得|让|问|叫我|给我|跟我|老是|又|总是|非要|也说|刚才|今天)", rest):
+        return []
+    if ONE_OFF_ZH.search(rest) or re.search(r"真的|太|好[累烦困]|又|老是|总是|挺|超", rest):
+        return []
+    durable = (
+        r"叫|^是|在\S{1,10}(?:上班|工作|读|上学|当|做|住)|住在|做了\S*手术|退休|结婚|离婚|生了|去了|"
+        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬"
+    )
+    if not re.search(durable, rest):
+        return []
+    more = continuation(cl, i, zh=True)
+    text = who + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
+    kind = (
+        "event"
+        if re.search(r"了", rest) and re.search(r"上个月|去年|昨天|刚|上周|前", rest)
+        else "fact"
+    )
+    return [fact(_ampm(text), kind=kind, subject="third_person", slot=_rel_slot(rel, rest))]  # type: ignore[arg-type]
+
+
+def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """我们组的代码都在 GitLab 上 -> a standing fact about the user's team or project."""
+    t = cl[i].text
+    m = _TEAM.match(t)
+    if not m or ONE_OFF_ZH.search(t) or re.search(r"要不|吧$|想|打算", t):
+        return []
+    unit, rest = m.group(1).lower(), m.group(2).strip()
+    if not _TEAM_VERB.search(rest) or len(rest) < 3 or _OPINION.search(rest):
+        return []
+    if "了" in rest and not re.search(r"已经|都|全部", rest):
+        return []
+    if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
+        return []
+    owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
+    if re.match(r"每|周|星期|礼拜|用|在|不", rest):
+        owner = owner.rstrip("的")
+    more = continuation(cl, i, zh=True)
+    text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
+    return [fact(text, subject="team", slot=device_slot(rest) and f"team.{device_slot(rest)}")]
+
+
+def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """潜水证今天拿到了 / 我下个月结婚啦 / 今天正式离职了 -> a life event of the user."""
+    t = cl[i].text
+    if re.search(
+        r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]|怕|担心|会不会|要不要|没", t
+    ):
+        return []
+    if m := _GOT.match(t):
+        more = _short(continuation(cl, i, zh=True, limit=1))
+        return [fact(f"用户拿到了{m.group(1)}" + (f"，{zh_third(more)}" if more else ""),
+                     kind="event", slot=None, value=m.group(1))]  # fmt: skip
+    m = _EVENT.search(t)
+    if re.match(r"^我(?:的|家)?(?:" + ZH_REL_RE + ")", t):
+        return []
+    starts = re.match(r"我|今天|终于|刚|下个?月|昨天|上周|上个月|正式|总算|" + _EVENT.pattern, t)
+    if not m or not (starts or len(t) <= 10) or m.start() > 8:
+        return []
+    body = t[1:] if t.startswith("我") else t
+    body = body[1:] if body.startswith("们") else body  # 我们订婚了: the user's own event
+    # a short event clause may need the next one ('结婚啦，婚礼在苏州'); a long one is enough
+    more = _short(continuation(cl, i, zh=True, limit=1)) if len(body) <= 8 else ""
+    slot = next((v for k, v in _EVENT_SLOT.items() if k in t), None)
+    if len(re.sub(r"今天|终于|刚刚?|正式|总算|了|啦|我", "", body)) < 2:
+        return []
+    body = re.sub(r"终于|总算|正式|刚刚|啦|了吧", "", body)
+    return [fact("用户" + zh_third(body) + (f"，{zh_third(more)}" if more else ""),
+                 kind="event", slot=slot)]  # fmt: skip
+
+
+def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """Stances with and without like/hate verbs (none under sarcasm: irony is not a stance)."""
+    t = cl[i].text
+    if sarcastic:
+        return []
+    if m := _LOVE_IT.match(t):
+        return [fact(f"用户非常喜欢{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
+                     value="喜欢")]  # fmt: skip
+    if m := _CANT_LIVE.match(t):
+        return [fact(f"用户离不开{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
+                     value="离不开")]  # fmt: skip
+    if m := _CANT_STAND.match(t):
+        obj = m.group("obj").strip()
+        return [fact(f"用户受不了{obj}", kind="preference", slot=f"likes.{obj}", value="不喜欢")]
+    if m := _WONT.match(t):
+        verb, obj = m.group("v1") or m.group("v2"), m.group("obj").strip()
+        return [
+            fact(f"用户不{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=f"不{verb}")
+        ]
+    if m := _ONLY.search(t):
+        verb, obj = m.group(1), m.group(2)
+        return [fact(f"用户只{verb}{obj}", kind="preference", slot=f"only.{_VERB_SLOT[verb]}",
+                     value=obj)]  # fmt: skip
+    # 可太/真是太/就喜欢 … 了 are how irony is said: taken literally they would store the opposite
+    irony = re.search(r"可太|真是太|太\S{0,2}(?:喜欢|爱)\S*了|^我就(?:喜欢|爱)", t)
+    if (
+        (m := _LIKE.search(t))
+        and t.startswith("我")
+        and not irony
+        and not re.search(r"这个|那个|一下|的话", t)
+    ):
+        verb, obj = m.group(1), m.group(2)
+        return [fact(f"用户{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=verb)]
+    return []
+
+
+def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """吉他课挪到周五晚上了 -> the thing's new value (a change without a marker word)."""
+    t = cl[i].text
+    joined = "，".join(c.text for c in cl[i : i + 2])
+    if m := _INSTEAD.search(joined):
+        verb, old, new = m.group(1), m.group(2), m.group(3)
+        when = re.match(ZH_DAY + r"|五一|国庆|春节|端午|中秋|元旦|寒假|暑假", joined)
+        slot = f"{'trip' if verb == '去' else verb}.{when.group() if when else old}"
+        f = fact(f"用户{when.group() if when else ''}改{verb}{new}（不再{verb}{old}）", kind="plan",
+                 slot=slot, value=new)  # fmt: skip
+        return [f.model_copy(update={"correction": True, "corrects": old})]
+    if (m := _SET_AT.match(t)) and not ONE_OFF_ZH.search(t):
+        thing, verb, val = m.group(1), m.group(2), m.group(3)
+        timey = _TIMEY.search(val)
+        slot = f"{thing or 'meeting'}.{'time' if timey else 'place'}"
+        return [
+            fact(
+                f"用户{'的' + thing if thing else ''}{verb}{val}", kind="plan", slot=slot, value=val
+            )
+        ]
+    if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
+        thing, verb, val = m.group(1), m.group(2), m.group(3)
+        return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
+    m = _MOVED.match(t)
+    if (
+        not m
+        or ONE_OFF_ZH.search(m.group(1))
+        or re.match(r"现在|已经|最近|后来|又|都|也|就", m.group(1))
+    ):
+        return []
+    thing, val = m.group(1), m.group(2)
+    if ONE_OFF_ZH.search(t):
+        return []
+    timey = _TIMEY.search(val)
+    slot = f"{thing}.time" if timey else (device_slot(val) or thing)
+    return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
+
+
+def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """周四下午四点 剪头发 / 下周就要搬去成都了 -> a plan with its time."""
+    t = cl[i].text
+    m = _FRAGMENT.match(t)
+    act = m.group(4).strip() if m else ""
+    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, act) and len(act) >= 2:
+        if re.match(r"(?:师傅|人|快递)来", act) and i > 0 and not cl[i - 1].question:
+            act = f"{act}（{zh_third(cl[i - 1].text)}）"
+        more = continuation(cl, i, zh=True, limit=1)
+        more = more if len(more) <= 6 else ""
+        when = _ampm(m.group(1) + (m.group(2) or "").strip())
+        sep = " " if re.match(r"[A-Za-z]", act) else ""
+        text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
+        return [fact(text, kind="plan", slot=f"plan.{act.split('（')[0][:12]}", value=when)]
+    if (
+        (only := re.fullmatch(r"(" + ZH_DAY + r")\s*(" + ZH_CLOCK + r")", t))
+        and i + 1 < len(cl)
+        and re.match(r"^(?:去|回|到|看|做|开|上|见|接|送)\S{1,10}$", cl[i + 1].text)
+    ):
+        when = _ampm(only.group(1) + only.group(2))
+        act = cl[i + 1].text
+        return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
+    if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
+        body = t[1:] if t.startswith("我") else t
+        day = re.search(ZH_DAY, body)
+        trip = re.search(
+            r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body
+        )
+        slot = f"trip.{day.group()}" if day and trip else None
+        return [
+            fact(
+                "用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1)
+            )
+        ]
+    return []
+
+
+ZH_RULES: tuple[ZhRule, ...] = (
+    names, standing, self_state, attributes, relation, team, value_change, event, plan, preference,
+)  # fmt: skip

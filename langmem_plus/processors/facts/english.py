@@ -1,0 +1,428 @@
+"""English clause rules: each returns the facts one clause states, or [] when not sure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.english_patterns import (
+    A_NOW,
+    AGE,
+    ALLERGY,
+    BETTER,
+    CALL_ME,
+    DONT,
+    DRIVE_NOW,
+    FROM,
+    HARD_NO,
+    HAVE_REL,
+    IM_JOB,
+    ITS_NAME,
+    JOB,
+    JUST_NAME,
+    KIND_OF_PERSON,
+    LEARNING,
+    LIKE,
+    LIVE,
+    MOVED_TO,
+    MY_ATTR,
+    MY_NAME,
+    MY_THING,
+    NO_FOR_ME,
+    NOT_CALL,
+    NOW,
+    NOW_STOP,
+    ON_NOW,
+    OR_ELSE,
+    PERSON,
+    PRONOUNS,
+    RATHER,
+    REL,
+    RESCHEDULED,
+    SINCE,
+    STATE,
+    SWITCH,
+    TEAM,
+    WORK,
+    YEARS_OLD,
+)
+from langmem_plus.processors.facts.english_plans import event, plan
+from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
+from langmem_plus.processors.facts.patterns import (
+    EN_ATTR,
+    EN_REL,
+    EN_REL_RE,
+    EN_REL_SAY,
+    EN_STANDING_RE,
+    EN_STATES,
+    ONE_OFF_EN,
+    device_slot,
+)
+
+# requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
+# "don't use emojis with me"
+_STANDING_IMPERATIVE = re.compile(
+    r"^(?:please )?(?:always|never) (?!been\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
+    r"^(?:please )?(?:don'?t|do not) .{2,}\b(?:with me|for me|ever|anymore|again)\b",
+    re.I,
+)
+
+EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
+
+
+def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'call me Dan' -> wants to be called Dan; 'my name is X' / pronouns -> profile."""
+    t = cl[i].text
+    if (m := CALL_ME.search(t)) and not cl[i].question:
+        return [fact(f"User wants to be called {m.group(1)}", kind="instruction",
+                     slot="user.preferred_name", value=m.group(1))]  # fmt: skip
+    if m := NOT_CALL.search(t):
+        for c in cl[i + 1 :]:
+            if n := JUST_NAME.match(c.text):
+                return [fact(f"User wants to be called {n.group(1)}, not {m.group(1)}",
+                             kind="instruction", slot="user.preferred_name", value=n.group(1))]  # fmt: skip
+    if (
+        re.search(r"\bcall(?:ed)? me\b", t)
+        and i + 1 < len(cl)
+        and (n := ITS_NAME.match(cl[i + 1].text))
+    ):
+        return []  # the answer is read by `name_fix` on the next clause
+    if i > 0 and re.search(r"\bcall(?:ed)? me\b", cl[i - 1].text) and (n := ITS_NAME.match(t)):
+        text = f"User's name is {n.group(1)}" + (
+            f" ({n.group(2).strip(' ,')})" if n.group(2).strip(" ,") else ""
+        )
+        return [fact(text, kind="profile", slot="user.name", value=n.group(1))]
+    if m := MY_NAME.search(t):
+        return [
+            fact(f"User's name is {m.group(1)}", kind="profile", slot="user.name", value=m.group(1))
+        ]
+    if m := PRONOUNS.search(t):
+        return [fact(f"User uses {m.group(1).lower()} pronouns", kind="profile", slot="user.pronouns",
+                     value=m.group(1).lower())]  # fmt: skip
+    return []
+
+
+def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'from now on, keep answers short' -> a standing instruction (one-off requests are not)."""
+    t = cl[i].text
+    if cl[i].question:
+        return []
+    if _STANDING_IMPERATIVE.match(t):
+        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
+        return [fact(f"User wants: {en_third(ask)}", kind="instruction")]
+    m = EN_STANDING_RE.search(t)
+    if not m or m.group(0).lower() in ("always", "never"):
+        return []
+    body = (
+        [EN_STANDING_RE.sub("", t).strip(" ,")]
+        if m.group(0).lower() not in ("whenever i", "every time i")
+        else [t]
+    )
+    for c in cl[i + 1 : i + 4]:
+        if (
+            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, re.I)
+            or c.question
+        ):
+            break
+        body.append(c.text)
+    text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=re.I).strip(" ,")
+    if len(text) < 6:
+        return []
+    if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, re.I):
+        return [
+            fact(f"User doesn't want the assistant to {en_third(neg.group(1))}", kind="instruction")
+        ]
+    return [fact(f"User wants: {en_third(text)}", kind="instruction", slot=None)]
+
+
+def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """I'm vegetarian now / allergic to penicillin / 35 / I don't drink coffee -> the user's state."""
+    t = cl[i].text
+    if m := ALLERGY.search(t):
+        what = m.group(1).strip()
+        return [fact(f"User is allergic to {what}", slot=f"allergy.{what}", value=what)]
+    if m := STATE.search(t):
+        slot, kind = EN_STATES[m.group(1).lower()]
+        state = m.group(1).lower()
+        text = f"User is {state}" + (" (doesn't drink alcohol)" if state == "sober" else "")
+        if but := re.search(r"\bbut (.+)$", t[m.end() :], re.I):
+            text += f", but {en_third(but.group(1))}"
+        return [fact(text, kind=kind, slot=slot, value=state)]  # type: ignore[arg-type]
+    if m := IM_JOB.match(t):
+        text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")
+        return [fact(text, kind="profile", slot="job", value=m.group(1))]
+    if m := FROM.match(t):
+        return [
+            fact(f"User is from {m.group(1)}", kind="profile", slot="hometown", value=m.group(1))
+        ]
+    if m := YEARS_OLD.match(t):
+        return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := LEARNING.match(t):
+        return [
+            fact(f"User is learning {m.group(1)}", slot=f"learning.{m.group(1)}", value=m.group(1))
+        ]
+    if m := AGE.match(t):
+        return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := DONT.match(t):
+        verb, obj = m.group(1).lower(), m.group(2).strip()
+        nxt = PERSON.match(cl[i + 1].text) if i + 1 < len(cl) else None
+        more = f", prefers {nxt.group(1)}" if nxt else ""
+        return [
+            fact(
+                f"User doesn't {verb} {obj}{more}",
+                kind="preference",
+                slot=f"likes.{obj}",
+                value=f"no {obj}",
+            )
+        ]
+    return []
+
+
+def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'my birthday is May 3' / 'I live in Denver' -> the user's attribute and its value."""
+    t = cl[i].text
+    if (m := MY_ATTR.search(t)) and not re.search(r"\bmy (?:" + EN_REL_RE + r")'s", t, re.I):
+        key, val = m.group(1).lower(), m.group(2).strip()
+        return [fact(f"User's {key} is {val}", slot=EN_ATTR[key], value=val)]
+    if m := JOB.match(t):
+        return [fact(f"User works {m.group(1)}", kind="profile", slot="job", value=m.group(1))]
+    if m := HAVE_REL.match(t):
+        rest = m.group(3).strip(" ,")
+        text = f"User has {m.group(1)} {m.group(2)}" + (
+            f" {en_third(rest)}" if rest and len(rest.split()) <= 5 else ""
+        )
+        return [fact(text, kind="relation", subject="third_person", slot=None)]
+    if m := MOVED_TO.match(t):
+        return [
+            fact(
+                f"User moved to {m.group(1)}",
+                kind="profile",
+                slot="home.location",
+                value=m.group(1),
+            )
+        ]
+    if (m := ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
+        return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
+    if m := LIVE.match(t):
+        return [
+            fact(
+                f"User lives in {m.group(1)}",
+                kind="profile",
+                slot="home.location",
+                value=m.group(1),
+            )
+        ]
+    return []
+
+
+def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'my nephew Jonah just started at MIT' -> about the nephew, never about the user."""
+    t = cl[i].text
+    m = REL.search(t)
+    if not m or cl[i].question or re.search(r"\b(?:ask|tell|call|text|help|remind) my\b", t, re.I):
+        return []
+    rel_word = m.group(1).lower()
+    rel = EN_REL[rel_word]
+    who = f"User's {EN_REL_SAY.get(rel, rel_word)}"
+    more = continuation(cl, i, zh=False)
+    if m.group(2):
+        text = f"{who} is {m.group(2)}" + (f", {en_third(more)}" if more else "")
+        return [
+            fact(
+                text, kind="relation", subject="third_person", slot=f"{rel}.name", value=m.group(2)
+            )
+        ]
+    name, rest = (m.group(3) or "").strip(), m.group(4).strip()
+    if len(rest.split()) < 2 or re.match(r"(?:and|or|to|for|with|is\?)\b", rest, re.I):
+        return []
+    durable = (
+        r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|(?-i:[A-Z])\w*)|"
+        r"works|lives|just started|started|retired|passed away|moved|has|was born|turns|"
+        r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
+        r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
+    )
+    if (
+        ONE_OFF_EN.search(rest)
+        or not re.search(durable, rest, re.I)
+        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, re.I)
+    ):
+        return []
+    if t[: m.start()].strip() and not re.match(
+        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), re.I
+    ):
+        return []
+    subj = f"{who} {name}" if name else who
+    if rest.startswith("'s "):
+        subj, rest = f"{who}'s", rest[3:]
+    text = f"{subj} {en_third(rest)}" + (f", {en_third(more)}" if more else "")
+    kind = (
+        "event"
+        if re.search(r"\b(?:retired|passed away|had|got|started|moved|died)\b", rest, re.I)
+        else "fact"
+    )
+    slot = None
+    if re.search(r"\b(?:works (?:at|for|as)|job at|started at|is a|is an)\b", rest, re.I):
+        slot = f"{rel}.job"
+    elif re.search(r"\b(?:lives in|moved to|is in)\b", rest, re.I):
+        slot = f"{rel}.location"
+    return [fact(text, kind=kind, subject="third_person", slot=slot)]  # type: ignore[arg-type]
+
+
+def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'our builds run on Bazel' -> a standing fact about the user's team."""
+    t = cl[i].text
+    m = TEAM.match(t)
+    if (
+        not m
+        or ONE_OFF_EN.search(t)
+        or re.search(
+            r"\b(?:let's|should|could|maybe|had|did|going to|gonna|might|were|was)\b", t, re.I
+        )
+    ):
+        return []
+    if m.group(2).lower() in ("is", "are") and not re.search(r"\d|\b[A-Z][\w.]+", m.group(3)):
+        return []
+    if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
+        return []
+    noun = (m.group(1) or "").strip()
+    what = (
+        f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
+    )
+    value = re.split(r",| so | but | because ", m.group(3))[0].strip()
+    slot = device_slot(value)
+    return [
+        fact(
+            f"{what} {m.group(2)} {value}",
+            subject="team",
+            slot=slot and f"team.{slot}",
+            value=value,
+        )
+    ]
+
+
+def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'olives are a hard no for me', 'window seat or I'm miserable', 'I love X' (not sarcastic)."""
+    t = cl[i].text
+    if sarcastic:
+        return []
+    if m := BETTER.match(t):
+        return [fact(f"User prefers {m.group(1)} over {m.group(2)}", kind="preference",
+                     slot=f"prefers.{m.group(2)}", value=m.group(1))]  # fmt: skip
+    if m := HARD_NO.match(t):
+        what = m.group(1) or m.group(2)
+        return [fact(f"User dislikes {what}", kind="preference", slot=f"likes.{what}", value="no")]
+    if m := MY_THING.match(t):
+        verb = "dislikes" if m.group(2).lower() == "nemesis" else "loves"
+        return [
+            fact(
+                f"User {verb} {m.group(1)}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value=verb,
+            )
+        ]
+    if m := NO_FOR_ME.match(t):
+        return [
+            fact(
+                f"User avoids {m.group(1)}",
+                kind="preference",
+                slot=f"likes.{m.group(1)}",
+                value="no",
+            )
+        ]
+    if m := KIND_OF_PERSON.match(t):
+        text = f"User is {'not ' if m.group(1) else ''}a {m.group(2)} person"
+        return [fact(text, kind="preference", slot=f"person.{m.group(2)}", value=m.group(2))]
+    if m := RATHER.match(t):
+        return [
+            fact(
+                f"User would rather {en_third(m.group(1))} than {en_third(m.group(2))}",
+                kind="preference",
+                slot=None,
+            )
+        ]
+    if m := OR_ELSE.match(t):
+        return [fact(f"User prefers {m.group(1)}", kind="preference", slot=f"prefers.{m.group(1)}",
+                     value=m.group(1))]  # fmt: skip
+    if (m := LIKE.match(t)) and not re.search(r"\b(?:this|that|it|you|when)\b", m.group(2), re.I):
+        verb = m.group(1).lower().replace("can't", "cannot").replace("cant", "cannot")
+        verb = {"love": "loves", "hate": "hates", "prefer": "prefers", "adore": "adores",
+                "despise": "despises", "avoid": "avoids"}.get(verb, verb.replace("don't", "doesn't"))  # fmt: skip
+        return [
+            fact(
+                f"User {verb} {m.group(2)}",
+                kind="preference",
+                slot=f"likes.{m.group(2)}",
+                value=verb,
+            )
+        ]
+    return []
+
+
+def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'been on a MacBook Air since March', 'rent's $2,150 now', 'switched notes from A to B'."""
+    t = cl[i].text
+    if m := A_NOW.match(t):
+        return [fact(f"User is a {m.group(1)} now", kind="profile", slot="job", value=m.group(1))]
+    if m := DRIVE_NOW.match(t):
+        what = m.group(2)
+        return [fact(f"User {m.group(1)}s {what} now", slot=device_slot(what) or what, value=what)]
+    if m := SINCE.search(t):
+        what = re.split(r" and | but |,", m.group(1))[0]
+        return [
+            fact(
+                f"User has used {what} since {m.group(2)}",
+                slot=device_slot(what) or what,
+                value=what,
+            )
+        ]
+    if m := SWITCH.match(t):
+        who, thing, old, new = (
+            (m.group(1) or "").strip().lower(),
+            m.group(2) or "",
+            m.group(3),
+            m.group(4),
+        )
+        team = who.startswith(("we", "our"))
+        new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+        owner = "The user's team" if team else "User"
+        verb = "uses" if team else "now uses"
+        purpose = f" for {en_third(thing)}" if thing else ""
+        slot = device_slot(new) or thing or None
+        f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
+                 subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
+                 value=new)  # fmt: skip
+        return [f.model_copy(update={"corrects": old})]
+    if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
+        thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
+        return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
+    m = NOW.match(t)
+    if not m or NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
+        return []
+    team = (m.group(1) or "").strip().lower() == "our"
+    thing, val = m.group(2), m.group(3)
+    if not re.search(
+        r"\d|\$|\b[A-Z]|\b(?:weekly|daily|monthly|biweekly|yearly|every|twice|once)\b", val
+    ):
+        return []
+    more = continuation(cl, i, zh=False, limit=1)
+    owner = "The user's team's" if team else "User's"
+    text = f"{owner} {thing} is {val} now" + (f", {more}" if more else "")
+    slot = f"team.{thing}" if team else thing
+    return [fact(text, subject="team" if team else "user", slot=slot, value=val)]
+
+
+def work(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'night shifts at the hospital' -> where and how the user works."""
+    m = WORK.search(cl[i].text)
+    if not m or cl[i].question:
+        return []
+    shift, place = (m.group(1) or "night shifts"), (m.group(2) or m.group(3))
+    return [fact(f"User works {shift.lower()} at a {place}", slot="job", value=place)]
+
+
+EN_RULES: tuple[EnRule, ...] = (
+    names, standing, self_state, attributes, relation, team, value_change, event, plan, work,
+    preference,
+)  # fmt: skip

@@ -1,0 +1,173 @@
+"""Compiled regexes of the English fact rules (`processors/facts/english.py`)."""
+
+from __future__ import annotations
+
+import re
+
+from langmem_plus.processors.facts.patterns import (
+    EN_ATTR,
+    EN_DAY,
+    EN_REL_RE,
+    EN_STATES_RE,
+    EN_TIME,
+)
+from langmem_plus.processors.lexicon import JOBS_EN
+
+_I = re.IGNORECASE
+# an optional ' at <time>' closing a day pattern: the group after the day (`_when` in _fact_en)
+_AT_TIME_END = r"(?: at (" + EN_TIME + r"))?$"
+
+CALL_ME = re.compile(r"\bcall me ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
+NOT_CALL = re.compile(r"\bdon'?t call me (\w+)", _I)
+JUST_NAME = re.compile(r"^just ([A-Z][a-z]+)$")
+ITS_NAME = re.compile(r"^(?i:it'?s) ([A-Z][a-z]+)\b(.*)$")
+MY_NAME = re.compile(r"\bmy name(?:'s| is) ([A-Z][a-z]+)\b")
+PRONOUNS = re.compile(
+    r"\b(?:I use|my pronouns are) (she/her|he/him|they/them|she/they|he/they)", _I
+)
+STATE = re.compile(
+    r"\bI(?:'m| am|'ve been| have been)\s+(?:now\s+|actually\s+|also\s+|officially\s+)?(?:a\s+)?("
+    + EN_STATES_RE
+    + r")\b",
+    _I,
+)
+ALLERGY = re.compile(
+    r"\bI(?:'m| am)\s+(?:\w+\s+)?allergic to ([a-z][\w -]{1,30}?)(?=$|,| in | so | and | but )", _I
+)
+AGE = re.compile(
+    r"^I(?:'m| am) (\d{1,2})\b(?! ?(?:min|minutes|hours?|mins|percent|%|k\b))(.*)$", _I
+)
+DONT = re.compile(
+    r"^I (?:don'?t|do not|never) (drink|eat|smoke|use|watch) ([a-z][\w -]{1,25}?)(?: at all| anymore)?$",
+    _I,
+)
+PERSON = re.compile(r"^(?:a |more of a )?([a-z]+) person$", _I)
+MY_ATTR = re.compile(r"\bmy (" + "|".join(EN_ATTR) + r")(?:'s| is) (.{1,40})$", _I)
+LIVE = re.compile(r"^I (?:live|moved) (?:in|to|on) ([A-Z0-9][\w ]{1,30})$")
+REL = re.compile(
+    r"\bmy (" + EN_REL_RE + r")\b(?!-)(?:'s name is ([A-Z][a-z]+))?((?-i: [A-Z][a-z]+))?(.*)$", _I
+)
+TEAM = re.compile(
+    r"^(?:our|we|my team|my company)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
+    r"build on|host|hosts|are on|use|run|deploy to|deploy) (.+)$",
+    _I,
+)
+EVENT = re.compile(
+    r"^(?:I |we )?(?:just |finally |officially )?(passed|graduated(?: from)?|got engaged|got married|got promoted|got into|"
+    r"got accepted (?:to|into)|started my new job(?: at)?|"
+    r"got the job|got an offer|quit my job|retired|started at|bought a house|closed on|adopted|"
+    r"signed the lease on|bought (?:a|my first|our first) (?:house|car|condo|apartment|flat)|"
+    r"got my (?:license|driver's license|degree|visa|green card|phd|diploma|black belt|certification)|"
+    r"defended my (?:thesis|dissertation)|got a raise)\b(.*)$",
+    _I,
+)
+WE_STATE = re.compile(r"^we'?re (?:officially )?(pregnant|expecting|engaged|married)\b(.*)$", _I)
+BABY = re.compile(r"^(?:our |the )?baby (girl|boy) (?:arrived|is here|was born)", _I)
+HARD_NO = re.compile(
+    r"^(.{1,30}?) (?:is|are) (?:a )?(?:hard |firm |big |definite )?(?:no(?: for me)?|pass(?: for me)?|dealbreaker)$"
+    r"|^(?:hard pass on|never again with) (.{1,30})$",
+    _I,
+)
+BETTER = re.compile(r"^([a-z][\w ]{0,20}?) > ([a-z][\w ]{0,20}?)(?:,? always| forever)?$", _I)
+IM_JOB = re.compile(
+    r"^I'?m (?:a|an) (" + JOBS_EN + r")(?: at ([A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*))?$"
+)
+FROM = re.compile(r"^I'?m (?:originally )?from ([A-Z][\w]*(?: [A-Z]\w*)*)$")
+YEARS_OLD = re.compile(r"^I'?m (\d{1,2}) (?:years old|yo)\b", _I)
+LEARNING = re.compile(
+    r"^I'?(?:m|ve been) (?:learning|studying|taking lessons in) ([a-z][\w -]{1,25})$", _I
+)
+A_NOW = re.compile(r"^I'?m (?:a|an) ([\w -]{2,25}?) now\b", _I)
+DRIVE_NOW = re.compile(r"^I (drive|ride|use|have) (?:a |an )?(.{2,30}?) now$", _I)
+AT_DAY = re.compile(
+    r"^(?:my |our |the )?([a-z][\w' ]{1,24}?)(?:'s| is) (?:at |on )?("
+    + EN_DAY
+    + r"|"
+    + EN_TIME
+    + r")"
+    + _AT_TIME_END,
+    _I,
+)
+OR_ELSE = re.compile(r"^(.{1,30}?) or I'?m (?:miserable|dead|grumpy|useless|cranky|done)", _I)
+LIKE = re.compile(
+    r"^I (?:really |absolutely |just |totally )?(love|hate|prefer|can'?t stand|adore|despise|"
+    r"don'?t like|don'?t eat|avoid) (.{2,40})$",
+    _I,
+)
+SINCE = re.compile(r"\b(?:I'?ve |I have )?been (?:on|using) (?:a |an |the )?(.+?) since (\w+)", _I)
+SWITCH = re.compile(
+    r"^(I |we |our team |our \w+ )?(?:switched|moved|migrated|changed) (?:my |our )?(\w+(?: \w+)?)?\s*from (.+?) to (\S+(?: [A-Z]\S*)?)",
+    _I,
+)
+NOW = re.compile(
+    r"^(my |our )?([A-Za-z][\w-]{1,20}(?: [a-z][\w-]{1,20})?)(?:'s| is| are) (.{1,30}?) now\b(.*)$",
+    _I,
+)
+NOW_STOP = re.compile(
+    r"^(?:it|that|this|he|she|they|there|everything|life|weather|the weather|traffic|what|who|which|today)$",
+    _I,
+)
+COMING = re.compile(
+    r"^(?:the |my )?(\w+)(?:'s| is) coming(?: over| in| by)? (?:on )?(" + EN_DAY + r")", _I
+)
+FRAGMENT = re.compile(
+    r"^(?P<act>[a-z][\w/&' ]{1,30}?) (?:on )?(?P<day>"
+    + EN_DAY
+    + r") (?:at )?(?P<time>"
+    + EN_TIME
+    + r")$",
+    _I,
+)
+WORK = re.compile(
+    r"\b(?:I work|working|work|works) (night shifts?|nights|days) at (?:the )?([a-z][\w ]{1,25}?)\b(?:\s+all week|\s+again)*$|^(?:\w+ )*?night shifts? at (?:the )?([a-z]\w+)",
+    _I,
+)
+JOB = re.compile(
+    r"^I (?:work|am working|'m working|now work) (from home|remotely|as an? [\w -]{2,25}|at [A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*|"
+    r"for [A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*)"
+)
+HAVE_REL = re.compile(
+    r"^I (?:have|'ve got|got) (a|an|one|two|three|four|\d) ((?:"
+    + EN_REL_RE
+    + r"|puppy|kitten)s?)\b(.{0,40})$",
+    _I,
+)
+MY_THING = re.compile(
+    r"^(.{1,30}?) (?:is|are) (?:literally |honestly )?my (jam|thing|fave|favorite|favourite|nemesis)\b",
+    _I,
+)
+NO_FOR_ME = re.compile(r"^(?:no|zero) (.{2,25}) for me\b", _I)
+KIND_OF_PERSON = re.compile(
+    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan)\b", _I
+)
+RATHER = re.compile(r"^I'?d (?:much )?rather (.{2,30}?) than (.{2,30})$", _I)
+HAVE_PLAN = re.compile(
+    r"^I(?:'ve| have)(?: got)? (?:a |an |my |the )?([a-z][\w' ]{1,30}?) (?:on |this |next )?("
+    + EN_DAY
+    + r")"
+    + _AT_TIME_END,
+    _I,
+)
+GOING = re.compile(
+    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
+    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)))?$",
+)
+DAY_FIRST = re.compile(
+    r"^(?P<day>"
+    + EN_DAY
+    + r")(?: at)? (?P<time>"
+    + EN_TIME
+    + r"),? (?P<act>[a-z][\w/&' -]{1,30})$",
+    _I,
+)
+MOVED_TO = re.compile(
+    r"^(?:I |we )?(?:just |finally )?(?:moved|relocated) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
+)
+ON_NOW = re.compile(r"^I'?m (?:on|using|running) (.{2,30}?) now$", _I)
+RESCHEDULED = re.compile(
+    r"^(?:my |our |the )?([a-z][\w' ]{2,24}?) (?:got |has been |was |is )?(?:moved|changed|pushed|switched|bumped) to (.+)$",
+    _I,
+)
+BAD_START = re.compile(
+    r"^(?:i|i'm|we|it|it's|that|this|they|he|she|you|what|how|so|and|but|oh)\b", _I
+)

@@ -1,0 +1,113 @@
+"""English clause rules for dated things: life events and plans with their day and time."""
+
+from __future__ import annotations
+
+import re
+
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.english_patterns import (
+    AT_DAY,
+    BABY,
+    BAD_START,
+    COMING,
+    DAY_FIRST,
+    EVENT,
+    FRAGMENT,
+    GOING,
+    HAVE_PLAN,
+    WE_STATE,
+)
+from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
+from langmem_plus.processors.facts.patterns import (
+    EN_DAY,
+    WEEKDAYS_EN,
+)
+
+# what 'X is Friday' says about a day rather than about a plan
+_NOT_EVENT = re.compile(
+    r"(?:today|tomorrow|tonight|yesterday|there|the weather|my day|the day|payday|day one)$", re.I
+)
+
+
+def _day(word: str) -> str:
+    """A weekday abbreviation spelled out ("fri" -> "Friday", "tmrw" -> "tomorrow")."""
+    if word.lower() in ("tmrw", "tmr"):
+        return "tomorrow"
+    w = word.lower().rstrip("s")
+    return (
+        WEEKDAYS_EN.get(w[:3] if w.endswith("day") else w, word.capitalize())
+        if w[:3] in WEEKDAYS_EN
+        else word
+    )
+
+
+def _when(m: re.Match[str]) -> str:
+    """'Friday at 3pm' from a match whose group 2 is the day and group 3 the optional time."""
+    return _day(m.group(2)) + (f" at {m.group(3)}" if m.group(3) else "")
+
+
+def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'Passed the bar exam!!!' / 'Baby girl arrived at 3:12am' -> a life event of the user."""
+    t = cl[i].text
+    if m := BABY.match(t):
+        return [fact(f"User had a baby {m.group(1).lower()}", kind="event", slot=None)]
+    if m := WE_STATE.match(t):
+        state = m.group(1).lower()
+        slot = "pregnancy" if state in ("pregnant", "expecting") else "marital_status"
+        return [fact(f"User and their partner are {state}", kind="event", slot=slot, value=state)]
+    if (m := EVENT.match(t)) and not cl[i].question:
+        rest = re.split(r",| so | and I ", m.group(2))[0].strip()
+        return [fact(f"User {en_third(m.group(1).lower())} {en_third(rest)}", kind="event")]
+    return []
+
+
+def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
+    t = cl[i].text
+    if (
+        (m := AT_DAY.match(t))
+        and not BAD_START.match(m.group(1))
+        and not _NOT_EVENT.match(m.group(1))
+    ):
+        when = _when(m)
+        thing = en_third(m.group(1))
+        return [
+            fact(
+                f"User's {thing} is {when}",
+                kind="plan",
+                slot=f"{m.group(1).lower()}.time",
+                value=when,
+            )
+        ]
+    if m := COMING.match(t):
+        who, day = m.group(1), _day(m.group(2))
+        return [
+            fact(
+                f"The {who} is coming on {day}", kind="plan", slot=f"{who.lower()}.visit", value=day
+            )
+        ]
+    if m := HAVE_PLAN.match(t):
+        when = _when(m)
+        return [
+            fact(
+                f"User has {m.group(1)} on {when}",
+                kind="plan",
+                slot=f"plan.{m.group(1)}",
+                value=when,
+            )
+        ]
+    if m := GOING.match(t):
+        trip_day: str | None = m.group(3)
+        if not trip_day and i + 1 < len(cl):
+            nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
+            trip_day = nxt.group(1) if nxt else None
+        when = f" on {_day(trip_day)}" if trip_day else ""
+        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
+                     slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
+    m = FRAGMENT.match(t) or DAY_FIRST.match(t)
+    if not m or BAD_START.match(m.group("act")) or cl[i].question:
+        return []
+    act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    more = continuation(cl, i, zh=False, limit=1)
+    text = f"User has {act} on {day} at {time}" + (f", {more}" if more else "")
+    return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]

@@ -1,0 +1,1 @@
+"""The Milvus backend (optional extra `[milvus]`): storage and candidate search over Milvus collections."""

@@ -1,0 +1,369 @@
+"""`StorageBackend` over Milvus (a server, a cluster, or a local Milvus Lite file): sessions,
+writes, TTL and `mark_used`; maintenance is store/milvus/upkeep.py's, reads store/milvus/search.py's, the
+collections store/milvus/schema.py's, the BM25 statistics store/milvus/stats.py's.
+
+Writes are upserts by primary key (a hash of namespace and key), so two handles writing the
+same key converge on one item. Milvus has no multi-entity transaction: a batch's items are
+written before their vectors, and a crash between the two leaves items without vectors,
+which `check()` reports and `backfill_vectors()` repairs. Read-modify-write updates (TTL
+refresh, `mark_used`, restored stats) are last-writer-wins across handles. Reads use the
+configured consistency level (`StoreTuning.milvus_consistency`, Strong by default: a put is
+seen by the next read of every handle). A batch's changes to its namespaces' counts are
+written to this handle's statistics rows before its items, and taken back when the item
+write fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langmem_plus.clock import Clock
+from langmem_plus.config import MemoryConfig
+from langmem_plus.errors import ReadOnlyStoreError, ValidationError
+from langmem_plus.store.milvus.keyword import ClientBM25
+from langmem_plus.store.milvus.log import MilvusConversationLog, create_log_collection
+from langmem_plus.store.milvus.schema import (
+    ENTITY_FIELDS,
+    MAX_BYTES,
+    Names,
+    connect,
+    ensure_collections,
+    h,
+    has_field,
+    in_expr,
+    item_pk,
+    next_seq,
+    ns_path,
+    ns_root,
+    vector_search_params,
+)
+from langmem_plus.store.milvus.search import MilvusSearch
+from langmem_plus.store.milvus.session import MilvusSession
+from langmem_plus.store.milvus.stats import Counts, StatsBook, create_stats_collection
+from langmem_plus.store.milvus.upkeep import MilvusUpkeep, Texts, doc_field, vec_entity
+from langmem_plus.store.seams import PutMap, ns_key, rank_fields
+from langmem_plus.text.tokenize import tokenize
+
+__all__ = ["MilvusStorage"]
+
+_LITE_FLUSH_ROWS = 256  # Milvus Lite: flush after this many rows written (see after_puts)
+
+
+def _bytes(what: str, text: str) -> None:
+    n = len(text.encode("utf-8", "surrogatepass"))
+    if n > MAX_BYTES:
+        raise ValidationError(
+            f"{what} is {n} bytes as UTF-8; the Milvus backend stores at most {MAX_BYTES}"
+        )
+
+
+class MilvusStorage(MilvusUpkeep):
+    """The Milvus storage of `HybridStore` (see the module docstring)."""
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        read_only: bool,
+        config: MemoryConfig,
+        embeddings: Embeddings | None,
+        model_name: str,
+        dims: int,
+        texts: Texts,
+        token: str | None = None,
+    ) -> None:
+        self.where = uri
+        self.read_only = read_only
+        self.names = Names(config.store.milvus_collection)
+        self.consistency = config.store.milvus_consistency
+        self.session_keys = tuple(config.store.session_keys)
+        self.embeddings, self.model_name, self.dims, self.texts = (
+            embeddings,
+            model_name,
+            dims,
+            texts,
+        )
+        self.local = None if "://" in uri else Path(uri)
+        if self.local is not None and not read_only:
+            self.local.parent.mkdir(parents=True, exist_ok=True)
+        self._pm, self.client = connect(uri, token or os.environ.get("MILVUS_TOKEN"))
+        ensure_collections(
+            self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
+        )
+        # collections made before the `doc` field run every filter client-side
+        self.has_doc = has_field(self.client, self.names.items, "doc")
+        # collections made before the `root` partition key are searched without it
+        self.rooted = has_field(self.client, self.names.items, "root")
+        self.fields = [
+            *ENTITY_FIELDS,
+            *(["doc"] if self.has_doc else []),
+            *(["root"] if self.rooted else []),
+        ]
+        self.book = self._open_stats(read_only)
+        cap = config.store.milvus_client_bm25_max_docs
+        self.backend = MilvusSearch(
+            embeddings is not None,
+            vector_search_params(config),
+            config.store.common_term_ratio,
+            ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
+            filter_field="doc" if self.has_doc else None,
+            rooted=self.rooted,
+            stats=self.book,
+        )
+        self._lock = threading.RLock()
+        self._unsealed = 0  # rows written to Milvus Lite since its last flush
+        self._session: MilvusSession | None = None
+
+    def _open_stats(self, read_only: bool) -> StatsBook | None:
+        """The statistics rows (store/milvus/stats.py): created with the collections, or counted
+        from the items when they predate them; None for a read-only handle on such items."""
+        if read_only and not self.client.has_collection(self.names.stats):
+            return None
+        made = not read_only and create_stats_collection(
+            self._pm, self.client, self.names.stats, self.consistency
+        )
+        if read_only:
+            self.client.load_collection(self.names.stats)
+        book = StatsBook(self.client, self.names, self.consistency)
+        if made and self._count(self.names.items):
+            book.rebuild()
+        return book
+
+    @property
+    def search(self) -> MilvusSearch:
+        """What the ranker reads."""
+        return self.backend
+
+    # ---------------------------------------------------------------- sessions
+    @contextmanager
+    def batch_lock(self) -> Iterator[None]:
+        """One session (and its ids) for the batch's reads and writes."""
+        with self._lock:
+            self._session = self._new_session()
+            try:
+                yield
+            finally:
+                self._session = None
+
+    @contextmanager
+    def read(self) -> Iterator[MilvusSession]:
+        yield self._session or self._new_session()
+
+    @contextmanager
+    def write(self) -> Iterator[MilvusSession]:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.where} was opened read-only")
+        with self._lock:
+            yield self._session or self._new_session()
+
+    def before_reads(self, conn: Any) -> None:
+        return None
+
+    # ---------------------------------------------------------------- writes
+    def _entity(
+        self,
+        ns: tuple[str, ...],
+        key: str,
+        value: Any,
+        index: bool,
+        keyword_text: str,
+        prev: Mapping[str, Any] | None,
+        ttl: float | None,
+        now: float,
+    ) -> dict[str, Any]:
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        tokens = tokenize(keyword_text) if index else []
+        text = " ".join(tokens)
+        nsk = ns_key(ns)
+        _bytes("the namespace", nsk)
+        _bytes(f"the key {key[:40]!r}", key)
+        _bytes(f"the value of {key[:40]!r}", payload)
+        _bytes(f"the indexed text of {key[:40]!r}", text)
+        conf, cat, session = rank_fields(value, self.session_keys)
+        return {
+            "pk": item_pk(ns, key),
+            "ns": h(nsk),
+            "ns_path": ns_path(ns),
+            "key_h": h(key),
+            "namespace": nsk,
+            "key": key,
+            "value": payload,
+            "text": text,
+            "seq": prev["seq"] if prev else next_seq(),
+            "created_at": prev["created_at"] if prev else now,
+            "updated_at": now,
+            "last_accessed": prev.get("last_accessed") if prev else None,
+            "access_count": prev["access_count"] if prev else 0,
+            "ttl_minutes": ttl,
+            "expires_at": now + ttl * 60 if ttl is not None else None,
+            "confidence": conf,
+            "category": cat,
+            "session": session,
+            "session_h": h(session) if session else "",
+            "doc_len": len(tokens),
+            "indexed": index,
+            **({"doc": doc_field(value)} if self.has_doc else {}),
+            **({"root": ns_root(ns)} if self.rooted else {}),
+        }
+
+    def apply_puts(
+        self, conn: MilvusSession, puts: PutMap, doc_vecs: np.ndarray | None, now: float
+    ) -> None:
+        """Upsert the new items (keeping the created time, insertion order and use counts of
+        those that exist), delete the deleted ones, then replace their vectors."""
+        pks = {nk: item_pk(*nk) for nk in puts}
+        prev = {
+            e["pk"]: e
+            for e in conn.by_pks(
+                "items",
+                "pk",
+                list(pks.values()),
+                ["pk", "seq", "created_at", "last_accessed", "access_count", "doc_len"],
+            )
+        }
+        rows: list[dict[str, Any]] = []
+        vecs: list[dict[str, Any]] = []
+        cursor = 0
+        for (ns, key), p in puts.items():
+            op = p.op
+            if op.value is None:
+                continue
+            pk = pks[(ns, key)]
+            ent = self._entity(
+                ns,
+                key,
+                op.value,
+                op.index is not False,
+                p.keyword_text,
+                prev.get(pk),
+                op.ttl,
+                now,
+            )
+            rows.append(ent)
+            for j, _text in enumerate(p.texts):
+                assert doc_vecs is not None
+                vecs.append(vec_entity(ent, j, doc_vecs[cursor]))
+                cursor += 1
+        gone = [pks[nk] for nk, p in puts.items() if p.op.value is None and pks[nk] in prev]
+        touched = [r["pk"] for r in rows] + gone
+        changes = self._changes(puts, pks, prev, {r["pk"]: r for r in rows})
+        if self.book is not None and changes:
+            self.book.add(changes)  # before the items: a namespace with items has a row
+        try:
+            if gone:
+                self.client.delete(self.names.items, filter=in_expr("pk", gone))
+            if rows:
+                self.client.upsert(self.names.items, rows)
+        except BaseException:
+            if self.book is not None and changes:
+                self.book.add(changes, -1)
+            raise
+        self._unsealed += len(rows) + len(gone)
+        self._replace_vectors(touched, vecs)
+
+    @staticmethod
+    def _changes(
+        puts: PutMap,
+        pks: Mapping[tuple[tuple[str, ...], str], str],
+        prev: Mapping[str, Mapping[str, Any]],
+        new: Mapping[str, Mapping[str, Any]],
+    ) -> dict[tuple[str, ...], Counts]:
+        """What the batch changes in each namespace's counts (store/milvus/stats.py): the new
+        versions added, the versions read before it removed."""
+        out: dict[tuple[str, ...], Counts] = {}
+        for ns, key in puts:
+            pk = pks[(ns, key)]
+            old, now = prev.get(pk), new.get(pk)
+            if old is None and now is None:
+                continue
+            c = out.setdefault(ns, Counts())
+            if old is not None:
+                c.add(Counts.of(int(old["doc_len"])), -1)
+            if now is not None:
+                c.add(Counts.of(int(now["doc_len"])))
+        return {ns: c for ns, c in out.items() if c != Counts()}
+
+    def _replace_vectors(self, items: Sequence[str], vecs: list[dict[str, Any]]) -> None:
+        if not self.embeddings or not items:
+            return
+        for i in range(0, len(items), 1000):
+            self.client.delete(self.names.vectors, filter=in_expr("item", items[i : i + 1000]))
+        if vecs:
+            self.client.upsert(self.names.vectors, vecs)
+
+    def after_puts(self) -> None:
+        """Milvus Lite: seal what was written once enough piled up (its unsealed rows are
+        searched without an index). A server seals segments by itself."""
+        if self.local is not None and self._unsealed >= _LITE_FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name in (self.names.items, self.names.vectors):
+            if self.client.has_collection(name):
+                self.client.flush(name)
+        self._unsealed = 0
+
+    def _rewrite(
+        self, conn: MilvusSession, pks: Sequence[str], change: Callable[[dict[str, Any]], bool]
+    ) -> int:
+        """Read the items, let `change` edit each (true: write it back); how many changed."""
+        ents = conn.by_pks("items", "pk", list(dict.fromkeys(pks)), self.fields)
+        changed = [e for e in ents if change(e)]
+        if changed:
+            self.client.upsert(self.names.items, changed)
+        return len(changed)
+
+    def refresh_ttl(self, conn: MilvusSession, item_ids: Sequence[int], now: float) -> None:
+        def restart(e: dict[str, Any]) -> bool:
+            if e.get("ttl_minutes") is None:
+                return False
+            e["expires_at"] = now + float(e["ttl_minutes"]) * 60
+            return True
+
+        self._rewrite(conn, conn.pks_of(item_ids), restart)
+
+    def mark_used(self, namespace: Sequence[str], keys: Sequence[str], ts: float | None) -> int:
+        def used(e: dict[str, Any]) -> bool:
+            e["access_count"] = int(e["access_count"]) + 1
+            e["last_accessed"] = ts
+            return True
+
+        with self.write() as conn:
+            return self._rewrite(conn, [item_pk(namespace, k) for k in keys], used)
+
+    # ---------------------------------------------------------------- maintenance
+    def restore_item_stats(
+        self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]
+    ) -> int:
+        if not rows:
+            return 0
+        want = {h(ns + "\x00" + key): (c, u, la, n) for ns, key, c, u, la, n in rows}
+
+        def restore(e: dict[str, Any]) -> bool:
+            c, u, la, n = want[e["pk"]]
+            e.update(created_at=c, updated_at=u, last_accessed=la, access_count=int(n))
+            return True
+
+        with self.write() as conn:
+            return self._rewrite(conn, list(want), restore)
+
+    def conversation_log(self, clock: Clock) -> MilvusConversationLog:
+        """The conversation log in the `<name>_log` collection (created on first use)."""
+        create_log_collection(self._pm, self.client, self.names.log, self.consistency)
+        return MilvusConversationLog(self._new_session(), self.names.log, clock)
+
+    def close(self) -> None:
+        if self.book is not None and not self.read_only:
+            self.book.close()
+        if self.local is not None and self._unsealed and not self.read_only:
+            self._flush()
+        self.client.close()

@@ -1,0 +1,162 @@
+"""The write path: items, keyword postings and vectors of a batch's puts in one transaction.
+
+`ItemWriter` is given the parts it writes (the keyword index and the vector storage form); the
+caller (`HybridStore`) owns the transaction, the plan and the embeddings. Every change reaches
+the change feeds (store/db/changefeed.py) in the same transaction, so the in-memory structures of
+every process catch up before their next use.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from langgraph.store.base import PutOp
+
+from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
+from langmem_plus.store.db.database import in_chunks, ns_key
+from langmem_plus.store.keyword.index import KeywordIndex
+from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, PlannedPut, rank_fields
+from langmem_plus.store.vector.codec import VectorStorage, encode_vec
+from langmem_plus.text.tokenize import tokenize
+
+__all__ = [
+    "ItemWriter",
+]
+
+
+class ItemWriter:
+    """Writes planned puts (and deletions: a put of None) into the caller's transaction."""
+
+    def __init__(
+        self,
+        keywords: KeywordIndex,
+        vector_storage: VectorStorage,
+        session_keys: Sequence[str] = DEFAULT_SESSION_KEYS,
+    ) -> None:
+        self._kw = keywords
+        self._storage = vector_storage
+        self._session_keys = tuple(session_keys)
+
+    @staticmethod
+    def namespace_ids(
+        conn: sqlite3.Connection, namespaces: Iterable[tuple[str, ...]]
+    ) -> dict[tuple[str, ...], int]:
+        """The id of each namespace, created when new."""
+        out: dict[tuple[str, ...], int] = {}
+        for ns in set(namespaces):
+            s = ns_key(ns)
+            conn.execute("INSERT OR IGNORE INTO namespaces(ns) VALUES (?)", (s,))
+            out[ns] = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()[0]
+        return out
+
+    def apply_puts(
+        self,
+        conn: sqlite3.Connection,
+        puts: Mapping[tuple[tuple[str, ...], str], PlannedPut],
+        doc_vecs: np.ndarray | None,
+        now: float,
+    ) -> None:
+        """Unindex what the touched keys held, then write their new state (or delete them).
+
+        `doc_vecs`: one row per (path, text) of the puts, in their order.
+        """
+        ns_ids = self.namespace_ids(conn, (k[0] for k in puts))
+        existing = self._unindex_existing(conn, puts, ns_ids)
+        kw_docs: list[tuple[int, int, list[str]]] = []
+        vec_rows: list[tuple[int, int, str, bytes]] = []
+        cursor = 0
+        for (ns, key), p in puts.items():
+            ns_id = ns_ids[ns]
+            prev = existing.get((ns_id, key))
+            op = p.op
+            if op.value is None:
+                if prev is not None:
+                    conn.execute("DELETE FROM items WHERE id=?", (prev,))
+                continue
+            tokens = tokenize(p.keyword_text) if op.index is not False else []
+            rid = self._write_item(conn, ns_id, key, op, len(tokens), prev, now)
+            if tokens:
+                kw_docs.append((ns_id, rid, tokens))
+            for path, _text in p.texts:
+                assert doc_vecs is not None
+                vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor], self._storage)))
+                cursor += 1
+        self._kw.add_many(conn, kw_docs)
+        for rid, ns_id, path, blob in vec_rows:
+            vid = conn.execute(
+                "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
+                (rid, ns_id, path, blob),
+            ).lastrowid
+            assert vid is not None
+            VECTOR_FEED.append(conn, [(ns_id, vid, OP_ADD)])
+
+    def _unindex_existing(
+        self,
+        conn: sqlite3.Connection,
+        puts: Mapping[tuple[tuple[str, ...], str], PlannedPut],
+        ns_ids: Mapping[tuple[str, ...], int],
+    ) -> dict[tuple[int, str], int]:
+        """Remove the postings and vectors of the keys that exist; (ns id, key) -> item id."""
+        keys_by_ns: dict[int, list[str]] = {}
+        for ns, key in puts:
+            keys_by_ns.setdefault(ns_ids[ns], []).append(key)
+        old: list[tuple[int, int, int]] = []
+        existing: dict[tuple[int, str], int] = {}
+        for ns_id, keys in keys_by_ns.items():
+            for part, marks in in_chunks(keys):
+                for rid, key, dl in conn.execute(
+                    f"SELECT id, key, doc_len FROM items WHERE ns_id=? AND key IN ({marks})",
+                    (ns_id, *part),
+                ):
+                    existing[(ns_id, key)] = rid
+                    old.append((ns_id, rid, dl))
+        if old:
+            self._kw.remove_many(conn, old)
+            self.drop_vectors(conn, [o[1] for o in old])
+        return existing
+
+    def _write_item(
+        self,
+        conn: sqlite3.Connection,
+        ns_id: int,
+        key: str,
+        op: PutOp,
+        doc_len: int,
+        prev: int | None,
+        now: float,
+    ) -> int:
+        """Insert the item, or update the existing row `prev`; returns its id."""
+        indexed = 0 if op.index is False else 1
+        ttl = op.ttl
+        expires = now + ttl * 60 if ttl is not None else None
+        payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
+        fields = rank_fields(op.value, self._session_keys)
+        if prev is None:
+            rid = conn.execute(
+                "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
+                "expires_at, doc_len, indexed, confidence, category, session) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (ns_id, key, payload, now, now, ttl, expires, doc_len, indexed, *fields),
+            ).lastrowid
+            assert rid is not None
+            return rid
+        conn.execute(
+            "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, "
+            "doc_len=?, indexed=?, confidence=?, category=?, session=? WHERE id=?",
+            (payload, now, ttl, expires, doc_len, indexed, *fields, prev),
+        )
+        return prev
+
+    @staticmethod
+    def drop_vectors(conn: sqlite3.Connection, item_ids: Sequence[int]) -> None:
+        """Delete the vectors of these items (logged for every vector index)."""
+        for part, marks in in_chunks(item_ids):
+            rows = conn.execute(
+                f"SELECT id, ns_id FROM vectors WHERE item_id IN ({marks})", part
+            ).fetchall()
+            if rows:
+                VECTOR_FEED.append(conn, [(ns_id, vid, OP_REMOVE) for vid, ns_id in rows])
+                conn.execute(f"DELETE FROM vectors WHERE item_id IN ({marks})", part)

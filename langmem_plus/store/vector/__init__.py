@@ -1,0 +1,1 @@
+"""FAISS per namespace, derived from the stored vectors: index, codec, snapshot, workers."""
