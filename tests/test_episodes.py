@@ -17,7 +17,7 @@ from langmem_plus import Memory
 from langmem_plus.agent.context import build_context
 from langmem_plus.episodic.episodes import (
     EpisodeKeeper,
-    current_view,
+    current_only,
     episode_record,
     episode_turns,
 )
@@ -190,7 +190,7 @@ def test_keeper_works_over_any_base_store() -> None:
     )
     assert k2.closed_ids == k1.fact_ids
     items = store.search(("m", "u"), limit=10)
-    view = current_view(items, limit=10)
+    view = current_only(items)
     assert {it.key for it in view} == {k1.episode_id, k2.episode_id, *k2.fact_ids}
 
 

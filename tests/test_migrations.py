@@ -22,6 +22,12 @@ VALUES = [
 ]
 
 
+def _undo_validity(conn) -> None:
+    """Schema 13's items: no validity columns (migration 014)."""
+    for col in ("said_at", "valid_from", "valid_to", "stale"):
+        conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
+
+
 def _undo_doc_terms(conn) -> None:
     """Schema 9's keyword layout: the postings(item_id) index, no doc_terms."""
     conn.execute("DROP TABLE doc_terms")
@@ -37,6 +43,7 @@ def _downgrade_to_v3(path) -> None:
     for col in ("confidence", "category", "session"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
     conn.execute("DROP TABLE kw_log")
+    _undo_validity(conn)
     _undo_doc_terms(conn)
     conn.execute("DELETE FROM schema_version WHERE version > 3")
     conn.commit()
@@ -89,6 +96,7 @@ def test_v9_database_gets_doc_terms_from_its_postings(tmp_path):
     conn = sqlite3.connect(path)
     want = sorted(conn.execute("SELECT item_id, term_id, tf, dl FROM postings").fetchall())
     s.close()
+    _undo_validity(conn)
     _undo_doc_terms(conn)
     conn.execute("DELETE FROM schema_version WHERE version > 9")
     conn.commit()
@@ -114,4 +122,34 @@ def test_v9_database_gets_doc_terms_from_its_postings(tmp_path):
     left = conn.execute("SELECT COUNT(*) FROM postings p JOIN items i ON i.id = p.item_id")
     assert left.fetchone()[0] == conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
     conn.close()
+    s.close()
+
+
+def test_v13_database_gets_the_validity_of_its_records(tmp_path):
+    """Migration 014 reads each record's time and validity from its value: a superseded fact
+    stored by an older version is left out of search at once, and dated when it was said."""
+    path = tmp_path / "v13.db"
+    s = HybridStore(path, index=False, clock=ManualClock())
+    ns = ("memories", "u")
+    s.put(ns, "old", {"kind": "semantic", "text": "User lives in Paris",
+                      "occurred_at": "2024-01-01T00:00:00+00:00",
+                      "valid_to": "2024-06-01T00:00:00+00:00", "superseded_by": "new"})  # fmt: skip
+    s.put(ns, "new", {"kind": "semantic", "text": "User lives in Rome",
+                      "occurred_at": "2024-06-01T00:00:00+00:00"})  # fmt: skip
+    s.put(ns, "plain", {"text": "lives in a flat"})
+    s.close()
+    conn = sqlite3.connect(path)
+    _undo_validity(conn)
+    conn.execute("DELETE FROM schema_version WHERE version > 13")
+    conn.commit()
+    conn.close()
+
+    s = HybridStore(path, index=False, clock=ManualClock())
+    assert {h.key for h in s.search(ns, query="lives")} == {"new", "plain"}
+    assert {h.key for h in s.search(ns, query="lives", include_superseded=True)} == {
+        "old",
+        "new",
+        "plain",
+    }
+    assert [h.key for h in s.search(ns, query="lives", as_of="2024-03-01T00:00:00Z")] == ["old"]
     s.close()

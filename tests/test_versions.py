@@ -11,9 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langmem_plus import Memory, MemoryConfig
-from langmem_plus.episodic.versions import FOLLOWS, RELEVANCE_SHARE, newer_first
+from langmem_plus.store.ranking.versions import FOLLOWS, newer_first
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+SHARE = 0.5  # the default of `recall.newer_version_share`
 
 
 @dataclass
@@ -21,7 +24,6 @@ class _Hit:
     key: str
     value: dict[str, Any]
     score: float
-    components: dict[str, Any] = field(default_factory=dict)
 
 
 def _episode(key: str, score: float, follows: list[str] | None = None) -> _Hit:
@@ -33,6 +35,13 @@ def _fact(key: str, score: float, sources: list[str]) -> _Hit:
     return _Hit(key, {"kind": "semantic", "text": key, "source_ids": sources}, score)
 
 
+def _reordered(items: list[_Hit], share: float = SHARE) -> tuple[list[_Hit], list[bool]]:
+    order, moved = newer_first(
+        [h.key for h in items], [h.value for h in items], [h.score for h in items], share
+    )
+    return [items[k] for k in order], moved
+
+
 def test_a_newer_version_moves_just_above_what_it_follows() -> None:
     items = [
         _fact("old-fact", 0.9, ["old"]),
@@ -40,25 +49,15 @@ def test_a_newer_version_moves_just_above_what_it_follows() -> None:
         _episode("other", 0.7),
         _episode("new", 0.6, follows=["old"]),
     ]
-    out = newer_first(items)
+    out, moved = _reordered(items)
     assert [h.key for h in out] == ["new", "old-fact", "old", "other"]
-    assert [h.components["newer_version"] for h in out] == [1.0, 0.0, 0.0, 0.0]
-    assert [h.score for h in out] == [0.6, 0.9, 0.8, 0.7]  # scores are not rewritten
+    assert moved == [False, False, False, True]
 
 
 def test_a_newer_version_far_less_relevant_stays_where_it_is() -> None:
-    weak = RELEVANCE_SHARE * 0.8 - 0.01
+    weak = SHARE * 0.8 - 0.01
     items = [_episode("old", 0.8), _episode("chat", 0.5), _episode("new", weak, ["old"])]
-    assert [h.key for h in newer_first(items)] == ["old", "chat", "new"]
-
-
-def test_recency_does_not_count_twice() -> None:
-    # "new" scores high only through its recency term; without it, it is not relevant enough
-    old = _episode("old", 0.6)
-    new = _episode("new", 0.45, ["old"])
-    old.components, new.components = {"recency": 0.0}, {"recency": 1.0}
-    assert [h.key for h in newer_first([old, new], recency_weight=0.0)] == ["new", "old"]
-    assert [h.key for h in newer_first([old, new], recency_weight=0.3)] == ["old", "new"]
+    assert [h.key for h in _reordered(items)[0]] == ["old", "chat", "new"]
 
 
 _KEYS = [f"e{i}" for i in range(8)]
@@ -78,14 +77,15 @@ def _results(draw: st.DrawFn) -> list[_Hit]:
 @settings(max_examples=60, deadline=None)
 @given(_results())
 def test_only_the_order_changes(items: list[_Hit]) -> None:
-    out = newer_first(list(items))
+    out, moved = _reordered(list(items))
     assert sorted(h.key for h in out) == sorted(h.key for h in items)
     # items that did not move keep their order; a moved item sits above what it follows
-    still = [h.key for h in out if h.components["newer_version"] == 0.0]
+    moved_keys = {h.key for h, m in zip(items, moved, strict=True) if m}
+    still = [h.key for h in out if h.key not in moved_keys]
     assert still == [h.key for h in items if h.key in still]
     pos = {h.key: i for i, h in enumerate(out)}
     for h in out:
-        if h.components["newer_version"] == 1.0:
+        if h.key in moved_keys:
             assert any(pos[h.key] < pos[f] for f in h.value["metadata"][FOLLOWS])
 
 
@@ -151,14 +151,23 @@ def test_links_survive_reopen_and_export_import(tmp_path: Path) -> None:
 
 
 def test_the_reordering_can_be_switched_off() -> None:
-    items = [_episode("old", 0.8), _episode("new", 0.8, ["old"])]
-    assert [h.key for h in newer_first(items, share=None)] == ["old", "new"]
     mem = Memory(embeddings=False, config=MemoryConfig(recall={"newer_versions_first": False}))
     old, new = _laptop(mem)
     hits = mem.search("laptop for work running ubuntu", "u", limit=5)
     ids = [h.id for h in hits]
     assert ids.index(old) < ids.index(new)  # as scored: the older statement matches better
-    assert all("newer_version" not in h.components for h in hits)
+    assert all(h.components["newer_version"] == 0.0 for h in hits)
+
+
+def test_recency_does_not_count_twice() -> None:
+    # the newer statement, far less relevant but for its recency term, stays below
+    mem = Memory(embeddings=False, config=MemoryConfig(recall={"newer_version_share": 0.99}))
+    old, new = _laptop(mem)
+    hits = mem.search("laptop for work running ubuntu", "u", limit=5)
+    comps = {h.id: h.components for h in hits}
+    assert comps[new]["recency"] > comps[old]["recency"]
+    ids = [h.id for h in hits]
+    assert ids.index(old) < ids.index(new) and comps[new]["newer_version"] == 0.0
 
 
 def _exchange(user: str, reply: str | None = None) -> list[dict[str, str]]:

@@ -34,7 +34,7 @@ from langmem_plus.agent.worker import PostTurnWorker
 from langmem_plus.agent.working import WorkingMemory, trim_window
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog, check_log, log_of
-from langmem_plus.episodic.current_view import above_floor, current_view, floor_for
+from langmem_plus.episodic.episodes import current_only
 from langmem_plus.episodic.symbol_recall import join_candidates, symbol_candidates
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory.checks import message_time
@@ -42,6 +42,7 @@ from langmem_plus.model.costs import CostCallback, CostTimer, TurnCost, check_on
 from langmem_plus.model.messages import message_text, role_and_text
 from langmem_plus.model.records import RollingSummary, SessionSummary
 from langmem_plus.processors.processor_set import Processors
+from langmem_plus.store.ranking.floor import above_floor, floor_for
 
 __all__ = [
     "MemoryEngine",
@@ -370,7 +371,9 @@ class MemoryEngine(PostTurnSteps):
         hits: list[Any] = []
         if cfg.context.memories and query.strip():
             q = query[:_QUERY_CHARS]
-            fetch = cfg.recall.retrieval_limit * 2 + 10  # room for the superseded facts left out
+            limit = cfg.recall.retrieval_limit
+            own = _keeps_validity(store)
+            fetch = limit if own else limit * 2 + 10  # room for the superseded left out
             try:
                 found = (
                     store.search(
@@ -379,21 +382,16 @@ class MemoryEngine(PostTurnSteps):
                         limit=fetch,
                         current_topic=wm.current_topic,
                     )  # type: ignore[call-arg]
-                    if _supports_topic(store)
+                    if own
                     else store.search(namespace, query=q, limit=fetch)
                 )
                 log = self.log_for(store)
                 if cfg.score.profile == "coding" and log is not None:
                     extra = symbol_candidates(store, log, user_id, namespace, q, limit=fetch)
                     found = join_candidates(found, extra)
-                hits = current_view(
-                    found,
-                    limit=cfg.recall.retrieval_limit,
-                    newer_share=cfg.recall.newer_version_share
-                    if cfg.recall.newer_versions_first
-                    else None,
-                )
-                hits = above_floor(hits, floor_for(store, cfg.recall.min_relevance))
+                if not own:  # another BaseStore: its search knows nothing of validity
+                    found = current_only(found)
+                hits = above_floor(found[:limit], floor_for(store, cfg.recall.min_relevance))
             except ValidationError:
                 raise
             except Exception as exc:  # recall must never break the conversation
@@ -467,10 +465,9 @@ def _stage(timer: CostTimer | None, name: str) -> AbstractContextManager[Any]:
     return timer.stage(name) if timer is not None else nullcontext()
 
 
-def _supports_topic(store: BaseStore) -> bool:
-    import inspect
+def _keeps_validity(store: BaseStore) -> bool:
+    """Whether `store` leaves superseded facts out itself and takes `current_topic`
+    (HybridStore); another BaseStore's hits are filtered here."""
+    from langmem_plus.store import HybridStore
 
-    try:
-        return "current_topic" in inspect.signature(store.search).parameters
-    except (TypeError, ValueError):
-        return False
+    return isinstance(store, HybridStore)

@@ -213,7 +213,7 @@ def _one_turn(
 def _show_long_term(store: Any, user_id: str, out: Callable[[str], Any]) -> dict[str, Any]:
     """Print the user's long-term memory after the conversation; returns its facts and the
     number of episodes."""
-    items = store.search(("memories", user_id), limit=200)
+    items = store.search(("memories", user_id), limit=200, include_superseded=True)
     facts = [it for it in items if it.value.get("kind") != "episodic"]
     episodes = len(items) - len(facts)
     out(f"\nlong-term memory of {user_id}: {episodes} episodes (every exchange, verbatim) and")

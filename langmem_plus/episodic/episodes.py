@@ -5,11 +5,9 @@
 precision-first rules otherwise), records each fact's source episodes, and closes the current
 facts that a new one replaces (`valid_to`, `superseded_by`) instead of overwriting them.
 A turn that says an earlier statement was wrong, or reports a change, marks the older episode
-about the same thing `corrected_by`. `current_view` is the read side: superseded facts hidden
-unless asked for, `as_of` looks back, and an episode whose facts were all superseded (or that a
-later turn corrected) is demoted with a `superseded` component. Works over any LangGraph
-`BaseStore`. (`current_view` and `record_of_item` live in `langmem_plus.episodic.current_view`;
-they are re-exported here.)
+about the same thing `corrected_by`. The read side is the store's: every search leaves
+superseded facts out and ranks such episodes lower (store/seams.py `Validity`). Works over
+any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
@@ -23,23 +21,42 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.current_view import DEMOTION, current_view, record_of_item
 from langmem_plus.episodic.versions import FOLLOWS, earlier_versions
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
 
 __all__ = [
-    "DEMOTION",
     "EpisodeKeeper",
     "Kept",
-    "current_view",
+    "current_only",
     "episode_record",
     "episode_turns",
     "is_verbatim",
     "record_of_item",
     "split_exchanges",
 ]
+
+
+def record_of_item(item: Any) -> MemoryRecord | None:
+    """The `MemoryRecord` of a store item, or None when its value is not one."""
+    try:
+        return MemoryRecord.from_item(item)
+    except Exception:
+        return None
+
+
+def current_only(items: Sequence[Any]) -> list[Any]:
+    """The items whose value is no superseded fact (for a store that keeps no validity of
+    its own: HybridStore's search leaves them out itself)."""
+    out = []
+    for it in items:
+        value = it.value if isinstance(it.value, Mapping) else {}
+        if value.get("kind") and (value.get("valid_to") or value.get("superseded_by")):
+            continue
+        out.append(it)
+    return out
+
 
 EPISODE_IMPORTANCE = 0.6
 CHITCHAT_IMPORTANCE = 0.2

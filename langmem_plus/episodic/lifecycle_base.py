@@ -100,12 +100,20 @@ def check_namespace(namespace: Any) -> tuple[str, ...]:
     return namespace
 
 
+def every_version(store: BaseStore) -> dict[str, Any]:
+    """Search arguments that list every version of a record, superseded facts included
+    (HybridStore shows the current ones by default; another store keeps no validity)."""
+    from langmem_plus.store import HybridStore
+
+    return {"include_superseded": True} if isinstance(store, HybridStore) else {}
+
+
 def namespace_items(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
     """Every item stored directly in `namespace` (not under it), page by page."""
     out: list[Item] = []
     offset = 0
     while True:
-        page = store.search(namespace, limit=_PAGE, offset=offset)
+        page = store.search(namespace, limit=_PAGE, offset=offset, **every_version(store))
         out.extend(i for i in page if tuple(i.namespace) == namespace)
         if len(page) < _PAGE:
             return out

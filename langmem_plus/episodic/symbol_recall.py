@@ -33,11 +33,13 @@ def symbol_candidates(
     limit: int,
     filter: Mapping[str, Any] | None = None,
     time_range: tuple[Any, Any] | None = None,
+    view: Mapping[str, Any] | None = None,
 ) -> list[Any]:
     """Items of `namespace` tied to the turns whose symbols `query` names: episodes holding
     one of those turns (``metadata.turn_ids``), a turn's own index entry (``turn_id``), or a
     summary listing one of the symbols. Each comes from the store's search for `query`
-    restricted to the turns' sessions (and `filter`), so it carries the store's score."""
+    restricted to the turns' sessions (and `filter`, and `view`: the versions shown), so it
+    carries the store's score."""
     symbols = extract_symbols(query)
     if not symbols:
         return []
@@ -48,6 +50,7 @@ def symbol_candidates(
     sessions = list(dict.fromkeys(str(r["session_id"]) for r in rows))[:_MAX_SESSIONS]
     wanted = {s.lower() for s in symbols}
     kwargs: dict[str, Any] = {} if time_range is None else {"time_range": time_range}
+    kwargs.update({k: v for k, v in (view or {}).items() if v})  # HybridStore's versions
     out: list[Any] = []
     for sid in sessions:
         flt = {"session_id": sid, **(filter or {})}

@@ -5,22 +5,19 @@ People rarely announce that a value changed ("been on a MacBook Air since March"
 can be seen without words is that a later exchange is about the same thing as an earlier
 one. Write side (`earlier_versions`): when an exchange is kept, the older episodes of the
 same user that a search with its user turns finds, and that share at least two content words
-with them, are noted on the new episode (`metadata.follows`). Read side (`newer_first`): when
-a later episode and an earlier one it follows (or a fact derived from that earlier one) are
-both shown, the later is shown first, and its `components["newer_version"]` is 1.0. Only the
-order within the results changes, never which results are shown, so a change that is not a
-correction ("both stand") loses nothing, and a wrong link costs one place, not a memory.
-Works over any LangGraph `BaseStore`.
+with them, are noted on the new episode (`metadata.follows`). The read side is HybridStore's
+ranker (store/ranking/versions.py): when a later episode and an earlier one it follows are
+both among a search's winners, the later is shown first. Works over any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
 from langmem_plus.model.records import MemoryRecord
+from langmem_plus.store.ranking.versions import FOLLOWS
 from langmem_plus.text import tokenize
 
 __all__ = [
@@ -30,16 +27,12 @@ __all__ = [
     "MIN_SHARED_WORDS",
     "NO_EVIDENCE",
     "earlier_versions",
-    "newer_first",
-    "prior_scale",
 ]
 
-FOLLOWS = "follows"  # metadata key of an episode: the earlier episodes it is a newer version of
 MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its search
 MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond meaning)
 _SEARCH = 5
 _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
-RELEVANCE_SHARE = 0.5  # default of `recall.newer_version_share`
 # HybridStore evidence (calibrated against the embedding model's background, so not tied
 # to one model) below which a hit matched next to nothing: one shared common word
 NO_EVIDENCE = 0.05
@@ -163,71 +156,3 @@ def _same_session(a: MemoryRecord, b: MemoryRecord) -> bool:
         return a.session_id == b.session_id
     ta, tb = a.occurred_at or a.created_at, b.occurred_at or b.created_at
     return abs((tb - ta).total_seconds()) < _SAME_SESSION_S
-
-
-def _origins(value: Mapping[str, Any], key: str) -> set[str]:
-    """The episodes a shown item stands for: itself (an episode) or its sources (a fact)."""
-    if value.get("kind") == "episodic":
-        return {key}
-    return {str(s) for s in value.get("source_ids") or ()}
-
-
-def newer_first(
-    items: Sequence[Any], recency_weight: float = 0.0, share: float | None = RELEVANCE_SHARE
-) -> list[Any]:
-    """`items` (best first) with each later episode moved just above the first item that
-    stands for an episode it follows (that episode, or a fact derived from it), when it
-    is at least `share` as relevant (its score less `recency_weight` x its `query_evidence` x its
-    `components["recency"]`, so being newer does not count twice): it answers the same
-    question. A later version of a version goes above it in turn; the rest keep their
-    order.
-
-    An item moved gets `components["newer_version"] = 1.0` (0.0 on the others that have
-    components); scores are left as they were, so the list is no longer sorted by score
-    where a newer version moved up. `share` None leaves the order as it is."""
-    if share is None:
-        return list(items)
-    values = [it.value if isinstance(it.value, Mapping) else {} for it in items]
-    origins = [_origins(v, it.key) for v, it in zip(values, items, strict=True)]
-    place: list[float] = []  # where each item goes: its index, or just above its anchor
-    depth: list[int] = []
-    moved: set[int] = set()
-    for j, (it, value) in enumerate(zip(items, values, strict=True)):
-        meta = value.get("metadata")
-        follows = meta.get(FOLLOWS) if isinstance(meta, Mapping) else None
-        pos, d = float(j), 0
-        if value.get("kind") == "episodic" and isinstance(follows, list) and follows:
-            earlier = {str(f) for f in follows}
-            mine = _relevance(it, recency_weight)
-            for i in range(j):
-                if origins[i] & earlier and mine >= share * _relevance(items[i], recency_weight):
-                    # above the anchor, wherever it went (a chain of versions stays in order)
-                    d = depth[i] + 1
-                    pos = place[i] - 0.5**d
-                    moved.add(j)
-                    break
-        place.append(pos)
-        depth.append(d)
-    order = sorted(range(len(items)), key=lambda k: (place[k], k))
-    for k, it in enumerate(items):
-        comps = getattr(it, "components", None)
-        if isinstance(comps, dict):
-            comps["newer_version"] = 1.0 if k in moved else 0.0
-    return [items[k] for k in order]
-
-
-def prior_scale(components: Any) -> float:
-    """The factor a hit's priors were scaled by (HybridStore's `query_evidence`: the query's
-    best evidence), so a term added to or taken from the score weighs as the store's own
-    priors do; 1 for a store that gives none."""
-    if not isinstance(components, dict):
-        return 1.0
-    scale = components.get("query_evidence", 1.0)
-    return float(scale) if isinstance(scale, (int, float)) else 1.0
-
-
-def _relevance(item: Any, recency_weight: float) -> float:
-    score = float(getattr(item, "score", None) or 0.0)
-    comps = getattr(item, "components", None)
-    fresh = comps.get("recency", 0.0) if isinstance(comps, dict) else 0.0
-    return score - prior_scale(comps) * recency_weight * float(fresh or 0.0)

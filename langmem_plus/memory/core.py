@@ -14,10 +14,8 @@ from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
-from langmem_plus.clock import clock_datetime
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog, check_log
-from langmem_plus.episodic.current_view import current_view
 from langmem_plus.episodic.lifecycle import consolidate as consolidate_namespace
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.memory.checks import (
@@ -215,22 +213,12 @@ class Memory:
         if threshold is not None:
             check_number("threshold", threshold)
         query, tr = self.turns.time_range(time_range, query, user_id)
-        fetch = min(MAX_LIMIT, limit * 2 + 10)
-        found = self.store.search(ns, query=query, filter=flt, limit=fetch, time_range=tr)
+        view: dict[str, Any] = {"include_superseded": include_superseded, "as_of": when}
+        found = self.store.search(ns, query=query, filter=flt, limit=limit, time_range=tr, **view)
         found = self.turns.join_symbols(
-            found, user_id, ns, query, limit=fetch, filter=flt, time_range=tr
+            found, user_id, ns, query, limit=limit, filter=flt, time_range=tr, view=view
         )
-        cfg = self.store.config
-        items = current_view(
-            found,
-            limit=limit,
-            include_superseded=include_superseded,
-            as_of=when,
-            recency=(cfg.score.w_recency, cfg.score.recency_half_life_days),
-            newer_share=cfg.recall.newer_version_share if cfg.recall.newer_versions_first else None,
-            now=clock_datetime(self.store.clock),
-        )
-        hits = [SearchHit.of(it) for it in items]
+        hits = [SearchHit.of(it) for it in found[:limit]]
         return hits if threshold is None else [h for h in hits if h.score >= threshold]
 
     def get(
@@ -258,7 +246,8 @@ class Memory:
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
     ) -> MemoryPage:
-        """One page of the user's memories (oldest first) and the total count.
+        """One page of the user's memories (oldest first, superseded facts included: they are
+        still memories, marked by `valid_to`) and the total count.
 
         `agent_id`, `run_id` and `filters` (as in `search`) narrow it to matching memories.
         """
@@ -274,7 +263,7 @@ class Memory:
                 limit=limit,
                 offset=offset,
             )
-        items = self.store.search(ns, limit=limit + 1, offset=offset)
+        items = self.store.search(ns, limit=limit + 1, offset=offset, include_superseded=True)
         own = [record_of(it) for it in items if tuple(it.namespace) == ns][:limit]
         return MemoryPage(items=own, total=self.store.count(ns), limit=limit, offset=offset)
 

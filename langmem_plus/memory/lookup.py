@@ -27,11 +27,12 @@ def owner(store: HybridStore, mid: str) -> tuple[str, str]:
 
 
 def matching(store: HybridStore, ns: tuple[str, ...], flt: dict[str, Any]) -> list[Any]:
-    """Every item of namespace `ns` (not below it) matching store filter `flt`, oldest first."""
+    """Every item of namespace `ns` (not below it) matching store filter `flt`, oldest first,
+    superseded facts included."""
     out: list[Any] = []
     offset = 0
     while True:
-        page = store.search(ns, filter=flt, limit=MAX_LIMIT, offset=offset)
+        page = store.search(ns, filter=flt, limit=MAX_LIMIT, offset=offset, include_superseded=True)
         out += [it for it in page if tuple(it.namespace) == ns]
         if len(page) < MAX_LIMIT:
             return out
@@ -66,7 +67,9 @@ def supersession_chain(store: HybridStore, rec: MemoryRecord) -> list[MemoryReco
     while frontier:
         nxt = []
         for fid in frontier:
-            for it in store.search(ns, filter={"superseded_by": fid}, limit=100):
+            for it in store.search(
+                ns, filter={"superseded_by": fid}, limit=100, include_superseded=True
+            ):
                 if it.key not in seen:
                     seen.add(it.key)
                     prev = record_of(it)

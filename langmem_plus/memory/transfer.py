@@ -61,7 +61,7 @@ def _records(index: ConversationIndex, user_id: str | None) -> dict[str, list[di
         users = [user_id]
     items = []
     for ns in namespaces:
-        for it in store.search(ns, limit=10**9):
+        for it in store.search(ns, limit=10**9, include_superseded=True):
             if tuple(it.namespace) != ns:
                 continue
             items.append(

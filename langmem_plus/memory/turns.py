@@ -16,13 +16,13 @@ from langgraph.store.base import PutOp
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog
-from langmem_plus.episodic.current_view import above_floor, floor_for
 from langmem_plus.episodic.symbol_recall import join_candidates, symbol_candidates
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.memory.checks import check_id, check_int, check_label, check_text
 from langmem_plus.model.namespaces import user_namespace
 from langmem_plus.model.records import ConversationTurn, RollingSummary, UserProfile, utcnow
 from langmem_plus.store import HybridStore
+from langmem_plus.store.ranking.floor import above_floor, floor_for
 from langmem_plus.store.validate import has_lone_surrogate
 from langmem_plus.text.timeparse import (
     PREVIOUS_SESSION,
@@ -206,14 +206,16 @@ class ConversationIndex:
         limit: int,
         filter: Mapping[str, Any] | None = None,
         time_range: tuple[Any, Any] | None = None,
+        view: Mapping[str, Any] | None = None,
     ) -> list[Any]:
         """`found` joined by the items tied to the query's code symbols (the symbol index),
-        with the ``coding`` score profile; unchanged otherwise."""
+        with the ``coding`` score profile; unchanged otherwise. `view`: the versions shown
+        (`include_superseded`, `as_of` of `HybridStore.search`)."""
         if self.config.score.profile != "coding":
             return list(found)
         extra = symbol_candidates(
             self.store, self.log, user_id, namespace, query,
-            limit=limit, filter=filter, time_range=time_range,
+            limit=limit, filter=filter, time_range=time_range, view=view,
         )  # fmt: skip
         return join_candidates(found, extra)
 

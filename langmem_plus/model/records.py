@@ -29,6 +29,7 @@ __all__ = [
     "as_aware",
     "new_id",
     "utcnow",
+    "validity_fields",
 ]
 
 Kind = Literal["episodic", "semantic"]
@@ -293,3 +294,34 @@ class UserProfile(BaseModel):
         if self.background:
             parts.append(f"Background: {self.background}")
         return "\n".join(parts)
+
+
+def validity_fields(
+    value: Any,
+) -> tuple[float | None, float | None, float | None, bool]:
+    """(said_at, valid_from, valid_to, stale) of a langmem_plus record's value, as epoch
+    seconds: when it was said (`occurred_at`), the fact's validity interval (a fact with a
+    `superseded_by` but no `valid_to` is closed from when it was said) and whether it is an
+    episode whose facts were all superseded or that a later turn corrected. Values that are
+    no record (no `kind`) give (None, None, None, False): they are always current."""
+    if not isinstance(value, dict) or value.get("kind") not in ("episodic", "semantic"):
+        return None, None, None, False
+    said = _epoch_or_none(value.get("occurred_at"))
+    start = _epoch_or_none(value.get("valid_from"))
+    end = _epoch_or_none(value.get("valid_to"))
+    if end is None and value.get("superseded_by"):
+        end = start if start is not None else (said if said is not None else 0.0)
+    stale = value.get("kind") == "episodic" and bool(
+        value.get("facts_superseded") or value.get("corrected_by")
+    )
+    return said, start, end, stale
+
+
+def _epoch_or_none(raw: Any) -> float | None:
+    """An ISO time or epoch number as epoch seconds; None for anything else."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float, datetime)):
+        return None
+    try:
+        return float(raw) if isinstance(raw, (int, float)) else as_aware(raw).timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return None

@@ -52,10 +52,12 @@ from langmem_plus.store.ranking.common_terms import TermVectors
 from langmem_plus.store.ranking.judgement import Judgement, judgement_for
 from langmem_plus.store.ranking.ranker import Ranker, RankQuery
 from langmem_plus.store.seams import (
+    CURRENT,
     CandidateRow,
     MemorySearchItem,
     StorageBackend,
     TimeRange,
+    Validity,
     as_epoch,
     ns_key,
     passes,
@@ -434,25 +436,29 @@ class HybridStore(BaseStore):
         now: float,
         stop: int | None,
         time_range: TimeRange | None = None,
+        validity: Validity = CURRENT,
     ) -> list[CandidateRow]:
-        """Rows of the namespaces in insertion order that pass the filter, expiry and the
-        time range (up to `stop`)."""
+        """Rows of the namespaces in insertion order that pass validity, the filter, expiry
+        and the time range (up to `stop`)."""
         omit = self._omit_expired()
         return self._storage.search.scan(
-            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range), stop, flt
+            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range, validity), stop, flt
         )
 
     def _search(self, conn: Any, op: SearchOp, qvec: np.ndarray | None, now: float) -> list[Any]:
         ns_ids = self._ns_ids(conn, op.namespace_prefix)
         if not ns_ids or op.limit == 0:
             return []
-        topic, tr = None, None
+        topic, tr, validity = None, None, CURRENT
         if isinstance(op, MemorySearchOp):
-            topic, tr = op.current_topic, op.time_range
+            topic, tr, validity = op.current_topic, op.time_range, op.validity
         if not op.query:
-            rows = self._scan(conn, ns_ids, op.filter, now, op.offset + op.limit, tr)
+            stop = op.offset + op.limit
+            rows = self._scan(conn, ns_ids, op.filter, now, stop, tr, validity)
             return [to_item(r, MemorySearchItem) for r in rows[op.offset : op.offset + op.limit]]
-        rq = RankQuery(ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now, topic, tr)
+        rq = RankQuery(
+            ns_ids, op.query, qvec, op.filter, op.limit, op.offset, now, topic, tr, validity
+        )
         return self._ranker.rank(conn, rq)
 
     def _list_namespaces(
@@ -621,6 +627,8 @@ class HybridStore(BaseStore):
         refresh_ttl: bool | None,
         current_topic: str | None,
         time_range: Any,
+        include_superseded: bool = False,
+        as_of: Any = None,
     ) -> MemorySearchOp:
         """The op of `search` with extras (validated; bad input raises before any I/O)."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
@@ -639,6 +647,8 @@ class HybridStore(BaseStore):
             refresh,
             current_topic=current_topic,
             time_range=time_range,
+            include_superseded=include_superseded,
+            as_of=as_of,
         )
 
     def search(  # type: ignore[override]
@@ -654,9 +664,24 @@ class HybridStore(BaseStore):
         current_topic: str | None = None,
         time_range: tuple[datetime | float | str | None, datetime | float | str | None]
         | None = None,
+        include_superseded: bool = False,
+        as_of: datetime | float | str | None = None,
     ) -> list[MemorySearchItem]:
-        """BaseStore.search plus `current_topic` (x1.3 boost) and `time_range` (created_at)."""
-        if current_topic is None and time_range is None:
+        """BaseStore.search plus `current_topic` (x1.3 boost), `time_range` (when items were
+        said) and the versions shown.
+
+        Every search shows the current versions of langmem_plus records: a fact that a later
+        statement superseded (`valid_to`) is left out, and an episode whose facts were all
+        superseded or that a later turn corrected ranks lower (`components["superseded"]`).
+        `include_superseded=True` shows the superseded facts too (ranked lower); `as_of` (a
+        datetime, epoch seconds or ISO string) shows what was known and true at that time.
+        """
+        if (
+            current_topic is None
+            and time_range is None
+            and not include_superseded
+            and as_of is None
+        ):
             self._search_args(namespace_prefix, refresh_ttl)
             return super().search(  # type: ignore[return-value]
                 namespace_prefix,
@@ -667,7 +692,16 @@ class HybridStore(BaseStore):
                 refresh_ttl=refresh_ttl,
             )
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            current_topic,
+            time_range,
+            include_superseded,
+            as_of,
         )
         return self.batch([op])[0]  # type: ignore[return-value]
 
@@ -684,9 +718,16 @@ class HybridStore(BaseStore):
         current_topic: str | None = None,
         time_range: tuple[datetime | float | str | None, datetime | float | str | None]
         | None = None,
+        include_superseded: bool = False,
+        as_of: datetime | float | str | None = None,
     ) -> list[MemorySearchItem]:
         """Async twin of `search` (same extras)."""
-        if current_topic is None and time_range is None:
+        if (
+            current_topic is None
+            and time_range is None
+            and not include_superseded
+            and as_of is None
+        ):
             self._search_args(namespace_prefix, refresh_ttl)
             return await super().asearch(  # type: ignore[return-value]
                 namespace_prefix,
@@ -697,7 +738,16 @@ class HybridStore(BaseStore):
                 refresh_ttl=refresh_ttl,
             )
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, current_topic, time_range
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            current_topic,
+            time_range,
+            include_superseded,
+            as_of,
         )
         return (await self.abatch([op]))[0]  # type: ignore[return-value]
 

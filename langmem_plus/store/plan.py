@@ -8,6 +8,7 @@ transaction. `MemorySearchOp` is the store's own search op: LangGraph's `SearchO
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from langgraph.store.base import Op, PutOp, SearchOp
 
 from langmem_plus.errors import InvalidQueryError
-from langmem_plus.store.seams import TimeRange, as_epoch
+from langmem_plus.store.seams import CURRENT, TimeRange, Validity, as_epoch
 
 __all__ = [
     "MemorySearchOp",
@@ -77,10 +78,13 @@ def time_range_of(time_range: Any) -> TimeRange | None:
 
 class MemorySearchOp(SearchOp):
     """A `SearchOp` with HybridStore's extras: `current_topic` (items on it get the topic
-    boost) and `time_range` (created_at bounds, epoch seconds). Runs through `batch`."""
+    boost), `time_range` (bounds of when items were said, epoch seconds) and the versions
+    shown (`validity`: current ones unless `include_superseded` or `as_of`). Runs through
+    `batch`; a plain `SearchOp` shows the current versions."""
 
     current_topic: str | None
     time_range: TimeRange | None
+    validity: Validity
 
     def __new__(
         cls,
@@ -93,8 +97,30 @@ class MemorySearchOp(SearchOp):
         *,
         current_topic: str | None = None,
         time_range: Any = None,
+        include_superseded: bool = False,
+        as_of: Any = None,
     ) -> MemorySearchOp:
         self = super().__new__(cls, namespace_prefix, filter, limit, offset, query, refresh_ttl)
         self.current_topic = current_topic
         self.time_range = time_range_of(time_range)
+        self.validity = validity_of(include_superseded, as_of)
         return self
+
+
+def validity_of(include_superseded: Any, as_of: Any) -> Validity:
+    """The versions a search shows; bad input raises `InvalidQueryError`."""
+    if not isinstance(include_superseded, bool):
+        raise InvalidQueryError("include_superseded must be True or False")
+    if as_of is None:
+        return Validity(history=True) if include_superseded else CURRENT
+    if isinstance(as_of, bool):
+        raise InvalidQueryError("as_of must be a datetime, epoch seconds or an ISO string")
+    try:
+        at = as_epoch(as_of)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InvalidQueryError(
+            f"as_of must be a datetime, epoch seconds or an ISO string: {exc}"
+        ) from None
+    if at is None or not math.isfinite(at):
+        raise InvalidQueryError("as_of must be a finite time")
+    return Validity(history=include_superseded, as_of=at)

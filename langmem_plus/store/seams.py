@@ -8,6 +8,7 @@ import operator
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import repeat
 from pathlib import Path
@@ -24,6 +25,7 @@ from langmem_plus.text.timeparse import parse_iso
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = [
+    "CURRENT",
     "DEFAULT_SESSION_KEYS",
     "LIKE_MAX_DOCS",
     "MILVUS_SCHEMES",
@@ -40,6 +42,7 @@ __all__ = [
     "SearchBackend",
     "StorageBackend",
     "TimeRange",
+    "Validity",
     "VectorSearch",
     "as_epoch",
     "from_epoch",
@@ -177,7 +180,8 @@ def as_epoch(x: datetime | float | int | str | None) -> float | None:
 
 
 TimeRange = tuple[float | None, float | None]
-"""(start, end) of `created_at` in epoch seconds; None leaves that end open."""
+"""(start, end) of when items were said (`CandidateRow.when`) in epoch seconds; None leaves
+that end open."""
 
 
 class CandidateRow(NamedTuple):
@@ -196,17 +200,33 @@ class CandidateRow(NamedTuple):
     confidence: float | None  # what the write path extracted from the value (rank_fields)
     category: str | None
     session: str | None
+    # a langmem_plus record's own times and validity (validity_fields), None for other items
+    said_at: float | None = None  # when it was said (`occurred_at`): recency, time ranges
+    valid_from: float | None = None  # a fact: true from
+    valid_to: float | None = None  # a fact: no longer true from (superseded)
+    stale: bool = False  # an episode whose facts were all superseded, or that was corrected
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at < now
 
+    @property
+    def when(self) -> float:
+        """When the item was said (a record's `occurred_at`), else when it was created."""
+        return self.created_at if self.said_at is None else self.said_at
+
 
 def prior_columns(
-    rows: Sequence[CandidateRow], preferences: bool = True
+    rows: Sequence[CandidateRow], preferences: bool = True, now: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The score's inputs from the rows, as arrays: last used (last access, else the last
-    update), access count, confidence (NULL -> NaN: "none given"), preference item (all
-    False without `preferences`: the score reads it for a preference query only)."""
+    """The score's inputs from the rows, as arrays: last used, access count, confidence
+    (NULL -> NaN: "none given"), preference item (all False without `preferences`: the score
+    reads it for a preference query only).
+
+    Last used: for an item, its last access, else its last update. For a record that says
+    when it was said (`said_at`), that time on the user's own timeline: its age is counted
+    back from the newest record among the rows (never past `now`), not from the wall clock,
+    so in an imported or long-idle history the newer of two statements still counts as newer
+    (the value returned is shifted so that `now - last_used` is that age)."""
     n = len(rows)
     last = list(map(_LAST_ACCESSED, rows))
     if last.count(None) == n:  # never used (the usual case): the last update
@@ -216,6 +236,13 @@ def prior_columns(
             [a if a is not None else r.updated_at for a, r in zip(last, rows, strict=True)],
             dtype=np.float64,
         )
+    said = list(map(_SAID_AT, rows))
+    if said.count(None) != n:
+        known = [t for t in said if t is not None]
+        shift = 0.0 if now is None else now - min(now, max(known))
+        for j, t in enumerate(said):
+            if t is not None:
+                last_used[j] = t + shift
     conf = list(map(_CONFIDENCE, rows))
     if conf.count(None) == n:
         confidence = np.full(n, np.nan)
@@ -231,7 +258,7 @@ def prior_columns(
     )
 
 
-_UPDATED_AT, _LAST_ACCESSED, _ACCESS_COUNT, _CONFIDENCE, _CATEGORY, SESSION = (
+_UPDATED_AT, _LAST_ACCESSED, _ACCESS_COUNT, _CONFIDENCE, _CATEGORY, SESSION, _SAID_AT = (
     operator.itemgetter(CandidateRow._fields.index(name))
     for name in (
         "updated_at",
@@ -240,16 +267,19 @@ _UPDATED_AT, _LAST_ACCESSED, _ACCESS_COUNT, _CONFIDENCE, _CATEGORY, SESSION = (
         "confidence",
         "category",
         "session",
+        "said_at",
     )
 )
 
 
 def in_range(row: CandidateRow, tr: TimeRange | None) -> bool:
-    """Whether the item was created within the time range (always, without one)."""
+    """Whether the item was said (a record's `occurred_at`, else its creation) within the time
+    range (always, without one)."""
     if not tr:
         return True
     lo, hi = tr
-    return (lo is None or row.created_at >= lo) and (hi is None or row.created_at <= hi)
+    t = row.when
+    return (lo is None or t >= lo) and (hi is None or t <= hi)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -347,14 +377,50 @@ def passes(
     omit_expired: bool,
     flt: Mapping[str, Any] | None,
     tr: TimeRange | None,
+    validity: Validity | None = None,
 ) -> bool:
-    """Whether a row survives expiry (when omitted), the time range and the filter (which
-    needs a full row)."""
+    """Whether a row survives validity (current versions only, by default), expiry (when
+    omitted), the time range and the filter (which needs a full row)."""
+    if not (validity or CURRENT).admits(row):
+        return False
     if omit_expired and row.expired(now):
         return False
     if tr and not in_range(row, tr):
         return False
     return not flt or matches(json.loads(row.value or "null"), flt)
+
+
+@dataclass(frozen=True, slots=True)
+class Validity:
+    """Which versions a search shows. By default the current ones: a fact a later statement
+    superseded (`valid_to` set) is left out. `history` shows every version (superseded facts
+    ranked lower); `as_of` (epoch seconds) what was known and true then: said by then and not
+    yet superseded. Items that are no langmem_plus records have no validity: always current."""
+
+    history: bool = False
+    as_of: float | None = None
+
+    def admits(self, row: CandidateRow) -> bool:
+        """Whether the row is shown."""
+        if self.as_of is not None:
+            start = row.valid_from if row.valid_from is not None else row.when
+            return start <= self.as_of and (row.valid_to is None or self.as_of < row.valid_to)
+        return self.history or row.valid_to is None
+
+    def demoted(self, row: CandidateRow) -> bool:
+        """Whether the row ranks lower, its `superseded` component 1: a superseded fact shown
+        in history, or an episode whose facts were superseded or that a later turn corrected
+        (not when looking back: then it was what the user said)."""
+        return self.as_of is None and (row.stale or row.valid_to is not None)
+
+    @property
+    def default(self) -> bool:
+        """Whether this is the default view (current versions)."""
+        return not self.history and self.as_of is None
+
+
+CURRENT = Validity()
+"""The default view: current versions only."""
 
 
 DEFAULT_SESSION_KEYS = ("session_id", "session", "thread_id", "conversation_id", "chat_id")

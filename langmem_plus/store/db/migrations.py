@@ -5,9 +5,11 @@ Never edit a released step; append a new one (store/db/database.py applies them 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 
+from langmem_plus.model.records import validity_fields
 from langmem_plus.store.db.termpack import pack_terms
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Step"]
@@ -32,6 +34,18 @@ def _backfill_doc_terms(conn: sqlite3.Connection) -> None:
     if current is not None:
         batch.append((current, dl, pack_terms(pairs)))
     conn.executemany("INSERT OR REPLACE INTO doc_terms(item_id, dl, terms) VALUES (?, ?, ?)", batch)
+
+
+def _backfill_validity(conn: sqlite3.Connection) -> None:
+    """Fill the validity columns of the records stored so far from their values."""
+    rows = conn.execute(
+        "SELECT id, value FROM items WHERE json_valid(value) "
+        "AND json_extract(value, '$.kind') IN ('episodic', 'semantic')"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE items SET said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
+        [(*validity_fields(json.loads(v)), rid) for rid, v in rows],
+    )
 
 
 # Migration 011's trigger body: the turns that read their text from the OLD item get their
@@ -290,6 +304,16 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
             PRIMARY KEY (model, word)
         ) WITHOUT ROWID
         """,
+    ),
+    # 014_validity: a record's own time and validity as columns (model/records.py
+    # validity_fields), so every search leaves superseded facts out and ranks corrected
+    # episodes lower, whichever door it comes through (store/seams.py Validity)
+    (
+        "ALTER TABLE items ADD COLUMN said_at REAL",
+        "ALTER TABLE items ADD COLUMN valid_from REAL",
+        "ALTER TABLE items ADD COLUMN valid_to REAL",
+        "ALTER TABLE items ADD COLUMN stale INTEGER NOT NULL DEFAULT 0",
+        _backfill_validity,
     ),
 ]
 

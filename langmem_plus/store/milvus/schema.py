@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import logging
 import threading
 import time
@@ -28,6 +29,7 @@ from typing import Any
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MissingExtraError
+from langmem_plus.model.records import validity_fields
 from langmem_plus.store.seams import NS_SEP, CandidateRow, ns_key
 
 __all__ = [
@@ -168,7 +170,15 @@ def next_seq() -> int:
 
 
 def to_row(ent: Mapping[str, Any], full: bool) -> CandidateRow:
-    """A `CandidateRow` from a Milvus entity (its id is the item's `seq`)."""
+    """A `CandidateRow` from a Milvus entity (its id is the item's `seq`); a record's time and
+    validity are read from its value (model/records.py validity_fields), as the SQLite
+    backend's write path stores them."""
+    value = ent.get("value")
+    validity = (
+        validity_fields(json.loads(value))
+        if isinstance(value, str) and '"kind":' in value
+        else (None, None, None, False)
+    )
     return CandidateRow(
         int(ent["seq"]),
         ent["namespace"] if full else None,
@@ -183,6 +193,7 @@ def to_row(ent: Mapping[str, Any], full: bool) -> CandidateRow:
         ent.get("confidence"),
         ent.get("category"),
         ent.get("session"),
+        *validity,
     )
 
 

@@ -29,6 +29,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
+from langmem_plus.model.records import validity_fields
 from langmem_plus.store.milvus.keyword import ClientBM25
 from langmem_plus.store.milvus.log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus.schema import (
@@ -189,6 +190,8 @@ class MilvusStorage(MilvusUpkeep):
         _bytes(f"the value of {key[:40]!r}", payload)
         _bytes(f"the indexed text of {key[:40]!r}", text)
         conf, cat, session = rank_fields(value, self.session_keys)
+        said = validity_fields(value)[0]  # a new record is dated when it was said
+        born = now if said is None else said
         return {
             "pk": item_pk(ns, key),
             "ns": h(nsk),
@@ -199,8 +202,8 @@ class MilvusStorage(MilvusUpkeep):
             "value": payload,
             "text": text,
             "seq": prev["seq"] if prev else next_seq(),
-            "created_at": prev["created_at"] if prev else now,
-            "updated_at": now,
+            "created_at": prev["created_at"] if prev else born,
+            "updated_at": now if prev else born,
             "last_accessed": prev.get("last_accessed") if prev else None,
             "access_count": prev["access_count"] if prev else 0,
             "ttl_minutes": ttl,

@@ -46,7 +46,9 @@ from langmem_plus.store.ranking.scoring import (
     fuse_arrays,
     score_batch,
 )
+from langmem_plus.store.ranking.versions import newer_first
 from langmem_plus.store.seams import (
+    CURRENT,
     LIKE_MAX_DOCS,
     SCAN_CAP,
     SESSION,
@@ -54,6 +56,7 @@ from langmem_plus.store.seams import (
     MemorySearchItem,
     SearchBackend,
     TimeRange,
+    Validity,
     VectorSearch,
     in_range,
     passes,
@@ -64,7 +67,10 @@ from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import QueryTerms, cut_once, query_terms, tokenize
 from langmem_plus.text.transcript import is_transcript
 
-__all__ = ["RankQuery", "Ranker"]
+__all__ = ["DEMOTION", "RankQuery", "Ranker"]
+
+DEMOTION = 0.5
+"""Score factor of an item shown though a later statement replaced it (`Validity.demoted`)."""
 
 logger = logging.getLogger("langmem_plus.store.hybrid")
 
@@ -82,6 +88,7 @@ class RankQuery:
     now: float
     current_topic: str | None = None
     time_range: TimeRange | None = None
+    validity: Validity = CURRENT
 
 
 _NO_VALUES = np.zeros(0)
@@ -283,15 +290,20 @@ class Ranker:
             s.rows = self.backend.light_rows(conn, s.rq.ns_ids, cands)
 
     def keep(self, conn: Any, s: _Search) -> None:
-        """The candidates that pass expiry, the time range and the filter; with too few, the
-        namespaces are scanned for more that pass."""
+        """The candidates that pass validity, expiry, the time range and the filter; with too
+        few, the namespaces are scanned for more that pass."""
         rq = s.rq
         s.keep = self._admit(s, s.rows)
-        if not (rq.filter or rq.time_range) or len(s.keep) >= s.want:
+        dropped = len(s.keep) < len(s.rows)
+        if not (rq.filter or rq.time_range or dropped) or len(s.keep) >= s.want:
             return
-        omit = self.omit_expired()
+        omit, v = self.omit_expired(), rq.validity
         scanned = self.backend.scan(
-            conn, rq.ns_ids, lambda r: passes(r, rq.now, omit, rq.filter, None), SCAN_CAP, rq.filter
+            conn,
+            rq.ns_ids,
+            lambda r: passes(r, rq.now, omit, rq.filter, None, v),
+            SCAN_CAP,
+            rq.filter,
         )
         extra_ids = [r.id for r in scanned if in_range(r, rq.time_range)]
         if extra_ids:
@@ -311,11 +323,13 @@ class Ranker:
             s.keep = self._admit(s, s.rows)
 
     def _admit(self, s: _Search, rows: Mapping[int, CandidateRow]) -> list[int]:
-        """The ids of `rows` that pass expiry, the time range and the filter."""
-        rq, omit = s.rq, self.omit_expired()
+        """The ids of `rows` that pass validity, expiry, the time range and the filter."""
+        rq, omit, v = s.rq, self.omit_expired(), s.rq.validity
         if not (omit or rq.filter or rq.time_range):
-            return list(rows)
-        return [i for i, r in rows.items() if passes(r, rq.now, omit, rq.filter, rq.time_range)]
+            if v.default:  # current versions: only a closed fact is left out
+                return [i for i, r in rows.items() if r.valid_to is None]
+            return [i for i, r in rows.items() if v.admits(r)]
+        return [i for i, r in rows.items() if passes(r, rq.now, omit, rq.filter, rq.time_range, v)]
 
     def fuse(self, conn: Any, s: _Search) -> None:
         """Cosines of the kept candidates the vector top-k missed, then fusion on arrays
@@ -420,7 +434,8 @@ class Ranker:
             for j, row in enumerate(rows):
                 on_topic[j], sym[j] = self._topic_and_symbols(s, row, float(s.bn[j]))
         preference_query = is_preference_query(s.rq.query)
-        prior = prior_columns(rows, preference_query)
+        v = s.rq.validity
+        prior = prior_columns(rows, preference_query, v.as_of if v.as_of is not None else s.rq.now)
         parts = score_batch(
             config=cfg,
             now=s.rq.now,
@@ -435,6 +450,10 @@ class Ranker:
             symbol_match=sym,
             vector_norm=s.vn,
         )
+        demoted = np.fromiter(map(v.demoted, rows), bool, n)
+        parts["superseded"] = demoted.astype(np.float64)
+        if demoted.any():  # superseded shown, or an episode a later statement replaced
+            parts["score"] = np.where(demoted, parts["score"] * DEMOTION, parts["score"])
         return parts, sym
 
     def _topic_and_symbols(
@@ -465,10 +484,15 @@ class Ranker:
         """The page of winners, best first (ties: newest item), each with its components
         (the fields of `ScoreParts`, in order; built when first read, store/ranking/explain.py)."""
         ids = np.asarray(s.keep, dtype=np.int64)
-        order_list = np.lexsort((-ids, -parts["score"]))[s.rq.offset : s.want].tolist()
+        order_list = np.lexsort((-ids, -parts["score"]))[: s.want].tolist()
         winners = [s.keep[j] for j in order_list]
         if not s.need_value:  # ranked on light rows: read the winners in full
             s.rows.update(self.backend.rows(conn, winners, full=True))
+        newer = np.zeros(len(s.keep))
+        recall = self.config.recall
+        if recall.newer_versions_first and len(order_list) > 1:
+            order_list = self._newer_first(s, parts, order_list, newer)
+        order_list = order_list[s.rq.offset :]
         full_cos = s.side is not None and s.side.every  # every candidate has a vector
         columns = (
             parts["score"],
@@ -487,9 +511,38 @@ class Ranker:
             parts["confidence"],
             parts["topic_boost"],
             sym,
+            parts["superseded"],
+            newer,
         )
         explanation = Explanation(columns, self.config.score.profile)
         return page(s.rows, s.keep, order_list, explanation)
+
+    def _newer_first(
+        self, s: _Search, parts: dict[str, np.ndarray], order: list[int], newer: np.ndarray
+    ) -> list[int]:
+        """The winners with a later version of the same thing put above the earlier
+        (store/ranking/versions.py); `newer` marks the candidates moved."""
+        rows = [s.rows[s.keep[j]] for j in order]
+        keys = [str(r.key) for r in rows]
+        values = [_value(r.value) for r in rows]
+        weight = 0.0 if self.config.score.profile == "coding" else self.config.score.w_recency
+        own = parts["score"] - self._prior_scale(s) * weight * parts["recency"]
+        relevance = [float(own[j]) for j in order]
+        moved_order, moved = newer_first(
+            keys, values, relevance, self.config.recall.newer_version_share
+        )
+        for pos, was_moved in enumerate(moved):
+            if was_moved:
+                newer[order[pos]] = 1.0
+        return [order[k] for k in moved_order]
+
+
+def _value(raw: str | None) -> Any:
+    """A stored value (None when unreadable: it then takes part in no version link)."""
+    try:
+        return json.loads(raw or "null")
+    except ValueError:
+        return None
 
 
 def _aligned(values: Mapping[int, float], ids: Sequence[int], missing: float) -> np.ndarray:

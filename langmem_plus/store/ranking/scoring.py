@@ -66,13 +66,17 @@ class ScoreParts:
     compatibility; before 0.x it held the fused relevance); `vector` the cosine and
     `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
     two combined, this item's own absolute evidence; `query_evidence` the query's scale, the
-    factor that scales the relevance and the priors (category, recency, use, confidence) alike —
-    a layer that adds to the score (the memory layer's timeline recency) scales its terms by it
-    too. The scale is the judgement that the scope holds something about the query where the
+    factor that scales the relevance and the priors (category, recency, use, confidence) alike.
+    The scale is the judgement that the scope holds something about the query where the
     store's embeddings have one (store/ranking/judgement.py), else the evidence of the query's best
     candidate. What the judgement reads, the same for every hit of a query: `best_evidence`
     (the best candidate's evidence), `best_cosine` and `unseen_names` (the share of the names
-    the query mentions that the scope never saw).
+    the query mentions that the scope never saw). `recency` of a record is counted on the
+    user's timeline (store/seams.py prior_columns). `superseded` is 1 for an item shown though
+    a later statement replaced it (a superseded fact in history, an episode whose facts were
+    superseded or that was corrected): its score is halved (ranker.DEMOTION). `newer_version`
+    is 1 for a later episode moved above an earlier one about the same thing (versions.py);
+    the list is then no longer sorted by score at that place.
     """
 
     score: float = 0.0
@@ -93,6 +97,8 @@ class ScoreParts:
     confidence: float = 0.0
     topic_boost: float = 1.0
     symbol_match: float = 0.0
+    superseded: float = 0.0
+    newer_version: float = 0.0
     profile: str = "default"
 
     def as_dict(self) -> dict[str, Any]:

@@ -37,12 +37,14 @@ __all__ = [
 
 _FULL = (
     "SELECT i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
-    "i.access_count, i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session "
+    "i.access_count, i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, "
+    "i.said_at, i.valid_from, i.valid_to, i.stale "
     "FROM items i JOIN namespaces n ON n.id=i.ns_id "
 )
 _LIGHT = (
     "SELECT i.id, i.created_at, i.updated_at, i.last_accessed, i.access_count, "
-    "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session FROM items i "
+    "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, i.said_at, "
+    "i.valid_from, i.valid_to, i.stale FROM items i "
 )
 _make = CandidateRow._make
 _ID = operator.itemgetter(0)

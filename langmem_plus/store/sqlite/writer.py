@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from langgraph.store.base import PutOp
 
+from langmem_plus.model.records import validity_fields
 from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
 from langmem_plus.store.db.database import in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
@@ -128,24 +129,29 @@ class ItemWriter:
         prev: int | None,
         now: float,
     ) -> int:
-        """Insert the item, or update the existing row `prev`; returns its id."""
+        """Insert the item, or update the existing row `prev`; returns its id. A new
+        langmem_plus record is dated when it was said (its `occurred_at`), so an imported
+        history keeps its dates in one write."""
         indexed = 0 if op.index is False else 1
         ttl = op.ttl
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
-        fields = rank_fields(op.value, self._session_keys)
+        validity = validity_fields(op.value)
+        fields = (*rank_fields(op.value, self._session_keys), *validity)
         if prev is None:
+            born = now if validity[0] is None else validity[0]  # a record: when it was said
             rid = conn.execute(
                 "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
-                "expires_at, doc_len, indexed, confidence, category, session) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (ns_id, key, payload, now, now, ttl, expires, doc_len, indexed, *fields),
+                "expires_at, doc_len, indexed, confidence, category, session, said_at, "
+                "valid_from, valid_to, stale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (ns_id, key, payload, born, born, ttl, expires, doc_len, indexed, *fields),
             ).lastrowid
             assert rid is not None
             return rid
         conn.execute(
-            "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, "
-            "doc_len=?, indexed=?, confidence=?, category=?, session=? WHERE id=?",
+            "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, doc_len=?, "
+            "indexed=?, confidence=?, category=?, session=?, said_at=?, valid_from=?, "
+            "valid_to=?, stale=? WHERE id=?",
             (payload, now, ttl, expires, doc_len, indexed, *fields, prev),
         )
         return prev
