@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USEEmbeddings, background_cosine
-from langmem_plus.store.ranking.floor import above_floor, feedback_only
 from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.ranking.floor import above_floor, feedback_only
 from langmem_plus.store.ranking.scoring import (
     FusionTuning,
     evidence,

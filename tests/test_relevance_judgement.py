@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from langmem_plus.clock import ManualClock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.embeddings import USE_MODEL_NAME
-from langmem_plus.store.ranking.floor import DEFAULT_FLOOR, above_floor, floor_for
 from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.ranking.floor import DEFAULT_FLOOR, above_floor, floor_for
 from langmem_plus.store.ranking.judgement import (
     FEATURES,
     Judgement,
