@@ -142,6 +142,8 @@ def _hit(h: Any) -> dict[str, Any]:
         "category": quote_data(h.memory.category),
         "created_at": (h.memory.occurred_at or h.memory.created_at).isoformat(),
         **({"source_ids": h.memory.source_ids} if h.memory.source_ids else {}),
+        # it states a value a later statement replaced: the current one
+        **({"now": quote_data(h.now)} if h.now is not None else {}),
     }
 
 

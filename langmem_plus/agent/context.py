@@ -1,7 +1,9 @@
 """Context assembly (SPEC R-CTX): [1] profile, [2] rolling summary, [3] memories, [4] sessions.
 
 In [3] current facts come first, then the episodes (exchanges as said) with their dates; a
-fact names the episodes it came from (`from`) when they are shown too.
+fact names the episodes it came from (`from`) when they are shown too. A memory that states a
+value a later statement replaced carries `superseded` (the date) and `now` (the current value),
+or is left out (`mark_stale`).
 
 Every layer is switchable and sized by `MemoryConfig` (`ctx_*`). Everything recalled is data,
 not instructions: every stored string (text, category, summary, profile value, title) goes
@@ -13,12 +15,13 @@ neither close its block nor start a line that poses as an instruction.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.episodic.validity import Replacement, is_stale, replacement
 from langmem_plus.model.quoting import quote_data
 from langmem_plus.model.records import RollingSummary, SessionSummary, UserProfile
 from langmem_plus.text.timeparse import parse_iso
@@ -27,7 +30,9 @@ __all__ = [
     "ContextLayers",
     "InjectedMemory",
     "build_context",
+    "mark_stale",
     "quote_data",
+    "stale_sessions",
 ]
 
 _PREAMBLE = (
@@ -55,6 +60,9 @@ class InjectedMemory:
     created_at: datetime | None = None
     kind: str = "semantic"
     source_ids: tuple[str, ...] = ()
+    # a memory stating a value a later statement replaced: since when, and the current value
+    superseded_since: datetime | None = None
+    now: str | None = None
 
     @property
     def is_episode(self) -> bool:
@@ -81,6 +89,62 @@ class InjectedMemory:
             kind=str(value.get("kind", "semantic")),
             source_ids=tuple(str(x) for x in sources) if isinstance(sources, list) else (),
         )
+
+
+def mark_stale(store: Any, hits: Sequence[Any]) -> list[InjectedMemory]:
+    """The hits as `InjectedMemory`, each that states a superseded value marked with the date
+    it stopped being true and the current value (`episodic.validity.replacement`); one whose
+    current value cannot be found is left out: nothing stale goes in unmarked."""
+    out = []
+    for it in hits:
+        m = it if isinstance(it, InjectedMemory) else InjectedMemory.from_item(it)
+        value = getattr(it, "value", None)
+        if is_stale(value):
+            got = replacement(store, m.namespace, value)
+            if got is None:
+                continue
+            m = replace(m, superseded_since=got.since, now=got.now)
+        out.append(m)
+    return out
+
+
+def stale_sessions(
+    store: Any, namespace: tuple[str, ...], sessions: Sequence[SessionSummary]
+) -> tuple[list[SessionSummary], dict[str, Replacement]]:
+    """The session summaries to show, and for each whose opening exchange (what its title
+    and snippet say) states a value a later statement replaced, what replaced it; one whose
+    current value cannot be found is left out. One search finds the sessions' episodes."""
+    if not sessions:
+        return [], {}
+    query = " ".join(f"{s.title} {s.snippet}" for s in sessions)[:2000]
+    try:
+        hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=20)
+    except Exception:  # a store that cannot search: the summaries as they are
+        return list(sessions), {}
+    wanted = {s.session_id for s in sessions}
+    marks: dict[str, Replacement] = {}
+    gone: set[str] = set()
+    for it in hits:
+        value = it.value if isinstance(it.value, Mapping) else {}
+        sid = value.get("session_id")
+        if sid not in wanted or sid in marks or sid in gone or not is_stale(value):
+            continue
+        if not any(
+            _said_in(s, str(value.get("text", ""))) for s in sessions if s.session_id == sid
+        ):
+            continue
+        got = replacement(store, namespace, value)
+        if got is None:
+            gone.add(str(sid))
+        else:
+            marks[str(sid)] = got
+    return [s for s in sessions if s.session_id not in gone], marks
+
+
+def _said_in(summary: SessionSummary, text: str) -> bool:
+    """Whether a session's title (its opening words) comes from this exchange's text."""
+    head = summary.title.strip().rstrip(".…")[:40]
+    return bool(head) and head in text
 
 
 def _when(value: Any) -> datetime | None:
@@ -191,6 +255,10 @@ def _memory_layer(
                 attrs += f' from="{",".join(shown)}"'
         if m.created_at is not None:
             attrs += f' date="{m.created_at:%Y-%m-%d}"'
+        if m.now is not None:  # it states a superseded value: say so, and what holds now
+            if m.superseded_since is not None:
+                attrs += f' superseded="{m.superseded_since:%Y-%m-%d}"'
+            attrs += f" now={quote_data(m.now, 200)}"
         if show_scores and m.score is not None:
             attrs += f' score="{m.score:.3f}"'
         head = f"<memory {attrs}>"
@@ -205,7 +273,10 @@ def _memory_layer(
 
 
 def _sessions_layer(
-    sessions: Sequence[SessionSummary], count: int, limit: int
+    sessions: Sequence[SessionSummary],
+    count: int,
+    limit: int,
+    stale: Mapping[str, Replacement] | None = None,
 ) -> tuple[str, list[SessionSummary]]:
     if not sessions or count <= 0:
         return "", []
@@ -213,9 +284,14 @@ def _sessions_layer(
     kept: list[SessionSummary] = []
     used = 0
     for s in list(sessions)[:count]:
+        mark = ""
+        got = (stale or {}).get(s.session_id)
+        if got is not None:  # what the session said was replaced later
+            since = "" if got.since is None else f' superseded="{got.since:%Y-%m-%d}"'
+            mark = f"{since} now={quote_data(got.now, 200)}"
         line = (
-            f'<session date="{s.created_at:%Y-%m-%d %H:%M}" title={quote_data(s.title, 80)}>'
-            f"{quote_data(s.snippet, 200)}</session>"
+            f'<session date="{s.created_at:%Y-%m-%d %H:%M}" title={quote_data(s.title, 80)}'
+            f"{mark}>{quote_data(s.snippet, 200)}</session>"
         )
         if used + len(line) > limit and lines:
             break
@@ -233,11 +309,14 @@ def build_context(
     memories: Sequence[Any] = (),
     sessions: Sequence[SessionSummary] = (),
     show_scores: bool = False,
+    stale_sessions: Mapping[str, Replacement] | None = None,
 ) -> ContextLayers:
     """Assemble the enabled layers, each within its size budget, into one delimited block.
 
     `memories` are store search hits or `InjectedMemory`; only those that fit are returned in
-    `.memories` (mark exactly those as used). Empty layers are left out; no layer, no text.
+    `.memories` (mark exactly those as used). `stale_sessions`: the sessions whose opening
+    exchange states a value replaced later, and what replaced it (`stale_sessions`). Empty
+    layers are left out; no layer, no text.
     """
     cfg = config or MemoryConfig()
     mems = [m if isinstance(m, InjectedMemory) else InjectedMemory.from_item(m) for m in memories]
@@ -258,7 +337,7 @@ def build_context(
             out.layers["memories"] = body
     if cfg.context.session_summaries:
         body, out.sessions = _sessions_layer(
-            sessions, cfg.context.recent_sessions, cfg.context.max_chars_summary
+            sessions, cfg.context.recent_sessions, cfg.context.max_chars_summary, stale_sessions
         )
         if body:
             out.layers["sessions"] = body

@@ -27,7 +27,12 @@ from langchain_core.messages import (
 )
 from langgraph.store.base import BaseStore
 
-from langmem_plus.agent.context import ContextLayers, build_context
+from langmem_plus.agent.context import (
+    ContextLayers,
+    build_context,
+    mark_stale,
+    stale_sessions,
+)
 from langmem_plus.agent.postturn import PostTurnJob, PostTurnSteps
 from langmem_plus.agent.run_identity import namespace_for
 from langmem_plus.agent.worker import PostTurnWorker
@@ -421,13 +426,15 @@ class MemoryEngine(PostTurnSteps):
                 sessions = conv.session_summaries(
                     user_id, limit=cfg.context.recent_sessions, exclude_session=wm.session_id
                 )
+        sessions, replaced = stale_sessions(store, namespace, sessions)
         layers = build_context(
             config=cfg,
             profile=profile,
             rolling_summaries=list(rolling or []) if self.summarize else [],
-            memories=hits,
+            memories=mark_stale(store, hits),
             sessions=sessions,
             show_scores=self.show_scores,
+            stale_sessions=replaced,
         )
         if mark_used and layers.memories and hasattr(store, "mark_used"):
             try:

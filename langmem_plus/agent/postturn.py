@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 from langmem_plus.agent.working import WorkingMemory, archive_record
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog
-from langmem_plus.episodic.episodes import EpisodeKeeper
+from langmem_plus.episodic.episodes import EpisodeKeeper, Turn, exchanges
 from langmem_plus.model.costs import CostCallback, CostTimer, TurnCost, deliver
 from langmem_plus.model.records import MemoryRecord, RollingSummary, SessionSummary, UserProfile
 from langmem_plus.processors.processor_set import Processors
@@ -50,19 +50,13 @@ class PostTurnJob:
         return self
 
 
-def _exchanges(turns: Sequence[Any]) -> list[list[Any]]:
-    """Group conversation-table turns into exchanges, each starting at a user turn."""
-    out: list[list[Any]] = []
-    for t in turns:
-        if t.role == "user" or not out:
-            out.append([t])
-        else:
-            out[-1].append(t)
-    return out
+def _turns(turns: Sequence[Any]) -> list[Turn]:
+    """Conversation-log turns as the write driver reads them."""
+    return [Turn(t.role, t.content, t.created_at, t.id) for t in turns]
 
 
-def _as_dialogue(turns: Sequence[Any]) -> list[dict[str, str]]:
-    return [{"role": t.role, "text": t.content} for t in turns if t.role in ("user", "assistant")]
+def _as_dialogue(turns: Sequence[Turn]) -> list[dict[str, str]]:
+    return [{"role": t.role, "text": t.text} for t in turns if t.role in ("user", "assistant")]
 
 
 class PostTurnSteps(ABC):
@@ -119,9 +113,10 @@ class PostTurnSteps(ABC):
             return report
         all_turns = conv.turns(job.user_id, job.session_id)
         pending = [t for t in all_turns if not t.is_collected]
-        dialogue = _as_dialogue(pending)
+        dialogue = _as_dialogue(_turns(pending))
         if "knowledge" not in steps:  # run alone: work on the latest exchange
-            dialogue = _as_dialogue(_exchanges(all_turns)[-1]) if all_turns else []
+            latest = exchanges(_turns(all_turns))
+            dialogue = _as_dialogue(latest[-1]) if latest else []
         timer = CostTimer()
         if dialogue:
             if "knowledge" in steps:
@@ -171,35 +166,26 @@ class PostTurnSteps(ABC):
         before: Sequence[Any],
         report: dict[str, Any],
     ) -> None:
-        """Keep each pending exchange as an episode; derive its facts and close replaced ones."""
+        """Keep each pending exchange as an episode; derive its facts and close replaced ones
+        (the write driver `EpisodeKeeper.keep_turns`, as `Memory.add`)."""
         replies = [t.content for t in before if t.role == "assistant"]
-        context = replies[-1] if replies else None
-        episodes, facts, closed = [], [], []
-        for exchange in _exchanges(pending):
-            dialogue = _as_dialogue(exchange)
-            if not dialogue:
-                continue
-            kept = self._keeper().keep(
-                job.store,
-                job.namespace,
-                dialogue,
-                session_id=job.session_id,
-                occurred_at=exchange[0].created_at,
-                context=context,
-                turn_ids=[t.id for t in exchange if t.id is not None],
-                log=job.log,
-            )
-            episodes.append(kept.episode_id)
-            facts += kept.fact_ids
-            closed += kept.closed_ids
-            for key, val in kept.cost.items():
+        kept = self._keeper().keep_turns(
+            job.store,
+            job.namespace,
+            _turns(pending),
+            session_id=job.session_id,
+            at=self.now(),
+            context=replies[-1] if replies else None,
+            log=job.log,
+            recalled=list(job.recalled.values()),
+        )
+        report["episodes"] = [k.episode_id for k in kept if k.episode_id]
+        report["facts"] = [f for k in kept for f in k.fact_ids]
+        report["superseded"] = [c for k in kept for c in k.closed_ids]
+        for k in kept:
+            for key, val in k.cost.items():
                 if isinstance(val, (int, float)) and not isinstance(val, bool):
                     report["cost"][key] = report["cost"].get(key, 0) + val
-            said = [t["text"] for t in dialogue if t["role"] == "assistant"]
-            context = said[-1] if said else context
-        report["episodes"] = episodes
-        report["facts"] = facts
-        report["superseded"] = closed
 
     def _profile(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]
@@ -272,14 +258,14 @@ class PostTurnSteps(ABC):
     ) -> None:
         summarizer = self.processors.summarizer
         cfg = self.config
-        exchanges = _exchanges(all_turns)
-        total = len(exchanges)
+        grouped = exchanges(_turns(all_turns))
+        total = len(grouped)
         if total < cfg.window.summarize_after:
             return
         existing = conv.rolling_summaries(job.user_id, job.session_id)
         done = max((s.end_turn for s in existing), default=0)
         while done + cfg.window.summarize_every <= total - cfg.window.keep_verbatim_turns:
-            chunk = exchanges[done : done + cfg.window.summarize_every]
+            chunk = grouped[done : done + cfg.window.summarize_every]
             dialogue = _as_dialogue([t for ex in chunk for t in ex])
             try:
                 out = summarizer.rolling(dialogue)
@@ -316,7 +302,7 @@ class PostTurnSteps(ABC):
         known = conv.session_summaries(job.user_id, limit=1000)
         if any(s.session_id == job.session_id for s in known):
             return
-        first = _exchanges(all_turns)[:1]
+        first = exchanges(_turns(all_turns))[:1]
         dialogue = _as_dialogue([t for ex in first for t in ex])
         try:
             title, snippet = summarizer.session_title(dialogue)
@@ -339,7 +325,7 @@ class PostTurnSteps(ABC):
         wm = job.archive
         if wm is None:
             return
-        dialogue = _as_dialogue(all_turns)
+        dialogue = _as_dialogue(_turns(all_turns))
         summary = None
         summarizer = self.processors.summarizer
         if dialogue:

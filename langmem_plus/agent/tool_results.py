@@ -4,10 +4,11 @@ every stored string (text, category, id, turns, session titles) is quoted as dat
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from langmem_plus.episodic.validity import Replacement, is_stale
 from langmem_plus.model.quoting import quote_data
 
 __all__ = ["RESULTS_NOTE", "RESULTS_TAG", "format_hits", "render_results"]
@@ -35,21 +36,32 @@ def _date(value: dict[str, Any], created_at: datetime) -> str:
     return created_at.strftime("%Y-%m-%d")
 
 
-def format_hits(hits: Sequence[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+def format_hits(
+    hits: Sequence[Any], resolve: Callable[[Any], Replacement | None] | None = None
+) -> tuple[list[str], list[dict[str, Any]]]:
     """One line per hit for the model (kind, category, date, text, id; every stored string
-    quoted) and, as artifact for code, each hit with its score and score components."""
+    quoted) and, as artifact for code, each hit with its score and score components. A hit
+    that states a superseded value is marked with the date and the current value
+    (`resolve`: what replaced it), or left out when `resolve` finds none."""
     lines: list[str] = []
     artifact: list[dict[str, Any]] = []
-    for i, it in enumerate(hits, 1):
+    for it in hits:
         value = it.value if isinstance(it.value, dict) else {"text": str(it.value)}
+        note = ""
+        if resolve is not None and is_stale(value):
+            got = resolve(it)
+            if got is None:
+                continue
+            since = "" if got.since is None else f" {got.since:%Y-%m-%d}"
+            note = f" [superseded{since}; now: {quote_data(got.now, 200)}]"
         text = str(value.get("text", value))
         score = getattr(it, "score", None)
         date = _date(value, it.created_at)
         category = quote_data(str(value.get("category", "fact")), 80)
         kind = value.get("kind")
-        head = f"{i}. [" + (f"kind={quote_data(str(kind), 40)}, " if kind else "")
+        head = f"{len(lines) + 1}. [" + (f"kind={quote_data(str(kind), 40)}, " if kind else "")
         head += f"category={category}, {date}]"
-        lines.append(f"{head} {quote_data(text)} (id={quote_data(str(it.key))})")
+        lines.append(f"{head} {quote_data(text)}{note} (id={quote_data(str(it.key))})")
         artifact.append(
             {
                 "id": it.key,

@@ -31,6 +31,7 @@ from langmem_plus.agent.tool_results import RESULTS_TAG, format_hits, render_res
 from langmem_plus.agent.working import WorkingMemory
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import log_of
+from langmem_plus.episodic.validity import replacement
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.records import MemoryRecord
 from langmem_plus.text.timeparse import (
@@ -282,7 +283,10 @@ def _search(
     """The search tool's answer: text for the model and the artifact for code."""
     k = cfg.recall.retrieval_limit if limit is None else max(1, min(int(limit), 50))
     q, tr = _query_and_range(scope, cfg, now, query, time_range)
-    hit_lines, items = format_hits(_search_store(scope, q, tr, k))
+    hit_lines, items = format_hits(
+        _search_store(scope, q, tr, k),
+        lambda it: replacement(scope.store, tuple(it.namespace), it.value),
+    )
     sessions = _sessions_in(scope, tr)
     turns = _matching_turns(scope, q, tr) if tr is not None else []
     text = render_results(hit_lines, turns, sessions)

@@ -29,13 +29,52 @@ from langmem_plus.text import extract_symbols
 __all__ = [
     "EpisodeKeeper",
     "Kept",
+    "Turn",
     "current_only",
     "episode_record",
     "episode_turns",
+    "exchanges",
     "is_verbatim",
     "record_of_item",
-    "split_exchanges",
+    "respanned",
+    "without_echoes",
 ]
+
+
+_LEAD_IN = re.compile(r"[:：]\s*$")
+
+
+def without_echoes(
+    said: Sequence[tuple[dict[str, str], int | None]], recalled: Sequence[str]
+) -> list[tuple[dict[str, str], int | None]]:
+    """An exchange's turns (with their log ids) less what the replies only repeat of the
+    memories they were given: a reply line holding a recalled memory's text adds no evidence
+    (after a correction it would restate the old value), nor does a lead-in line left alone
+    ("From what I remember:"). A reply left empty is dropped; a shortened one loses its log
+    id, so the log keeps its own text (nothing said is lost: the log holds every turn)."""
+    marks = [m for m in (_norm(r) for r in recalled) if len(m) >= 4]
+    if not marks:
+        return list(said)
+    out: list[tuple[dict[str, str], int | None]] = []
+    for turn, tid in said:
+        if turn["role"] != "assistant":
+            out.append((turn, tid))
+            continue
+        lines = turn["text"].split("\n")
+        echo = [any(m in _norm(ln) for m in marks) for ln in lines]
+        if not any(echo):
+            out.append((turn, tid))
+            continue
+        kept = [
+            ln
+            for j, ln in enumerate(lines)
+            if not echo[j]  # a lead-in to repeated memories goes with them
+            and not (_LEAD_IN.search(ln) and j + 1 < len(lines) and echo[j + 1])
+        ]
+        text = "\n".join(kept).strip()
+        if text:
+            out.append(({"role": "assistant", "text": text}, None))
+    return out
 
 
 def record_of_item(item: Any) -> MemoryRecord | None:
@@ -120,6 +159,21 @@ def episode_record(
     )
 
 
+def respanned(rec: MemoryRecord) -> MemoryRecord:
+    """An episode whose text was edited, its turns read again: one turn a line when the
+    lines match its roles, else the whole text as one user turn."""
+    roles = rec.metadata.get("roles")
+    lines = rec.text.split("\n")
+    if not isinstance(roles, list) or len(roles) != len(lines):
+        roles, lines = ["user"], [rec.text]
+    spans, pos = [], 0
+    for line in lines:
+        spans.append([pos, pos + len(line)])
+        pos += len(line) + 1
+    rec.metadata = {**rec.metadata, "roles": [str(r) for r in roles], "spans": spans}
+    return rec
+
+
 def is_verbatim(rec: MemoryRecord) -> bool:
     """An exchange kept as said (ground truth), not a summarised episode."""
     return rec.kind == "episodic" and isinstance(rec.metadata.get("spans"), list)
@@ -136,18 +190,29 @@ def episode_turns(rec: MemoryRecord) -> list[dict[str, str]]:
     ]
 
 
-def split_exchanges(msgs: Sequence[Mapping[str, str]]) -> list[list[dict[str, str]]]:
-    """Group messages into exchanges, each a user turn (or several) and the replies after it."""
-    out: list[list[dict[str, str]]] = []
-    for m in msgs:
-        if m.get("role") not in ("user", "assistant") or not str(m.get("text", "")).strip():
+@dataclass(frozen=True)
+class Turn:
+    """One message as the write driver reads it: who said it, what, when (None: the time
+    the caller gives) and its id in the conversation log (None: not logged)."""
+
+    role: str
+    text: str
+    at: datetime | None = None
+    turn_id: int | None = None
+
+
+def exchanges(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """Group turns into exchanges: a user turn (or several in a row) and the replies after
+    it. Other roles (tool, system) and blank turns are left out. The one grouping of every
+    entry point (`Memory.add`, the middleware, the nodes)."""
+    out: list[list[Turn]] = []
+    for t in turns:
+        if t.role not in ("user", "assistant") or not t.text.strip():
             continue
-        turn = {"role": str(m["role"]), "text": str(m["text"])}
-        starts = not out or (turn["role"] == "user" and out[-1][-1]["role"] == "assistant")
-        if starts:
-            out.append([turn])
+        if not out or (t.role == "user" and out[-1][-1].role == "assistant"):
+            out.append([t])
         else:
-            out[-1].append(turn)
+            out[-1].append(t)
     return out
 
 
@@ -194,6 +259,46 @@ class EpisodeKeeper:
         self.config = config or MemoryConfig()
         self.deriver = deriver  # a FactDeriver (model) or None (rules)
 
+    # -------------------------------------------------------------- the write driver
+    def keep_turns(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        turns: Sequence[Turn],
+        *,
+        session_id: str | None,
+        at: datetime,
+        context: str | None = None,
+        log: Any = None,
+        derive: bool = True,
+        recalled: Sequence[str] = (),
+    ) -> list[Kept]:
+        """Keep a conversation's new turns: each exchange (`exchanges`) becomes an episode
+        dated by its first turn (else `at`), with its facts derived and the facts they replace
+        closed. `context` is the reply the first exchange answers (how an untied correction
+        is read); each exchange's last reply is the next one's. `recalled`: the memories the
+        reply was given (a reply that repeats them adds no evidence, `without_echoes`). The
+        one write path of `Memory.add`, the middleware and the nodes."""
+        out: list[Kept] = []
+        for ex in exchanges(turns):
+            out.append(
+                self.keep(
+                    store,
+                    namespace,
+                    [{"role": t.role, "text": t.text} for t in ex],
+                    session_id=session_id,
+                    occurred_at=ex[0].at or at,
+                    context=context,
+                    turn_ids=[t.turn_id for t in ex],
+                    derive=derive,
+                    log=log,
+                    recalled=recalled,
+                )
+            )
+            replies = [t.text for t in ex if t.role == "assistant"]
+            context = replies[-1] if replies else context
+        return out
+
     # -------------------------------------------------------------- write side
     def keep(
         self,
@@ -204,20 +309,27 @@ class EpisodeKeeper:
         session_id: str | None = None,
         occurred_at: datetime | None = None,
         context: str | None = None,
-        turn_ids: Sequence[int] = (),
+        turn_ids: Sequence[int | None] = (),
         derive: bool = True,
         log: Any = None,
+        recalled: Sequence[str] = (),
     ) -> Kept:
         """Store the exchange as an episode; with `derive`, add its facts and close old ones.
 
         `turn_ids` are the exchange's turns in `log` (default: the store's own conversation
-        log); a log that can (`share_text`) then reads their text from the episode."""
+        log), one per turn (None: not logged); a log that can (`share_text`) then reads their
+        text from the episode. `recalled`: the memories the reply was given; what the reply
+        only repeats of them stays in the log, out of the episode (`without_echoes`)."""
         at = occurred_at or utcnow()
-        dialogue = [
-            {"role": str(t["role"]), "text": str(t["text"])}
-            for t in turns
+        ids = list(turn_ids) or [None] * len(turns)
+        said = [
+            ({"role": str(t["role"]), "text": str(t["text"])}, ids[i] if i < len(ids) else None)
+            for i, t in enumerate(turns)
             if str(t.get("text", "")).strip() and t.get("role") in ("user", "assistant")
         ]
+        said = without_echoes(said, recalled)
+        dialogue = [d for d, _ in said]
+        turn_ids = [i for _, i in said]
         kept = Kept()
         if not dialogue:
             return kept
@@ -229,7 +341,7 @@ class EpisodeKeeper:
             dialogue,
             session_id=session_id,
             occurred_at=at,
-            turn_ids=turn_ids,
+            turn_ids=[i for i in turn_ids if i is not None],
             chitchat=derive and not facts and _is_chitchat(dialogue),
         )
         kept.episode_id = episode.id
@@ -258,6 +370,25 @@ class EpisodeKeeper:
         if log is None:
             log = getattr(store, "conversations", None)
         self._share_text(log, namespace, episode, turn_ids)
+        return kept
+
+    def rederive(self, store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord) -> Kept:
+        """Derive the facts of an episode kept before (its text was edited): facts the user
+        deleted or edited from it (`metadata.rejected_facts`) are not derived again; the new
+        facts close the ones they replace, as when the exchange was first kept."""
+        kept = Kept(episode_id=episode.id)
+        dialogue = episode_turns(episode)
+        facts, kept.cost = self._derive(store, namespace, dialogue, None)
+        rejected = {_norm(t) for t in episode.metadata.get("rejected_facts") or ()}
+        at = episode.occurred_at or episode.created_at
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
+        for fact in facts:
+            if _norm(fact.text) not in rejected:
+                self._apply(store, namespace, fact, episode, at, kept, writes)
+        kept_ids = [*kept.fact_ids, *kept.restated_ids]
+        episode.derived_ids = list(dict.fromkeys([*episode.derived_ids, *kept_ids]))
+        writes[(namespace, episode.id)] = episode
+        self._write(store, writes)
         return kept
 
     @classmethod
@@ -327,16 +458,20 @@ class EpisodeKeeper:
 
     @staticmethod
     def _share_text(
-        log: Any, namespace: tuple[str, ...], episode: MemoryRecord, turn_ids: Sequence[int]
+        log: Any,
+        namespace: tuple[str, ...],
+        episode: MemoryRecord,
+        turn_ids: Sequence[int | None],
     ) -> None:
-        """Logged turns read their text from the episode (one copy of what was said)."""
+        """Logged turns read their text from the episode (one copy of what was said); a turn
+        the episode shortened (None) keeps its own."""
         share = getattr(log, "share_text", None)
         spans = episode.metadata.get("spans") or []
-        if share is None or not turn_ids or len(turn_ids) != len(spans):
+        if share is None or len(turn_ids) != len(spans):
             return
-        share(
-            namespace, episode.id, [(t, s[0], s[1]) for t, s in zip(turn_ids, spans, strict=True)]
-        )
+        pairs = [(t, s[0], s[1]) for t, s in zip(turn_ids, spans, strict=True) if t is not None]
+        if pairs:
+            share(namespace, episode.id, pairs)
 
     def _derive(
         self,
@@ -485,20 +620,13 @@ class EpisodeKeeper:
     def _write(
         store: BaseStore, writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord]
     ) -> None:
+        # one write: a new record is dated by the store when it was said (its occurred_at)
         store.batch(
             [
                 PutOp(ns, key, rec.to_value(compact=rec.kind == "episodic"))
                 for (ns, key), rec in writes.items()
             ]
         )
-        restore = getattr(store, "restore_item_stats", None)
-        if restore is not None:  # keep each record's own time (recency is computed from it)
-            restore(
-                [
-                    (ns, key, rec.created_at, rec.updated_at, rec.last_accessed, rec.access_count)
-                    for (ns, key), rec in writes.items()
-                ]
-            )
 
 
 def _content_words(text: str | None) -> set[str]:

@@ -16,7 +16,10 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog, check_log
+from langmem_plus.episodic.episodes import respanned
 from langmem_plus.episodic.lifecycle import consolidate as consolidate_namespace
+from langmem_plus.episodic.provenance import forget, revise
+from langmem_plus.episodic.validity import replacement
 from langmem_plus.errors import MemoryNotFoundError, ValidationError
 from langmem_plus.memory.checks import (
     check_id,
@@ -218,7 +221,8 @@ class Memory:
         found = self.turns.join_symbols(
             found, user_id, ns, query, limit=limit, filter=flt, time_range=tr, view=view
         )
-        hits = [SearchHit.of(it) for it in found[:limit]]
+        hits = [SearchHit.of(it, replacement(self.store, ns, it.value)) for it in found[:limit]]
+        self.writer.recalled(user_id, [h.text for h in hits])
         return hits if threshold is None else [h for h in hits if h.score >= threshold]
 
     def get(
@@ -290,6 +294,10 @@ class Memory:
     ) -> MemoryRecord:
         """Change a memory's text and/or fields; the change is logged in `metadata.updates`.
 
+        Edits follow provenance: an episode's facts are derived again from its new text (the
+        ones the user deleted or edited never again); a fact's new text is kept as the
+        user's own and its old text is never derived again from its episodes.
+
         `data` is a dict of fields, or the new text as in mem0 (``update(id, data="text")``).
         """
         id = pick_id(id, memory_id)
@@ -299,7 +307,13 @@ class Memory:
             text, data = data, None
         rec = self.get(id, user_id)
         new = updated_record(rec, text, check_mapping("data", data), self.now())
-        self.store.put(rec.namespace, rec.id, new.to_value())
+        if new.kind == "episodic" and new.text != rec.text:
+            new = respanned(new)
+        if new.kind in ("episodic", "semantic") and new.text != rec.text:
+            # provenance: an episode's facts are derived again, a fact's old text is rejected
+            revise(self.store, rec, new, keeper=self.writer.keeper(), now=self.now())
+        else:
+            self.store.put(rec.namespace, rec.id, new.to_value(compact=new.kind == "episodic"))
         item = self.store.get(rec.namespace, rec.id)
         if item is None:  # deleted meanwhile by another writer
             raise MemoryNotFoundError(f"no memory {id!r}")
@@ -308,9 +322,13 @@ class Memory:
     def delete(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
     ) -> None:
-        """Delete memory `id` from SQLite, the keyword index and the vectors."""
+        """Delete memory `id` from SQLite, the keyword index and the vectors.
+
+        Deletes follow provenance: deleting an episode deletes the facts it alone supports
+        (a fact with other sources loses this one) and makes current again what they had
+        superseded; a deleted fact is never derived again from the same episode."""
         rec = self.get(id, user_id, memory_id=memory_id)
-        self.store.delete(rec.namespace, rec.id)
+        forget(self.store, rec, now=self.now())
 
     def delete_all(
         self,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from langmem_plus.episodic.validity import Replacement
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory.checks import record_of
 from langmem_plus.memory.scopes import mem0_dict
@@ -29,10 +31,15 @@ class SearchHit(BaseModel):
     score: float
     components: dict[str, Any] = Field(default_factory=dict)
     memory: MemoryRecord
+    superseded_since: datetime | None = Field(
+        None, description="it states a value a later statement replaced: since when"
+    )
+    now: str | None = Field(None, description="the current value that replaced it")
 
     @classmethod
-    def of(cls, item: Any) -> SearchHit:
-        """The hit of one store search result (its score and score components kept)."""
+    def of(cls, item: Any, replaced: Replacement | None = None) -> SearchHit:
+        """The hit of one store search result (its score and score components kept);
+        `replaced`: what replaced the value it states, when it is stale."""
         rec = record_of(item)
         return cls(
             id=item.key,
@@ -40,6 +47,8 @@ class SearchHit(BaseModel):
             score=float(item.score or 0.0),
             components=dict(getattr(item, "components", {}) or {}),
             memory=rec,
+            superseded_since=None if replaced is None else replaced.since,
+            now=None if replaced is None else replaced.now,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,6 +3,8 @@ with facts derived from them (and the facts they replace closed)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -10,18 +12,20 @@ from typing import Any
 from langgraph.store.base import PutOp
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.episodes import EpisodeKeeper, split_exchanges
+from langmem_plus.episodic.episodes import EpisodeKeeper, Turn
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory.checks import SETTABLE, make_record, record_of, with_metadata
 from langmem_plus.memory.turns import ConversationIndex
 from langmem_plus.model.costs import CostTimer
 from langmem_plus.model.namespaces import user_namespace
 from langmem_plus.model.records import MemoryRecord
-from langmem_plus.processors import FactDeriver
+from langmem_plus.processors.processor_set import Processors
 from langmem_plus.store import HybridStore
 from langmem_plus.text import extract_symbols
 
 __all__ = ["MemoryWriter", "updated_record"]
+
+_RECALLED_USERS = 1024  # users whose last search results are kept for their next add
 
 
 class MemoryWriter:
@@ -35,6 +39,22 @@ class MemoryWriter:
         self.config = config
         self.model = model
         self.episodes: EpisodeKeeper | None = None  # built on first use; tests may set it
+        # the texts of each user's last search: the memories a reply added next was given
+        self._recalled: OrderedDict[str, list[str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def recalled(self, user_id: str, texts: list[str]) -> None:
+        """Note what a search found for `user_id`: the next `add` of that user reads its
+        reply against it (a reply that repeats recalled memories adds no evidence)."""
+        with self._lock:
+            self._recalled[user_id] = texts
+            self._recalled.move_to_end(user_id)
+            while len(self._recalled) > _RECALLED_USERS:
+                self._recalled.popitem(last=False)
+
+    def _take_recalled(self, user_id: str) -> list[str]:
+        with self._lock:
+            return self._recalled.pop(user_id, [])
 
     def log(
         self,
@@ -86,9 +106,10 @@ class MemoryWriter:
 
     def keeper(self) -> EpisodeKeeper:
         """The episode keeper: a one-call FactDeriver with a model, the rules without."""
-        if self.episodes is None:
-            deriver = FactDeriver(self.model, self.config) if self.model is not None else None
-            self.episodes = EpisodeKeeper(self.config, deriver)
+        if self.episodes is None:  # built as the middleware's and the nodes' is
+            self.episodes = EpisodeKeeper(
+                self.config, Processors.build(self.model, self.config).deriver
+            )
         return self.episodes
 
     def keep(
@@ -104,30 +125,26 @@ class MemoryWriter:
         now: datetime,
     ) -> list[str]:
         """Each exchange of `msgs` becomes an episode; facts are derived and superseded
-        (timed as stage ``knowledge``, with the FactDeriver's calls and tokens)."""
+        (the write driver `EpisodeKeeper.keep_turns`, as in the middleware; timed as stage
+        ``knowledge``, with the FactDeriver's calls and tokens)."""
         ns = user_namespace(user_id)
         context = self.last_reply(user_id, sid) if sid is not None else None
-        ids: list[str] = []
-        for exchange in split_exchanges(msgs):
-            turn_ids = self.log(user_id, sid, exchange, at, index=False) if log and sid else []
-            with timer.stage("knowledge", meter=False) as tally:
-                kept = self.keeper().keep(
-                    self.store,
-                    ns,
-                    exchange,
-                    session_id=sid,
-                    occurred_at=at or now,
-                    context=context,
-                    turn_ids=turn_ids,
-                    log=self.turns.log,
-                )
-                tally.add_usage(kept.cost)
-            ids += kept.ids
-            replies = [t["text"] for t in exchange if t["role"] == "assistant"]
-            context = replies[-1] if replies else context
+        said = [m for m in msgs if m["role"] in ("user", "assistant") and m["text"].strip()]
+        ids: list[int | None] = [None] * len(said)
+        if log and sid:
+            ids = list(self.log(user_id, sid, said, at, index=False))
+        turns = [Turn(m["role"], m["text"], at, i) for m, i in zip(said, ids, strict=False)]
+        with timer.stage("knowledge", meter=False) as tally:
+            kept = self.keeper().keep_turns(
+                self.store, ns, turns, session_id=sid, at=at or now, context=context,
+                log=self.turns.log, recalled=self._take_recalled(user_id),
+            )  # fmt: skip
+            for k in kept:
+                tally.add_usage(k.cost)
+        out = list(dict.fromkeys(i for k in kept for i in k.ids))
         if meta:
-            self._set_metadata(ns, ids, meta)
-        return list(dict.fromkeys(ids))
+            self._set_metadata(ns, out, meta)
+        return out
 
     def _set_metadata(self, ns: tuple[str, str], ids: list[str], meta: dict[str, Any]) -> None:
         """Add `meta` to the records `ids`, keeping each record's own times."""

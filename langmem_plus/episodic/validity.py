@@ -1,0 +1,116 @@
+"""What replaced a memory that states a superseded value, so nothing stale is shown unmarked.
+
+A search shows current facts, and episodes whose facts were superseded (or that a later turn
+corrected) ranked lower: such an episode still states the old value in the user's words. Before
+it goes into a model's context or a tool's output it is marked with the date it stopped being
+true and the current value (`replacement`), or left out when no current value can be found.
+Works over any LangGraph `BaseStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from langmem_plus.model.records import MemoryRecord
+
+__all__ = ["Replacement", "is_stale", "replacement"]
+
+_MAX_HOPS = 20  # a supersession chain longer than this is cut (cycles cannot occur)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A stale memory's successor: when it stopped being true, and what is true now."""
+
+    since: datetime | None
+    now: str
+
+
+def is_stale(value: Any) -> bool:
+    """Whether a stored value states something a later statement replaced: a superseded
+    fact, or an episode whose facts were superseded or that a later turn corrected."""
+    if not isinstance(value, Mapping):
+        return False
+    if value.get("kind") == "semantic":
+        return bool(value.get("valid_to") or value.get("superseded_by"))
+    if value.get("kind") == "episodic":
+        return bool(value.get("facts_superseded") or value.get("corrected_by"))
+    return False
+
+
+def replacement(store: BaseStore, namespace: tuple[str, ...], value: Any) -> Replacement | None:
+    """The current value that replaced what `value` (a stale record) states, and since when;
+    None when it is not stale or nothing current can be found."""
+    if not is_stale(value):
+        return None
+    try:
+        rec = MemoryRecord.from_value(dict(value), id="_", namespace=namespace)
+    except Exception:
+        return None
+    if rec.kind == "semantic":
+        return _successor(store, namespace, rec)
+    found: list[Replacement] = []
+    for fid in rec.derived_ids:
+        fact = _get(store, namespace, fid)
+        if fact is not None and not fact.is_current:
+            got = _successor(store, namespace, fact)
+            if got is not None:
+                found.append(got)
+    if not found and rec.corrected_by:
+        found += _from_episode(store, namespace, rec.corrected_by)
+    if not found:
+        return None
+    since = min((r.since for r in found if r.since is not None), default=None)
+    return Replacement(since, "; ".join(dict.fromkeys(r.now for r in found)))
+
+
+def _successor(
+    store: BaseStore, namespace: tuple[str, ...], fact: MemoryRecord
+) -> Replacement | None:
+    """Follow a superseded fact's chain to the current fact (or the correcting episode)."""
+    since, cur = fact.valid_to, fact
+    for _ in range(_MAX_HOPS):
+        nxt = cur.superseded_by
+        if nxt is None:
+            break
+        got = _get(store, namespace, nxt)
+        if got is None:
+            return None
+        if got.kind == "episodic":  # closed by a correction with no fact of its own
+            found = _from_episode(store, namespace, got.id, got)
+            return Replacement(since, found[0].now) if found else None
+        cur = got
+    return Replacement(since, cur.text) if cur is not fact and cur.is_current else None
+
+
+def _from_episode(
+    store: BaseStore, namespace: tuple[str, ...], key: str, ep: MemoryRecord | None = None
+) -> list[Replacement]:
+    """What a correcting episode says now: its current facts, else what the user said."""
+    ep = ep or _get(store, namespace, key)
+    if ep is None:
+        return []
+    facts = [f for f in (_get(store, namespace, i) for i in ep.derived_ids) if f is not None]
+    texts = [f.text for f in facts if f.is_current]
+    if not texts:
+        roles, spans = ep.metadata.get("roles"), ep.metadata.get("spans")
+        if isinstance(roles, list) and isinstance(spans, list) and len(roles) == len(spans):
+            texts = [ep.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user"]
+        else:
+            texts = [ep.text]
+    return [Replacement(ep.occurred_at or ep.created_at, t) for t in texts]
+
+
+def _get(store: BaseStore, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:
+    item = store.get(namespace, key)
+    if item is None:
+        return None
+    try:
+        return MemoryRecord.from_item(item)
+    except Exception:
+        return None

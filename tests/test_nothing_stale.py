@@ -1,0 +1,150 @@
+"""Nothing stale goes in unmarked: a memory that states a superseded value is injected with
+the date and the current value, or left out; a reply that only repeated recalled memories
+adds no evidence of the old value."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from _agent_fakes import FakeClock, scripted
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from langmem_plus import HybridStore
+from langmem_plus.agent.context import InjectedMemory, build_context, mark_stale
+from langmem_plus.agent.middleware import MemoryMiddleware
+from langmem_plus.agent.tools import create_search_memory_tool
+from langmem_plus.episodic.episodes import EpisodeKeeper, Turn, without_echoes
+from langmem_plus.episodic.validity import replacement
+from langmem_plus.memory import Memory
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+U = "u"
+NS = ("memories", U)
+
+
+def _moved(mem: Memory) -> None:
+    for day, said in ((0, "I live in Paris."), (40, "I moved to Rome last month.")):
+        msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}]
+        mem.add(msgs, U, session_id=f"s{day}", timestamp=T0 + timedelta(days=day))
+
+
+def test_a_stale_episode_is_marked_with_the_date_and_the_current_value() -> None:
+    mem = Memory(embeddings=False)
+    _moved(mem)
+    hits = mem.store.search(NS, query="Paris")
+    paris = next(h for h in hits if "I live in Paris" in h.value["text"])
+    got = replacement(mem.store, NS, paris.value)
+    assert got is not None and got.now == "User moved to Rome"
+    assert got.since == T0 + timedelta(days=40)
+    marked = mark_stale(mem.store, hits)
+    ctx = build_context(memories=marked)
+    for line in ctx.layers["memories"].splitlines():
+        if "Paris" in line:
+            assert 'superseded="2025-04-10"' in line and "now=" in line and "Rome" in line
+    # the search result says it too
+    (hit,) = [h for h in mem.search("Paris", U) if "Paris" in h.text]
+    assert hit.now == "User moved to Rome" and hit.superseded_since == T0 + timedelta(days=40)
+
+
+def test_a_stale_memory_whose_current_value_is_unknown_is_left_out() -> None:
+    store = InMemoryStore()
+    store.put(NS, "e", {"kind": "episodic", "text": "I live in Paris", "facts_superseded": True})
+    (item,) = store.search(NS)
+    assert mark_stale(store, [item]) == []
+    fresh = {"kind": "semantic", "text": "User likes tea"}
+    store.put(NS, "f", fresh)
+    assert [m.key for m in mark_stale(store, store.search(NS))] == ["f"]
+
+
+def test_the_search_tool_marks_stale_hits() -> None:
+    mem = Memory(embeddings=False)
+    _moved(mem)
+    tool = create_search_memory_tool(mem.store, default_user_id=U)
+    text = str(tool.invoke({"query": "Paris"}))
+    lines = [ln for ln in text.splitlines() if "Paris" in ln]
+    assert lines and all("[superseded 2025-04-10; now: " in ln for ln in lines)
+
+
+def test_injected_context_never_states_the_old_value_unmarked() -> None:
+    store = HybridStore(index=False)
+    clock = FakeClock(T0)
+    mw = MemoryMiddleware(clock=clock, debounce_s=0.0)
+    model = scripted(["Paris is lovely.", "Rome, how exciting!", "You live in Rome."])
+    agent = create_agent(
+        model, tools=[], middleware=[mw], store=store, checkpointer=InMemorySaver()
+    )
+    cfg: Any = {"configurable": {"thread_id": "t", "user_id": U}}
+    for i, said in enumerate(["I live in Paris.", "I moved to Rome last month.", "Where is home?"]):
+        clock.now = T0 + i * timedelta(days=20)
+        out = agent.invoke({"messages": [HumanMessage(said)]}, cfg)
+        mw.flush()
+    mw.close()
+    prompt = model.system_prompts[-1]
+    for line in prompt.splitlines():
+        if "Paris" in line:
+            assert "superseded=" in line and "Rome" in line, line
+    assert all(
+        not m["text"].startswith("User lives in Paris") for m in out["memory_context"]["memories"]
+    )
+
+
+def test_a_reply_that_repeats_recalled_memories_adds_no_evidence() -> None:
+    said = [
+        ({"role": "user", "text": "what do you know about me?"}, 1),
+        (
+            {
+                "role": "assistant",
+                "text": "From what I remember:\n- User lives in Beijing.\n- User likes tea\nAsk away!",
+            },
+            2,
+        ),
+    ]
+    got = without_echoes(said, ["User lives in Beijing", "User likes tea"])
+    assert got == [said[0], ({"role": "assistant", "text": "Ask away!"}, None)]
+    only = [({"role": "assistant", "text": "From what I remember:\n- User lives in Beijing"}, 3)]
+    assert without_echoes(only, ["User lives in Beijing"]) == []
+    assert without_echoes(said, []) == said
+
+
+def test_the_echo_stays_in_the_log_and_out_of_the_episode() -> None:
+    store = HybridStore(index=False)
+    log = store.conversations
+    t_user = log.add_turn(U, "s", "user", "where do I live again?", created_at=T0)
+    reply = "From what I remember:\n- User lives in Beijing"
+    t_bot = log.add_turn(U, "s", "assistant", reply, created_at=T0)
+    keeper = EpisodeKeeper()
+    (kept,) = keeper.keep_turns(
+        store,
+        NS,
+        [Turn("user", t_user.content, T0, t_user.id), Turn("assistant", reply, T0, t_bot.id)],
+        session_id="s",
+        at=T0,
+        log=log,
+        recalled=["User lives in Beijing"],
+    )
+    ep = store.get(NS, kept.episode_id)
+    assert ep is not None and "Beijing" not in ep.value["text"]
+    assert [t.content for t in log.turns(U, "s")] == ["where do I live again?", reply]
+    assert store.search(NS, query="Beijing") == []
+
+
+def test_memory_add_reads_the_reply_against_the_last_search() -> None:
+    mem = Memory(embeddings=False)
+    mem.add("I live in Beijing.", U, timestamp=T0)
+    hits = mem.search("where do I live", U)
+    assert any("Beijing" in h.text for h in hits)
+    mem.add(
+        [
+            {"role": "user", "content": "remind me where I live"},
+            {"role": "assistant", "content": "From what I remember:\n- User lives in Beijing"},
+        ],
+        U,
+        timestamp=T0 + timedelta(days=1),
+    )
+    episodes = [r for r in mem.get_all(U).items if r.kind == "episodic"]
+    assert [e.text for e in episodes][-1] == "remind me where I live"
+    assert isinstance(InjectedMemory, type)
