@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langmem_plus.model.records import MemoryRecord, UserProfile
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors import (
     KnowledgeMonitor,
     MemoryOp,
-    ProfileWriter,
     WriteDecider,
     apply_ops,
 )
@@ -116,50 +115,7 @@ def test_remember_with_personal_content_keeps_its_family() -> None:
 
 
 # ------------------------------------------------------------- 3. profile writer
-@pytest.mark.parametrize(
-    ("background", "text", "expected"),
-    [
-        (
-            "User lives in Beijing; User works as a nurse",
-            "Actually I live in Shanghai now, not Beijing",
-            "User lives in Shanghai; User works as a nurse",
-        ),
-        ("User lives in Beijing; User works as a nurse", "I meant Shanghai", "User lives in Shanghai; User works as a nurse"),
-        ("User lives in Paris", "I moved to Berlin.", "User moved to Berlin"),
-        ("用户住在北京；用户是前端工程师", "其实我现在住在上海，不是北京", "用户住在上海；用户是前端工程师"),
-        ("用户住在北京；用户是前端工程师", "我搬到上海了", "用户搬到上海了；用户是前端工程师"),
-        ("用户住在北京；用户是前端工程师", "我是说上海", "用户住在上海；用户是前端工程师"),
-        ("User lives in Beijing; User works as a nurse", "I no longer work as a nurse", "User lives in Beijing"),
-    ],
-)  # fmt: skip
-def test_profile_background_replaces_stale_fact(background: str, text: str, expected: str) -> None:
-    prof = ProfileWriter().update(
-        UserProfile(user_id="u", background=background), [{"role": "user", "text": text}]
-    )
-    assert prof.background == expected
-    assert "Beijing" not in prof.background or "Beijing" in expected
-
-
-def test_profile_correction_never_touches_hand_edited_background() -> None:
-    hand = UserProfile(
-        user_id="u", background="User lives in Beijing", edited_by_user=["background"]
-    )
-    for text in ("Actually I live in Shanghai now, not Beijing", "其实我现在住在上海，不是北京"):
-        assert ProfileWriter().update(hand, [{"role": "user", "text": text}]).background == (
-            "User lives in Beijing"
-        )
-
-
-def test_profile_forget_empties_background_unless_hand_edited() -> None:
-    turns = [{"role": "user", "text": "Forget that I live in Beijing"}]
-    prof = ProfileWriter().update(
-        UserProfile(user_id="u", background="User lives in Beijing"), turns
-    )
-    assert prof.background == ""
-    hand = UserProfile(
-        user_id="u", background="User lives in Beijing", edited_by_user=["background"]
-    )
-    assert ProfileWriter().update(hand, turns).background == "User lives in Beijing"
+# (the background comes from the user's current facts: tests/test_profile.py)
 
 
 # ------------------------------------------- 4. preferences without a subject, project facts

@@ -369,13 +369,17 @@ def test_symbol_extractor_kinds() -> None:
 def test_profile_writer_respects_hand_edits() -> None:
     pw = ProfileWriter()
     prof = pw.update(
-        UserProfile(user_id="u"), [{"role": "user", "text": "请回答简短一点。我是前端工程师"}]
+        UserProfile(user_id="u"),
+        [{"role": "user", "text": "请回答简短一点。我是前端工程师"}],
+        facts=["用户是前端工程师"],
     )
     assert "简短" in prof.reply_style and "前端工程师" in prof.background
     assert prof.language_habits == "主要使用中文"
     hand = UserProfile(user_id="u", background="手写的背景", edited_by_user=["background"])
     prof = pw.update(
-        hand, [{"role": "user", "text": "I'm a data scientist. Keep your answers short."}]
+        hand,
+        [{"role": "user", "text": "I'm a data scientist. Keep your answers short."}],
+        facts=["User is a data scientist"],
     )
     assert prof.background == "手写的背景" and "short" in prof.reply_style
     same = pw.update(prof, [{"role": "user", "text": "hello"}])

@@ -196,34 +196,29 @@ class PostTurnSteps(ABC):
             return
         try:
             old = conv.get_profile(job.user_id) or UserProfile(user_id=job.user_id)
-            new = writer.update(old, dialogue)
-            if new is not None and "background" not in old.edited_by_user:
-                # the background is what the user's current facts say (derived precision-first
-                # with their sources), never a guess of the writer's own (a pet's name is not
-                # the user's name)
-                new = new.model_copy(update={"background": self._background(job, old)})
-            if new is not None and new.model_dump(exclude={"updated_at"}) != old.model_dump(
-                exclude={"updated_at"}
-            ):
+            # the background is what the user's current facts say (derived precision-first
+            # with their sources; superseded ones are left out by the store), never a guess
+            # of the writer's own (a pet's name is not the user's name)
+            new = writer.update(old, dialogue, facts=self._background(job))
+            if new.model_dump(exclude={"updated_at"}) != old.model_dump(exclude={"updated_at"}):
                 conv.put_profile(new)
                 report["profile_updated"] = True
         except Exception as exc:
             logger.warning("profile writer failed: %s", exc)
 
-    def _background(self, job: PostTurnJob, old: Any) -> str:
-        """The user's current profile facts (about the user, not third persons), newest last."""
+    def _background(self, job: PostTurnJob) -> list[str]:
+        """The user's current profile facts (about the user, not third persons), oldest first:
+        the store's search shows current facts only (superseded ones are left out)."""
         facts = []
-        for it in job.store.search(job.namespace, filter={"kind": "semantic"}, limit=200):
+        flt = {"kind": "semantic", "metadata.fact_kind": "profile"}
+        for it in job.store.search(job.namespace, filter=flt, limit=200):
             value = it.value if isinstance(it.value, dict) else {}
             meta = value.get("metadata") or {}
-            if value.get("superseded_by") or meta.get("subject", "user") != "user":
-                continue
-            if meta.get("fact_kind") == "profile" and isinstance(value.get("text"), str):
+            if value.get("superseded_by") or value.get("valid_to"):
+                continue  # another BaseStore's search knows nothing of validity
+            if meta.get("subject", "user") == "user" and isinstance(value.get("text"), str):
                 facts.append((str(value.get("occurred_at") or ""), value["text"]))
-        if not facts:
-            return str(old.background or "")
-        facts.sort()
-        return "; ".join(dict.fromkeys(text for _, text in facts))[-600:]
+        return [text for _, text in sorted(facts)]
 
     def _reconsolidate(
         self, job: PostTurnJob, dialogue: list[dict[str, str]], report: dict[str, Any]

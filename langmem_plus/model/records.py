@@ -283,6 +283,11 @@ class UserProfile(BaseModel):
     background: str = ""
     edited_by_user: list[str] = Field(default_factory=list)
     updated_at: datetime = Field(default_factory=utcnow)
+    language_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="the user's turns counted by language (zh, en, mixed): the language "
+        "habits are read from this running tally, not from the last turn",
+    )
 
     def render(self) -> str:
         """Short readable text of the non-empty sections."""

@@ -4,35 +4,28 @@ code symbols for the symbol index, and the editable user profile."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.records import UserProfile, utcnow
 from langmem_plus.processors import prompts
 from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
-from langmem_plus.processors.monitor import DELETE_MIN_COVERAGE, corrected_text, value_spans
 from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
 from langmem_plus.processors.statements.rules import (
-    Correction,
-    Deletion,
-    Statement,
     is_question,
-    slot_of,
     tech_terms,
     turn_signals,
 )
 from langmem_plus.processors.statements.textutil import (
-    content_tokens,
-    coverage,
     detect_lang,
-    salient_tokens,
     split_clauses,
     split_sentences,
-    substitute_value,
     to_third_person,
 )
 from langmem_plus.processors.summarizer import keywords
 from langmem_plus.text import extract_symbols
+from langmem_plus.text.scripts import CJK_RE
 from langmem_plus.text.symbols import symbol_kind
 
 __all__ = ["ProfileWriter", "SymbolExtractor", "TurnAnalyzer"]
@@ -189,8 +182,9 @@ _STYLE_EN = re.compile(
     r"\bjust (?:give|show) me the code\b",
     re.I,
 )
-_BACKGROUND_FAMILIES = frozenset({"personal"})
 _SECTION_LIMIT = 300
+_BACKGROUND_LIMIT = 600
+_MAJORITY = 0.7  # share of the user's turns in one language that makes it their habit
 
 
 def _append(section: str, sentence: str, lang: str) -> str:
@@ -206,168 +200,91 @@ def _append(section: str, sentence: str, lang: str) -> str:
     return text[:_SECTION_LIMIT]
 
 
-def _parts(section: str) -> list[str]:
-    return [p.strip() for p in re.split(r"[；;]\s*", section) if p.strip()]
-
-
-def _join(parts: list[str], lang: str) -> str:
-    sep = "；" if lang == "zh" else "; "
-    parts = [p for p in dict.fromkeys(parts) if p]
-    text = sep.join(parts)
-    while len(text) > _SECTION_LIMIT and len(parts) > 1:
-        parts.pop(0)  # the oldest note leaves first
-        text = sep.join(parts)
-    return text[:_SECTION_LIMIT]
-
-
-def _set_fact(section: str, st: Statement) -> str:
-    """Add a background statement; one that sets a single-valued fact (home, job, name…)
-    replaces the clause holding the old value instead of standing beside it."""
-    parts = _parts(section)
-    if st.text in parts:
-        return section
-    if st.slot:
-        for i, part in enumerate(parts):
-            if slot_of(part, st.who) == st.slot:
-                parts[i] = st.text
-                return _join(parts, st.lang)
-    return _append(section, st.text, st.lang)
-
-
-def _correct_facts(section: str, corr: Correction) -> str:
-    """Apply a correction to the background: the clause holding the old value (or the same
-    single-valued fact) is rewritten; a corrected personal fact not yet there is added."""
-    parts = _parts(section)
-    lang = detect_lang(corr.clause)
-    if corr.bare:
-        value = corr.new_value or ""
-        hits = [
-            (i, spans[0])
-            for i, part in enumerate(parts)
-            if len(spans := [s for s in value_spans(part, value, lang) if s != value]) == 1
-        ]
-        if len(hits) == 1:
-            i, old = hits[0]
-            parts[i] = substitute_value(parts[i], old, value) or parts[i]
-            return _join(parts, lang)
-        return section
-    st = corr.statement
-    for i, part in enumerate(parts):
-        new = None
-        if corr.old_value and corr.old_value.lower() in part.lower():
-            new = corrected_text(part, corr)
-        if new is None and st is not None and st.slot and slot_of(part, st.who) == st.slot:
-            new = st.text
-        if new is not None and new != part:
-            parts[i] = new
-            return _join(parts, lang)
-    if st is not None and st.family in _BACKGROUND_FAMILIES and st.who == "user":
-        return _set_fact(section, st)
-    return section
-
-
-def _drop_facts(section: str, d: Deletion) -> str:
-    """Drop the clause a deletion names ("I no longer work at Google", "忘掉我住在北京")."""
-    tokens = content_tokens(d.content)
-    if not tokens:
-        return section
-    parts = _parts(section)
-    keep = [
-        p
-        for p in parts
-        if not (
-            tokens & (salient_tokens(p) or content_tokens(p))
-            and (coverage(tokens, content_tokens(p)) + coverage(content_tokens(p), tokens)) / 2
-            >= DELETE_MIN_COVERAGE
-        )
-    ]
-    return section if len(keep) == len(parts) else _join(keep, d.lang)
-
-
-def _language_note(texts: list[str]) -> str:
-    joined = " ".join(texts)
-    cjk = len(re.findall(r"[\u4e00-\u9fff]", joined))
-    latin_words = len(re.findall(r"[A-Za-z]{2,}", joined))
-    if cjk == 0 and latin_words == 0:
-        return ""
-    if cjk and latin_words >= 3 and cjk < latin_words * 6:
-        return "中英文混用" if cjk >= latin_words else "Mixes English and Chinese"
-    return "主要使用中文" if cjk else "Writes in English"
-
-
-def _rule_profile(profile: UserProfile, turns: list[dict[str, str]]) -> ProfileUpdateOut:
-    users = [t["text"] for t in turns if t["role"] == "user"]
-    style, background = profile.reply_style, profile.background
+def _rule_style(style: str, users: list[str]) -> str:
+    """The reply-style section with what the user's turns ask of replies added."""
     for text in users:
         for sentence in split_sentences(text) or [text]:
             lang = detect_lang(sentence)
             for clause in split_clauses(sentence) or [sentence]:
                 if (_STYLE_ZH if lang == "zh" else _STYLE_EN).search(clause):
                     style = _append(style, to_third_person(clause, lang), lang)
-        signals = turn_signals(text)
-        for d in signals.deletions:
-            background = _drop_facts(background, d)
-        for corr in signals.corrections:
-            background = _correct_facts(background, corr)
-        for st in signals.statements:
-            if st.family in _BACKGROUND_FAMILIES and st.who == "user":
-                background = _set_fact(background, st)
-    habits = profile.language_habits
-    note = _language_note(users)
-    if note and note not in habits:
-        habits = _append(
-            re.sub(
-                r"主要使用中文|Writes in English|中英文混用|Mixes English and Chinese", "", habits
-            ).strip("；; "),
-            note,
-            "zh" if re.search(r"[\u4e00-\u9fff]", note) else "en",
-        )
-    return ProfileUpdateOut(
-        reply_style=style if style != profile.reply_style else "",
-        language_habits=habits if habits != profile.language_habits else "",
-        background=background if background != profile.background else "",
-        clear=[
-            name
-            for name, old, new in (("background", profile.background, background),)
-            if old and not new
-        ],
-    )
+    return style
+
+
+def language_of(text: str) -> str | None:
+    """The language of one user turn: "zh", "en", "mixed", or None (no words)."""
+    cjk = len(CJK_RE.findall(text))
+    latin = len(re.findall(r"[A-Za-z]{2,}", text))
+    if cjk == 0 and latin == 0:
+        return None
+    if cjk and latin >= 3:
+        return "mixed"
+    return "zh" if cjk else "en"
+
+
+def tallied(counts: dict[str, int], users: list[str]) -> dict[str, int]:
+    """The running tally of the user's turns by language, with `users` counted in."""
+    out = dict(counts)
+    for text in users:
+        lang = language_of(text)
+        if lang is not None:
+            out[lang] = out.get(lang, 0) + 1
+    return out
+
+
+def habits_note(counts: dict[str, int]) -> str:
+    """The language habit the tally shows: one language in at least 70 % of the turns, else
+    mixed (said in the language the user uses more); "" before any turn was counted."""
+    zh, en, mixed = counts.get("zh", 0), counts.get("en", 0), counts.get("mixed", 0)
+    total = zh + en + mixed
+    if total == 0:
+        return ""
+    if zh >= _MAJORITY * total:
+        return "主要使用中文"
+    if en >= _MAJORITY * total:
+        return "Writes in English"
+    return "中英文混用" if zh + mixed >= en else "Mixes English and Chinese"
 
 
 class ProfileWriter(BaseProcessor):
-    """Keeps the user-profile document current without overwriting hand-edited sections."""
+    """Keeps the user-profile document current without overwriting hand-edited sections:
+    the reply style from what the user asks of replies (the model's or the rules' reading),
+    the language habits from a running tally of the user's turns (not the last one), and the
+    background from the user's current facts, given by the caller: a fact a later statement
+    superseded is never in it (one supersession path: the facts')."""
 
     SECTIONS = ("reply_style", "language_habits", "background")
 
-    def update(self, profile: UserProfile, turns: Any) -> UserProfile:
-        """A new profile with sections updated from `turns`; sections listed in
-        `profile.edited_by_user` are never changed."""
+    def update(
+        self, profile: UserProfile, turns: Any, facts: Sequence[str] | None = None
+    ) -> UserProfile:
+        """A new profile with sections updated from `turns` and the current `facts` (None:
+        the background stays as it is); sections in `profile.edited_by_user` never change."""
         if not isinstance(profile, UserProfile):
             raise ValidationError("profile must be a UserProfile")
         t = normalize_turns(turns)
-        out = None
+        users = [x["text"] for x in t if x["role"] == "user"]
+        style = None
         if self.llm is not None and t:
             user = (
                 f"<profile>\n{profile.render() or '(empty)'}\n</profile>\n"
                 + prompts.render_turns(t)
             )
             out = self.llm.call(ProfileUpdateOut, prompts.PROFILE_PROMPT, user)
-        if out is None:
-            out = _rule_profile(profile, t)
-        return self._apply(profile, out)
-
-    def _apply(self, profile: UserProfile, out: ProfileUpdateOut) -> UserProfile:
-        changes: dict[str, str] = {}
-        for section in self.SECTIONS:
-            value = getattr(out, section).strip()[:_SECTION_LIMIT]
+            style = out.reply_style.strip() if out is not None else None
+        if not style:
+            style = _rule_style(profile.reply_style, users)
+        counts = tallied(profile.language_counts, users)
+        changes: dict[str, Any] = {"language_counts": counts}
+        proposed = {"reply_style": style, "language_habits": habits_note(counts)}
+        if facts is not None:
+            proposed["background"] = "; ".join(dict.fromkeys(facts))[-_BACKGROUND_LIMIT:]
+        for section, value in proposed.items():
             if section in profile.edited_by_user:
                 continue  # hand-edited: never overwritten by the writer
-            if not value and section in out.clear and getattr(profile, section):
-                changes[section] = ""
-                continue
-            if not value or value == getattr(profile, section):
-                continue
-            changes[section] = value
-        if not changes:
+            limit = _BACKGROUND_LIMIT if section == "background" else _SECTION_LIMIT
+            if value[:limit] != getattr(profile, section):
+                changes[section] = value[:limit]
+        if changes.keys() == {"language_counts"} and counts == profile.language_counts:
             return profile.model_copy(deep=True)
         return profile.model_copy(update={**changes, "updated_at": utcnow()}, deep=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from langmem_plus.text import tokenize
+from langmem_plus.text import scripts, tokenize
 
 __all__ = [
     "CJK",
@@ -25,27 +25,9 @@ __all__ = [
     "to_third_person",
 ]
 
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RE = re.compile(f"[{CJK}]")
-_LATIN_RE = re.compile(r"[A-Za-z]")
-
-
-# identifiers, paths and versions ("processOrder", "src/order.ts", "k8s", "v1.2") say nothing
-# about the language a sentence is written in
-_CODE_TOKEN_RE = re.compile(
-    r"[A-Za-z_][\w-]*(?:[./][\w-]+)+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*_\w+|"
-    r"[A-Za-z]+\d[\w.]*|[A-Z]{2,}\b"
-)
-
-
-def detect_lang(text: str) -> str:
-    """'zh' when the text holds a meaningful share of CJK characters, else 'en'. Code
-    identifiers, paths and acronyms in a Chinese sentence do not make it English."""
-    cjk = len(_CJK_RE.findall(text))
-    if cjk == 0:
-        return "en"
-    latin = len(_LATIN_RE.findall(_CODE_TOKEN_RE.sub(" ", text)))
-    return "zh" if cjk * 3 >= latin else "en"
+CJK = scripts.CJK
+_CJK_RE = scripts.CJK_RE
+detect_lang = scripts.detect_lang
 
 
 _SENT_RE = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+(?=[A-Z\"'(\u4e00-\u9fff])")
