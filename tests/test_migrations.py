@@ -24,7 +24,8 @@ VALUES = [
 
 def _undo_validity(conn) -> None:
     """Schema 13's items: no validity columns (migration 014)."""
-    for col in ("said_at", "valid_from", "valid_to", "stale"):
+    conn.execute("DROP INDEX items_slot")
+    for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
 
 

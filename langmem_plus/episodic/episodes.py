@@ -516,7 +516,7 @@ class EpisodeKeeper:
         self, store: BaseStore, namespace: tuple[str, ...], slot: str
     ) -> list[MemoryRecord]:
         out = []
-        for it in store.search(namespace, filter={"slot": slot}, limit=100):
+        for it in store.search(namespace, filter={"kind": "semantic", "slot": slot}, limit=100):
             rec = record_of_item(it)
             if rec is not None and rec.kind == "semantic" and rec.is_current:
                 out.append(rec)

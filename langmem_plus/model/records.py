@@ -28,8 +28,8 @@ __all__ = [
     "UserProfile",
     "as_aware",
     "new_id",
+    "record_columns",
     "utcnow",
-    "validity_fields",
 ]
 
 Kind = Literal["episodic", "semantic"]
@@ -301,16 +301,19 @@ class UserProfile(BaseModel):
         return "\n".join(parts)
 
 
-def validity_fields(
+def record_columns(
     value: Any,
-) -> tuple[float | None, float | None, float | None, bool]:
-    """(said_at, valid_from, valid_to, stale) of a langmem_plus record's value, as epoch
-    seconds: when it was said (`occurred_at`), the fact's validity interval (a fact with a
-    `superseded_by` but no `valid_to` is closed from when it was said) and whether it is an
-    episode whose facts were all superseded or that a later turn corrected. Values that are
-    no record (no `kind`) give (None, None, None, False): they are always current."""
+) -> tuple[str | None, str | None, float | None, float | None, float | None, bool]:
+    """(kind, slot, said_at, valid_from, valid_to, stale) of a langmem_plus record's value:
+    what a store keeps as columns so that every search can show current versions and find a
+    record's kind or a fact's slot without reading values. Times are epoch seconds: when it
+    was said (`occurred_at`) and the fact's validity interval (a fact with a `superseded_by`
+    but no `valid_to` is closed from when it was said); `stale`: an episode whose facts were
+    all superseded or that a later turn corrected. Values that are no record (no `kind`) give
+    (None, None, None, None, None, False): they are always current."""
     if not isinstance(value, dict) or value.get("kind") not in ("episodic", "semantic"):
-        return None, None, None, False
+        return None, None, None, None, None, False
+    slot = value.get("slot")
     said = _epoch_or_none(value.get("occurred_at"))
     start = _epoch_or_none(value.get("valid_from"))
     end = _epoch_or_none(value.get("valid_to"))
@@ -319,7 +322,7 @@ def validity_fields(
     stale = value.get("kind") == "episodic" and bool(
         value.get("facts_superseded") or value.get("corrected_by")
     )
-    return said, start, end, stale
+    return value["kind"], slot if isinstance(slot, str) else None, said, start, end, stale
 
 
 def _epoch_or_none(raw: Any) -> float | None:

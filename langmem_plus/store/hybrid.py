@@ -55,6 +55,7 @@ from langmem_plus.store.seams import (
     CURRENT,
     CandidateRow,
     MemorySearchItem,
+    RowFilter,
     StorageBackend,
     TimeRange,
     Validity,
@@ -440,9 +441,13 @@ class HybridStore(BaseStore):
     ) -> list[CandidateRow]:
         """Rows of the namespaces in insertion order that pass validity, the filter, expiry
         and the time range (up to `stop`)."""
-        omit = self._omit_expired()
+        omit, rows_filter = self._omit_expired(), RowFilter(flt) if flt else None
         return self._storage.search.scan(
-            conn, ns_ids, lambda r: passes(r, now, omit, flt, time_range, validity), stop, flt
+            conn,
+            ns_ids,
+            lambda r: passes(r, now, omit, rows_filter, time_range, validity),
+            stop,
+            flt,
         )
 
     def _search(self, conn: Any, op: SearchOp, qvec: np.ndarray | None, now: float) -> list[Any]:

@@ -39,6 +39,7 @@ __all__ = [
     "PlannedPut",
     "PostingRow",
     "PutMap",
+    "RowFilter",
     "SearchBackend",
     "StorageBackend",
     "TimeRange",
@@ -200,7 +201,9 @@ class CandidateRow(NamedTuple):
     confidence: float | None  # what the write path extracted from the value (rank_fields)
     category: str | None
     session: str | None
-    # a langmem_plus record's own times and validity (validity_fields), None for other items
+    # a langmem_plus record's columns (model/records.py record_columns), None for other items
+    kind: str | None = None  # "episodic" or "semantic"
+    slot: str | None = None  # a fact: what it is a value of
     said_at: float | None = None  # when it was said (`occurred_at`): recency, time ranges
     valid_from: float | None = None  # a fact: true from
     valid_to: float | None = None  # a fact: no longer true from (superseded)
@@ -371,23 +374,58 @@ def _ns_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
     return all(p == "*" or k == p for k, p in pairs)
 
 
+class RowFilter:
+    """A search filter split into what a row's columns answer and the rest, which needs the
+    value. Column conditions: `category` equal to a string; `kind` equal to "episodic" or
+    "semantic" (a record's kind); with such a `kind`, `slot` equal to a string. They give
+    exactly the answers of `filters.matches` on the value, without reading it."""
+
+    __slots__ = ("columns", "rest")
+
+    def __init__(self, flt: Mapping[str, Any] | None) -> None:
+        flt = dict(flt or {})
+        cols: dict[str, str] = {}
+        kind = flt.get("kind")
+        if kind in ("episodic", "semantic"):
+            cols["kind"] = kind
+            if isinstance(flt.get("slot"), str):
+                cols["slot"] = flt["slot"]
+        if isinstance(flt.get("category"), str):
+            cols["category"] = flt["category"]
+        self.columns = cols
+        self.rest = {k: v for k, v in flt.items() if k not in cols} or None
+
+    @property
+    def needs_value(self) -> bool:
+        """Whether some condition reads the value (a full row)."""
+        return self.rest is not None
+
+    def __call__(self, row: CandidateRow) -> bool:
+        for name, want in self.columns.items():
+            if getattr(row, name) != want:
+                return False
+        return self.rest is None or matches(json.loads(row.value or "null"), self.rest)
+
+
 def passes(
     row: CandidateRow,
     now: float,
     omit_expired: bool,
-    flt: Mapping[str, Any] | None,
+    flt: Mapping[str, Any] | RowFilter | None,
     tr: TimeRange | None,
     validity: Validity | None = None,
 ) -> bool:
     """Whether a row survives validity (current versions only, by default), expiry (when
-    omitted), the time range and the filter (which needs a full row)."""
+    omitted), the time range and the filter (a full row when it reads the value)."""
     if not (validity or CURRENT).admits(row):
         return False
     if omit_expired and row.expired(now):
         return False
     if tr and not in_range(row, tr):
         return False
-    return not flt or matches(json.loads(row.value or "null"), flt)
+    if not flt:
+        return True
+    return (flt if isinstance(flt, RowFilter) else RowFilter(flt))(row)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from langmem_plus.model.records import validity_fields
+from langmem_plus.model.records import record_columns
 from langmem_plus.store.db.termpack import pack_terms
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Step"]
@@ -37,14 +37,14 @@ def _backfill_doc_terms(conn: sqlite3.Connection) -> None:
 
 
 def _backfill_validity(conn: sqlite3.Connection) -> None:
-    """Fill the validity columns of the records stored so far from their values."""
+    """Fill the record columns of the records stored so far from their values."""
     rows = conn.execute(
         "SELECT id, value FROM items WHERE json_valid(value) "
         "AND json_extract(value, '$.kind') IN ('episodic', 'semantic')"
     ).fetchall()
     conn.executemany(
-        "UPDATE items SET said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
-        [(*validity_fields(json.loads(v)), rid) for rid, v in rows],
+        "UPDATE items SET kind=?, slot=?, said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
+        [(*record_columns(json.loads(v)), rid) for rid, v in rows],
     )
 
 
@@ -305,15 +305,20 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         ) WITHOUT ROWID
         """,
     ),
-    # 014_validity: a record's own time and validity as columns (model/records.py
-    # validity_fields), so every search leaves superseded facts out and ranks corrected
-    # episodes lower, whichever door it comes through (store/seams.py Validity)
+    # 014_record_columns: a record's kind, slot, own time and validity as columns
+    # (model/records.py record_columns), so every search leaves superseded facts out and ranks
+    # corrected episodes lower, whichever door it comes through (store/seams.py Validity),
+    # and finds records by kind or slot without reading values
     (
+        "ALTER TABLE items ADD COLUMN kind TEXT",
+        "ALTER TABLE items ADD COLUMN slot TEXT",
         "ALTER TABLE items ADD COLUMN said_at REAL",
         "ALTER TABLE items ADD COLUMN valid_from REAL",
         "ALTER TABLE items ADD COLUMN valid_to REAL",
         "ALTER TABLE items ADD COLUMN stale INTEGER NOT NULL DEFAULT 0",
         _backfill_validity,
+        # a fact's other values are found by slot (the write path closes them)
+        "CREATE INDEX IF NOT EXISTS items_slot ON items(ns_id, slot) WHERE slot IS NOT NULL",
     ),
 ]
 

@@ -8,6 +8,7 @@ keyword feed (store/db/changefeed.py) in the same transaction, so every process'
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -46,26 +47,30 @@ class KeywordWrites:
             d[1] += len(tokens)
         term_ids: dict[tuple[int, str], int] = {}
         for ns_id, dfs in per_ns_terms.items():
-            terms = list(dfs)
-            conn.executemany(
-                "INSERT INTO terms(ns_id, term, df) VALUES (?, ?, ?) "
-                "ON CONFLICT(ns_id, term) DO UPDATE SET df = df + excluded.df",
-                [(ns_id, t, dfs[t]) for t in terms],
+            # one statement per namespace, however many terms (a JSON object term -> df)
+            conn.execute(
+                "INSERT INTO terms(ns_id, term, df) SELECT ?, key, value FROM json_each(?) "
+                "WHERE true ON CONFLICT(ns_id, term) DO UPDATE SET df = df + excluded.df",
+                (ns_id, json.dumps(dfs, ensure_ascii=False)),
             )
-            for part, marks in in_chunks(terms):
+            for part, marks in in_chunks(list(dfs)):
                 for tid, term in conn.execute(
                     f"SELECT id, term FROM terms WHERE ns_id=? AND term IN ({marks})",
                     (ns_id, *part),
                 ):
                     term_ids[(ns_id, term)] = tid
-        conn.executemany(
-            "INSERT INTO postings(term_id, item_id, tf, dl) VALUES (?, ?, ?, ?)",
-            [
-                (term_ids[(ns_id, t)], item_id, n, dl)
-                for ns_id, item_id, tf, dl in counted
-                for t, n in tf.items()
-            ],
-        )
+        rows = [
+            [term_ids[(ns_id, t)], item_id, n, dl]
+            for ns_id, item_id, tf, dl in counted
+            for t, n in tf.items()
+        ]
+        if rows:  # one statement for every posting of the batch
+            conn.execute(
+                "INSERT INTO postings(term_id, item_id, tf, dl) SELECT json_extract(value, "
+                "'$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), "
+                "json_extract(value, '$[3]') FROM json_each(?)",
+                (json.dumps(rows),),
+            )
         write_doc_terms(
             conn,
             [

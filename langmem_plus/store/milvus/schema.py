@@ -29,7 +29,7 @@ from typing import Any
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import MissingExtraError
-from langmem_plus.model.records import validity_fields
+from langmem_plus.model.records import record_columns
 from langmem_plus.store.seams import NS_SEP, CandidateRow, ns_key
 
 __all__ = [
@@ -171,13 +171,13 @@ def next_seq() -> int:
 
 def to_row(ent: Mapping[str, Any], full: bool) -> CandidateRow:
     """A `CandidateRow` from a Milvus entity (its id is the item's `seq`); a record's time and
-    validity are read from its value (model/records.py validity_fields), as the SQLite
+    validity are read from its value (model/records.py record_columns), as the SQLite
     backend's write path stores them."""
     value = ent.get("value")
     validity = (
-        validity_fields(json.loads(value))
+        record_columns(json.loads(value))
         if isinstance(value, str) and '"kind":' in value
-        else (None, None, None, False)
+        else (None, None, None, None, None, False)
     )
     return CandidateRow(
         int(ent["seq"]),

@@ -29,7 +29,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_plus.clock import Clock
 from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ReadOnlyStoreError, ValidationError
-from langmem_plus.model.records import validity_fields
+from langmem_plus.model.records import record_columns
 from langmem_plus.store.milvus.keyword import ClientBM25
 from langmem_plus.store.milvus.log import MilvusConversationLog, create_log_collection
 from langmem_plus.store.milvus.schema import (
@@ -190,7 +190,7 @@ class MilvusStorage(MilvusUpkeep):
         _bytes(f"the value of {key[:40]!r}", payload)
         _bytes(f"the indexed text of {key[:40]!r}", text)
         conf, cat, session = rank_fields(value, self.session_keys)
-        said = validity_fields(value)[0]  # a new record is dated when it was said
+        said = record_columns(value)[2]  # a new record is dated when it was said
         born = now if said is None else said
         return {
             "pk": item_pk(ns, key),

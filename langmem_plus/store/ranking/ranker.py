@@ -54,6 +54,7 @@ from langmem_plus.store.seams import (
     SESSION,
     CandidateRow,
     MemorySearchItem,
+    RowFilter,
     SearchBackend,
     TimeRange,
     Validity,
@@ -137,10 +138,17 @@ class _Search:
     side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
     fused: Fused | None = None  # the last fusion (its evidence is kept by a re-fusion)
 
+    rows_filter: RowFilter | None = None  # the filter, compiled once (None: no filter)
+
     @property
     def need_value(self) -> bool:
-        """Whether ranking reads item values (else they are read for the winners only)."""
-        return bool(self.topic or self.symbols or self.rq.filter)
+        """Whether ranking reads item values (else they are read for the winners only): a
+        filter on the row's columns alone (kind, slot, category) reads none."""
+        return bool(
+            self.topic
+            or self.symbols
+            or (self.rows_filter is not None and self.rows_filter.needs_value)
+        )
 
 
 class Ranker:
@@ -200,7 +208,9 @@ class Ranker:
         symbols = (
             {s.lower() for s in extract_symbols(query)} if cfg.score.profile == "coding" else set()
         )
-        return _Search(rq, rq.offset + rq.limit, q, qw, topic, symbols, is_transcript(query))
+        s = _Search(rq, rq.offset + rq.limit, q, qw, topic, symbols, is_transcript(query))
+        s.rows_filter = RowFilter(rq.filter) if rq.filter else None
+        return s
 
     def candidates(self, conn: Any, s: _Search) -> None:
         """Keyword and vector candidates, with the first feedback round; substring matches
@@ -297,11 +307,11 @@ class Ranker:
         dropped = len(s.keep) < len(s.rows)
         if not (rq.filter or rq.time_range or dropped) or len(s.keep) >= s.want:
             return
-        omit, v = self.omit_expired(), rq.validity
+        omit, v, flt = self.omit_expired(), rq.validity, s.rows_filter
         scanned = self.backend.scan(
             conn,
             rq.ns_ids,
-            lambda r: passes(r, rq.now, omit, rq.filter, None, v),
+            lambda r: passes(r, rq.now, omit, flt, None, v),
             SCAN_CAP,
             rq.filter,
         )
@@ -329,7 +339,8 @@ class Ranker:
             if v.default:  # current versions: only a closed fact is left out
                 return [i for i, r in rows.items() if r.valid_to is None]
             return [i for i, r in rows.items() if v.admits(r)]
-        return [i for i, r in rows.items() if passes(r, rq.now, omit, rq.filter, rq.time_range, v)]
+        flt = s.rows_filter
+        return [i for i, r in rows.items() if passes(r, rq.now, omit, flt, rq.time_range, v)]
 
     def fuse(self, conn: Any, s: _Search) -> None:
         """Cosines of the kept candidates the vector top-k missed, then fusion on arrays

@@ -31,7 +31,7 @@ from langgraph.store.base import MatchCondition
 
 from langmem_plus.store.db.database import in_chunks
 from langmem_plus.store.keyword.index import KeywordIndex
-from langmem_plus.store.seams import CandidateRow, PostingRow, VectorSearch
+from langmem_plus.store.seams import CandidateRow, PostingRow, RowFilter, VectorSearch
 from langmem_plus.store.sqlite import rows as sql
 from langmem_plus.store.sqlite.rowcache import RowCache
 from langmem_plus.store.vector.index import ExactCosines, VectorIndex, decode_vecs
@@ -143,7 +143,7 @@ class SqliteBackend:
         stop: int | None,
         flt: Mapping[str, Any] | None = None,
     ) -> list[CandidateRow]:
-        return sql.scan_rows(conn, ns_ids, keep, stop)
+        return sql.scan_rows(conn, ns_ids, keep, stop, RowFilter(flt).columns if flt else None)
 
     def substring_candidates(
         self, conn: Any, ns_ids: Sequence[int], word: str, k: int

@@ -153,18 +153,30 @@ class SQLiteConversationLog:
                 if row is None or not isinstance(row[1], str):
                     continue
                 item_id, text = row
-                for turn_id, start, stop in spans:
-                    got = conn.execute("SELECT content FROM turns WHERE id=?", (turn_id,))
-                    content = got.fetchone()
-                    if content is None or not content[0] or content[0] != text[start:stop]:
-                        continue
+                held = dict(
                     conn.execute(
-                        "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) "
-                        "VALUES (?,?,?,?)",
-                        (turn_id, item_id, start, stop),
-                    )
-                    conn.execute("UPDATE turns SET content='' WHERE id=?", (turn_id,))
-                    linked += 1
+                        f"SELECT id, content FROM turns WHERE id IN ({','.join('?' * len(spans))})",
+                        [t for t, _, _ in spans],
+                    ).fetchall()
+                )
+                ok = [
+                    [turn_id, item_id, start, stop]
+                    for turn_id, start, stop in spans
+                    if held.get(turn_id) and held[turn_id] == text[start:stop]
+                ]
+                if not ok:
+                    continue
+                conn.execute(
+                    "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) SELECT "
+                    "json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
+                    "json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each(?)",
+                    (json.dumps(ok),),
+                )
+                conn.execute(
+                    f"UPDATE turns SET content='' WHERE id IN ({','.join('?' * len(ok))})",
+                    [r[0] for r in ok],
+                )
+                linked += len(ok)
         return linked
 
     def mark_collected(self, turn_ids: Iterable[int]) -> int:

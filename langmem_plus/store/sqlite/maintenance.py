@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_plus.model.records import validity_fields
+from langmem_plus.model.records import record_columns
 from langmem_plus.store.db.changefeed import VECTOR_FEED
 from langmem_plus.store.db.database import NS_SEP, Database, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
@@ -80,8 +80,8 @@ class Maintenance:
 
     def reindex(self, *, vectors: bool = True) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite; the
-        ranking and validity columns (confidence, category, session, said_at, valid_from,
-        valid_to, stale) are read from the values again, so a
+        ranking and record columns (confidence, category, session, kind, slot, said_at,
+        valid_from, valid_to, stale) are read from the values again, so a
         change of `session_keys` reaches the items already stored."""
         with self._db.read() as conn:
             rows = conn.execute(
@@ -99,12 +99,12 @@ class Maintenance:
                 toks = tokenize("\n".join(t for _, t in texts[rid]))
                 value = json.loads(v)
                 conn.execute(
-                    "UPDATE items SET doc_len=?, confidence=?, category=?, session=?, "
-                    "said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
+                    "UPDATE items SET doc_len=?, confidence=?, category=?, session=?, kind=?, "
+                    "slot=?, said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
                     (
                         len(toks),
                         *rank_fields(value, self._session_keys),
-                        *validity_fields(value),
+                        *record_columns(value),
                         rid,
                     ),
                 )

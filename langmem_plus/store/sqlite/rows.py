@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from langgraph.store.base import MatchCondition
@@ -38,13 +38,13 @@ __all__ = [
 _FULL = (
     "SELECT i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
     "i.access_count, i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, "
-    "i.said_at, i.valid_from, i.valid_to, i.stale "
+    "i.kind, i.slot, i.said_at, i.valid_from, i.valid_to, i.stale "
     "FROM items i JOIN namespaces n ON n.id=i.ns_id "
 )
 _LIGHT = (
     "SELECT i.id, i.created_at, i.updated_at, i.last_accessed, i.access_count, "
-    "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, i.said_at, "
-    "i.valid_from, i.valid_to, i.stale FROM items i "
+    "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, i.kind, i.slot, "
+    "i.said_at, i.valid_from, i.valid_to, i.stale FROM items i "
 )
 _make = CandidateRow._make
 _ID = operator.itemgetter(0)
@@ -83,16 +83,25 @@ def namespace_full_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict
     return out
 
 
+_SCAN_COLUMNS = frozenset({"kind", "slot", "category"})
+
+
 def scan_rows(
     conn: sqlite3.Connection,
     ns_ids: Sequence[int],
     keep: Callable[[CandidateRow], bool],
     stop: int | None,
+    columns: Mapping[str, str] | None = None,
 ) -> list[CandidateRow]:
-    """Full rows of the namespaces in insertion order that `keep` accepts (up to `stop`)."""
+    """Full rows of the namespaces in insertion order that `keep` accepts (up to `stop`);
+    `columns`: equalities on item columns that every kept row meets (read by SQLite, with
+    the `items_slot` index for a slot)."""
     out: list[CandidateRow] = []
+    cols = {k: v for k, v in (columns or {}).items() if k in _SCAN_COLUMNS}
+    where = "".join(f" AND i.{k}=?" for k in cols)
     for part, qs in in_chunks(ns_ids):
-        for r in conn.execute(f"{_FULL}WHERE i.ns_id IN ({qs}) ORDER BY i.id", part):
+        sql = f"{_FULL}WHERE i.ns_id IN ({qs}){where} ORDER BY i.id"
+        for r in conn.execute(sql, [*part, *cols.values()]):
             row = _make(r)
             if keep(row):
                 out.append(row)

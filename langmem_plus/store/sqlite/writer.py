@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from langgraph.store.base import PutOp
 
-from langmem_plus.model.records import validity_fields
+from langmem_plus.model.records import record_columns
 from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
 from langmem_plus.store.db.database import in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
@@ -136,22 +136,24 @@ class ItemWriter:
         ttl = op.ttl
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
-        validity = validity_fields(op.value)
-        fields = (*rank_fields(op.value, self._session_keys), *validity)
+        record = record_columns(op.value)
+        fields = (*rank_fields(op.value, self._session_keys), *record)
         if prev is None:
-            born = now if validity[0] is None else validity[0]  # a record: when it was said
+            said = record[2]
+            born = now if said is None else said  # a record: dated when it was said
             rid = conn.execute(
                 "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
-                "expires_at, doc_len, indexed, confidence, category, session, said_at, "
-                "valid_from, valid_to, stale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "expires_at, doc_len, indexed, confidence, category, session, kind, slot, "
+                "said_at, valid_from, valid_to, stale) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ns_id, key, payload, born, born, ttl, expires, doc_len, indexed, *fields),
             ).lastrowid
             assert rid is not None
             return rid
         conn.execute(
             "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, doc_len=?, "
-            "indexed=?, confidence=?, category=?, session=?, said_at=?, valid_from=?, "
-            "valid_to=?, stale=? WHERE id=?",
+            "indexed=?, confidence=?, category=?, session=?, kind=?, slot=?, said_at=?, "
+            "valid_from=?, valid_to=?, stale=? WHERE id=?",
             (payload, now, ttl, expires, doc_len, indexed, *fields, prev),
         )
         return prev
