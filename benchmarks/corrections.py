@@ -8,7 +8,10 @@ through two systems, interleaved:
   facts derived by the offline rules, superseded facts closed);
 - **reference**: `Memory.add(..., infer=False)`, the same turns stored as given.
 
-Then each question is asked (`Memory.search`, top 10). A hit *shows the current value* when
+Then each question is asked (`Memory.search`, top 10), and put to the agent's recall (the
+middleware's engine) to see what would be injected: **old value injected unmarked** counts
+the corrections whose injected context holds a line with the old value, not the current one,
+and no mark of being superseded (target: at most 5 %). A hit *shows the current value* when
 its text holds one of the question's `current` words; it *shows only the old value* when it
 holds a `superseded` word and no current one. **Superseded wins** when no hit shows the
 current value, or one that shows only the old value ranks above the first that shows the
@@ -29,6 +32,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _overrides import parse_overrides
 from _results import command_line, machine, publish
 from evaldata import CorrectionCase, load_corrections
+from langchain_core.messages import HumanMessage
 
 from langmem_plus import Memory, MemoryConfig
+from langmem_plus.agent.engine import MemoryEngine
 from langmem_plus.embeddings import default_embeddings
 
 K = 10
@@ -76,6 +82,27 @@ def judge(
     return {"rank_current": r_cur, "rank_old_only": r_old, "all_current": all_cur, "lost": lost}
 
 
+def stale_unmarked(context: str, current: Sequence[str], superseded: Sequence[str]) -> bool:
+    """Whether injected context states the old value unmarked: a line of it holds a
+    superseded word, no current word, and no mark of being superseded (`superseded=`,
+    `now=`, as the context layers write it)."""
+    cur = [w.lower() for w in current]
+    old = [w.lower() for w in superseded]
+    for line in context.lower().splitlines():
+        if not any(w in line for w in old) or any(w in line for w in cur):
+            continue
+        if "superseded=" not in line and " now=" not in line:
+            return True
+    return False
+
+
+def injected(memory: Memory, user: str, question: str, when: Any) -> str:
+    """The memory context an agent turn with `question` gets (the middleware's engine)."""
+    engine = MemoryEngine(store=memory.store, config=memory.config, clock=lambda: when)
+    prep = engine.prepare([HumanMessage(question)], None, store=memory.store, user_id=user)
+    return prep.context.text if prep.context is not None else ""
+
+
 def replay(case: CorrectionCase, infer: bool, memory: Memory, user: str) -> list[float]:
     """Feed the scenario to `memory` as `user`; returns ingest ms per exchange."""
     ms = []
@@ -100,9 +127,11 @@ def run(
         for case in cases:
             for name, mem in mems.items():
                 ingest[name] += replay(case, name == "pipeline", mem, case.id)
+                last = max(t.occurred_at for t in case.turns if t.occurred_at is not None)
                 for q in case.questions:
                     hits = mem.search(q.question, case.id, limit=K)
                     verdict = judge([h.text for h in hits], q.current, q.superseded)
+                    context = injected(mem, case.id, q.question, last + timedelta(hours=1))
                     rows[name].append(
                         {
                             "case": case.id,
@@ -110,6 +139,8 @@ def run(
                             "category": case.category,
                             "split": case.split,
                             **verdict,
+                            "stale_unmarked": bool(q.superseded)
+                            and stale_unmarked(context, q.current, q.superseded),
                         }
                     )
         for mem in mems.values():
@@ -139,6 +170,8 @@ def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "questions": len(rows),
         "superseded_wins": share(corr),
+        # asked about the corrected thing, the injected context states the old value unmarked
+        "stale_unmarked": share(corr, "stale_unmarked"),
         "both_stand_lost": share(both),
         "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / n, 3),
         "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / n, 3),
@@ -173,19 +206,21 @@ def markdown(res: dict[str, Any]) -> str:
         f"Machine: {res['machine']}; embeddings: {res['embeddings']}; "
         f"{res['scenarios']} scenarios, {res['questions']} questions.",
         "",
-        "| system | superseded wins (corrections) | both-stand value lost | current @1 | current @10 "
-        "| ingest p50 / p95 ms |",
-        "|---|---|---|---|---|---|",
+        "| system | superseded wins (corrections) | old value injected unmarked "
+        "| both-stand value lost | current @1 | current @10 | ingest p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, v in s.items():
         lines.append(
-            f"| {name} | {v['superseded_wins']} | {v['both_stand_lost']} | {v['current_at_1']} "
-            f"| {v['current_at_10']} | {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
+            f"| {name} | {v['superseded_wins']} | {v['stale_unmarked']} | {v['both_stand_lost']} "
+            f"| {v['current_at_1']} | {v['current_at_10']} "
+            f"| {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
         )
         for sp, w in v["splits"].items():
             lines.append(
                 f"| {name}, {sp} ({w['questions']} q) | {w['superseded_wins']} "
-                f"| {w['both_stand_lost']} | {w['current_at_1']} | {w['current_at_10']} | |"
+                f"| {w['stale_unmarked']} | {w['both_stand_lost']} | {w['current_at_1']} "
+                f"| {w['current_at_10']} | |"
             )
     lines += [
         "",

@@ -354,16 +354,19 @@ class EpisodeKeeper:
             about = context if self._corrects_reply(dialogue, facts, context) else None
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
         if derive:
+            changed = self._corrects(dialogue, facts, context)
             follows = earlier_versions(
                 store,
                 namespace,
                 episode,
                 context,
                 corrects_reply=self._corrects_reply(dialogue, facts, context),
-                changed=self._corrects(dialogue, facts, context),
+                changed=changed,
             )
             if follows:
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}
+                if changed and not episode.metadata.get("corrects"):
+                    self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         self._write(store, writes)
@@ -393,10 +396,41 @@ class EpisodeKeeper:
 
     @classmethod
     def _corrects(cls, dialogue: Any, facts: Sequence[DerivedFact], context: str | None) -> bool:
+        """The user reports that something changed or was wrong: in so many words, or in a
+        fact derived as a correction ("五一不去成都了，改去西安")."""
         from langmem_plus.processors.facts.rules import is_change
 
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
-        return cls._corrects_reply(dialogue, facts, context) or is_change(said)
+        corrected = any(f.correction for f in facts)
+        return corrected or cls._corrects_reply(dialogue, facts, context) or is_change(said)
+
+    @staticmethod
+    def _correct_followed(
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        episode: MemoryRecord,
+        follows: Sequence[str],
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """A change reported about what an earlier exchange said (the one it follows, found
+        by `earlier_versions`) and sharing at least two content words with what the user said
+        now: that exchange is corrected by this one, so it is marked and ranked lower wherever
+        it is shown."""
+        said = _content_words(_user_text(episode))
+        marked = []
+        for key in follows:
+            old = writes.get((namespace, key))
+            if old is None:
+                old = record_of_item(store.get(namespace, key))
+            if old is None or old.corrected_by is not None or old.kind != "episodic":
+                continue
+            if len(said & _content_words(_user_text(old))) < 2:
+                continue  # linked through the reply or in meaning only: too weak to mark
+            old.corrected_by = episode.id
+            writes[(namespace, old.id)] = old
+            marked.append(old.id)
+        if marked:
+            episode.metadata = {**episode.metadata, "corrects": marked}
 
     @staticmethod
     def _corrects_reply(
@@ -627,6 +661,11 @@ class EpisodeKeeper:
                 for (ns, key), rec in writes.items()
             ]
         )
+
+
+def _user_text(rec: MemoryRecord) -> str:
+    """What the user said in an episode (its user turns)."""
+    return " ".join(t["text"] for t in episode_turns(rec) if t["role"] == "user")
 
 
 def _content_words(text: str | None) -> set[str]:
