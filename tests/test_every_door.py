@@ -94,6 +94,9 @@ def test_every_door_shows_the_current_fact(db: Path, capsys: pytest.CaptureFixtu
     theirs = langmem.create_search_memory_tool(namespace=NS, store=store)
     out = json.loads(theirs.invoke({"query": QUESTION}))
     seen["LangMem search_memory"] = [it["value"]["text"] for it in out]
+    # lean: what a tool needs, no ranking internals, no fields at their default
+    assert all("components" not in it and "tags" not in it["value"] for it in out)
+    assert all("created_at" not in it["value"] for it in out)  # the item's own, said then
     seen["Memory.search"] = [h.text for h in mem.search(QUESTION, USER)]
     seen["REST"] = _rest(mem)
     seen["MCP"] = _mcp(mem)

@@ -37,14 +37,23 @@ def test_components_name_every_score_part_and_match_the_score(tmp_path) -> None:
         assert hit.components is comp  # built once
 
 
-def test_components_survive_copy_pickle_and_dict_before_first_read(tmp_path) -> None:
+def test_components_survive_copy_and_pickle_before_first_read(tmp_path) -> None:
     hits = _hits(tmp_path)
     copies = [copy.deepcopy(h) for h in hits]
     pickled = [pickle.loads(pickle.dumps(h)) for h in hits]
-    as_dicts = [h.dict()["components"] for h in hits]
-    for h, c, p, d in zip(hits, copies, pickled, as_dicts, strict=True):
-        assert c.components == p.components == d == h.components
+    for h, c, p in zip(hits, copies, pickled, strict=True):
+        assert c.components == p.components == h.components
         assert h == c
+
+
+def test_dict_is_langgraphs_the_explanation_stays_an_attribute(tmp_path) -> None:
+    # what tools serialise (LangMem's search_memory calls dict()) carries no ranking internals
+    from langgraph.store.base import SearchItem
+
+    for h in _hits(tmp_path):
+        plain = SearchItem(h.namespace, h.key, h.value, h.created_at, h.updated_at, h.score)
+        assert h.dict() == plain.dict() and "components" not in h.dict()
+        assert h.components["score"] == h.score
 
 
 def test_assigned_components_replace_the_lazy_ones(tmp_path) -> None:

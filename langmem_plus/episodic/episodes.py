@@ -655,12 +655,7 @@ class EpisodeKeeper:
         store: BaseStore, writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord]
     ) -> None:
         # one write: a new record is dated by the store when it was said (its occurred_at)
-        store.batch(
-            [
-                PutOp(ns, key, rec.to_value(compact=rec.kind == "episodic"))
-                for (ns, key), rec in writes.items()
-            ]
-        )
+        store.batch([PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()])
 
 
 def _user_text(rec: MemoryRecord) -> str:

@@ -76,7 +76,7 @@ class _Batch:
         for key in sorted(self.dirty - self.gone):
             rec = self.records[key]
             if rec is not None:
-                ops.append(PutOp(self.ns, key, rec.to_value(compact=rec.kind == "episodic")))
+                ops.append(PutOp(self.ns, key, rec.to_value()))
                 removal.changed.append(key)
         removal.deleted = sorted(self.gone)
         self.store.batch(ops)

@@ -313,7 +313,7 @@ class Memory:
             # provenance: an episode's facts are derived again, a fact's old text is rejected
             revise(self.store, rec, new, keeper=self.writer.keeper(), now=self.now())
         else:
-            self.store.put(rec.namespace, rec.id, new.to_value(compact=new.kind == "episodic"))
+            self.store.put(rec.namespace, rec.id, new.to_value())
         item = self.store.get(rec.namespace, rec.id)
         if item is None:  # deleted meanwhile by another writer
             raise MemoryNotFoundError(f"no memory {id!r}")

@@ -153,9 +153,7 @@ class MemoryWriter:
             item = self.store.get(ns, i)
             if item is not None:
                 changed.append(with_metadata(record_of(item), meta))
-        self.store.batch(
-            [PutOp(ns, r.id, r.to_value(compact=r.kind == "episodic")) for r in changed]
-        )
+        self.store.batch([PutOp(ns, r.id, r.to_value()) for r in changed])
         # a put stamps the write time: keep each record's own (recency is computed from it)
         self.store.restore_item_stats(
             [

@@ -39,18 +39,8 @@ Source = Literal["user_stated", "inferred", "system"]
 
 # Fields of the record that are not stored inside `value` (they belong to the item).
 _ITEM_FIELDS = frozenset({"id", "namespace", "last_accessed", "access_count"})
-# left out of the stored value while unset (falsy), so records without them stay small
-_OPTIONAL_FIELDS = (
-    "occurred_at",
-    "source_ids",
-    "derived_ids",
-    "slot",
-    "valid_from",
-    "valid_to",
-    "superseded_by",
-    "facts_superseded",
-    "corrected_by",
-)
+# always in the stored value, even at their default: what stores and filters read
+_ALWAYS = ("kind", "category", "tier", "who", "source", "confidence")
 
 
 def utcnow() -> datetime:
@@ -149,25 +139,16 @@ class MemoryRecord(BaseModel):
         """Another name for `access_count` (how often the memory was used)."""
         return self.access_count
 
-    def to_value(self, *, compact: bool = False) -> dict[str, Any]:
-        """The JSON-safe dict stored as the item's `value` (no id/namespace/access fields).
-
-        `compact` leaves out every field at its default and the two times the store keeps
-        itself (`from_item` restores them): how episodes are stored, one per exchange.
-        """
-        if compact:
-            data = self.model_dump(
-                mode="json",
-                exclude={*_ITEM_FIELDS, "created_at", "updated_at"},
-                exclude_defaults=True,
-            )
-            data["kind"] = self.kind  # always said, so a reader can tell what it is
-            return data
-        data = self.model_dump(mode="json", exclude=set(_ITEM_FIELDS))
-        for name in _OPTIONAL_FIELDS:
-            if not data.get(name):
-                data.pop(name, None)
-        return data
+    def to_value(self) -> dict[str, Any]:
+        """The JSON-safe dict stored as the item's `value`: what a reader or a tool needs,
+        lean. Fields at their default are left out (`from_value` restores them), except the
+        ones stores and filters read (kind, category, tier, who, source, confidence); so are
+        the fields the store keeps itself (id, namespace, access counts) and the created and
+        updated times when they are when it was said (`occurred_at`)."""
+        said = self.occurred_at
+        same = {name for name in ("created_at", "updated_at") if getattr(self, name) == said}
+        data = self.model_dump(mode="json", exclude={*_ITEM_FIELDS, *same}, exclude_defaults=True)
+        return {**{name: getattr(self, name) for name in _ALWAYS}, **data}
 
     @property
     def is_current(self) -> bool:
@@ -197,6 +178,9 @@ class MemoryRecord(BaseModel):
         extra = {k: v for k, v in value.items() if k not in known}
         if extra:
             data["metadata"] = {**extra, **dict(data.get("metadata") or {})}
+        if data.get("occurred_at"):  # a lean value leaves out times equal to it (to_value)
+            data.setdefault("created_at", data["occurred_at"])
+            data.setdefault("updated_at", data["occurred_at"])
         return cls(
             id=id,
             namespace=tuple(namespace),
@@ -209,8 +193,9 @@ class MemoryRecord(BaseModel):
     def from_item(cls, item: Any) -> MemoryRecord:
         """Rebuild a record from a LangGraph `Item` (or `MemorySearchItem`)."""
         value = dict(item.value)
-        value.setdefault("created_at", item.created_at)
-        value.setdefault("updated_at", item.updated_at)
+        said = value.get("occurred_at")  # a lean value leaves out times equal to it
+        value.setdefault("created_at", said or item.created_at)
+        value.setdefault("updated_at", said or item.updated_at)
         return cls.from_value(
             value,
             id=item.key,

@@ -149,11 +149,6 @@ class MemorySearchItem(SearchItem):
     def components(self, value: dict[str, Any]) -> None:
         self._components, self._explain = value, None
 
-    def dict(self) -> dict:
-        out = super().dict()
-        out["components"] = self.components
-        return out
-
 
 def from_epoch(x: float | None) -> datetime | None:
     """Epoch seconds as an aware UTC datetime (None stays None)."""
