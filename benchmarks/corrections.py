@@ -84,14 +84,14 @@ def judge(
 
 def stale_unmarked(context: str, current: Sequence[str], superseded: Sequence[str]) -> bool:
     """Whether injected context states the old value unmarked: a line of it holds a
-    superseded word, no current word, and no mark of being superseded (`superseded=`,
-    `now=`, as the context layers write it)."""
+    superseded word, no current word, and no mark of being superseded or of a newer
+    statement (`superseded=`, `now=`, `newer=`, as the context layers write them)."""
     cur = [w.lower() for w in current]
     old = [w.lower() for w in superseded]
     for line in context.lower().splitlines():
         if not any(w in line for w in old) or any(w in line for w in cur):
             continue
-        if "superseded=" not in line and " now=" not in line:
+        if not any(mark in line for mark in ("superseded=", " now=", " newer=", "newer_says=")):
             return True
     return False
 

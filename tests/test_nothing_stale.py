@@ -148,3 +148,25 @@ def test_memory_add_reads_the_reply_against_the_last_search() -> None:
     episodes = [r for r in mem.get_all(U).items if r.kind == "episodic"]
     assert [e.text for e in episodes][-1] == "remind me where I live"
     assert isinstance(InjectedMemory, type)
+
+
+def test_a_memory_a_later_exchange_is_about_carries_that_statement() -> None:
+    mem = Memory(embeddings=False)
+    said = [
+        (0, "s1", "My work laptop is a ThinkPad X1 Carbon running Ubuntu, battery is toast"),
+        (40, "s2", "Been on a MacBook Air for work since March, best laptop I have had"),
+    ]
+    for day, sid, text in said:
+        msgs = [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
+        mem.add(msgs, U, session_id=sid, timestamp=T0 + timedelta(days=day))
+    old = next(
+        h for h in mem.store.search(NS, query="ThinkPad laptop") if "ThinkPad" in h.value["text"]
+    )
+    assert old.value["metadata"]["followed_by"]
+    (marked,) = [m for m in mark_stale(mem.store, [old])]
+    assert marked.newer is not None and "MacBook Air" in marked.newer
+    line = build_context(memories=[marked]).layers["memories"]
+    assert 'newer="2025-04-10"' in line and "newer_says=" in line
+    tool = create_search_memory_tool(mem.store, default_user_id=U)
+    text = str(tool.invoke({"query": "ThinkPad"}))
+    assert any("ThinkPad" in ln and "[newer 2025-04-10: " in ln for ln in text.splitlines())

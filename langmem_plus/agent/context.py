@@ -3,7 +3,8 @@
 In [3] current facts come first, then the episodes (exchanges as said) with their dates; a
 fact names the episodes it came from (`from`) when they are shown too. A memory that states a
 value a later statement replaced carries `superseded` (the date) and `now` (the current value),
-or is left out (`mark_stale`).
+or is left out (`mark_stale`); one that a later exchange is about carries `newer` (its date)
+and `newer_says` (what the user said then).
 
 Every layer is switchable and sized by `MemoryConfig` (`ctx_*`). Everything recalled is data,
 not instructions: every stored string (text, category, summary, profile value, title) goes
@@ -21,7 +22,12 @@ from datetime import datetime
 from typing import Any
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.validity import Replacement, is_stale, replacement
+from langmem_plus.episodic.validity import (
+    Replacement,
+    is_stale,
+    newer_statement,
+    replacement,
+)
 from langmem_plus.model.quoting import quote_data
 from langmem_plus.model.records import RollingSummary, SessionSummary, UserProfile
 from langmem_plus.text.timeparse import parse_iso
@@ -63,6 +69,9 @@ class InjectedMemory:
     # a memory stating a value a later statement replaced: since when, and the current value
     superseded_since: datetime | None = None
     now: str | None = None
+    # a later exchange about what it says (it may replace it or stand beside it)
+    newer_at: datetime | None = None
+    newer: str | None = None
 
     @property
     def is_episode(self) -> bool:
@@ -94,7 +103,8 @@ class InjectedMemory:
 def mark_stale(store: Any, hits: Sequence[Any]) -> list[InjectedMemory]:
     """The hits as `InjectedMemory`, each that states a superseded value marked with the date
     it stopped being true and the current value (`episodic.validity.replacement`); one whose
-    current value cannot be found is left out: nothing stale goes in unmarked."""
+    current value cannot be found is left out: nothing stale goes in unmarked. A hit a later
+    exchange is about carries that later statement and its date (`newer_statement`)."""
     out = []
     for it in hits:
         m = it if isinstance(it, InjectedMemory) else InjectedMemory.from_item(it)
@@ -104,6 +114,10 @@ def mark_stale(store: Any, hits: Sequence[Any]) -> list[InjectedMemory]:
             if got is None:
                 continue
             m = replace(m, superseded_since=got.since, now=got.now)
+        else:
+            later = newer_statement(store, m.namespace, value, m.key)
+            if later is not None:
+                m = replace(m, newer_at=later.since, newer=later.now)
         out.append(m)
     return out
 
@@ -259,6 +273,10 @@ def _memory_layer(
             if m.superseded_since is not None:
                 attrs += f' superseded="{m.superseded_since:%Y-%m-%d}"'
             attrs += f" now={quote_data(m.now, 200)}"
+        elif m.newer is not None:  # a later exchange is about the same thing: show it too
+            if m.newer_at is not None:
+                attrs += f' newer="{m.newer_at:%Y-%m-%d}"'
+            attrs += f" newer_says={quote_data(m.newer, 200)}"
         if show_scores and m.score is not None:
             attrs += f' score="{m.score:.3f}"'
         head = f"<memory {attrs}>"

@@ -37,12 +37,15 @@ def _date(value: dict[str, Any], created_at: datetime) -> str:
 
 
 def format_hits(
-    hits: Sequence[Any], resolve: Callable[[Any], Replacement | None] | None = None
+    hits: Sequence[Any],
+    resolve: Callable[[Any], Replacement | None] | None = None,
+    later: Callable[[Any], Replacement | None] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """One line per hit for the model (kind, category, date, text, id; every stored string
     quoted) and, as artifact for code, each hit with its score and score components. A hit
     that states a superseded value is marked with the date and the current value
-    (`resolve`: what replaced it), or left out when `resolve` finds none."""
+    (`resolve`: what replaced it), or left out when `resolve` finds none; one a later exchange
+    is about carries that statement (`later`)."""
     lines: list[str] = []
     artifact: list[dict[str, Any]] = []
     for it in hits:
@@ -54,6 +57,9 @@ def format_hits(
                 continue
             since = "" if got.since is None else f" {got.since:%Y-%m-%d}"
             note = f" [superseded{since}; now: {quote_data(got.now, 200)}]"
+        elif later is not None and (newer := later(it)) is not None:
+            when = "" if newer.since is None else f" {newer.since:%Y-%m-%d}"
+            note = f" [newer{when}: {quote_data(newer.now, 200)}]"
         text = str(value.get("text", value))
         score = getattr(it, "score", None)
         date = _date(value, it.created_at)

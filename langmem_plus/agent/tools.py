@@ -31,7 +31,7 @@ from langmem_plus.agent.tool_results import RESULTS_TAG, format_hits, render_res
 from langmem_plus.agent.working import WorkingMemory
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import log_of
-from langmem_plus.episodic.validity import replacement
+from langmem_plus.episodic.validity import newer_statement, replacement
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.records import MemoryRecord
 from langmem_plus.text.timeparse import (
@@ -286,6 +286,7 @@ def _search(
     hit_lines, items = format_hits(
         _search_store(scope, q, tr, k),
         lambda it: replacement(scope.store, tuple(it.namespace), it.value),
+        lambda it: newer_statement(scope.store, tuple(it.namespace), it.value, it.key),
     )
     sessions = _sessions_in(scope, tr)
     turns = _matching_turns(scope, q, tr) if tr is not None else []

@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.versions import FOLLOWS, earlier_versions
+from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_versions
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
@@ -98,6 +98,7 @@ def current_only(items: Sequence[Any]) -> list[Any]:
 
 
 EPISODE_IMPORTANCE = 0.6
+_MAX_FOLLOWERS = 4  # later exchanges noted on an earlier one (the newest kept)
 CHITCHAT_IMPORTANCE = 0.2
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
@@ -365,6 +366,7 @@ class EpisodeKeeper:
             )
             if follows:
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}
+                self._link_back(store, namespace, episode, follows, writes)
                 if changed and not episode.metadata.get("corrects"):
                     self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
@@ -403,6 +405,26 @@ class EpisodeKeeper:
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         corrected = any(f.correction for f in facts)
         return corrected or cls._corrects_reply(dialogue, facts, context) or is_change(said)
+
+    @staticmethod
+    def _link_back(
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        episode: MemoryRecord,
+        follows: Sequence[str],
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Each earlier exchange this one follows notes it (`metadata.followed_by`), so that
+        wherever the earlier one is shown the newer statement can be shown with it."""
+        for key in follows:
+            old = writes.get((namespace, key))
+            if old is None:
+                old = record_of_item(store.get(namespace, key))
+            if old is None or old.kind != "episodic":
+                continue
+            later = [str(k) for k in old.metadata.get(FOLLOWED_BY) or ()]
+            old.metadata = {**old.metadata, FOLLOWED_BY: [*later, episode.id][-_MAX_FOLLOWERS:]}
+            writes[(namespace, old.id)] = old
 
     @staticmethod
     def _correct_followed(

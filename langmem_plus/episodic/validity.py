@@ -3,8 +3,10 @@
 A search shows current facts, and episodes whose facts were superseded (or that a later turn
 corrected) ranked lower: such an episode still states the old value in the user's words. Before
 it goes into a model's context or a tool's output it is marked with the date it stopped being
-true and the current value (`replacement`), or left out when no current value can be found.
-Works over any LangGraph `BaseStore`.
+true and the current value (`replacement`), or left out when no current value can be found. A
+memory that a later exchange is about (an earlier version of the same thing, the link
+`episodic/versions.py` makes) is shown with that later statement (`newer_statement`). Works
+over any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_plus.model.records import MemoryRecord
 
-__all__ = ["Replacement", "is_stale", "replacement"]
+__all__ = ["Replacement", "is_stale", "newer_statement", "replacement"]
 
 _MAX_HOPS = 20  # a supersession chain longer than this is cut (cycles cannot occur)
 
@@ -89,14 +91,20 @@ def _successor(
 
 
 def _from_episode(
-    store: BaseStore, namespace: tuple[str, ...], key: str, ep: MemoryRecord | None = None
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    key: str,
+    ep: MemoryRecord | None = None,
+    *,
+    facts: bool = True,
 ) -> list[Replacement]:
-    """What a correcting episode says now: its current facts, else what the user said."""
+    """What a correcting episode says now: its current facts (with `facts`), else what the
+    user said."""
     ep = ep or _get(store, namespace, key)
     if ep is None:
         return []
-    facts = [f for f in (_get(store, namespace, i) for i in ep.derived_ids) if f is not None]
-    texts = [f.text for f in facts if f.is_current]
+    found = [f for f in (_get(store, namespace, i) for i in ep.derived_ids) if f is not None]
+    texts = [f.text for f in found if f.is_current] if facts else []
     if not texts:
         roles, spans = ep.metadata.get("roles"), ep.metadata.get("spans")
         if isinstance(roles, list) and isinstance(spans, list) and len(roles) == len(spans):
@@ -104,6 +112,59 @@ def _from_episode(
         else:
             texts = [ep.text]
     return [Replacement(ep.occurred_at or ep.created_at, t) for t in texts]
+
+
+def newer_statement(
+    store: BaseStore, namespace: tuple[str, ...], value: Any, key: str
+) -> Replacement | None:
+    """The latest later exchange about what `value` says (an episode `followed_by` one, or a
+    fact whose source episodes are): when it was said and what the user said then; None when
+    there is none. A later statement may replace the value or stand beside it: it is shown
+    with the memory, not instead of it."""
+    if not isinstance(value, Mapping):
+        return None
+    starts: list[tuple[str, Mapping[str, Any] | None]]
+    if value.get("kind") == "episodic":
+        starts = [(key, value)]
+    elif value.get("kind") == "semantic":
+        starts = [(str(s), None) for s in value.get("source_ids") or ()]
+    else:
+        return None
+    best: MemoryRecord | None = None
+    for eid, known in starts:
+        ep = _record(known, eid, namespace) if known is not None else _get(store, namespace, eid)
+        seen = {eid}
+        for _ in range(_MAX_HOPS):  # the newest of a chain of later versions
+            later = (
+                [str(k) for k in (ep.metadata.get("followed_by") or ()) if k not in seen]
+                if ep
+                else []
+            )
+            nxt = [r for r in (_get(store, namespace, k) for k in later) if r is not None]
+            if not nxt:
+                break
+            ep = max(nxt, key=lambda r: r.occurred_at or r.created_at)
+            seen.add(ep.id)
+        if (
+            ep is not None
+            and ep.id not in {e for e, _ in starts}
+            and (
+                best is None
+                or (ep.occurred_at or ep.created_at) > (best.occurred_at or best.created_at)
+            )
+        ):
+            best = ep
+    if best is None:
+        return None
+    said = _from_episode(store, namespace, best.id, best, facts=False)
+    return Replacement(best.occurred_at or best.created_at, said[0].now) if said else None
+
+
+def _record(value: Mapping[str, Any], key: str, namespace: tuple[str, ...]) -> MemoryRecord | None:
+    try:
+        return MemoryRecord.from_value(dict(value), id=key, namespace=namespace)
+    except Exception:
+        return None
 
 
 def _get(store: BaseStore, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:

@@ -21,6 +21,7 @@ from langmem_plus.store.ranking.versions import FOLLOWS
 from langmem_plus.text import tokenize
 
 __all__ = [
+    "FOLLOWED_BY",
     "FOLLOWS",
     "MAX_FOLLOWS",
     "MEANING_EVIDENCE",
@@ -29,6 +30,7 @@ __all__ = [
     "earlier_versions",
 ]
 
+FOLLOWED_BY = "followed_by"  # metadata of an episode: the later exchanges that follow it
 MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its search
 MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond meaning)
 _SEARCH = 5
