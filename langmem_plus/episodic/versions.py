@@ -5,9 +5,11 @@ People rarely announce that a value changed ("been on a MacBook Air since March"
 can be seen without words is that a later exchange is about the same thing as an earlier
 one. Write side (`earlier_versions`): when an exchange is kept, the older episodes of the
 same user that a search with its user turns finds, and that share at least two content words
-with them, are noted on the new episode (`metadata.follows`). The read side is HybridStore's
-ranker (store/ranking/versions.py): when a later episode and an earlier one it follows are
-both among a search's winners, the later is shown first. Works over any LangGraph `BaseStore`.
+with them, are noted on the new episode (`metadata.follows`), and the older one notes it back
+(`metadata.followed_by`: wherever it is shown, the newer statement is shown with it,
+episodic/validity.py). The read side is HybridStore's ranker (store/ranking/versions.py): when
+a later episode and an earlier one it follows are both among a search's winners, the later is
+shown first. Works over any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
