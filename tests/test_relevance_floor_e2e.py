@@ -113,3 +113,25 @@ def test_a_question_about_one_memory_injects_that_memory_alone() -> None:
         for question, word in asked.items():
             got = [r["content"] for r in mem.recall(question, USER)["results"]]
             assert len(got) == 1 and word in got[0], (question, got)
+
+
+def test_nothing_without_evidence_of_its_own_is_injected() -> None:
+    """A memory no word or meaning ties to the question stays out, whatever its standing among
+    the few candidates (it was injected with relevance 0.255 and evidence 0)."""
+    t0 = datetime(2026, 3, 2, 20, 0, tzinfo=timezone.utc)
+    with Memory() as mem:  # the bundled USE embeddings
+        for i, text in enumerate(["User loves spicy Sichuan food", "My home is in Shanghai"]):
+            mem.add(text, USER, infer=False, timestamp=t0 + timedelta(days=i))
+        store = mem.store
+        mw = MemoryMiddleware(debounce_s=0.0)
+        agent = create_agent(scripted(["Shanghai."]), tools=[], middleware=[mw], store=store)
+        out = _ask(agent, "Which city do I live in now?", USER, "t")
+        mw.close()
+        injected = [m["text"] for m in out["memory_context"]["memories"]]
+        assert "My home is in Shanghai" in injected
+        assert "User loves spicy Sichuan food" not in injected
+        hits = {
+            h.value["text"]: h
+            for h in store.search(("memories", USER), query="Which city do I live in now?")
+        }
+        assert hits["User loves spicy Sichuan food"].components["evidence"] <= 0

@@ -109,11 +109,11 @@ def mark_stale(store: Any, hits: Sequence[Any]) -> list[InjectedMemory]:
     for it in hits:
         m = it if isinstance(it, InjectedMemory) else InjectedMemory.from_item(it)
         value = getattr(it, "value", None)
-        if is_stale(value):
-            got = replacement(store, m.namespace, value)
-            if got is None:
-                continue
+        got = replacement(store, m.namespace, value)
+        if got is not None:
             m = replace(m, superseded_since=got.since, now=got.now)
+        elif is_stale(value):
+            continue
         else:
             later = newer_statement(store, m.namespace, value, m.key)
             if later is not None:

@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 from langmem_plus.agent.working import WorkingMemory, archive_record
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog
-from langmem_plus.episodic.episodes import EpisodeKeeper, Turn, exchanges
+from langmem_plus.episodic.episodes import EpisodeKeeper, Turn, exchanges, without_echoes
 from langmem_plus.model.costs import CostCallback, CostTimer, TurnCost, deliver
 from langmem_plus.model.records import MemoryRecord, RollingSummary, SessionSummary, UserProfile
 from langmem_plus.processors.processor_set import Processors
@@ -298,7 +298,11 @@ class PostTurnSteps(ABC):
         if any(s.session_id == job.session_id for s in known):
             return
         first = exchanges(_turns(all_turns))[:1]
-        dialogue = _as_dialogue([t for ex in first for t in ex])
+        said = _as_dialogue([t for ex in first for t in ex])
+        # what the reply only repeated of the recalled memories is no summary of the session
+        dialogue = [
+            d for d, _ in without_echoes([(d, None) for d in said], list(job.recalled.values()))
+        ]
         try:
             title, snippet = summarizer.session_title(dialogue)
         except Exception as exc:

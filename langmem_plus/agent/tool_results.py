@@ -51,12 +51,12 @@ def format_hits(
     for it in hits:
         value = it.value if isinstance(it.value, dict) else {"text": str(it.value)}
         note = ""
-        if resolve is not None and is_stale(value):
-            got = resolve(it)
-            if got is None:
-                continue
+        got = resolve(it) if resolve is not None else None
+        if got is not None:
             since = "" if got.since is None else f" {got.since:%Y-%m-%d}"
             note = f" [superseded{since}; now: {quote_data(got.now, 200)}]"
+        elif resolve is not None and is_stale(value):
+            continue
         elif later is not None and (newer := later(it)) is not None:
             when = "" if newer.since is None else f" {newer.since:%Y-%m-%d}"
             note = f" [newer{when}: {quote_data(newer.now, 200)}]"

@@ -52,7 +52,8 @@ def without_echoes(
     (after a correction it would restate the old value), nor does a lead-in line left alone
     ("From what I remember:"). A reply left empty is dropped; a shortened one loses its log
     id, so the log keeps its own text (nothing said is lost: the log holds every turn)."""
-    marks = [m for m in (_norm(r) for r in recalled) if len(m) >= 4]
+    # each line of a recalled memory (an episode holds several: a reply quotes them one by one)
+    marks = [m for m in (_norm(ln) for r in recalled for ln in r.split("\n")) if len(m) >= 4]
     if not marks:
         return list(said)
     out: list[tuple[dict[str, str], int | None]] = []
@@ -366,7 +367,8 @@ class EpisodeKeeper:
             )
             if follows:
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}
-                self._link_back(store, namespace, episode, follows, writes)
+                if not _only_questions(dialogue):  # a question states nothing newer
+                    self._link_back(store, namespace, episode, follows, writes)
                 if changed and not episode.metadata.get("corrects"):
                     self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
@@ -678,6 +680,12 @@ class EpisodeKeeper:
     ) -> None:
         # one write: a new record is dated by the store when it was said (its occurred_at)
         store.batch([PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()])
+
+
+def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:
+    """Whether every user turn of the exchange is a question."""
+    users = [t["text"].strip() for t in dialogue if t["role"] == "user"]
+    return bool(users) and all(u.endswith(("?", "？")) for u in users)
 
 
 def _user_text(rec: MemoryRecord) -> str:

@@ -46,9 +46,13 @@ def is_stale(value: Any) -> bool:
 
 
 def replacement(store: BaseStore, namespace: tuple[str, ...], value: Any) -> Replacement | None:
-    """The current value that replaced what `value` (a stale record) states, and since when;
-    None when it is not stale or nothing current can be found."""
-    if not is_stale(value):
+    """The current value that replaced what `value` states, and since when: for a superseded
+    fact, its successor; for an episode, the successors of those of its facts that were
+    superseded (an episode stating an old value beside a current one is marked too), or what
+    corrected it. None when nothing it states was replaced, or nothing current is found."""
+    if not isinstance(value, Mapping) or not (
+        is_stale(value) or (value.get("kind") == "episodic" and value.get("derived_ids"))
+    ):
         return None
     try:
         rec = MemoryRecord.from_value(dict(value), id="_", namespace=namespace)

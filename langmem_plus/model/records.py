@@ -39,7 +39,8 @@ Source = Literal["user_stated", "inferred", "system"]
 
 # Fields of the record that are not stored inside `value` (they belong to the item).
 _ITEM_FIELDS = frozenset({"id", "namespace", "last_accessed", "access_count"})
-# always in the stored value, even at their default: what stores and filters read
+# always in the stored value, even at their default: what stores and filters read (a fact's
+# confidence too: the score reads it; an episode without one is scored at the default)
 _ALWAYS = ("kind", "category", "tier", "who", "source", "confidence")
 
 
@@ -142,13 +143,14 @@ class MemoryRecord(BaseModel):
     def to_value(self) -> dict[str, Any]:
         """The JSON-safe dict stored as the item's `value`: what a reader or a tool needs,
         lean. Fields at their default are left out (`from_value` restores them), except the
-        ones stores and filters read (kind, category, tier, who, source, confidence); so are
+        ones stores and filters read (kind, category, tier, who, source; a fact's confidence); so are
         the fields the store keeps itself (id, namespace, access counts) and the created and
         updated times when they are when it was said (`occurred_at`)."""
         said = self.occurred_at
         same = {name for name in ("created_at", "updated_at") if getattr(self, name) == said}
         data = self.model_dump(mode="json", exclude={*_ITEM_FIELDS, *same}, exclude_defaults=True)
-        return {**{name: getattr(self, name) for name in _ALWAYS}, **data}
+        kept = _ALWAYS if self.kind == "semantic" else _ALWAYS[:-1]
+        return {**{name: getattr(self, name) for name in kept}, **data}
 
     @property
     def is_current(self) -> bool:

@@ -2,7 +2,8 @@
 
 A hit passes when its absolute relevance (`components["relevance"]`) reaches the floor
 calibrated for the store's embeddings (docs/calibration.md), and it has evidence of its own
-(not only pseudo-relevance-feedback terms). Stores without vectors have no floor.
+(some of the query's words, or a cosine above the model's background). Stores without vectors
+have no floor.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_FLOOR", "above_floor", "feedback_only", "floor_for"]
+__all__ = ["DEFAULT_FLOOR", "above_floor", "feedback_only", "floor_for", "no_evidence"]
 
 DEFAULT_FLOOR = 0.1
 """The relevance floor of a store that searches with embeddings but has no fitted judgement:
@@ -21,9 +22,12 @@ highest keeping >= 95 % of the relevant hits, docs/calibration.md)."""
 def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
     """The hits worth injecting into a model's context: those whose relevance
     (`components["relevance"]`, HybridStore's absolute text relevance) reaches `floor`
-    (`MemoryConfig.recall.min_relevance`), in their order, except a hit ranked by feedback
-    terms alone (`feedback_only`). A hit that carries no relevance (a plain LangGraph store's)
-    is kept: the floor is calibrated on HybridStore's scale only."""
+    (`MemoryConfig.recall.min_relevance`), in their order, and that have evidence of their
+    own (`components["evidence"]` above 0: some of the query's words, or a cosine above the
+    model's background): a hit ranked only by its standing among the candidates, its
+    neighbours or feedback terms is not injected, however high it stands (`no_evidence`). A
+    hit that carries no relevance (a plain LangGraph store's) is kept: the floor is
+    calibrated on HybridStore's scale only."""
     if not 0.0 <= floor <= 1.0:
         raise ValueError(f"floor must be in [0, 1], got {floor!r}")
     if floor <= 0:
@@ -32,9 +36,16 @@ def above_floor(items: Sequence[Any], floor: float) -> list[Any]:
     for it in items:
         comps = getattr(it, "components", None) or {}
         rel = comps.get("relevance")
-        if not isinstance(rel, (int, float)) or (rel >= floor and not feedback_only(comps)):
+        if not isinstance(rel, (int, float)) or (rel >= floor and not no_evidence(comps)):
             out.append(it)
     return out
+
+
+def no_evidence(components: Mapping[str, Any]) -> bool:
+    """Whether a hit has no evidence of its own (HybridStore's `evidence` at 0: none of the
+    query's words, a cosine at the model's background), whatever its relevance."""
+    ev = components.get("evidence")
+    return isinstance(ev, (int, float)) and ev <= 0
 
 
 def feedback_only(components: Mapping[str, Any]) -> bool:
