@@ -8,9 +8,10 @@ Every field keeps its old flat name (`MemoryConfig(keyword_candidates=...)`, dep
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from langmem_plus.config.sections import Section
 
@@ -243,13 +244,13 @@ class StoreTuning(Section):
     ann_threshold: int = Field(
         200_000,
         ge=1000,
-        description="Namespaces larger than this use an approximate (IVF) vector index.",
+        description="Namespaces larger than this use an approximate (HNSW) vector index.",
     )
-    ivf_nprobe: int = Field(
+    hnsw_ef_search: int = Field(
         64,
         ge=1,
-        description="IVF lists probed per query (recall@10 vs exact on USE vectors: ~0.92-0.99 at "
-        "64, 0.86-0.97 at 32; docs/results/vector_recall.md).",
+        description="Candidates an HNSW search keeps while walking the graph (efSearch): "
+        "higher finds more of the exact top 10 and costs more.",
     )
     session_keys: tuple[str, ...] = Field(
         ("session_id", "session", "thread_id", "conversation_id", "chat_id"),
@@ -330,6 +331,20 @@ class StoreTuning(Section):
         "than 10x this as JSON, is refused with ValidationError before any embedding work "
         "(the facade, REST and CLI stop at the same 100,000 characters of text).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_fields(cls, data: Any) -> Any:
+        """`ivf_nprobe` (large namespaces were IVF before HNSW) is accepted, with a warning."""
+        if isinstance(data, dict) and "ivf_nprobe" in data:
+            warnings.warn(
+                "store.ivf_nprobe is deprecated and ignored: large namespaces use an HNSW "
+                "graph (set store.hnsw_ef_search)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            data = {k: v for k, v in data.items() if k != "ivf_nprobe"}
+        return data
 
     @field_validator("session_keys")
     @classmethod

@@ -1,0 +1,417 @@
+"""One large namespace (a team's or an organisation's memory): the vector index's recall and the
+store's search latency against SQLite FTS5's BM25 alone, on real USE vectors (issue #31).
+
+Corpus: the memory texts of the shared datasets (LoCoMo turns, MADial-Bench zh/en memories),
+then filler up to `n`: each filler text joins the first part of one real text to the last part
+of another (words for English, characters for Chinese), so every vector is a real USE vector of
+a varied, natural-looking sentence. Vectors are embedded once and cached (`--cache`, float16).
+Queries: the sets' own questions (LoCoMo) and dialogue contexts (MADial), and 2-3 words of a
+stored text (as `scale.py` asks).
+
+* `recall`: recall@10 of approximate FAISS indexes (HNSW, and IVF as the store builds it)
+  against the exact float16 scan the store uses below the switch, with one-query latency
+  (one thread, as the store searches).
+* `latency`: a store of `n` items in one namespace (the vectors above, through a memo embedder)
+  and an FTS5 table over the same texts (`bm25()`, the query's tokens OR-ed, top 10), queried
+  alternately with the same queries; p50/p95 of each and their ratio, same run.
+
+    python benchmarks/large_namespace.py recall --sizes 10k,100k --cache /tmp/lns
+    python benchmarks/large_namespace.py latency --sizes 10k,100k --cache /tmp/lns \
+        [--set-config ann_threshold=50000] [--out docs/results/large_namespace.json --md ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import faiss  # noqa: E402
+from _results import command_line, machine, publish  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
+
+K = 10
+SEED = 31
+DIMS = 512
+
+
+def parse_n(tok: str) -> int:
+    tok = tok.strip().lower()
+    mult = {"k": 1_000, "m": 1_000_000}.get(tok[-1], 1)
+    return int(float(tok[:-1] if mult > 1 else tok) * mult)
+
+
+# ============================================================================ corpus
+def real_sets(data: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """The datasets' memory texts (de-duplicated) and their queries by kind."""
+    import retrieval_quality as rq
+
+    units = {
+        "locomo": rq.load_locomo(data),
+        "madial_zh": rq.load_madial(data, "zh"),
+        "madial_en": rq.load_madial(data, "en"),
+    }
+    docs = list(dict.fromkeys(t for us in units.values() for u in us for _, t in u.docs))
+    queries = {
+        name: list(dict.fromkeys(q.text for u in us for q in u.queries))
+        for name, us in units.items()
+    }
+    return docs, queries
+
+
+def _cjk(text: str) -> bool:
+    return sum("\u4e00" <= c <= "\u9fff" for c in text) > len(text) // 4
+
+
+def corpus(real: list[str], n: int, seed: int = SEED) -> list[str]:
+    """`n` texts: the real ones first, then joins of two real texts of the same script."""
+    out = list(real[:n])
+    rng = np.random.default_rng(seed)
+    zh = [t for t in real if _cjk(t)]
+    en = [t for t in real if not _cjk(t)]
+    seen = set(out)
+    while len(out) < n:
+        pool = zh if (zh and rng.random() < len(zh) / len(real)) else en
+        a, b = pool[int(rng.integers(len(pool)))], pool[int(rng.integers(len(pool)))]
+        if _cjk(a):
+            cut_a, cut_b = int(rng.integers(2, max(3, len(a)))), int(rng.integers(0, len(b) - 1))
+            text = a[:cut_a] + b[cut_b:]
+        else:
+            wa, wb = a.split(), b.split()
+            ia = int(rng.integers(1, max(2, len(wa))))
+            ib = int(rng.integers(0, max(1, len(wb) - 1)))
+            text = " ".join(wa[:ia] + wb[ib:])
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def word_queries(docs: Sequence[str], k: int, seed: int = SEED) -> list[str]:
+    """2-3 tokens of random stored texts (scale.py's queries)."""
+    from langmem_plus.text.tokenize import tokenize
+
+    rng = np.random.default_rng(seed + 1)
+    out = []
+    for _ in range(k):
+        toks = [t for t in tokenize(docs[int(rng.integers(len(docs)))]) if "/" not in t]
+        m = min(len(toks), int(rng.integers(2, 4)))
+        picks = sorted(rng.choice(len(toks), size=m, replace=False)) if toks else []
+        out.append(" ".join(toks[i] for i in picks) or "memory")
+    return out
+
+
+def embed_cached(texts: list[str], cache: Path, chunk: int = 8192) -> np.ndarray:
+    """USE vectors (float32) of `texts`, embedded in chunks cached as float16 under `cache`."""
+    from langmem_plus.embeddings import default_embeddings
+
+    emb = default_embeddings()
+    cache.mkdir(parents=True, exist_ok=True)
+    parts = []
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), chunk):
+        part = texts[i : i + chunk]
+        key = hashlib.blake2b("\n".join(part).encode(), digest_size=12).hexdigest()
+        f = cache / f"{key}.npy"
+        if f.exists():
+            parts.append(np.load(f))
+            continue
+        vecs = emb.embed_array(part).astype(np.float16)
+        np.save(f, vecs)
+        parts.append(vecs)
+        done = i + len(part)
+        print(f"  embedded {done:,}/{len(texts):,} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return np.vstack(parts).astype(np.float32)
+
+
+def unit(mat: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(mat / norms, dtype=np.float32)
+
+
+def query_sets(real_q: dict[str, list[str]], docs: list[str], per: int) -> dict[str, list[str]]:
+    rng = np.random.default_rng(SEED + 2)
+    out = {}
+    for name, qs in real_q.items():
+        idx = rng.choice(len(qs), size=min(per, len(qs)), replace=False)
+        out[name] = [qs[i] for i in sorted(idx)]
+    out["words_of_a_memory"] = word_queries(docs, per)
+    return out
+
+
+# ============================================================================ recall
+def exact_index(vecs: np.ndarray) -> Any:
+    idx = faiss.IndexScalarQuantizer(
+        DIMS, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+    )
+    idx.add(vecs)
+    return idx
+
+
+def one_by_one(index: Any, qv: np.ndarray, k: int = K) -> tuple[np.ndarray, list[float]]:
+    labels = np.empty((len(qv), k), dtype=np.int64)
+    ms = []
+    for i in range(len(qv)):
+        t0 = time.perf_counter()
+        _, lab = index.search(qv[i : i + 1], k)
+        ms.append((time.perf_counter() - t0) * 1000)
+        labels[i] = lab[0]
+    return labels, ms
+
+
+def recall_at(truth: np.ndarray, got: np.ndarray) -> float:
+    hits = [
+        len(set(t[t >= 0]) & set(g[g >= 0])) / max(1, (t >= 0).sum())
+        for t, g in zip(truth, got, strict=True)
+    ]
+    return float(np.mean(hits))
+
+
+def pct(ms: Sequence[float]) -> dict[str, float]:
+    arr = np.asarray(ms)
+    return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95))}
+
+
+def run_recall(args: argparse.Namespace) -> dict[str, Any]:
+    real, real_q = real_sets(Path(args.data))
+    n_max = max(args.sizes)
+    docs = corpus(real, n_max)
+    vecs = unit(embed_cached(docs, args.cache))
+    qsets = query_sets(real_q, docs, args.queries)
+    qvecs = {k: unit(embed_cached(v, args.cache / "q")) for k, v in qsets.items()}
+    faiss.omp_set_num_threads(1)
+    rows = []
+    for n in args.sizes:
+        base = vecs[:n]
+        exact = exact_index(base)
+        truth = {k: one_by_one(exact, q) for k, q in qvecs.items()}
+        for name, (_, ms) in truth.items():
+            rows.append({"n": n, "index": "exact fp16", "param": "-", "queries": name,
+                         "recall": 1.0, **pct(ms), "build_s": 0.0})  # fmt: skip
+        for m in args.hnsw_m:
+            faiss.omp_set_num_threads(args.build_threads)
+            t0 = time.perf_counter()
+            h = faiss.IndexHNSWFlat(DIMS, m, faiss.METRIC_INNER_PRODUCT)
+            h.hnsw.efConstruction = args.ef_construction
+            h.add(base)
+            build = time.perf_counter() - t0
+            faiss.omp_set_num_threads(1)
+            for ef in args.ef_search:
+                h.hnsw.efSearch = ef
+                for name, q in qvecs.items():
+                    got, ms = one_by_one(h, q)
+                    rows.append({"n": n, "index": f"HNSW M={m}", "param": f"ef={ef}",
+                                 "queries": name, "recall": recall_at(truth[name][0], got),
+                                 **pct(ms), "build_s": build})  # fmt: skip
+            print(f"n={n:,} HNSW M={m} built in {build:.1f} s", flush=True)
+        if args.ivf:
+            from langmem_plus.store.vector.faissns import NsIndex
+            from langmem_plus.store.vector.index import VectorIndex
+
+            faiss.omp_set_num_threads(args.build_threads)
+            vi = VectorIndex(DIMS, ann_threshold=10**12)
+            ns = NsIndex(DIMS)
+            ns.index.add_with_ids(base, np.arange(n, dtype=np.int64))
+            t0 = time.perf_counter()
+            vi._to_ivf(ns)
+            build = time.perf_counter() - t0
+            faiss.omp_set_num_threads(1)
+            for nprobe in args.nprobe:
+                ns.index.nprobe = nprobe
+                for name, q in qvecs.items():
+                    got, ms = one_by_one(ns.index, q)
+                    rows.append({"n": n, "index": f"IVF nlist={ns.index.nlist}",
+                                 "param": f"nprobe={nprobe}", "queries": name,
+                                 "recall": recall_at(truth[name][0], got), **pct(ms),
+                                 "build_s": build})  # fmt: skip
+        for r in rows:
+            if r["n"] == n:
+                print(json.dumps(r), flush=True)
+    return {"part": "recall", "rows": rows, "queries": {k: len(v) for k, v in qsets.items()}}
+
+
+def render_recall(res: dict[str, Any]) -> str:
+    lines = [
+        "| n | index | param | queries | recall@10 vs exact | p50 / p95 ms (1 thread) | build s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        lines.append(
+            f"| {r['n']:,} | {r['index']} | {r['param']} | {r['queries']} | {r['recall']:.4f} | "
+            f"{r['p50']:.2f} / {r['p95']:.2f} | {r['build_s']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+# ============================================================================ latency
+class MemoEmbeddings(Embeddings):
+    """Returns the precomputed USE vector of each known text (bulk loading without the model)."""
+
+    model_name = "usem3-memo"
+    dims = DIMS
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.table[t].tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.table[text].tolist()
+
+
+def fts5(path: Path, docs: Sequence[str]) -> sqlite3.Connection:
+    """An FTS5 table over the store's tokens of each text (jieba for Chinese, as the store)."""
+    from langmem_plus.text.tokenize import tokenize
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='unicode61')")
+    conn.executemany(
+        "INSERT INTO docs(rowid, body) VALUES (?, ?)",
+        ((i, " ".join(tokenize(t))) for i, t in enumerate(docs)),
+    )
+    conn.commit()
+    return conn
+
+
+def fts5_search(conn: sqlite3.Connection, query: str) -> list[int]:
+    from langmem_plus.text.tokenize import tokenize
+
+    toks = list(dict.fromkeys(tokenize(query)))
+    if not toks:
+        return []
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+    rows = conn.execute(
+        "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT ?", (match, K)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def run_latency(args: argparse.Namespace) -> dict[str, Any]:
+    from langmem_plus.config import MemoryConfig
+    from langmem_plus.store.hybrid import HybridStore
+
+    real, real_q = real_sets(Path(args.data))
+    n_max = max(args.sizes)
+    docs = corpus(real, n_max)
+    vecs = embed_cached(docs, args.cache)
+    qsets = query_sets(real_q, docs, args.queries)
+    qlist = [q for qs in qsets.values() for q in qs]
+    qvecs = embed_cached(qlist, args.cache / "q")
+    rows = []
+    overrides = dict(kv.split("=", 1) for kv in args.set_config)
+    cfg = MemoryConfig(store={k: json.loads(v) for k, v in overrides.items()})
+    for n in args.sizes:
+        table = {d: vecs[i] for i, d in enumerate(docs[:n])}
+        table.update({q: qvecs[i] for i, q in enumerate(qlist)})
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+            t0 = time.perf_counter()
+            store = HybridStore(
+                Path(tmp) / "s.db", index={"embed": MemoEmbeddings(table), "dims": DIMS},
+                config=cfg,
+            )  # fmt: skip
+            ns = ("org", "shared")
+            for i in range(0, n, 2000):
+                store.batch([_put(ns, j, docs[j]) for j in range(i, min(n, i + 2000))])
+            build = time.perf_counter() - t0
+            conn = fts5(Path(tmp) / "fts.db", docs[:n])
+            approx = (
+                any(getattr(i, "approximate", False) for i in store._storage.vectors._ns.values())
+                if hasattr(store._storage, "vectors")
+                else None
+            )
+            for q in qlist[:20]:  # warm both
+                store.search(ns, query=q, limit=K)
+                fts5_search(conn, q)
+            st, ft = [], []
+            for _ in range(args.passes):
+                for q in qlist:
+                    t0 = time.perf_counter()
+                    store.search(ns, query=q, limit=K)
+                    st.append((time.perf_counter() - t0) * 1000)
+                    t0 = time.perf_counter()
+                    fts5_search(conn, q)
+                    ft.append((time.perf_counter() - t0) * 1000)
+            row = {"n": n, "store": pct(st), "fts5": pct(ft), "build_s": build,
+                   "approximate": approx, "queries": len(qlist) * args.passes}  # fmt: skip
+            row["p95_ratio"] = row["store"]["p95"] / row["fts5"]["p95"]
+            row["p50_ratio"] = row["store"]["p50"] / row["fts5"]["p50"]
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            conn.close()
+            store.close()
+    return {"part": "latency", "rows": rows, "config": overrides}
+
+
+def _put(ns: tuple[str, ...], i: int, text: str) -> Any:
+    from langgraph.store.base import PutOp
+
+    return PutOp(ns, f"m{i}", {"text": text})
+
+
+def render_latency(res: dict[str, Any]) -> str:
+    lines = [
+        "| n | store p50 / p95 ms | FTS5 p50 / p95 ms | p50 ratio | p95 ratio | approximate | build s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        s, f = r["store"], r["fts5"]
+        lines.append(
+            f"| {r['n']:,} | {s['p50']:.2f} / {s['p95']:.2f} | {f['p50']:.2f} / {f['p95']:.2f} | "
+            f"{r['p50_ratio']:.2f} | {r['p95_ratio']:.2f} | {r['approximate']} | {r['build_s']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=("recall", "latency", "embed"))
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/datasets"))
+    ap.add_argument("--sizes", type=lambda s: [parse_n(x) for x in s.split(",")], default=[10_000])
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "lns")
+    ap.add_argument("--tmp", default=None)
+    ap.add_argument("--queries", type=int, default=200, help="queries per kind")
+    ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--hnsw-m", type=lambda s: [int(x) for x in s.split(",")], default=[32])
+    ap.add_argument("--ef-construction", type=int, default=40)
+    ap.add_argument(
+        "--ef-search", type=lambda s: [int(x) for x in s.split(",")], default=[32, 64, 128]
+    )
+    ap.add_argument("--ivf", action="store_true")
+    ap.add_argument(
+        "--nprobe", type=lambda s: [int(x) for x in s.split(",")], default=[32, 64, 128]
+    )
+    ap.add_argument("--build-threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--set-config", nargs="*", default=[])
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--md", type=Path)
+    args = ap.parse_args(argv)
+    if args.part == "embed":
+        real, _ = real_sets(args.data)
+        embed_cached(corpus(real, max(args.sizes)), args.cache)
+        return
+    res = run_recall(args) if args.part == "recall" else run_latency(args)
+    res.update(command=command_line("large_namespace.py", argv), machine=machine(),
+               load=Path("/proc/loadavg").read_text().split()[:3])  # fmt: skip
+    md = render_recall(res) if args.part == "recall" else render_latency(res)
+    publish(res, f"Command: `{res['command']}`\n\n{md}\n", args.out, args.md)
+
+
+if __name__ == "__main__":
+    main()
