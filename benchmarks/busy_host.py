@@ -274,7 +274,7 @@ def _spin() -> None:
         pass
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="/work/shared/datasets")
     ap.add_argument("--neighbours", type=int, default=1, help="busy processes beside the run")
@@ -294,9 +294,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.child == "spin":
         _spin()
     if args.child == "agent":
-        return child_agent(args)
+        child_agent(args)
+        return {}
     if args.child == "server":
-        return child_server(args)
+        child_server(args)
+        return {}
 
     variants = [v for v in args.variants.split(",") if v]
     parts = [p for p in args.parts.split(",") if p]
@@ -328,6 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         "rounds": rounds,
     }
     publish(res, render(res, variants, parts), args.out, args.md)
+    return res
 
 
 def _ms(x: float) -> str:
