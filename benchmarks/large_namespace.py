@@ -17,7 +17,7 @@ stored text (as `scale.py` asks).
 
     python benchmarks/large_namespace.py recall --sizes 10k,100k --cache /tmp/lns
     python benchmarks/large_namespace.py latency --sizes 10k,100k --cache /tmp/lns \
-        [--set-config ann_threshold=50000] [--out docs/results/large_namespace.json --md ...]
+        [--variants exact:ann_threshold=1000000000 hnsw:ann_threshold=50000] [--out ... --md ...]
 """
 
 from __future__ import annotations
@@ -313,60 +313,98 @@ def fts5_search(conn: sqlite3.Connection, query: str) -> list[int]:
     return [r[0] for r in rows]
 
 
+def _variants(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """'name:field=json,field=json' -> {name: StoreTuning overrides}."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, _, rest = spec.partition(":")
+        pairs = [kv.split("=", 1) for kv in rest.split(",") if kv]
+        out[name] = {k: json.loads(v) for k, v in pairs}
+    return out
+
+
 def run_latency(args: argparse.Namespace) -> dict[str, Any]:
+    """Per size: one store built once (exact), copied per variant and reopened with its
+    config (the vector index is rebuilt from SQLite, as on open), and an FTS5 table; the
+    queries run round-robin over the variants and FTS5."""
+    import shutil
+
     from langmem_plus.config import MemoryConfig
     from langmem_plus.store.hybrid import HybridStore
     from langmem_plus.text.transcript import text_to_embed
 
     real, real_q = real_sets(Path(args.data))
-    n_max = max(args.sizes)
-    docs = corpus(real, n_max)
+    docs = corpus(real, max(args.sizes))
     vecs = embed_cached(docs, args.cache)
     qsets = query_sets(real_q, docs, args.queries)
     qlist = [q for qs in qsets.values() for q in qs]
-    overrides = dict(kv.split("=", 1) for kv in args.set_config)
-    cfg = MemoryConfig(store={k: json.loads(v) for k, v in overrides.items()})
+    variants = _variants(args.variants)
     # the text the store embeds for a query (text/transcript.py)
-    qtexts = [text_to_embed(q[: cfg.recall.max_query_chars]) for q in qlist]
+    max_chars = MemoryConfig().recall.max_query_chars
+    qtexts = [text_to_embed(q[:max_chars]) for q in qlist]
     qvecs = embed_cached(qtexts, args.cache / "q")
     rows = []
+    ns = ("org", "shared")
     for n in args.sizes:
         table = {d: vecs[i] for i, d in enumerate(docs[:n])}
         table.update({q: qvecs[i] for i, q in enumerate(qtexts)})
+        emb = MemoEmbeddings(table)
+        index = {"embed": emb, "dims": DIMS}
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             t0 = time.perf_counter()
-            store = HybridStore(
-                Path(tmp) / "s.db", index={"embed": MemoEmbeddings(table), "dims": DIMS},
-                config=cfg,
-            )  # fmt: skip
-            ns = ("org", "shared")
+            exact = MemoryConfig(store={"ann_threshold": 10**9})
+            base = HybridStore(Path(tmp) / "base.db", index=index, config=exact)
             for i in range(0, n, 2000):
-                store.batch([_put(ns, j, docs[j]) for j in range(i, min(n, i + 2000))])
+                base.batch([_put(ns, j, docs[j]) for j in range(i, min(n, i + 2000))])
+            base.close()
             build = time.perf_counter() - t0
+            stores: dict[str, Any] = {}
+            opened: dict[str, float] = {}
+            for name, over in variants.items():
+                path = Path(tmp) / f"{name}.db"
+                shutil.copy(Path(tmp) / "base.db", path)
+                t0 = time.perf_counter()
+                stores[name] = HybridStore(path, index=index, config=MemoryConfig(store=over))
+                opened[name] = time.perf_counter() - t0
             conn = fts5(Path(tmp) / "fts.db", docs[:n])
-            vec = store._vec
-            approx = vec is not None and any(x.approximate for x in vec._ns.values())
-            for q in qlist[:20]:  # warm both
-                store.search(ns, query=q, limit=K)
+            for q in qlist[:20]:  # warm every side
+                for st in stores.values():
+                    st.search(ns, query=q, limit=K)
                 fts5_search(conn, q)
-            st, ft = [], []
+            lat: dict[str, list[float]] = {name: [] for name in [*stores, "fts5"]}
+            keys: dict[str, list[list[str]]] = {name: [] for name in stores}
             for _ in range(args.passes):
                 for q in qlist:
-                    t0 = time.perf_counter()
-                    store.search(ns, query=q, limit=K)
-                    st.append((time.perf_counter() - t0) * 1000)
+                    for name, st in stores.items():
+                        t0 = time.perf_counter()
+                        hits = st.search(ns, query=q, limit=K)
+                        lat[name].append((time.perf_counter() - t0) * 1000)
+                        keys[name].append([h.key for h in hits])
                     t0 = time.perf_counter()
                     fts5_search(conn, q)
-                    ft.append((time.perf_counter() - t0) * 1000)
-            row = {"n": n, "store": pct(st), "fts5": pct(ft), "build_s": build,
-                   "approximate": approx, "queries": len(qlist) * args.passes}  # fmt: skip
-            row["p95_ratio"] = row["store"]["p95"] / row["fts5"]["p95"]
-            row["p50_ratio"] = row["store"]["p50"] / row["fts5"]["p50"]
+                    lat["fts5"].append((time.perf_counter() - t0) * 1000)
+            first = next(iter(stores))
+            row: dict[str, Any] = {"n": n, "build_s": build, "queries": len(lat["fts5"]),
+                                   "fts5": pct(lat["fts5"]), "variants": {}}  # fmt: skip
+            for name, st in stores.items():
+                vec = st._vec
+                same = [
+                    len(set(a) & set(b)) / max(1, len(b))
+                    for a, b in zip(keys[name], keys[first], strict=True)
+                ]
+                row["variants"][name] = {
+                    **pct(lat[name]),
+                    "p50_ratio": pct(lat[name])["p50"] / row["fts5"]["p50"],
+                    "p95_ratio": pct(lat[name])["p95"] / row["fts5"]["p95"],
+                    "approximate": vec is not None and any(x.approximate for x in vec._ns.values()),
+                    "open_s": opened[name],
+                    f"top{K}_overlap_with_{first}": float(np.mean(same)),
+                }
+                st.close()
+            conn.close()
             print(json.dumps(row), flush=True)
             rows.append(row)
-            conn.close()
-            store.close()
-    return {"part": "latency", "rows": rows, "config": overrides}
+    return {"part": "latency", "rows": rows, "variants": variants}
 
 
 def _put(ns: tuple[str, ...], i: int, text: str) -> Any:
@@ -377,15 +415,19 @@ def _put(ns: tuple[str, ...], i: int, text: str) -> Any:
 
 def render_latency(res: dict[str, Any]) -> str:
     lines = [
-        "| n | store p50 / p95 ms | FTS5 p50 / p95 ms | p50 ratio | p95 ratio | approximate | build s |",
-        "|---|---|---|---|---|---|---|",
+        "| n | variant | store p50 / p95 ms | FTS5 p50 / p95 ms | p50 ratio | p95 ratio | "
+        "approximate | top-10 same as first | open s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res["rows"]:
-        s, f = r["store"], r["fts5"]
-        lines.append(
-            f"| {r['n']:,} | {s['p50']:.2f} / {s['p95']:.2f} | {f['p50']:.2f} / {f['p95']:.2f} | "
-            f"{r['p50_ratio']:.2f} | {r['p95_ratio']:.2f} | {r['approximate']} | {r['build_s']:.0f} |"
-        )
+        f = r["fts5"]
+        for name, v in r["variants"].items():
+            overlap = next(x for k, x in v.items() if k.startswith("top"))
+            lines.append(
+                f"| {r['n']:,} | {name} | {v['p50']:.2f} / {v['p95']:.2f} | "
+                f"{f['p50']:.2f} / {f['p95']:.2f} | {v['p50_ratio']:.2f} | {v['p95_ratio']:.2f} | "
+                f"{v['approximate']} | {overlap:.3f} | {v['open_s']:.1f} |"
+            )
     return "\n".join(lines)
 
 
@@ -408,7 +450,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--nprobe", type=lambda s: [int(x) for x in s.split(",")], default=[32, 64, 128]
     )
     ap.add_argument("--build-threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--set-config", nargs="*", default=[])
+    ap.add_argument(
+        "--variants",
+        nargs="*",
+        default=["exact:ann_threshold=1000000000", "hnsw:ann_threshold=1000"],
+        help="name:field=json,... store configs compared in the latency part",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
     args = ap.parse_args(argv)

@@ -280,7 +280,7 @@ class StoreTuning(Section):
         ge=0,
         description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 4x the int8 "
         "vectors in SQLite) on close only at or above this many vectors, or whenever a "
-        "namespace uses IVF (rebuilding IVF needs k-means training); below it no snapshot is "
+        "namespace uses HNSW (building the graph is the slow part of a rebuild); below it no snapshot is "
         "written, a stale one is removed, and open rebuilds the flat indexes from SQLite, which "
         "measured no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, "
         "200k: 2.4 s vs 2.8 s on 2 cores). 0: always write it.",

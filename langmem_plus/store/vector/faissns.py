@@ -31,8 +31,8 @@ __all__ = [
 
 # HNSW graph: neighbours per node and the candidate list while building (measured on USE
 # vectors, docs/results/large_namespace.md).
-HNSW_M = 32
-HNSW_EF_CONSTRUCTION = 40
+HNSW_M = 48
+HNSW_EF_CONSTRUCTION = 100
 
 
 def normalise(mat: np.ndarray) -> np.ndarray:
@@ -113,11 +113,12 @@ class NsIndex:
         if self._skip is None:
             ids = np.fromiter(self.dead, dtype=np.int64, count=len(self.dead))
             batch = faiss.IDSelectorBatch(len(ids), faiss.swig_ptr(ids))
+            skip = faiss.IDSelectorNot(batch)
             params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
-            params.sel = faiss.IDSelectorNot(batch)
+            params.sel = skip
             graph: Any = faiss.downcast_index(self.index.index)
             params.efSearch = graph.hnsw.efSearch
-            self._skip = (params, batch, ids)  # FAISS does not own the selectors
+            self._skip = (params, skip, batch)  # FAISS holds the selectors by raw pointer
         return self._skip[0]
 
     def sorted_items(self) -> tuple[np.ndarray, np.ndarray]:
