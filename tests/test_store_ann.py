@@ -80,4 +80,4 @@ def test_ivf_nprobe_is_accepted_with_a_warning():
 
     with pytest.warns(DeprecationWarning, match="hnsw_ef_search"):
         cfg = MemoryConfig(store={"ivf_nprobe": 32})
-    assert cfg.store.hnsw_ef_search == 64
+    assert cfg.store.hnsw_ef_search == 512
