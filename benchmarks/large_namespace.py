@@ -384,8 +384,17 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
                     fts5_search(conn, q)
                     lat["fts5"].append((time.perf_counter() - t0) * 1000)
             first = next(iter(stores))
+            kinds = [k for k, qs in qsets.items() for _ in qs] * args.passes
+            by_kind = {
+                side: {
+                    kind: pct([x for x, k in zip(xs, kinds, strict=True) if k == kind])
+                    for kind in qsets
+                }
+                for side, xs in lat.items()
+            }
             row: dict[str, Any] = {"n": n, "build_s": build, "queries": len(lat["fts5"]),
-                                   "fts5": pct(lat["fts5"]), "variants": {}}  # fmt: skip
+                                   "fts5": pct(lat["fts5"]), "by_kind": by_kind,
+                                   "variants": {}}  # fmt: skip
             for name, st in stores.items():
                 vec = st._vec
                 same = [
@@ -428,6 +437,14 @@ def render_latency(res: dict[str, Any]) -> str:
                 f"{f['p50']:.2f} / {f['p95']:.2f} | {v['p50_ratio']:.2f} | {v['p95_ratio']:.2f} | "
                 f"{v['approximate']} | {overlap:.3f} | {v['open_s']:.1f} |"
             )
+    lines += ["", "By query kind, p50 / p95 ms:", "",
+              "| n | kind | " + " | ".join(res["rows"][0]["by_kind"]) + " |",
+              "|---|---|" + "---|" * len(res["rows"][0]["by_kind"])]  # fmt: skip
+    for r in res["rows"]:
+        sides = r["by_kind"]
+        for kind in next(iter(sides.values())):
+            cells = [f"{sides[s][kind]['p50']:.2f} / {sides[s][kind]['p95']:.2f}" for s in sides]
+            lines.append(f"| {r['n']:,} | {kind} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
