@@ -10,9 +10,10 @@ Two measurements, both on real USE-multilingual embeddings (`default_embeddings`
    corpus (harder than the per-user namespaces the store searches); queries: the sets' own
    questions (LoCoMo) and dialogue contexts (MADial).
 2. IVF: `n` synthetic en/zh/code memories from `scale.Corpus`, embedded with USE, stored as
-   int8, added to a `VectorIndex` namespace and moved to IVF by the store's own `_to_ivf`
+   int8, indexed by IVF as large namespaces were before issue #31 (`build_ivf`; the store now
+   uses HNSW, measured by benchmarks/large_namespace.py)
    (nlist = max(256, min(16384, 4 sqrt(n))), nlist*40 training sample, fp16 codes); searched
-   through `VectorIndex.search` (one query at a time, the store's threading) at several nprobe
+   through FAISS (one query at a time) at several nprobe
    values. recall@10 against exact float32 search over the same documents, and against the
    exact search over the int8 vectors (the flat index a store below `ann_threshold` uses).
    Queries: 2-3 words of a stored memory (as in scale.py) and unseen sentences of the same
@@ -43,9 +44,8 @@ sys.path.insert(0, str(HERE))
 import faiss  # noqa: E402
 from _results import write_json, write_text  # noqa: E402
 
-from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import default_embeddings  # noqa: E402
-from langmem_plus.store.vector.index import VectorIndex, decode_vecs, encode_vec  # noqa: E402
+from langmem_plus.store.vector.index import decode_vecs, encode_vec  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets"
 K = 10
@@ -216,8 +216,22 @@ def _cached_prefix(emb: Embedder, texts: list[str], cache: Path | None, tag: str
 
 
 def nlist_for(n: int) -> int:
-    """The store's nlist for a namespace of n vectors (vector.py `_to_ivf`)."""
+    """The nlist the store used for a namespace of n vectors while large ones were IVF."""
     return int(max(256, min(16384, 4 * np.sqrt(n))))
+
+
+def build_ivf(mat: np.ndarray, nlist: int) -> Any:
+    """The IVF index large namespaces used before HNSW (issue #31): fp16 codes, trained on
+    nlist * 40 of the (normalised) vectors, ids 0..n-1."""
+    mat = normalise(mat)
+    ivf = faiss.IndexIVFScalarQuantizer(
+        faiss.IndexFlatIP(mat.shape[1]), mat.shape[1], nlist, faiss.ScalarQuantizer.QT_fp16,
+        faiss.METRIC_INNER_PRODUCT,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    ivf.train(mat[rng.choice(len(mat), size=min(len(mat), nlist * 40), replace=False)])
+    ivf.add(mat)
+    return ivf
 
 
 def ivf_recall(
@@ -231,15 +245,11 @@ def ivf_recall(
     `nlist` None: the store's own choice for this n; else that many lists (the nlist of a
     larger store, to estimate its recall at the same share of lists probed).
     """
-    n, dims = doc_vecs.shape
+    n = len(doc_vecs)
     stored8 = stored(doc_vecs, "int8")
-    cfg = MemoryConfig()
-    vi = VectorIndex(dims, ann_threshold=n + 1, nprobe=cfg.store.ivf_nprobe)
-    vi._add(0, np.arange(n, dtype=np.int64), stored8)
     t0 = time.perf_counter()
-    vi._to_ivf(vi._ns[0], nlist)  # the store's switch (training sample, QT_fp16)
+    ivf = build_ivf(stored8, nlist or nlist_for(n))
     build_s = time.perf_counter() - t0
-    ivf = faiss.extract_index_ivf(vi._ns[0].index)
     out: dict[str, Any] = {
         "n": n,
         "nlist_as_for_n": n if nlist is None else None,
@@ -258,15 +268,14 @@ def ivf_recall(
             "nprobe": {},
         }
         for p in nprobes:
-            vi.nprobe = p
-            vi.search([0], q[0], K)  # warm
+            ivf.nprobe = p
+            ivf.search(q[:1], K)  # warm
             got, lat = [], []
-            for qv in q:
+            for i in range(len(q)):
                 t1 = time.perf_counter()
-                hits = vi.search([0], qv, K)
+                _, ids = ivf.search(q[i : i + 1], K)
                 lat.append((time.perf_counter() - t1) * 1000)
-                ids = [h[0] for h in hits] + [-1] * (K - len(hits))
-                got.append(ids)
+                got.append(ids[0].tolist())
             arr = np.asarray(got, dtype=np.int64)
             row["nprobe"][str(p)] = {
                 f"recall@{K}_vs_float32": overlap(arr, ref),
@@ -275,7 +284,6 @@ def ivf_recall(
                 "latency_ms_mean": float(np.mean(lat)),
             }
         out["queries"][kind] = row
-    vi.nprobe = cfg.store.ivf_nprobe
     return out
 
 
@@ -337,13 +345,13 @@ def markdown(results: dict[str, Any]) -> str:
     if ivf:
         lines += [
             "",
-            "### IVF (the store's `_to_ivf`) on int8-stored USE vectors of synthetic memories",
+            "### IVF (large namespaces before issue #31) on int8-stored USE vectors of synthetic memories",
             "",
             f"USE embedding: {ivf['embed_s']:.0f} s. recall@{K} against exact float32 search "
             f"over the same documents; 'vs flat int8' isolates the IVF approximation. Rows "
             f"'nlist of N' build the IVF with the nlist the store uses at N vectors: an estimate "
             f"of recall at N at the same share of lists probed (k-means gets fewer points per "
-            f"list). Latency: `VectorIndex.search`, one query at a time, "
+            f"list). Latency: FAISS, one query at a time, "
             f"{next(iter(ivf['sizes'].values()))['threads']} threads.",
             "",
             f"| n | nlist | IVF build s | queries | flat int8 recall@{K} | nprobe | "

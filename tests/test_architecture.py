@@ -20,7 +20,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / "langmem_plus"
 # folder (`agent`, `store.ranking`) or a module (`errors`, `store.hybrid`); inside `store` and
 # `processors` each subfolder and module is a layer of its own. `""` is the package's face.
 LAYERS = (
-    "errors", "clock", "text", "config", "embeddings", "model",
+    "errors", "clock", "threads", "text", "config", "embeddings", "model",
     # the store, bottom up: the SQLite truth, the two indexes, the seams every backend
     # implements, the ranking over them, the backends, the store's face
     "store.db", "store.growbuffer", "store.filters", "store.conversation", "store.texts",

@@ -154,6 +154,9 @@ REMOVED_FIELDS: Mapping[str, RemovedField] = MappingProxyType(
         "eviction_threshold": RemovedField(
             None, "nothing read it; call lifecycle.evict(store, namespace, max_items)"
         ),
+        "ivf_nprobe": RemovedField(
+            64, "large namespaces use an HNSW graph; set store.hnsw_ef_search"
+        ),
     }
 )
 """Flat fields that were removed: accepted for one release with a warning, ignored."""

@@ -70,6 +70,7 @@ from langmem_plus.store.sqlite.maintenance import TTLSweeper
 from langmem_plus.store.sqlite.storage import SqliteStorage
 from langmem_plus.store.texts import field_paths, value_texts
 from langmem_plus.text.transcript import text_to_embed
+from langmem_plus.threads import blas_limit
 
 if TYPE_CHECKING:
     from langmem_plus.store.milvus.log import MilvusConversationLog
@@ -369,6 +370,14 @@ class HybridStore(BaseStore):
         return doc_vecs, q_vecs
 
     def _execute(
+        self, plan: Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
+    ) -> list[Result]:
+        # a batch's NumPy work (cosines over candidates) is too small for a second BLAS
+        # thread, which on a busy host costs more than it saves (docs/results/busy_host.md)
+        with blas_limit(1):
+            return self._execute_batch(plan, doc_vecs, q_vecs)
+
+    def _execute_batch(
         self, plan: Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
     ) -> list[Result]:
         self._ensure_open()

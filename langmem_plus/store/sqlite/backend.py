@@ -81,7 +81,7 @@ class _SqliteVectorSearch:
     ) -> dict[int, float]:
         got = exact.lookup(item_ids) if exact is not None else {}
         rest = [i for i in item_ids if i not in got]
-        if rest and not (exact is not None and exact.complete):  # IVF namespaces: SQLite
+        if rest and not (exact is not None and exact.complete):  # HNSW namespaces
             got = {**got, **self._backend.stored_cosines(self._conn, rest, qvec)}
         return got
 

@@ -76,7 +76,7 @@ class SqliteStorage:
                 dims,
                 snapshot_path=snap,
                 ann_threshold=config.store.ann_threshold,
-                nprobe=config.store.ivf_nprobe,
+                ef_search=config.store.hnsw_ef_search,
                 snapshot_min_vectors=config.store.snapshot_min_vectors,
                 scan_in_background=config.store.vector_search_thread,
             )

@@ -1,7 +1,9 @@
 """One namespace's FAISS index, the one-query scan, and a query's exact cosines on demand.
 
 The pieces `VectorIndex` (store/vector/index.py) is built from: an exact namespace holds float16 unit
-vectors (with a mirror of the item id of each stored vector), a large one an IVF index.
+vectors (with a mirror of the item id of each stored vector), a large one an HNSW graph over
+float16 vectors (approximate; recall@10 against the exact scan >= 0.99 where it is used:
+docs/results/large_namespace.md).
 """
 
 from __future__ import annotations
@@ -14,7 +16,23 @@ import numpy as np
 
 from langmem_plus.store.growbuffer import GrowBuffer
 
-__all__ = ["ExactCosines", "NsIndex", "normalise", "one_exact", "search_one", "unit_query"]
+__all__ = [
+    "HNSW_EF_CONSTRUCTION",
+    "HNSW_M",
+    "ExactCosines",
+    "NsIndex",
+    "hnsw_index",
+    "is_approximate",
+    "normalise",
+    "one_exact",
+    "search_one",
+    "unit_query",
+]
+
+# HNSW graph: neighbours per node and the candidate list while building (measured on USE
+# vectors, docs/results/large_namespace.md).
+HNSW_M = 48
+HNSW_EF_CONSTRUCTION = 100
 
 
 def normalise(mat: np.ndarray) -> np.ndarray:
@@ -37,8 +55,29 @@ def unit_query(query: np.ndarray) -> np.ndarray:
     return mat / norm
 
 
+def hnsw_index(dims: int, ef_search: int) -> Any:
+    """An empty approximate index: an HNSW graph over float16 unit vectors, inner product,
+    keyed by vector id (`IndexIDMap2`, so vectors can be read back by id)."""
+    inner: Any = faiss.IndexHNSWSQ(
+        dims,
+        faiss.ScalarQuantizer.QT_fp16,  # type: ignore[arg-type]  # the stubs miss this overload
+        HNSW_M,
+        faiss.METRIC_INNER_PRODUCT,
+    )
+    inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    inner.hnsw.efSearch = ef_search
+    return faiss.IndexIDMap2(inner)
+
+
+def is_approximate(index: Any) -> bool:
+    """Whether a (deserialised) namespace index is the HNSW form."""
+    inner = getattr(faiss.downcast_index(index), "index", None)
+    return inner is not None and isinstance(faiss.downcast_index(inner), faiss.IndexHNSW)
+
+
 class NsIndex:
-    """One namespace's FAISS index: exact (float16 flat) until it grows past the ANN threshold."""
+    """One namespace's FAISS index: exact (float16 flat) until it grows past the ANN threshold,
+    then an HNSW graph (`hnsw_index`)."""
 
     def __init__(self, dims: int) -> None:
         self.dims = dims
@@ -56,6 +95,31 @@ class NsIndex:
         # its sorted form for lookups (None: stale).
         self.items: GrowBuffer | None = GrowBuffer(np.int64)
         self.by_item: tuple[GrowBuffer, GrowBuffer] | None = None
+        # HNSW only: vector ids removed from the namespace but still in the graph (FAISS's
+        # HNSW cannot remove); searches skip them, and the graph is rebuilt without them once
+        # they are a fifth of it (`VectorIndex._remove`)
+        self.dead: set[int] = set()
+        self._skip: Any = None  # the search parameters that skip `dead` (None: stale)
+
+    def mark_dead(self, vec_ids: Sequence[int]) -> None:
+        self.dead.update(vec_ids)
+        self._skip = None
+
+    def search_params(self) -> Any:
+        """FAISS search parameters for an HNSW namespace: None, or a selector of the live
+        vectors when some are dead."""
+        if not self.dead:
+            return None
+        if self._skip is None:
+            ids = np.fromiter(self.dead, dtype=np.int64, count=len(self.dead))
+            batch = faiss.IDSelectorBatch(len(ids), faiss.swig_ptr(ids))
+            skip = faiss.IDSelectorNot(batch)
+            params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
+            params.sel = skip
+            graph: Any = faiss.downcast_index(self.index.index)
+            params.efSearch = graph.hnsw.efSearch
+            self._skip = (params, skip, batch)  # FAISS holds the selectors by raw pointer
+        return self._skip[0]
 
     def sorted_items(self) -> tuple[np.ndarray, np.ndarray]:
         """(argsort of the item ids, sorted item ids): where each item's vectors are stored."""
@@ -88,7 +152,8 @@ class NsIndex:
 
     @property
     def size(self) -> int:
-        return int(self.index.ntotal)
+        """Vectors held (live ones: an HNSW graph's dead vectors do not count)."""
+        return int(self.index.ntotal) - len(self.dead)
 
 
 _SINGLE_THREAD_MAX = 100_000
@@ -97,16 +162,27 @@ _SINGLE_THREAD_MAX = 100_000
 def search_one(
     idx: NsIndex, q: np.ndarray, k: int, positions: bool = False, params: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One query vector: single-threaded below `_SINGLE_THREAD_MAX` vectors.
+    """One query vector: single-threaded, except an exact scan of more than
+    `_SINGLE_THREAD_MAX` vectors.
 
     OpenMP start-up dominates a one-vector scan of a small flat index (measured at 10k x 512:
-    1.66 ms with 2 threads, 0.60 ms with 1), so small scans run on one thread. `positions`
-    (exact indexes only): labels are storage positions instead of vector ids; `params`: FAISS
-    search parameters (a selector).
+    1.66 ms with 2 threads, 0.60 ms with 1), so small scans run on one thread, and so does an
+    HNSW search (FAISS runs one query on one thread anyway). `positions` (exact indexes only):
+    labels are storage positions instead of vector ids; `params`: FAISS search parameters (a
+    selector; an HNSW namespace's own, skipping its dead vectors, when None).
     """
     index = idx.index.index if positions else idx.index
-    if idx.approximate or idx.size > _SINGLE_THREAD_MAX:
+    if idx.approximate:
+        return _single_threaded(index, q, k, params if params is not None else idx.search_params())
+    if idx.size > _SINGLE_THREAD_MAX:
         return index.search(q, k, params=params)
+    return _single_threaded(index, q, k, params)
+
+
+def _single_threaded(
+    index: Any, q: np.ndarray, k: int, params: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """`_search_row` on one OpenMP thread."""
     before = faiss.omp_get_max_threads()
     if before == 1:
         return _search_row(index, q, k, params)
@@ -164,7 +240,7 @@ class ExactCosines:
     def __init__(self, query: np.ndarray, whole_max: int = 0) -> None:
         self.query = query  # a unit row, (1, d) float32 (`unit_query`)
         self.parts: list[tuple[NsIndex, np.ndarray]] = []
-        self.complete = True  # False when an IVF namespace was searched (not all cosines)
+        self.complete = True  # False when an HNSW namespace was searched (not all cosines)
         # one namespace of at most this many vectors is scanned whole on the first lookup
         # (one plain scan costs less than a selected one there), its best cosine per item kept
         self.whole_max = whole_max

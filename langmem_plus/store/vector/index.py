@@ -6,7 +6,7 @@ dimension form, which is still read). Every vector write also reaches the vector
 (`vec_log`, store/db/changefeed.py); an index applies its entries past its watermark before each
 use, so a second process writing the same file, or a crash between SQLite and FAISS, never
 serves a stale answer. In memory, exact namespaces hold float16 unit vectors and large ones an
-IVF index with float16 codes (store/vector/faissns.py). A snapshot file (the serialised FAISS indexes
+HNSW graph over float16 vectors (store/vector/faissns.py). A snapshot file (the serialised FAISS indexes
 as a signed `.npz`, see `store/vector/snapshot.py`) speeds up opening a large store; small stores rebuild
 from SQLite instead (see `VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt
 from SQLite.
@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -32,6 +33,8 @@ from langmem_plus.store.vector.codec import VectorStorage, decode_vec, decode_ve
 from langmem_plus.store.vector.faissns import (
     ExactCosines,
     NsIndex,
+    hnsw_index,
+    is_approximate,
     normalise,
     one_exact,
     search_one,
@@ -57,8 +60,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# 2: exact indexes hold float16 (IndexScalarQuantizer); 3: a signed .npz, never a pickle
-_SNAPSHOT_FORMAT = 3
+# 2: exact indexes hold float16 (IndexScalarQuantizer); 3: a signed .npz, never a pickle;
+# 4: large namespaces are HNSW graphs (no longer IVF)
+_SNAPSHOT_FORMAT = 4
+# An HNSW namespace's graph is rebuilt without its removed vectors once they are this share of it
+_DEAD_SHARE = 0.2
 
 
 # Fewer vectors than this are scanned inline even with `scan_in_background` (a thread hand-off
@@ -90,8 +96,8 @@ class VectorIndex:
         self,
         dims: int,
         snapshot_path: Path | None = None,
-        ann_threshold: int = 200_000,
-        nprobe: int = 32,
+        ann_threshold: int = 50_000,
+        ef_search: int = 512,
         snapshot_min_vectors: int = 0,
         *,
         scan_in_background: bool = False,
@@ -103,7 +109,7 @@ class VectorIndex:
         self.snapshot_path = snapshot_path
         self.snapshot_min_vectors = snapshot_min_vectors
         self.ann_threshold = ann_threshold
-        self.nprobe = nprobe
+        self.ef_search = ef_search
         self._ns: dict[int, NsIndex] = {}
         self._vec_ns: dict[int, int] = {}
         self.watermark = 0
@@ -149,10 +155,16 @@ class VectorIndex:
         for ns_id in header["ns_ids"]:
             idx = NsIndex(self.dims)
             idx.index = faiss.deserialize_index(arrays[f"index_{int(ns_id)}"])
-            idx.approximate = isinstance(faiss.downcast_index(idx.index), faiss.IndexIVF)
+            idx.approximate = is_approximate(idx.index)
             idx.items = None  # read from SQLite when first needed
             indexes[int(ns_id)] = idx
         vec_ids, vec_nss = arrays["vec_ids"], arrays["vec_nss"]
+        for ns_id, idx in indexes.items():
+            if idx.approximate:  # the graph's vectors that the namespace no longer holds
+                held = faiss.vector_to_array(idx.index.id_map)
+                live = vec_ids[vec_nss == ns_id]
+                idx.mark_dead(held[~np.isin(held, live)].tolist())
+                self._set_ef(idx)
         with self._lock:
             self._ns = indexes
             self._vec_ns = dict(zip(vec_ids.tolist(), vec_nss.tolist(), strict=True))
@@ -160,12 +172,12 @@ class VectorIndex:
         return True
 
     def wants_snapshot(self) -> bool:
-        """Whether a snapshot pays: at least `snapshot_min_vectors` vectors, or an IVF index.
+        """Whether a snapshot pays: at least `snapshot_min_vectors` vectors, or an HNSW graph.
 
         A flat index rebuilds from SQLite about as fast as a float32 snapshot loads (both
         linear in the vectors), and the snapshot file costs 4 bytes per dimension on disk,
-        several times the int8 vectors themselves; an IVF index needs k-means training to
-        rebuild, so its snapshot always pays.
+        several times the int8 vectors themselves; an HNSW graph takes far longer to build
+        than to load, so its snapshot always pays.
         """
         with self._lock:
             return self.count() >= self.snapshot_min_vectors or any(
@@ -175,7 +187,7 @@ class VectorIndex:
     def save(self) -> bool:
         """Write the snapshot atomically (temp file + rename) if it pays; True when written.
 
-        Below `snapshot_min_vectors` (and with no IVF index) no snapshot is written and a
+        Below `snapshot_min_vectors` (and with no HNSW graph) no snapshot is written and a
         stale one is removed: the next open rebuilds from SQLite.
         """
         if self.snapshot_path is None:
@@ -296,7 +308,7 @@ class VectorIndex:
         for vid in ids.tolist():
             self._vec_ns[vid] = ns_id
         if not idx.approximate and idx.size > self.ann_threshold:
-            self._to_ivf(idx)
+            self._to_hnsw(idx)
 
     def _remove(self, vec_ids: Sequence[int]) -> None:
         by_ns: dict[int, list[int]] = {}
@@ -306,7 +318,11 @@ class VectorIndex:
                 by_ns.setdefault(ns_id, []).append(vid)
         for ns_id, vids in by_ns.items():
             idx = self._ns.get(ns_id)
-            if idx is not None:
+            if idx is not None and idx.approximate:
+                idx.mark_dead(vids)
+                if len(idx.dead) > _DEAD_SHARE * idx.index.ntotal:
+                    self._compact(ns_id, idx)
+            elif idx is not None:
                 gone = np.asarray(vids, dtype=np.int64)
                 if idx.items is not None and not idx.approximate:
                     # flat storage compacts in order on removal: mirror it on the item ids
@@ -319,33 +335,44 @@ class VectorIndex:
                 if idx.size == 0:
                     del self._ns[ns_id]
 
-    def _to_ivf(self, idx: NsIndex, nlist: int | None = None) -> None:
-        """Move a large namespace to IVF (approximate, fp16 codes), re-adding the flat vectors.
+    def _set_ef(self, idx: NsIndex) -> None:
+        graph: Any = faiss.downcast_index(idx.index.index)
+        graph.hnsw.efSearch = self.ef_search
 
-        `nlist` defaults to max(256, min(16384, 4 sqrt(n))); benchmarks/vector_recall.py passes
-        the nlist of a larger store to measure its recall on fewer vectors.
-        """
-        n = idx.size
+    def _to_hnsw(self, idx: NsIndex) -> None:
+        """Move a large namespace to an HNSW graph (approximate), re-adding its flat vectors."""
+        n = int(idx.index.ntotal)
         ids = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
         mat = np.asarray(idx.index.index.reconstruct_n(0, n), dtype=np.float32)
-        if nlist is None:
-            nlist = int(max(256, min(16384, 4 * np.sqrt(n))))
-        quant = faiss.IndexFlatIP(self.dims)
-        # fp16 codes: half the memory of IVFFlat, and finer than the int8 vectors in SQLite.
-        ivf = faiss.IndexIVFScalarQuantizer(
-            quant, self.dims, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-        )
-        rng = np.random.default_rng(0)
-        sample = mat[rng.choice(n, size=min(n, nlist * 40), replace=False)]
-        ivf.train(sample)
-        ivf.nprobe = self.nprobe
-        # IVF keeps external ids itself; wrapping it in IndexIDMap would break remove_ids
-        # (IndexIDMap assumes the inner index renumbers after a removal, as flat does).
-        ivf.add_with_ids(mat, ids)
-        idx.index = ivf
+        self._fill_hnsw(idx, ids, mat)
+
+    def _fill_hnsw(self, idx: NsIndex, ids: np.ndarray, mat: np.ndarray) -> None:
+        graph = hnsw_index(self.dims, self.ef_search)
+        graph.add_with_ids(mat, ids)
+        idx.index = graph
         idx.approximate = True
         idx.items = None
         idx.by_item = None
+        idx.dead = set()
+        idx.mark_dead(())
+
+    def _compact(self, ns_id: int, idx: NsIndex) -> None:
+        """Rebuild an HNSW namespace without its dead vectors (flat again when it is no longer
+        past the threshold)."""
+        held = faiss.vector_to_array(idx.index.id_map).astype(np.int64)
+        dead = np.fromiter(idx.dead, dtype=np.int64, count=len(idx.dead))
+        live = held[~np.isin(held, dead)]
+        mat = np.asarray(idx.index.reconstruct_batch(live), dtype=np.float32)
+        if len(live) > self.ann_threshold:
+            self._fill_hnsw(idx, live, mat)
+            return
+        flat = NsIndex(self.dims)
+        flat.items = None  # read from SQLite when first needed
+        if len(live):
+            flat.index.add_with_ids(mat, live)
+            self._ns[ns_id] = flat
+        else:
+            del self._ns[ns_id]
 
     # -------------------------------------------------------------- query
     def search(self, ns_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -362,8 +389,6 @@ class VectorIndex:
 
     def _faiss_hits(self, idx: NsIndex, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(vector id, cosine) of one namespace's `k` nearest vectors, through FAISS."""
-        if idx.approximate:
-            idx.index.nprobe = self.nprobe
         scores, ids = search_one(idx, q, min(k, idx.size))
         return [(i, s) for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True) if i >= 0]
 
@@ -375,7 +400,7 @@ class VectorIndex:
 
         Exact namespaces are scanned by FAISS over their float16 vectors, hits mapped to items
         through the in-memory item-id mirror; other candidates' cosines come later from
-        `ExactCosines.lookup`. IVF namespaces go through FAISS, their vector ids mapped to
+        `ExactCosines.lookup`. HNSW namespaces go through FAISS, their vector ids mapped to
         items in SQLite.
         """
         return self.begin_search_items(conn, ns_ids, query, k)()
@@ -393,11 +418,11 @@ class VectorIndex:
         With `scan_in_background`, and at least `_BACKGROUND_MIN` vectors to scan, the scans
         run on a worker thread (store/vector/workers.py; FAISS releases the GIL) while the caller does
         its keyword work in Python. The finishing function must run on the calling thread,
-        under the same store lock (it reads SQLite for IVF hits).
+        under the same store lock (it reads SQLite for HNSW hits).
         """
         q = unit_query(query)
         cos = ExactCosines(q, min(_WHOLE_SCAN * k, _WHOLE_SCAN_MAX))
-        jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for IVF
+        jobs: list[tuple[NsIndex, np.ndarray | None]] = []  # items: None for HNSW
         with self._lock:
             for ns_id in ns_ids:
                 idx = self._ns.get(ns_id)
@@ -415,8 +440,6 @@ class VectorIndex:
             out = []
             with self._lock:
                 for idx, items in jobs:
-                    if idx.approximate:
-                        idx.index.nprobe = self.nprobe
                     out.append(search_one(idx, q, min(k, idx.size), positions=items is not None))
             return out
 
@@ -475,11 +498,8 @@ class VectorIndex:
             return 0 if idx is None else idx.size
 
     def reconstruct(self, vec_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Unit vectors of the given ids held by exact (flat) indexes, read from memory.
-
-        Ids in approximate (IVF) namespaces or unknown here are left out: the caller reads
-        those from SQLite.
-        """
+        """Unit vectors of the given ids, read from memory (flat float16 or the HNSW graph's
+        float16 storage). Ids unknown here are left out: the caller reads those from SQLite."""
         out: dict[int, np.ndarray] = {}
         with self._lock:
             by_ns: dict[int, list[int]] = {}
@@ -489,7 +509,7 @@ class VectorIndex:
                     by_ns.setdefault(ns_id, []).append(vid)
             for ns_id, vids in by_ns.items():
                 idx = self._ns.get(ns_id)
-                if idx is None or idx.approximate:
+                if idx is None:
                     continue
                 mat = idx.index.reconstruct_batch(np.asarray(vids, dtype=np.int64))
                 out.update(zip(vids, mat, strict=True))
