@@ -148,7 +148,8 @@ def test_working_memory_from_checkpointer(mem):
         working_memory: dict
 
     def node(state: State) -> State:
-        wm = WorkingMemory.new(utcnow(), session_id="t1").record_turn(utcnow(), topic="travel")
+        wm = WorkingMemory.new(utcnow(), session_id="t1", user_id="alice")
+        wm = wm.record_turn(utcnow(), topic="travel")
         return {"working_memory": wm.to_state()}
 
     saver = InMemorySaver()
@@ -160,6 +161,7 @@ def test_working_memory_from_checkpointer(mem):
         assert wm["current_topic"] == "travel" and wm["turn_count"] == 1
         assert wm["source"] == "checkpointer"
         assert client.get("/memory/working/unknown", headers=ALICE).status_code == 404
+        assert client.get("/memory/working/t1", headers=BOB).status_code == 404  # alice's
 
 
 @pytest.mark.parametrize(
