@@ -25,10 +25,10 @@ from langmem_plus.agent.working import WorkingMemory
 from langmem_plus.memory import Memory
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from langmem_plus.server import create_app  # noqa: E402
-from langmem_plus.server.apikeys import KeyStore  # noqa: E402
+from langmem_plus.server import create_app
+from langmem_plus.server.apikeys import KeyStore
 
 TEXT = "I am planning a trip to Kyoto on 2026-05-01, my budget is 3000 dollars."
 
@@ -121,7 +121,9 @@ def test_a_checkpoint_that_names_no_user_is_shown_to_nobody(mem) -> None:
 
     def node(state: S) -> S:
         now = utcnow()
-        return {"working_memory": WorkingMemory.new(now, session_id="t").record_turn(now).to_state()}
+        return {
+            "working_memory": WorkingMemory.new(now, session_id="t").record_turn(now).to_state()
+        }
 
     saver = InMemorySaver()
     g = StateGraph(S).add_node("n", node).add_edge(START, "n").add_edge("n", END)
