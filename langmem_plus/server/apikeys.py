@@ -127,7 +127,8 @@ class KeyStore:
 
     Pass the store's `Database` (``memory.store.db``) to share its connection, or use
     `KeyStore.open(path)` for a database file alone (the CLI). Revocation takes effect on the
-    next request of every server using the file, since each request reads the table.
+    next request of every server using the file: the REST server authenticates each request,
+    and an MCP server started with a key checks it again before each tool call.
     """
 
     def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
