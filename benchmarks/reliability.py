@@ -43,6 +43,9 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
+# A REST app without API keys answers only to a loopback Host (the TestClient's default,
+# "testserver", is refused like a rebinding web page's name).
+LOOPBACK = "http://localhost"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -1367,7 +1370,11 @@ def run_hostile(
 
         plain = [(c.name, *call) for c in cases for call in _rest_calls(c, target)]
         if "rest" in interfaces:  # no API keys: X-User-Id is trusted
-            rest_run("rest", TestClient(create_app(mem), raise_server_exceptions=False), plain)
+            rest_run(
+                "rest",
+                TestClient(create_app(mem), raise_server_exceptions=False, base_url=LOOPBACK),
+                plain,
+            )
         if "rest+keys" in interfaces:  # API keys: every call needs one; hu's key acts as hu
             keys = KeyStore.open(work / "hostile-keys.db")
             _, hu_token = keys.create(user_id="hu")
@@ -1375,7 +1382,7 @@ def run_hostile(
             revoked, revoked_token = keys.create(user_id="hu")
             keys.revoke(revoked.key_id)
             _, admin_token = keys.create(admin=True)
-            app = create_app(mem, keys=keys, rate_limit=None)
+            app = create_app(mem, keys=keys, rate_limit=None, work_limit=None)
             keyed = [
                 (n, lb, m, u, {**kw, "headers": {**kw["headers"], "Authorization": f"Bearer {hu_token}"}})
                 for n, lb, m, u, kw in plain
@@ -1506,11 +1513,13 @@ def run_isolation(
     db = work / "iso.db"
     rng = random.Random(seed)
     mem = Memory(db, embeddings=make_embeddings(embeddings))
-    client = TestClient(create_app(mem), raise_server_exceptions=False)  # trusts X-User-Id
+    client = TestClient(create_app(mem), raise_server_exceptions=False, base_url=LOOPBACK)
     keys = KeyStore.open(work / "iso-keys.db")
     tokens = {u: keys.create(user_id=u)[1] for u in ISO_USERS}
     admin_token = keys.create(admin=True)[1]
-    keyed = TestClient(create_app(mem, keys=keys, rate_limit=None), raise_server_exceptions=False)
+    keyed = TestClient(
+        create_app(mem, keys=keys, rate_limit=None, work_limit=None), raise_server_exceptions=False
+    )
     servers: dict[str, Any] = {}  # one MCP server per user, as they are started
     _quiet()
     owner: dict[str, str] = {}  # token -> user
@@ -1757,7 +1766,9 @@ def run_forensics(
             elif how == "python reset":
                 mem.reset("fu")
             elif how.startswith("rest"):
-                client = TestClient(create_app(mem), raise_server_exceptions=False)
+                client = TestClient(
+                    create_app(mem), raise_server_exceptions=False, base_url=LOOPBACK
+                )
                 if how == "rest delete":
                     for i in mine:
                         client.delete(f"/memory/long-term/{i}", headers={"X-User-Id": "fu"})

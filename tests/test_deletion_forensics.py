@@ -155,7 +155,7 @@ def test_rest_delete_and_clear_leave_no_trace(mem, db):
     from langmem_plus.server import create_app
 
     alice = {"X-User-Id": "alice"}
-    with TestClient(create_app(mem)) as client:
+    with TestClient(create_app(mem), base_url="http://localhost") as client:
         ids = []
         for text in (SECRET_EN, SECRET_ZH, KEEP_EN):
             res = client.post("/memory/long-term", json={"messages": text, "infer": False},

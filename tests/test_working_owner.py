@@ -128,7 +128,7 @@ def test_a_checkpoint_that_names_no_user_is_shown_to_nobody(mem) -> None:
     saver = InMemorySaver()
     g = StateGraph(S).add_node("n", node).add_edge(START, "n").add_edge("n", END)
     g.compile(checkpointer=saver).invoke({}, {"configurable": {"thread_id": "t"}})
-    client = TestClient(create_app(mem, checkpointer=saver))
+    client = TestClient(create_app(mem, checkpointer=saver), base_url="http://localhost")
     for user in ("alice", "bob", "default"):
         assert client.get("/memory/working/t", headers={"X-User-Id": user}).status_code == 404
 
