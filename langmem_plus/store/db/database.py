@@ -87,6 +87,26 @@ def _check_file(path: Path) -> None:
         )
 
 
+def _create_private(path: Path) -> None:
+    """Create a new database file readable by its owner only (0600, whatever the umask), not
+    through a link; SQLite gives its -wal and -shm the database file's permissions. An
+    existing file is left as it is."""
+    if path.exists():
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(path, flags, 0o600))
+    except FileExistsError:
+        if path.is_symlink() and not path.exists():
+            raise ValidationError(
+                f"{path} is a symbolic link to nothing; refusing to create the database "
+                "through it (give the real path)"
+            ) from None
+        # another process created it in the meantime: open what is there
+    except OSError as exc:
+        raise ReadOnlyStoreError(f"cannot create {path}: {exc.strerror or exc}") from None
+
+
 def _writable(path: Path) -> bool:
     """False on read-only media or without write permission on the file or its directory."""
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
@@ -160,6 +180,7 @@ class Database:
                     raise ReadOnlyStoreError(
                         f"cannot create {self.path}: its directory is read-only"
                     )
+                _create_private(self.path)
             self.conn = sqlite3.connect(
                 target, check_same_thread=False, isolation_level=None, timeout=5.0
             )
