@@ -1389,7 +1389,9 @@ def run_hostile(
                 for n, lb, m, u, kw in plain
             ]  # fmt: skip
             auth = _auth_cases(hu_token, other_token, revoked_token, admin_token)
-            rest_run("rest+keys", TestClient(app, raise_server_exceptions=False), keyed + auth)
+            # from a loopback Host: a server that dropped its keys would trust X-User-Id (a bypass)
+            client = TestClient(app, raise_server_exceptions=False, base_url=LOOPBACK)
+            rest_run("rest+keys", client, keyed + auth)
             keys.close()
     if "mcp" in interfaces:
         from langmem_plus.mcp_server import build_server
@@ -1550,7 +1552,7 @@ def working_memory_isolation(
             _run_as(mem, saver, u, way, thread, f"my trip is {token(777, i * 10 + j)} in May")
             owner[thread] = u
     app = create_app(mem, checkpointer=saver, keys=keys, rate_limit=None)
-    client = TestClient(app, raise_server_exceptions=False)
+    client = TestClient(app, raise_server_exceptions=False, base_url=LOOPBACK)
     out = {"sessions": len(owner), "reads": 0, "leaks": 0, "own_missing": 0, "crossed_runs": 0}
     samples: list[str] = []
     for thread, own in owner.items():
@@ -1608,7 +1610,9 @@ def run_isolation(
     tokens = {u: keys.create(user_id=u)[1] for u in ISO_USERS}
     admin_token = keys.create(admin=True)[1]
     keyed = TestClient(
-        create_app(mem, keys=keys, rate_limit=None, work_limit=None), raise_server_exceptions=False
+        create_app(mem, keys=keys, rate_limit=None, work_limit=None),
+        raise_server_exceptions=False,
+        base_url=LOOPBACK,  # so a server that dropped its keys is seen trusting X-User-Id
     )
     servers: dict[str, Any] = {}  # one MCP server per user, as they are started
     _quiet()
@@ -2425,7 +2429,7 @@ def _cost_checks(mem: Any, keys: Any, flood: int) -> dict[str, Any]:
     _, tok = keys.create(user_id="cu")
     auth = {"Authorization": f"Bearer {tok}"}
     app = create_app(mem, rate_limit=None)
-    client = TestClient(app, raise_server_exceptions=False)
+    client = TestClient(app, raise_server_exceptions=False, base_url=LOOPBACK)
     out: dict[str, Any] = {}
     big = {"messages": _messages(1000)}
     t0 = time.perf_counter()
