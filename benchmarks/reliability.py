@@ -1,13 +1,13 @@
-"""Reliability suite (issue #11): concurrency, crash, hostile input, isolation, deletion
-forensics and injection containment, each reported as counts against the targets
-0 lost, 0 corrupt, 0 leaked, 0 tracebacks, 0 hangs.
+"""Reliability suite (issues #11, #32): concurrency, crash, hostile input, isolation, deletion
+forensics, injection containment, the files beside a database and access around the key, each
+reported as counts against the targets 0 lost, 0 corrupt, 0 leaked, 0 tracebacks, 0 hangs.
 
     python benchmarks/reliability.py --out docs/results/reliability.json \
         --md docs/results/reliability.md
     python benchmarks/reliability.py --quick            # the CI-sized run (about a minute)
 
 Every section is a function returning a dict of counts (`run_concurrency`, `run_crash`,
-`run_hostile`, `run_isolation`, `run_forensics`, `run_injection`); tests/test_reliability.py
+`run_hostile`, `run_isolation`, `run_forensics`, `run_injection`, `run_files`, `run_access`); tests/test_reliability.py
 calls them at small sizes. Child processes are this script again (`_child ...`), so the
 process boundary is real: separate interpreters on one SQLite file. Random choices come from
 fixed seeds; only the kill moments depend on the machine's speed.
