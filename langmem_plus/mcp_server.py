@@ -6,6 +6,8 @@ the ``[mcp]`` extra (the official ``mcp`` SDK; 2.x ``MCPServer``, 1.x ``FastMCP`
 A server acts for exactly one user, fixed when it starts: ``--user``, or the user of the API
 key in ``LANGMEM_PLUS_API_KEY`` (an admin key needs ``--user`` too). Its tools take no user
 argument, and a call that names another user in ``user_id`` is refused with a clear error.
+A server started with a key checks it again on every call, so revoking the key
+(``langmem-plus keys revoke``) stops a running server on its next call.
 
 A bad call (a bad argument, an unknown memory id) returns its message to the client as a tool
 error and logs one line; only a crash (a bug) is logged with its traceback.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from langmem_plus.memory.checks import check_label
 from langmem_plus.model.quoting import quote_data
 from langmem_plus.server.apikeys import AuthenticationError, KeyStore
 
-__all__ = ["build_server", "main", "resolve_user"]
+__all__ = ["build_server", "key_check", "main", "resolve_user"]
 
 _INSTRUCTIONS = (
     "Long-term memory of the user. Call search_memory before answering questions that may "
@@ -96,12 +98,37 @@ def resolve_user(memory: Memory, user: str | None = None, api_key: str | None = 
     return key.user_id
 
 
-def _one_user_class(base: Any, tool_error: type[Exception], bound: str) -> Any:
+def key_check(memory: Memory, api_key: str | None) -> Callable[[], None] | None:
+    """What a server started with `api_key` runs before each tool call: the key checked
+    again (one indexed read), so a key revoked while the server runs stops it acting on the
+    next call. None without a key. The key store stays open for the server's life."""
+    if api_key is None:
+        return None
+    uri = getattr(memory.store, "uri", None)
+    keys = KeyStore(memory.store.db) if uri is None else KeyStore.open(keys_db(uri))
+
+    def check() -> None:
+        keys.authenticate(api_key)
+
+    return check
+
+
+def _one_user_class(
+    base: Any, tool_error: type[Exception], bound: str, check: Callable[[], None] | None
+) -> Any:
     """A subclass of the SDK's server that refuses a call naming a user other than `bound`
-    and hands a bad call's message to the client."""
+    (or any call once its API key no longer authenticates) and hands a bad call's message to
+    the client."""
 
     class _OneUserServer(base):  # type: ignore[misc,valid-type]
         async def call_tool(self, name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
+            if check is not None:
+                try:
+                    check()
+                except AuthenticationError as exc:
+                    raise tool_error(
+                        f"{exc}: this memory server no longer acts for {bound!r}"
+                    ) from None
             if isinstance(arguments, dict) and "user_id" in arguments:
                 named = arguments["user_id"]
                 if named is not None and named != bound:
@@ -213,11 +240,14 @@ def build_server(memory: Memory, *, user: str | None = None, api_key: str | None
     """An MCP server whose tools act on `memory` for one user (see `resolve_user`).
 
     Its tools take no ``user_id``; a call that still passes one naming another user gets a
-    tool error, so a model cannot reach another user's memories.
+    tool error, so a model cannot reach another user's memories. A server started with an
+    `api_key` checks it again before every call: once the key is revoked, every call is a
+    tool error.
     """
     bound = resolve_user(memory, user, api_key)
     base, tool_error = _server_class()
-    server = _one_user_class(base, tool_error, bound)("langmem-plus", instructions=_INSTRUCTIONS)
+    server_class = _one_user_class(base, tool_error, bound, key_check(memory, api_key))
+    server = server_class("langmem-plus", instructions=_INSTRUCTIONS)
     server.bound_user = bound
     for add_tool in (_add_search_tool, _add_add_tool, _add_recall_tool, _add_delete_tool):
         add_tool(server, memory, bound)

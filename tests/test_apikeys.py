@@ -250,6 +250,9 @@ def test_serve_refuses_a_public_address_without_keys(run, monkeypatch):
     # loopback without keys: served, X-User-Id trusted
     assert run("serve", "--host", "127.0.0.1", "--port", "9")[0] == 0
     assert started[-1]["host"] == "127.0.0.1"
+    assert started[-1]["app"].state.allowed_hosts is None  # loopback Host names only
+    assert run("serve", "--allowed-host", "box.lan", "--allowed-host", "Box2.lan")[0] == 0
+    assert started[-1]["app"].state.allowed_hosts == {"box.lan", "box2.lan"}
     # with a key: a public address is served, and keys are required there
     assert run("keys", "create", "--user", "alice")[0] == 0
     assert run("serve", "--host", "0.0.0.0", "--rate-limit", "0")[0] == 0
@@ -265,3 +268,5 @@ def test_serve_refuses_a_public_address_without_keys(run, monkeypatch):
 def test_serve_rejects_bad_limits(run):
     assert run("serve", "--max-body-bytes", "0")[0] == 2
     assert run("serve", "--rate-limit", "-1")[0] == 2
+    assert run("serve", "--work-limit", "-1")[0] == 2
+    assert run("serve", "--max-messages", "0")[0] == 2

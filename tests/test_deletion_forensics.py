@@ -155,7 +155,7 @@ def test_rest_delete_and_clear_leave_no_trace(mem, db):
     from langmem_plus.server import create_app
 
     alice = {"X-User-Id": "alice"}
-    with TestClient(create_app(mem)) as client:
+    with TestClient(create_app(mem), base_url="http://localhost") as client:
         ids = []
         for text in (SECRET_EN, SECRET_ZH, KEEP_EN):
             res = client.post("/memory/long-term", json={"messages": text, "infer": False},
@@ -199,3 +199,41 @@ def test_mcp_delete_leaves_no_trace(mem, db):
     asyncio.run(go())
     _assert_gone(db, SECRET_EN, SECRET_ZH)
     _assert_kept(db, KEEP_ZH)
+
+
+def test_a_reader_delays_the_purge_only_until_it_ends(mem, db):
+    """Another connection reading a snapshot from before the delete keeps the old pages (it
+    may still read the text); once that read ends the purge retries by itself, with no
+    further call on the store, and the text leaves the disk."""
+    import sqlite3
+
+    (mid,) = mem.add(SECRET_EN, "u", infer=False)
+    mem.add(KEEP_EN, "u", infer=False)
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 2
+    mem.delete(mid, "u")
+    assert mem.store.db.purge_pending  # the reader holds the pre-delete snapshot
+    assert SECRET_EN.encode() in _raw(db)
+    assert reader.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 2  # it still sees it
+    reader.execute("COMMIT")  # the read ends; nothing else happens on the store
+    assert mem.store.db.wait_purged(timeout=60)
+    assert not mem.store.db.purge_pending
+    _assert_gone(db, SECRET_EN)
+    _assert_kept(db, KEEP_EN)
+    reader.close()
+
+
+def test_a_purge_pending_at_close_is_tried_once_more(db, hash_embeddings):
+    import sqlite3
+
+    mem = Memory(db, embeddings=hash_embeddings)
+    (mid,) = mem.add(SECRET_EN, "u", infer=False)
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM items").fetchone()
+    mem.delete(mid, "u")
+    reader.execute("COMMIT")
+    mem.close()  # the retrier may not have run yet: close purges
+    _assert_gone(db, SECRET_EN)  # while the reader's connection is still open
+    reader.close()

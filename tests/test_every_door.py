@@ -140,7 +140,7 @@ def _rest(mem: Memory) -> list[str]:
 
     from langmem_plus.server import create_app
 
-    with TestClient(create_app(mem)) as client:
+    with TestClient(create_app(mem), base_url="http://localhost") as client:
         r = client.post(
             "/memory/search", json={"query": QUESTION, "limit": 10}, headers={"X-User-Id": USER}
         )

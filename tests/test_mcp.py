@@ -200,3 +200,43 @@ def test_a_bad_call_returns_its_message_and_logs_one_line(hash_embeddings, caplo
     failures = [r for r in caplog.records if "failed" in r.getMessage() or r.exc_info]
     assert len(failures) == 5
     assert all(r.exc_info is None and "\n" not in r.getMessage() for r in failures)
+
+
+def test_revoking_the_key_stops_a_running_server(tmp_path):
+    """The key is checked on every call: revoked from another process (the CLI), the running
+    server refuses the very next call, over stdio as in process."""
+    from langmem_plus.mcp_server import build_server
+    from langmem_plus.memory import Memory
+    from langmem_plus.server.apikeys import KeyStore
+
+    ToolError = pytest.importorskip("mcp.server.mcpserver.exceptions").ToolError
+    db = tmp_path / "m.db"
+    with Memory(db, embeddings=False) as mem:
+        mem.add("carol keeps bees", "carol", infer=False)
+        keys = KeyStore(mem.store.db)
+        stdio_key, stdio_token = keys.create(user_id="carol")
+        local_key, local_token = keys.create(user_id="carol")
+
+    async def over_stdio() -> None:
+        async with _client(db, env={"LANGMEM_PLUS_API_KEY": stdio_token}) as client:
+            assert _data(await client.call_tool("search_memory", {"query": "bees"}))["results"]
+            with KeyStore.open(db) as other:  # another connection, as `keys revoke` would be
+                other.revoke(stdio_key.key_id)
+            denied = await client.call_tool("search_memory", {"query": "bees"})
+            assert denied.is_error and "revoked" in denied.content[0].text
+            added = await client.call_tool("add_memory", {"text": "x", "infer": False})
+            assert added.is_error
+
+    asyncio.run(over_stdio())
+    with Memory(db, embeddings=False) as mem:
+        server = build_server(mem, api_key=local_token)
+
+        async def in_process() -> None:
+            assert (await server.call_tool("search_memory", {"query": "bees"})).structured_content
+            with KeyStore.open(db) as other:
+                other.revoke(local_key.key_id)
+            with pytest.raises(ToolError, match="revoked"):
+                await server.call_tool("search_memory", {"query": "bees"})
+
+        asyncio.run(in_process())
+        assert [r.text for r in mem.get_all("carol").items] == ["carol keeps bees"]

@@ -146,7 +146,10 @@ def test_rest_delete_follows_provenance(saved: tuple[Path, str]) -> None:
     from langmem_plus.server import create_app
 
     path, ep = saved
-    with Memory(path, embeddings=False) as mem, TestClient(create_app(mem)) as client:
+    with (
+        Memory(path, embeddings=False) as mem,
+        TestClient(create_app(mem), base_url="http://localhost") as client,
+    ):
         r = client.delete(f"/memory/long-term/{ep}", headers={"X-User-Id": U})
         assert r.status_code in (200, 204), r.text
     assert _facts_in(path) == []
@@ -158,7 +161,10 @@ def test_rest_update_follows_provenance(saved: tuple[Path, str]) -> None:
     from langmem_plus.server import create_app
 
     path, ep = saved
-    with Memory(path, embeddings=False) as mem, TestClient(create_app(mem)) as client:
+    with (
+        Memory(path, embeddings=False) as mem,
+        TestClient(create_app(mem), base_url="http://localhost") as client,
+    ):
         r = client.patch(
             f"/memory/long-term/{ep}",
             json={"text": "I live in Lyon.\nNoted."},

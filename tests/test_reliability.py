@@ -77,11 +77,13 @@ def test_crash_quick(tmp_path: Path) -> None:
 
 
 def test_isolation_quick(tmp_path: Path) -> None:
-    res = rel.run_isolation(tmp_path, ops=80, cli_ops=2)
+    res = rel.run_isolation(tmp_path, ops=80, cli_ops=2, wm_users=3)
     assert set(res["ops_by_interface"]) == {"python", "rest", "rest+keys", "mcp", "cli"}
     assert res["leaks"] == 0, res["samples"]
     assert res["cross_user_deletes"] == 0
     assert res["auth_bypass"] == 0, res["samples"]
+    wm = res["working_memory"]
+    assert wm["sessions"] == 3 * len(rel.WM_WAYS) and wm["reads"] == wm["sessions"] * 3 * 2
     _held_to_zero("isolation", res)
 
 
@@ -107,8 +109,13 @@ def test_hostile_runs_and_reports(tmp_path: Path) -> None:
 
 def test_forensics_runs_and_reports(tmp_path: Path) -> None:
     res = rel.run_forensics(
-        tmp_path, interfaces=("python delete", "rest reset", "mcp delete", "cli delete"), filler=5
-    )
+        tmp_path,
+        interfaces=("python delete", "rest reset", "mcp delete", "cli delete",
+                    "python delete, reader open"),
+        filler=5,
+    )  # fmt: skip
+    held = res["interfaces"][-1]
+    assert held["survivors_while_reader_held"] == 2  # the reader could still read them
     assert res["errors"] == 0, res
     assert res["not_deleted"] == 0  # the deletes themselves work on every interface
     for row in res["interfaces"]:
@@ -118,14 +125,34 @@ def test_forensics_runs_and_reports(tmp_path: Path) -> None:
 
 def test_injection_runs_and_reports() -> None:
     res = rel.run_injection()
+    processors = ("reviewer", "profile writer", "reconsolidator", "episode merger",
+                  "episode separator", "turn analyser", "symbol extractor", "summariser",
+                  "fact deriver")  # fmt: skip
     assert set(res["escapes_per_path"]) == {
         "context",
         "middleware request",
         "search_memory tool",
         "mcp search_memory",
+        *(f"prompt: {p}" for p in processors),
     }
     assert res["strings"] == len(rel.INJECTIONS) + 1
     _held_to_zero("injection", res)
+
+
+def test_files_quick(tmp_path: Path) -> None:
+    res = rel.run_files(tmp_path, timeout_s=30)
+    assert [a["attack"] for a in res["attacks"]] == list(rel.SNAPSHOT_ATTACKS)
+    assert {"private.db", "private.db-wal", "keys.db", "export -o"} <= set(res["files"]["modes"])
+    _held_to_zero("files", res)
+
+
+def test_access_quick(tmp_path: Path) -> None:
+    res = rel.run_access(tmp_path, flood=3)
+    assert res["rebinding_requests"] == len(rel.REBINDING_HOSTS) * 6
+    assert res["mcp_calls_before_revoke"] == 4
+    assert res["big_request"]["status"] == 413 and res["big_request"]["bytes"] < 100_000
+    assert res["flood"]["refused_429"] >= 1
+    _held_to_zero("access", res)
 
 
 def test_main_writes_json_and_markdown(tmp_path: Path) -> None:
@@ -292,3 +319,48 @@ def test_hostile_counts_python_cases_accepted_or_losing_data(tmp_path: Path) -> 
     )
     assert res["accepted_must_reject"] == 1
     assert res["lost"] == 1
+
+
+def test_isolation_counts_working_memory_shown_to_another_user(tmp_path, monkeypatch) -> None:
+    import langmem_plus.server.routes_profile as routes
+
+    def owner_blind(checkpointer, state_key, user_id, session_id):
+        from langmem_plus.agent.working import WorkingMemory
+        from langmem_plus.server.schemas import WorkingMemoryOut
+
+        tup = checkpointer.get_tuple({"configurable": {"thread_id": session_id}})
+        wm = WorkingMemory.from_state(tup.checkpoint["channel_values"].get(state_key))
+        return WorkingMemoryOut(**wm.model_dump(exclude={"user_id"}), source="checkpointer")
+
+    monkeypatch.setattr(routes, "_from_checkpointer", owner_blind)
+    res = rel.run_isolation(tmp_path, ops=0, cli_ops=0, wm_users=2)
+    assert res["working_memory"]["leaks"] == res["working_memory"]["sessions"] * 2
+    assert rel.failures_of("isolation", res) >= res["working_memory"]["leaks"]
+
+
+def test_forensics_counts_a_purge_that_never_retries(tmp_path, monkeypatch) -> None:
+    from langmem_plus.store.db.database import Database
+
+    monkeypatch.setattr(Database, "_retry_purge", lambda self: None)
+    res = rel.run_forensics(
+        tmp_path, interfaces=("python delete, reader open",), filler=3, timeout_s=1
+    )
+    assert res["interfaces"][0]["survivors_open"] == 2
+    assert rel.failures_of("forensics", res) >= 2
+
+
+def test_files_counts_world_readable_files(tmp_path, monkeypatch) -> None:
+    import langmem_plus.store.db.database as database
+
+    monkeypatch.setattr(database, "_create_private", lambda path: None)
+    files = rel._private_files(tmp_path, rel.HashEmbeddings(), 30)
+    assert {"private.db", "private.db-wal", "keys.db"} <= set(files["readable_by_others"])
+
+
+def test_access_counts_a_server_that_trusts_any_host(tmp_path, monkeypatch) -> None:
+    import langmem_plus.server.auth as auth
+
+    monkeypatch.setattr(auth, "host_allowed", lambda host, allowed: True)
+    res = rel.run_access(tmp_path, flood=2)
+    assert res["rebinding_accepted"] == res["rebinding_requests"]
+    assert rel.failures_of("access", res) >= res["rebinding_accepted"]

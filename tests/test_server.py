@@ -148,7 +148,8 @@ def test_working_memory_from_checkpointer(mem):
         working_memory: dict
 
     def node(state: State) -> State:
-        wm = WorkingMemory.new(utcnow(), session_id="t1").record_turn(utcnow(), topic="travel")
+        wm = WorkingMemory.new(utcnow(), session_id="t1", user_id="alice")
+        wm = wm.record_turn(utcnow(), topic="travel")
         return {"working_memory": wm.to_state()}
 
     saver = InMemorySaver()
@@ -160,6 +161,7 @@ def test_working_memory_from_checkpointer(mem):
         assert wm["current_topic"] == "travel" and wm["turn_count"] == 1
         assert wm["source"] == "checkpointer"
         assert client.get("/memory/working/unknown", headers=ALICE).status_code == 404
+        assert client.get("/memory/working/t1", headers=BOB).status_code == 404  # alice's
 
 
 @pytest.mark.parametrize(
@@ -264,7 +266,7 @@ def keyed(mem):
 
 
 def test_without_keys_the_header_is_trusted_and_dots_are_users(mem):
-    with TestClient(create_app(mem)) as client:
+    with TestClient(create_app(mem), base_url="http://localhost") as client:
         for uid, text in (("john.smith", "PIN 4711"), ("john_smith", "PIN 1234")):
             res = client.post("/memory/long-term", json={"messages": text, "infer": False},
                               headers={"X-User-Id": uid})  # fmt: skip
@@ -343,7 +345,7 @@ def test_rate_limit_per_key_with_retry_after(mem):
 
 
 def test_body_limit_refuses_before_parsing(mem):
-    with TestClient(create_app(mem, max_body_bytes=1000)) as client:
+    with TestClient(create_app(mem, max_body_bytes=1000), base_url="http://localhost") as client:
         big = {"messages": "x" * 2000, "infer": False}
         declared = client.post("/memory/long-term", json=big, headers=ALICE)
         assert declared.status_code == 413 and "1000 bytes" in declared.json()["detail"]
@@ -492,7 +494,7 @@ def test_declared_404s_and_one_error_shape(mem):
 )  # fmt: skip
 def test_each_answer_the_app_sends_matches_the_schema(mem, path, method, kwargs, status):
     schemathesis = pytest.importorskip("schemathesis")
-    app = create_app(mem, rate_limit=None)
+    app = create_app(mem, rate_limit=None, allowed_hosts=["testserver"])
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     headers = kwargs.pop("headers", ALICE)
     case = schema[path][method].Case(headers=headers, **kwargs)
@@ -508,7 +510,8 @@ def test_access_errors_match_the_schema(mem):
     _, token = keys.create(user_id="alice")
     clock = _Clock()
     app = create_app(mem, rate_limit=RateLimiter(30, burst=1, clock=clock), max_body_bytes=200)
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app, headers=_bearer(token))
+    clock.now += 10  # loading the schema took the burst
     profile = schema["/memory/profile"]["GET"]
     statuses = []
     for headers in ({}, _bearer(token), _bearer(token), "later", _bearer(token, **BOB)):
@@ -531,7 +534,7 @@ def test_access_errors_match_the_schema(mem):
 def test_search_offset_pages_through_the_ranking(mem):
     for text in ("tea in the morning", "tea after lunch", "tea at night"):
         mem.add(text, "alice", infer=False)
-    with TestClient(create_app(mem)) as client:
+    with TestClient(create_app(mem), base_url="http://localhost") as client:
         first = client.post("/memory/search", json={"query": "tea", "limit": 3}, headers=ALICE)
         ranked = [h["id"] for h in first.json()["results"]]
         assert len(ranked) == 3
@@ -555,7 +558,7 @@ def test_schemathesis_every_response_conforms(mem):
     from hypothesis.errors import Unsatisfiable
 
     mem.add("a memory about Python", "alice", infer=False)
-    app = create_app(mem, rate_limit=None)
+    app = create_app(mem, rate_limit=None, allowed_hosts=["testserver"])
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     failures: list[str] = []
     calls: list[int] = []
@@ -585,3 +588,18 @@ def test_schemathesis_every_response_conforms(mem):
             failures.extend(_violations(missing, response))
     assert not failures, sorted(set(failures))
     assert len(calls) >= 60 and {200, 404, 422} <= set(calls)
+
+
+def test_a_rebound_host_name_is_refused_over_real_http(mem):
+    """DNS rebinding: a page on attacker.example rebinds its name to 127.0.0.1, so the browser
+    connects to this server but sends `Host: attacker.example`. A keyless server refuses it."""
+    with _Server(create_app(mem)) as base, httpx.Client(base_url=base, timeout=10) as client:
+        port = base.rsplit(":", 1)[1]
+        rebound = {**ALICE, "Host": f"attacker.example:{port}"}
+        assert client.get("/memory/long-term", headers=rebound).status_code == 400
+        planted = client.post("/memory/long-term", headers=rebound,
+                              json={"messages": "planted", "infer": False})  # fmt: skip
+        assert planted.status_code == 400
+        assert client.get("/openapi.json", headers=rebound).status_code == 400
+        assert client.get("/memory/long-term", headers=ALICE).status_code == 200  # 127.0.0.1
+    assert mem.get_all("alice").items == []

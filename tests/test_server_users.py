@@ -35,7 +35,7 @@ def mem(hash_embeddings) -> Iterator[Memory]:
 
 @pytest.fixture
 def client(mem) -> Iterator[TestClient]:
-    with TestClient(create_app(mem)) as c:
+    with TestClient(create_app(mem), base_url="http://localhost") as c:
         yield c
 
 
@@ -81,7 +81,7 @@ def _raw_post_status(app, user_header: bytes) -> int:
         "query_string": b"",
         "root_path": "",
         "headers": [
-            (b"host", b"testserver"),
+            (b"host", b"localhost"),
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
             (b"x-user-id", user_header),
@@ -156,7 +156,7 @@ def test_delete_with_an_empty_id_deletes_nothing(client, mem):
 
 def test_a_user_key_cannot_name_another_user_in_utf8(mem):
     _key, token = KeyStore(mem.store.db).create(user_id="用户甲")
-    with TestClient(create_app(mem)) as c:
+    with TestClient(create_app(mem), base_url="http://localhost") as c:
         auth = {"Authorization": f"Bearer {token}"}
         r = c.post("/memory/long-term", headers=auth, json={"messages": "mine", "infer": False})
         assert r.status_code == 201
@@ -174,7 +174,9 @@ def test_a_user_key_cannot_name_another_user_in_utf8(mem):
     ],
 )
 def test_a_lone_surrogate_in_a_body_is_a_422_not_a_500(mem, method, path, body):
-    with TestClient(create_app(mem), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(mem), raise_server_exceptions=False, base_url="http://localhost"
+    ) as c:
         r = c.request(
             method,
             path,

@@ -237,7 +237,7 @@ class MemoryEngine(PostTurnSteps):
         last_h = next(
             (i for i in range(len(msgs) - 1, -1, -1) if isinstance(msgs[i], HumanMessage)), None
         )
-        wm = WorkingMemory.from_state(wm_value)
+        wm = WorkingMemory.owned_by(wm_value, user_id)  # another user's is not this run's
         if last_h is None or (wm is not None and msgs[last_h].id == wm.last_human_id):
             return Prepared(update={}, working_memory=wm, context=None, new_turn=False)
         now = self.now()
@@ -278,7 +278,7 @@ class MemoryEngine(PostTurnSteps):
         or after expiry (the old session persisted and queued for archiving, its messages
         dropped from the window when `reset_window_on_expiry`), else the current one."""
         if wm is None:
-            return _OpenedTurn(WorkingMemory.new(now), msgs, [], None, 1)
+            return _OpenedTurn(WorkingMemory.new(now, user_id=user_id), msgs, [], None, 1)
         if not wm.is_expired(now, self.config.window.working_memory_ttl_minutes):
             return _OpenedTurn(wm, msgs, [], None, self._count_new_humans(msgs, wm))
         # persist everything before the new turn, archive the old session, start afresh
@@ -292,7 +292,7 @@ class MemoryEngine(PostTurnSteps):
             gone = {id(m) for m in removals}
             msgs = [m for m in msgs if id(m) not in gone]
             carry = None
-        fresh = WorkingMemory.new(now).model_copy(update={"persisted_id": carry})
+        fresh = WorkingMemory.new(now, user_id=user_id).model_copy(update={"persisted_id": carry})
         return _OpenedTurn(fresh, msgs, removals, archive_job, 1)
 
     def _fit_window(

@@ -231,10 +231,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 
     def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Persist the turn's messages, then queue the post-turn processors (background)."""
-        wm = WorkingMemory.from_state(state.get("working_memory"))
-        if wm is None:
+        if WorkingMemory.from_state(state.get("working_memory")) is None:
             return None
         store, user_id, cfg = self._who(runtime)
+        wm = WorkingMemory.owned_by(state.get("working_memory"), user_id)
+        if wm is None:  # another user's: this run opened none of its own
+            return None
         wm, _ = self.engine.persist(store, user_id, wm, state["messages"])
         job = self.engine.job_for(store, user_id, wm, state.get("memory_context"))
         self._dispatch(thread_id_from_config(cfg) or f"{user_id}:{wm.session_id}", job)

@@ -99,14 +99,15 @@ class _NodeFactory:
         user_id = resolve_user_id(context, dict(config or {}), self.default_user_id)
         return self.engine.resolve_store(runtime_store), user_id
 
-    def working_memory(self, state: Any) -> WorkingMemory:
-        """The state's working memory, or one made now for graphs without a recall node."""
-        wm = WorkingMemory.from_state(state.get("working_memory"))
+    def working_memory(self, state: Any, user_id: str) -> WorkingMemory:
+        """The state's working memory of `user_id`, or one made now (graphs without a recall
+        node, or a thread whose working memory is another user's)."""
+        wm = WorkingMemory.owned_by(state.get("working_memory"), user_id)
         if wm is not None:
             return wm
         msgs = list(state.get("messages") or [])
         humans = [m for m in msgs if isinstance(m, HumanMessage)]
-        wm = WorkingMemory.new(self.engine.now())
+        wm = WorkingMemory.new(self.engine.now(), user_id=user_id)
         return wm.model_copy(
             update={"turn_count": len(humans), "last_human_id": humans[-1].id if humans else None}
         )
@@ -116,7 +117,7 @@ class _NodeFactory:
 
         def run(state: Any, config: RunnableConfig) -> dict[str, Any]:
             store, user_id = self.scope(config)
-            wm = self.working_memory(state)
+            wm = self.working_memory(state, user_id)
             wm, _ = self.engine.persist(store, user_id, wm, list(state.get("messages") or []))
             job = self.engine.job_for(store, user_id, wm, state.get("memory_context"))
             self.engine.process(job, steps)

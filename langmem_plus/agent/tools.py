@@ -182,7 +182,7 @@ class _Scope:
         self.namespace = namespace_for(template, self.user_id)
         state = getattr(runtime, "state", None) if runtime is not None else None
         wm = (
-            WorkingMemory.from_state(state.get("working_memory"))
+            WorkingMemory.owned_by(state.get("working_memory"), self.user_id)
             if isinstance(state, dict)
             else None
         )

@@ -37,13 +37,16 @@ _MAX_CONTEXT_VARS = 32
 class WorkingMemory(BaseModel):
     """The working memory of one session, kept in graph state under `working_memory`.
 
-    `last_human_id` and `persisted_id` are bookkeeping: the last user message counted as a
-    turn, and the last message already written to the conversation table.
+    `user_id` is whose it is: set by the run that opens it, and only that user's runs and
+    REST calls see it (`owned_by`). `last_human_id` and `persisted_id` are bookkeeping: the
+    last user message counted as a turn, and the last message already written to the
+    conversation table.
     """
 
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1)
+    user_id: str | None = None
     current_topic: str | None = None
     context_variables: dict[str, str] = Field(default_factory=dict)
     turn_count: int = Field(0, ge=0)
@@ -59,10 +62,12 @@ class WorkingMemory(BaseModel):
         return as_aware(v)
 
     @classmethod
-    def new(cls, now: datetime, session_id: str | None = None) -> WorkingMemory:
+    def new(
+        cls, now: datetime, session_id: str | None = None, user_id: str | None = None
+    ) -> WorkingMemory:
         """A fresh working memory for a new session (turn_count 0 until the first message)."""
         now = as_aware(now)
-        kwargs: dict[str, Any] = {"created_at": now, "updated_at": now}
+        kwargs: dict[str, Any] = {"created_at": now, "updated_at": now, "user_id": user_id}
         if session_id:
             kwargs["session_id"] = session_id
         return cls(**kwargs)
@@ -80,6 +85,17 @@ class WorkingMemory(BaseModel):
             except Exception:
                 return None
         return None
+
+    @classmethod
+    def owned_by(cls, value: Any, user_id: str) -> WorkingMemory | None:
+        """The state's working memory as `user_id` may see it: None when it belongs to another
+        user (a thread run for someone else), adopted (`user_id` set) when it names nobody."""
+        wm = cls.from_state(value)
+        if wm is None or wm.user_id == user_id:
+            return wm
+        if wm.user_id is not None:
+            return None
+        return wm.model_copy(update={"user_id": user_id})
 
     def to_state(self) -> dict[str, Any]:
         """JSON-safe dict for the graph state (checkpointers serialise it as is)."""

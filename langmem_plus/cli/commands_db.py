@@ -17,7 +17,15 @@ from langmem_plus.cli.options import (
     open_memory,
     user_of,
 )
-from langmem_plus.cli.output import EXIT_OK, EXIT_PROBLEMS, Progress, emit, kv, table
+from langmem_plus.cli.output import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    Progress,
+    emit,
+    kv,
+    table,
+    write_private,
+)
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.namespaces import check_user_id
 
@@ -68,7 +76,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = mem.export(args.user, args.format)
     text = text if text.endswith("\n") else text + "\n"
     if args.output and args.output != "-":
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_private(args.output, text)
         if not args.json:
             print(f"exported to {args.output}", file=sys.stderr)
     else:

@@ -22,6 +22,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValidationError("--max-body-bytes must be at least 1")
     if args.rate_limit < 0:
         raise ValidationError("--rate-limit must be >= 0 (0: no limit)")
+    if args.work_limit < 0:
+        raise ValidationError("--work-limit must be >= 0 (0: no limit)")
+    if args.max_messages < 1:
+        raise ValidationError("--max-messages must be at least 1")
     public = not is_loopback(args.host)
     if public:  # check before loading models: an open port must never trust X-User-Id
         with KeyStore.open(keys_db(args.db)) as keys:
@@ -48,6 +52,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             require_keys=public,
             max_body_bytes=args.max_body_bytes,
             rate_limit=args.rate_limit or None,
+            work_limit=args.work_limit or None,
+            max_messages=args.max_messages,
+            allowed_hosts=args.allowed_host,
         )
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     finally:

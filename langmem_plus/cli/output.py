@@ -1,15 +1,21 @@
 """What the command line prints: aligned tables (by display width, so Chinese lines up),
-key-value lines, JSON with ``--json``, one-line errors, exit codes and a progress bar."""
+key-value lines, JSON with ``--json``, one-line errors, exit codes and a progress bar; and
+the one file it writes for the user (`write_private`, ``export -o``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import secrets
+import stat
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
+
+from langmem_plus.errors import ValidationError
 
 __all__ = [
     "EXIT_ERROR",
@@ -23,6 +29,7 @@ __all__ = [
     "fail",
     "kv",
     "table",
+    "write_private",
 ]
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
@@ -140,3 +147,38 @@ def fail(json_out: bool, code: int, kind: str, message: str) -> int:
     else:
         print(f"error: {message}", file=sys.stderr)
     return code
+
+
+def write_private(path: str | Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` readable by its owner only (0600), never through a link.
+
+    An export holds every memory of a user: it is written to a new temp file beside `path`
+    (created exclusively, 0600, not through a link) and renamed over it, so neither the
+    umask nor a symbolic link planted at `path` decides who can read it or where it goes.
+    A link or anything but a regular file at `path` is refused (`ValidationError`).
+    """
+    target = Path(path)
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ValidationError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise ValidationError(
+            f"{target} is a symbolic link; refusing to write through it (give the real path)"
+        )
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise ValidationError(f"{target} exists and is not a regular file")
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ValidationError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -152,6 +152,20 @@ def _serve_commands(add: AddCommand, common: argparse.ArgumentParser) -> None:
         "--rate-limit", type=float, default=600.0,
         help="requests per minute per API key (429 above it; 0: no limit; default 600)",
     )  # fmt: skip
+    p.add_argument(
+        "--work-limit", type=float, default=1200.0,
+        help="work units per minute per API key for writes: a message counts 1, every 2,000 "
+        "characters 1 more (429 above it; 0: no limit; default 1200)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-messages", type=int, default=100,
+        help="messages one request may carry (413 above it; default 100)",
+    )  # fmt: skip
+    p.add_argument(
+        "--allowed-host", action="append", default=None, metavar="NAME",
+        help="a Host name a server without API keys also answers to (repeatable; it answers "
+        "only to localhost, 127.0.0.0/8 and [::1] otherwise)",
+    )  # fmt: skip
     p = add("keys", serve.cmd_keys, "create, list and revoke API keys of the REST and MCP servers")
     ks = p.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
     kc = ks.add_parser(

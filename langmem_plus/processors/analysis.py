@@ -106,7 +106,7 @@ class TurnAnalyzer(BaseProcessor):
             raise ValidationError("text must be a string")
         if self.llm is not None and text.strip():
             out = self.llm.call(
-                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, f"<message>\n{text}\n</message>"
+                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, prompts.render_text("message", text)
             )
             if out is not None:
                 return out
@@ -118,7 +118,7 @@ class TurnAnalyzer(BaseProcessor):
             raise ValidationError("text must be a string")
         if self.llm is not None and text.strip():
             out = await self.llm.acall(
-                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, f"<message>\n{text}\n</message>"
+                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, prompts.render_text("message", text)
             )
             if out is not None:
                 return out
@@ -160,7 +160,9 @@ class SymbolExtractor(BaseProcessor):
             raise ValidationError("text must be a string")
         found = _rule_symbols(text)
         if self.llm is not None and text.strip():
-            out = self.llm.call(SymbolsOut, prompts.SYMBOL_PROMPT, f"<text>\n{text}\n</text>")
+            out = self.llm.call(
+                SymbolsOut, prompts.SYMBOL_PROMPT, prompts.render_text("text", text)
+            )
             if out is not None:
                 names = {s.name for s in found}
                 found += [s for s in out.symbols if s.name not in names and s.name in text]
@@ -266,10 +268,7 @@ class ProfileWriter(BaseProcessor):
         users = [x["text"] for x in t if x["role"] == "user"]
         style = None
         if self.llm is not None and t:
-            user = (
-                f"<profile>\n{profile.render() or '(empty)'}\n</profile>\n"
-                + prompts.render_turns(t)
-            )
+            user = prompts.render_profile(profile) + "\n" + prompts.render_turns(t)
             out = self.llm.call(ProfileUpdateOut, prompts.PROFILE_PROMPT, user)
             style = out.reply_style.strip() if out is not None else None
         if not style:

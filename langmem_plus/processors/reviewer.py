@@ -100,11 +100,10 @@ class Reviewer(BaseProcessor):
 
     def _message(self, memory: MemoryRecord, mode: ReviewMode, related: list[str], rnd: int) -> str:
         task = "PROMOTE-REVIEW" if mode == "promote" else "DECAY-REVIEW"
-        rel = "\n".join(f"- {t}" for t in related) or "(none)"
         left = self.config.lifecycle.reviewer_max_rounds - rnd
         return (
-            f"Task: {task}\n{prompts.render_record(memory)}\n<related>\n{rel}\n</related>\n"
-            f"Searches left: {max(left, 0)}"
+            f"Task: {task}\n{prompts.render_record(memory)}\n"
+            f"{prompts.render_texts('related', related)}\nSearches left: {max(left, 0)}"
         )
 
     @staticmethod

@@ -189,7 +189,9 @@ class Reconsolidator(BaseProcessor):
             raise ValidationError("current_context must be a string")
         out = None
         if self.llm is not None and current_context.strip():
-            user = prompts.render_record(rec) + "\n<context>\n" + current_context + "\n</context>"
+            user = (
+                prompts.render_record(rec) + "\n" + prompts.render_text("context", current_context)
+            )
             out = self.llm.call(ReconsolidationOut, prompts.RECONSOLIDATOR_PROMPT, user)
         return self._finish(rec, current_context, out, now)
 
@@ -202,7 +204,9 @@ class Reconsolidator(BaseProcessor):
             raise ValidationError("current_context must be a string")
         out = None
         if self.llm is not None and current_context.strip():
-            user = prompts.render_record(rec) + "\n<context>\n" + current_context + "\n</context>"
+            user = (
+                prompts.render_record(rec) + "\n" + prompts.render_text("context", current_context)
+            )
             out = await self.llm.acall(ReconsolidationOut, prompts.RECONSOLIDATOR_PROMPT, user)
         return self._finish(rec, current_context, out, now)
 

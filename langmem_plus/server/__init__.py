@@ -4,11 +4,15 @@ Every call acts for one user. With API keys configured (``langmem-plus keys crea
 needs ``Authorization: Bearer <key>``: a user's key acts as that user (an ``X-User-Id`` naming
 anyone else is 403), an admin key acts for the user its ``X-User-Id`` names. With no key
 configured the ``X-User-Id`` header is trusted as is, which is why ``langmem-plus serve``
-then binds loopback only. User ids: 1-256 characters, valid Unicode (model/namespaces.py escapes
+then binds loopback only, and the app answers only to a loopback ``Host`` (DNS rebinding;
+``allowed_hosts`` adds names). The schema (``/openapi.json``) and ``/docs`` pass the same check
+as every route. User ids: 1-256 characters, valid Unicode (model/namespaces.py escapes
 them); ``X-User-Id`` carries them as UTF-8, either raw or percent-encoded after the RFC 8187
 prefix ``UTF-8''`` (``UTF-8''%E7%94%A8%E6%88%B7`` is 用户), anything else is a 400. Paths are
 exact (no slash redirects). Bodies over ``max_body_bytes`` are refused (413) before any
-parsing; each key gets a token-bucket rate limit (429 with ``Retry-After``). Bad input gets
+parsing; each key gets a token-bucket rate limit (429 with ``Retry-After``); a write carries
+at most ``max_messages`` messages and ``max_chars`` characters (413) and spends its key's
+budget of work units (429; see ``server/limits.py``). Bad input gets
 a 4xx with a clear ``detail``, never a 500.
 
 The schema is true to the app: every status a route can answer is declared with the body it

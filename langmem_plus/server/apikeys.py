@@ -127,7 +127,8 @@ class KeyStore:
 
     Pass the store's `Database` (``memory.store.db``) to share its connection, or use
     `KeyStore.open(path)` for a database file alone (the CLI). Revocation takes effect on the
-    next request of every server using the file, since each request reads the table.
+    next request of every server using the file: the REST server authenticates each request,
+    and an MCP server started with a key checks it again before each tool call.
     """
 
     def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
@@ -273,14 +274,17 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, key: str) -> float:
-        """Take one request from `key`'s bucket: 0.0 if allowed, else seconds until it is."""
+    def acquire(self, key: str, cost: float = 1.0) -> float:
+        """Take `cost` (default one request) from `key`'s bucket: 0.0 if allowed, else
+        seconds until it is. A cost above `burst` could never pass: `ValidationError`."""
+        if not 0 < cost <= self.burst:
+            raise ValidationError(f"cost must be in (0, burst={self.burst}], got {cost!r}")
         with self._lock:
             now = self._clock()
             tokens, last = self._buckets.get(key, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + max(0.0, now - last) * self.rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+            if tokens >= cost:
+                self._buckets[key] = (tokens - cost, now)
                 return 0.0
             self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            return (cost - tokens) / self.rate

@@ -1,18 +1,41 @@
-"""Request limits of the REST API: the body size cap (ASGI middleware) and the per-key rate."""
+"""Request limits of the REST API: the body size cap (ASGI middleware), the per-key rate, and
+the work one request and one key may ask for.
+
+Work is what a write costs the server after the body is parsed: keeping each message as an
+episode and deriving facts from it (about 6 ms a message, and 3 ms per 1,000 characters, on
+2 cores). One request carries at most `max_messages` messages and `max_chars` characters
+(413 above), and each key has a budget of work units a minute (429 with ``Retry-After``): a
+message counts 1 unit, and every `CHARS_PER_UNIT` characters one more.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.server.apikeys import RateLimiter
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_RATE_PER_MINUTE", "BodySizeLimit", "rate_limiter"]
+__all__ = [
+    "CHARS_PER_UNIT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_RATE_PER_MINUTE",
+    "DEFAULT_WORK_PER_MINUTE",
+    "BodySizeLimit",
+    "WorkLimits",
+    "rate_limiter",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_RATE_PER_MINUTE = 600.0
+DEFAULT_MAX_MESSAGES = 100
+DEFAULT_MAX_CHARS = 100_000  # what one episode (the exchange as one text) may hold
+DEFAULT_WORK_PER_MINUTE = 1200.0
+CHARS_PER_UNIT = 2000
 
 _Scope = MutableMapping[str, Any]
 _Message = MutableMapping[str, Any]
@@ -92,3 +115,51 @@ def rate_limiter(rate_limit: RateLimiter | float | None) -> RateLimiter | None:
             f"rate_limit must be requests per minute, a RateLimiter or None, got {rate_limit!r}"
         )
     return RateLimiter(float(rate_limit))
+
+
+@dataclass(frozen=True)
+class WorkLimits:
+    """What one request may carry (`max_messages`, `max_chars`, counting one character per
+    message for the line between them) and each key's budget of work units (None: none)."""
+
+    max_messages: int = DEFAULT_MAX_MESSAGES
+    max_chars: int = DEFAULT_MAX_CHARS
+    budget: RateLimiter | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_messages", "max_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(f"{name} must be a positive integer, got {value!r}")
+
+    @staticmethod
+    def units(messages: int, chars: int) -> int:
+        """Work units of `messages` messages holding `chars` characters."""
+        return messages + chars // CHARS_PER_UNIT
+
+    @classmethod
+    def build(
+        cls, max_messages: int, max_chars: int, per_minute: RateLimiter | float | None
+    ) -> WorkLimits:
+        """The limits, the budget made from units per minute (a burst that admits the
+        largest request) or given as a RateLimiter (its burst must admit it)."""
+        plain = cls(max_messages, max_chars)
+        if per_minute is None:
+            return plain
+        largest = cls.units(max_messages, max_chars)
+        if isinstance(per_minute, RateLimiter):
+            budget = per_minute
+        elif isinstance(per_minute, bool) or not isinstance(per_minute, (int, float)):
+            raise ValidationError(
+                f"work_limit must be work units per minute, a RateLimiter or None, "
+                f"got {per_minute!r}"
+            )
+        else:
+            default = RateLimiter(float(per_minute))  # checks it is positive and finite
+            budget = RateLimiter(float(per_minute), burst=max(default.burst, largest))
+        if budget.burst < largest:
+            raise ValidationError(
+                f"the work budget's burst ({budget.burst}) must admit the largest request "
+                f"({largest} units: {max_messages} messages, {max_chars} characters)"
+            )
+        return cls(max_messages, max_chars, budget)

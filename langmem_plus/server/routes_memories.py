@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParam
 
 from langmem_plus.errors import MemoryNotFoundError
 from langmem_plus.memory import MAX_LIMIT, Memory
 from langmem_plus.model.records import MemoryRecord
-from langmem_plus.server.auth import caller, memory_of
+from langmem_plus.server.auth import caller, charge_work, memory_of
 from langmem_plus.server.schemas import NOT_FOUND, ROUTE_RESPONSES, AddIn, AddOut, PageOut, UpdateIn
 
 __all__ = ["router"]
@@ -37,8 +37,14 @@ def list_memories(
     "/memory/long-term", response_model=AddOut, status_code=201, tags=["long-term"],
     operation_id="addMemories",
 )  # fmt: skip
-def add_memory(body: AddIn, uid: str = Depends(caller), mem: Memory = Depends(memory_of)) -> Any:
+def add_memory(
+    request: Request, body: AddIn, uid: str = Depends(caller), mem: Memory = Depends(memory_of)
+) -> Any:
     """Remember a text or messages: each exchange kept as an episode, facts derived."""
+    texts = [body.messages] if isinstance(body.messages, str) else [
+        m.content for m in body.messages
+    ]  # fmt: skip
+    charge_work(request, len(texts), sum(map(len, texts)) + len(texts) - 1)
     msgs = body.messages if isinstance(body.messages, str) else [
         m.model_dump() for m in body.messages
     ]  # fmt: skip
@@ -87,12 +93,14 @@ def get_memory(
     responses=NOT_FOUND, operation_id="updateMemory",
 )  # fmt: skip
 def update_memory(
+    request: Request,
     body: UpdateIn,
     memory_id: str = memory_id,
     uid: str = Depends(caller),
     mem: Memory = Depends(memory_of),
 ) -> Any:
     """Change a memory's text or fields; the change is kept in its history."""
+    charge_work(request, 1, len(body.text or ""))
     return mem.update(memory_id, uid, text=body.text, data=body.data)
 
 

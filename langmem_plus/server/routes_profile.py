@@ -2,7 +2,8 @@
 
 Working memory comes from a LangGraph checkpointer's latest checkpoint of the session (its
 ``thread_id``) when the app has one, else from the conversation log; a session idle past
-``working_memory_ttl_minutes`` is gone (404).
+``working_memory_ttl_minutes`` is gone (404), and so is one that is not the caller's: a
+checkpoint whose working memory names no user, or names another, is never shown.
 """
 
 from __future__ import annotations
@@ -52,15 +53,19 @@ def _from_checkpointer(
     tup = checkpointer.get_tuple({"configurable": {"thread_id": session_id}})
     if tup is None:
         return None
-    owner = (tup.config.get("configurable") or {}).get("user_id") or (tup.metadata or {}).get(
-        "user_id"
-    )
-    if owner is not None and owner != user_id:
-        return None
     wm = WorkingMemory.from_state((tup.checkpoint.get("channel_values") or {}).get(state_key))
     if wm is None:
         return None
-    data = wm.model_dump(exclude={"last_human_id", "persisted_id"})
+    # Every owner the checkpoint names must be the caller, and it must name one: the working
+    # memory's own (set by the run, however the graph got the user) or the run's config.
+    owners = {
+        wm.user_id,
+        (tup.config.get("configurable") or {}).get("user_id"),
+        (tup.metadata or {}).get("user_id"),
+    } - {None}
+    if {str(o) for o in owners} != {user_id}:
+        return None
+    data = wm.model_dump(exclude={"user_id", "last_human_id", "persisted_id"})
     return WorkingMemoryOut(**data, source="checkpointer")
 
 

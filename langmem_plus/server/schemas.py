@@ -170,10 +170,15 @@ class ValidationErrorOut(BaseModel):
 ACCESS_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "API key missing, malformed, unknown or revoked"},
     403: {"model": ErrorOut, "description": "the key may not act for the X-User-Id given"},
-    413: {"model": ErrorOut, "description": "request body over the size limit"},
+    413: {
+        "model": ErrorOut,
+        "description": "request body over the size limit, or more messages or characters "
+        "than one request may carry",
+    },
     429: {
         "model": ErrorOut,
-        "description": "rate limit of the key reached; retry after Retry-After seconds",
+        "description": "rate limit or work budget of the key reached; retry after "
+        "Retry-After seconds",
         "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}},
     },
 }
@@ -181,7 +186,11 @@ ACCESS_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 ROUTE_RESPONSES: dict[int | str, dict[str, Any]] = {
     **ACCESS_RESPONSES,
-    400: {"model": ErrorOut, "description": "the request cannot be carried out as given"},
+    400: {
+        "model": ErrorOut,
+        "description": "the request cannot be carried out as given (or, on a server without "
+        "API keys, its Host is not a loopback name)",
+    },
     422: {"model": ValidationErrorOut, "description": "invalid input"},
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {

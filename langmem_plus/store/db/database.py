@@ -58,6 +58,11 @@ _TEXT_TABLES = (
     "items", "turns", "rolling_summaries", "session_summaries", "profiles", "symbol_index",
 )  # fmt: skip
 _MMAP_BYTES = 4 << 30  # an upper bound; SQLite maps only what the file holds
+# How long a delete waits for other connections' readers before purging in the background,
+# and how often the background retries (backing off to the maximum).
+_PURGE_WAIT_MS = 200
+_PURGE_RETRY_S = 0.05
+_PURGE_RETRY_MAX_S = 1.0
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -80,6 +85,26 @@ def _check_file(path: Path) -> None:
             "langmem_plus will not overwrite it. Give the path of a new or existing memory "
             "database."
         )
+
+
+def _create_private(path: Path) -> None:
+    """Create a new database file readable by its owner only (0600, whatever the umask), not
+    through a link; SQLite gives its -wal and -shm the database file's permissions. An
+    existing file is left as it is."""
+    if path.exists():
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(path, flags, 0o600))
+    except FileExistsError:
+        if path.is_symlink() and not path.exists():
+            raise ValidationError(
+                f"{path} is a symbolic link to nothing; refusing to create the database "
+                "through it (give the real path)"
+            ) from None
+        # another process created it in the meantime: open what is there
+    except OSError as exc:
+        raise ReadOnlyStoreError(f"cannot create {path}: {exc.strerror or exc}") from None
 
 
 def _writable(path: Path) -> bool:
@@ -119,7 +144,8 @@ class Database:
     Writes go through `write()` (BEGIN IMMEDIATE, so concurrent writers queue on the busy
     timeout instead of failing on a lock upgrade); reads through `read()`. A write that
     deleted user text checkpoints the WAL (TRUNCATE) once committed: with ``secure_delete``
-    the text is then gone from the database file and from the WAL. `read_only`: None
+    the text is then gone from the database file and from the WAL (once any other
+    connection's older read ends: see `purge_wal`). `read_only`: None
     detects read-only media or permissions; True opens read-only whatever the medium.
     """
 
@@ -154,6 +180,7 @@ class Database:
                     raise ReadOnlyStoreError(
                         f"cannot create {self.path}: its directory is read-only"
                     )
+                _create_private(self.path)
             self.conn = sqlite3.connect(
                 target, check_same_thread=False, isolation_level=None, timeout=5.0
             )
@@ -178,6 +205,10 @@ class Database:
             self.conn.close()
             raise
         self._deleted_text = False
+        self._closed = False
+        self._purged = threading.Event()  # set while no deleted text waits in the WAL
+        self._purged.set()
+        self._retrier: threading.Thread | None = None
         if self.path is not None and not self.read_only:
             self._watch_deletes()
 
@@ -292,22 +323,64 @@ class Database:
         """Copy the WAL into the database and truncate it, so deleted text leaves the disk.
 
         With ``secure_delete`` the database pages were already zeroed; the WAL still holds
-        the old page images until a TRUNCATE checkpoint. Returns False when a reader of
-        another connection kept it from finishing (after the busy timeout); the next delete,
-        or closing the store, purges again.
+        the old page images until a TRUNCATE checkpoint, which cannot finish while another
+        connection reads a snapshot from before the delete (that reader can still see the
+        text). Waits up to `_PURGE_WAIT_MS` for such a reader; if one remains, returns False
+        and retries in the background (`_PURGE_RETRY_S`, backing off to `_PURGE_RETRY_MAX_S`)
+        until the checkpoint succeeds or the store closes: the text is gone at most that
+        long after the last such reader ends. `wait_purged` waits for it.
         """
         if self.path is None:
             return True
         with self.lock:
             self._deleted_text = False
+            self._purged.clear()
+            if self._checkpoint(_PURGE_WAIT_MS):
+                return True
+            if self._retrier is None or not self._retrier.is_alive():
+                self._retrier = threading.Thread(
+                    target=self._retry_purge, name="langmem-plus-wal-purge", daemon=True
+                )
+                self._retrier.start()
+        logger.warning(
+            "the WAL still holds deleted text: another connection is reading; it is purged "
+            "once that read ends"
+        )
+        return False
+
+    def _checkpoint(self, wait_ms: int) -> bool:
+        """One TRUNCATE checkpoint, waiting at most `wait_ms` for readers (under the lock)."""
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
             try:
                 busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.OperationalError as exc:  # never fail a committed delete
-                logger.warning("could not checkpoint the WAL after a delete: %s", exc)
-                return False
-        if busy:
-            logger.warning("the WAL still holds deleted text: another connection is reading")
+            finally:
+                self.conn.execute("PRAGMA busy_timeout=5000")
+        except sqlite3.Error as exc:  # never fail a committed delete
+            logger.warning("could not checkpoint the WAL after a delete: %s", exc)
+            return False
+        if not busy:
+            self._purged.set()
         return not busy
+
+    def _retry_purge(self) -> None:
+        """Retry the purge until it succeeds or the store closes (the retrier thread)."""
+        delay = _PURGE_RETRY_S
+        while not self._purged.wait(delay):
+            with self.lock:
+                if self._closed or self._checkpoint(0):
+                    return
+            delay = min(delay * 2, _PURGE_RETRY_MAX_S)
+
+    @property
+    def purge_pending(self) -> bool:
+        """True while deleted text may still be in the WAL (a reader kept the purge waiting)."""
+        return not self._purged.is_set()
+
+    def wait_purged(self, timeout: float | None = None) -> bool:
+        """Wait until this connection has no WAL purge pending (done, or the store closed);
+        False if `timeout` passed first."""
+        return self._purged.wait(timeout)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -335,5 +408,12 @@ class Database:
         )
 
     def close(self) -> None:
+        """Close the connection (a pending WAL purge is tried once more first)."""
         with self.lock:
+            if self._closed:
+                return
+            if self.purge_pending:
+                self._checkpoint(0)
+            self._closed = True
+            self._purged.set()  # nothing more will be purged from this connection
             self.conn.close()

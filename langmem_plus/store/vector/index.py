@@ -7,7 +7,7 @@ dimension form, which is still read). Every vector write also reaches the vector
 use, so a second process writing the same file, or a crash between SQLite and FAISS, never
 serves a stale answer. In memory, exact namespaces hold float16 unit vectors and large ones an
 HNSW graph over float16 vectors (store/vector/faissns.py). A snapshot file (the serialised FAISS indexes
-as a signed `.npz`, see `store/vector/snapshot.py`) speeds up opening a large store; small stores rebuild
+as signed plain arrays, see `store/vector/snapshot.py`) speeds up opening a large store; small stores rebuild
 from SQLite instead (see `VectorIndex.save`), and a missing or out-of-date snapshot is rebuilt
 from SQLite.
 """
@@ -45,6 +45,7 @@ from langmem_plus.store.vector.snapshot import (
     read_snapshot,
     remove_stale_temp_files,
     snapshot_key,
+    snapshot_size_limit,
     write_snapshot,
 )
 from langmem_plus.store.vector.workers import worker_pool
@@ -61,8 +62,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 # 2: exact indexes hold float16 (IndexScalarQuantizer); 3: a signed .npz, never a pickle;
-# 4: large namespaces are HNSW graphs (no longer IVF)
-_SNAPSHOT_FORMAT = 4
+# 4: large namespaces are HNSW graphs (no longer IVF); 5: snapshot.py's own container,
+# verified before it is parsed
+_SNAPSHOT_FORMAT = 5
 # An HNSW namespace's graph is rebuilt without its removed vectors once they are this share of it
 _DEAD_SHARE = 0.2
 
@@ -141,7 +143,8 @@ class VectorIndex:
 
     def _load_snapshot(self, conn: sqlite3.Connection, model_name: str) -> bool:
         assert self.snapshot_path is not None and self._key is not None
-        header, arrays = read_snapshot(self.snapshot_path, self._key)
+        limit = snapshot_size_limit(conn, self.dims)
+        header, arrays = read_snapshot(self.snapshot_path, self._key, max_bytes=limit)
         if (
             header.get("format") != _SNAPSHOT_FORMAT
             or header.get("model") != model_name
