@@ -137,3 +137,18 @@ def test_one_grouping() -> None:
     ]
     got = [[t.text for t in ex] for ex in exchanges(turns)]
     assert got == [["a", "b", "c"], ["d", "e", "f"]]
+
+
+def test_a_long_exchange_is_kept_whole_in_several_episodes() -> None:
+    from langmem_plus.episodic.episodes import EPISODE_MAX_CHARS
+
+    mem = Memory(embeddings=False)
+    msgs = [{"role": "user", "content": f"{i} " + "x" * 9_990} for i in range(12)]
+    msgs.append({"role": "assistant", "content": "ok"})
+    ids = mem.add(msgs, USER)  # a project error before, never the whole exchange
+    episodes = [mem.get(i, USER) for i in ids if mem.get(i, USER).kind == "episodic"]
+    assert len(episodes) == 2 and all(len(e.text) <= EPISODE_MAX_CHARS for e in episodes)
+    kept = "\n".join(e.text for e in episodes)
+    assert all(m["content"] in kept for m in msgs)
+    long = exchanges([Turn("user", "y" * (EPISODE_MAX_CHARS * 2 + 5))])
+    assert [len(ex[0].text) for ex in long] == [EPISODE_MAX_CHARS, EPISODE_MAX_CHARS, 5]

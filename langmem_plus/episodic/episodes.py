@@ -27,6 +27,7 @@ from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
 
 __all__ = [
+    "EPISODE_MAX_CHARS",
     "EpisodeKeeper",
     "Kept",
     "Turn",
@@ -203,19 +204,37 @@ class Turn:
     turn_id: int | None = None
 
 
+EPISODE_MAX_CHARS = 100_000
+"""An episode's text at most (a record's text limit): a longer exchange is kept as several."""
+
+
 def exchanges(turns: Sequence[Turn]) -> list[list[Turn]]:
     """Group turns into exchanges: a user turn (or several in a row) and the replies after
-    it. Other roles (tool, system) and blank turns are left out. The one grouping of every
-    entry point (`Memory.add`, the middleware, the nodes)."""
+    it. Other roles (tool, system) and blank turns are left out. An exchange longer than
+    `EPISODE_MAX_CHARS` goes on in a new one (a longer turn is cut into pieces): nothing said
+    is lost. The one grouping of every entry point (`Memory.add`, the middleware, the nodes)."""
     out: list[list[Turn]] = []
-    for t in turns:
-        if t.role not in ("user", "assistant") or not t.text.strip():
+    size = 0
+    for whole in turns:
+        if whole.role not in ("user", "assistant") or not whole.text.strip():
             continue
-        if not out or (t.role == "user" and out[-1][-1].role == "assistant"):
-            out.append([t])
-        else:
-            out[-1].append(t)
+        for t in _pieces(whole):
+            starts = not out or (t.role == "user" and out[-1][-1].role == "assistant")
+            if starts or size + len(t.text) + 1 > EPISODE_MAX_CHARS:
+                out.append([t])
+                size = len(t.text)
+            else:
+                out[-1].append(t)
+                size += len(t.text) + 1
     return out
+
+
+def _pieces(turn: Turn) -> list[Turn]:
+    """A turn, cut into pieces an episode can hold when it is longer than one."""
+    if len(turn.text) <= EPISODE_MAX_CHARS:
+        return [turn]
+    cut = range(0, len(turn.text), EPISODE_MAX_CHARS)
+    return [Turn(turn.role, turn.text[i : i + EPISODE_MAX_CHARS], turn.at) for i in cut]
 
 
 # ---------------------------------------------------------------------------- facts
