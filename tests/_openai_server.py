@@ -1,6 +1,8 @@
 """A local OpenAI-compatible chat server for tests (127.0.0.1 only): answers
 POST /v1/chat/completions from a script and records every request, so processors can be
-driven through a real ChatOpenAI client without leaving the machine."""
+driven through a real ChatOpenAI client without leaving the machine. Fault modes: any HTTP
+status, a malformed body, a slow answer (`slow`) and a request that never gets one (`HANG`,
+held until the server closes)."""
 
 from __future__ import annotations
 
@@ -27,13 +29,26 @@ def loopback(test: Any) -> Any:
     return test
 
 
+# A script entry that never answers: the request is held until the server closes.
+HANG: tuple[int, Any] = (-1, None)
+
+
+def slow(seconds: float, status: int, body: Any) -> tuple[int, Any, float]:
+    """A script entry answered after `seconds`."""
+    return (status, body, seconds)
+
+
 class FakeOpenAI:
-    """Answers POST /v1/chat/completions from a script of (status, body) pairs; an empty
-    script answers 500. Each request is kept as {"path", "body", "auth"}."""
+    """Answers POST /v1/chat/completions from a script of (status, body) pairs, `slow(...)`
+    or `HANG` entries; once the script is used up every request gets `fallback` (HTTP 500 by
+    default). A body that is a str is sent as it is (malformed JSON). Each request is kept
+    as {"path", "body", "auth"}."""
 
     def __init__(self) -> None:
-        self.script: list[tuple[int, dict[str, Any]]] = []
+        self.script: list[tuple[Any, ...]] = []
+        self.fallback: tuple[Any, ...] = (500, {"error": "empty"})
         self.requests: list[dict[str, Any]] = []
+        self.released = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,13 +61,22 @@ class FakeOpenAI:
                         "auth": self.headers.get("Authorization"),
                     }
                 )
-                status, body = server.script.pop(0) if server.script else (500, {"error": "empty"})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                entry = server.script.pop(0) if server.script else server.fallback
+                status, body = entry[0], entry[1]
+                if status == HANG[0]:
+                    server.released.wait()
+                    return
+                if len(entry) > 2 and server.released.wait(entry[2]):
+                    return
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up (timeout) and closed the socket
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -71,6 +95,7 @@ class FakeOpenAI:
         return [r["body"] for r in self.requests]
 
     def close(self) -> None:
+        self.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

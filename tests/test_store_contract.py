@@ -162,6 +162,43 @@ def test_filters_operators_and_dotted_paths(store):
     assert keys(filter={"category": "fact"}, query="z") == ["b", "c"]
 
 
+def test_text_presence_and_logical_filters(store):
+    store.put(("m",), "a", {"text": "x", "topic": "Food", "tags": ["Japan"], "at": "2024-03-01"})
+    store.put(("m",), "b", {"text": "y", "topic": "books", "n": 3, "at": "2023-12-31"})
+    store.put(("m",), "c", {"text": "z", "n": 5})
+    keys = lambda **kw: sorted(h.key for h in store.search(("m",), **kw))  # noqa: E731
+    assert keys(filter={"topic": {"$contains": "oo"}}) == ["a", "b"]
+    assert keys(filter={"topic": {"$contains": "foo"}}) == []
+    assert keys(filter={"topic": {"$icontains": "FOO"}}) == ["a"]
+    assert keys(filter={"tags": {"$contains": "Japan"}}) == ["a"]
+    assert keys(filter={"tags": {"$icontains": "japan"}}) == ["a"]
+    assert keys(filter={"topic": {"$exists": True}}) == ["a", "b"]
+    assert keys(filter={"topic": {"$exists": False}}) == ["c"]
+    assert keys(filter={"at": {"$gte": "2024-01-01"}}) == ["a"]  # ISO dates compare as text
+    assert keys(filter={"n": {"$gte": "4"}}) == ["c"]  # a numeric text is its number
+    assert keys(filter={"$or": [{"topic": "books"}, {"n": 5}]}) == ["b", "c"]
+    assert keys(filter={"$and": [{"n": {"$gt": 1}}, {"n": {"$lt": 4}}]}) == ["b"]
+    assert keys(filter={"$not": {"topic": "books"}}) == ["a", "c"]
+    assert keys(filter={"$not": [{"topic": "books"}, {"n": 5}]}) == ["a"]  # none of them
+    assert keys(filter={"$or": [{"n": 3}, {"n": 5}]}, query="y z") == ["b", "c"]
+
+
+@pytest.mark.parametrize(
+    "flt",
+    [
+        {"$or": {"n": 1}},
+        {"$or": []},
+        {"$and": ["n"]},
+        {"n": {"$exists": "yes"}},
+        {"n": {"$eq": 1, "m": 2}},
+        {"n": {"$regex": "a"}},
+    ],
+)
+def test_malformed_logical_or_unknown_operators_are_refused(store, flt):
+    with pytest.raises(InvalidQueryError):
+        store.search(("m",), filter=flt)
+
+
 def test_query_search_ranks_and_explains(store):
     store.put(("m",), "pg", {"text": "The project uses PostgreSQL 15 for orders"})
     store.put(("m",), "cat", {"text": "User has a cat named Mochi"})

@@ -19,7 +19,7 @@ from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory.core import Memory
-from langmem_plus.memory.results import MemoryPage, SearchHit, TimeRangeArg
+from langmem_plus.memory.results import AddResult, MemoryPage, SearchResults, TimeRangeArg
 from langmem_plus.model.costs import CostCallback
 from langmem_plus.model.records import ConversationTurn, MemoryRecord, UserProfile
 from langmem_plus.store import HybridStore
@@ -102,7 +102,7 @@ class AsyncMemory:
         *,
         agent_id: str | None = None,
         run_id: str | None = None,
-    ) -> list[str]:
+    ) -> AddResult:
         """See `Memory.add`."""
         return await self._run(
             self.sync.add, messages, user_id, session_id, metadata, infer, timestamp,
@@ -112,8 +112,8 @@ class AsyncMemory:
     async def search(
         self,
         query: str,
-        user_id: str,
-        limit: int = 5,
+        user_id: str | None = None,
+        limit: int | None = None,
         filters: Mapping[str, Any] | None = None,
         time_range: TimeRangeArg = None,
         *,
@@ -122,12 +122,13 @@ class AsyncMemory:
         agent_id: str | None = None,
         run_id: str | None = None,
         threshold: float | None = None,
-    ) -> list[SearchHit]:
+        top_k: int | None = None,
+    ) -> SearchResults:
         """See `Memory.search`."""
         return await self._run(
             self.sync.search, query, user_id, limit, filters, time_range,
             include_superseded=include_superseded, as_of=as_of, agent_id=agent_id,
-            run_id=run_id, threshold=threshold,
+            run_id=run_id, threshold=threshold, top_k=top_k,
         )  # fmt: skip
 
     async def get(
@@ -138,18 +139,19 @@ class AsyncMemory:
 
     async def get_all(
         self,
-        user_id: str,
-        limit: int = 100,
+        user_id: str | None = None,
+        limit: int | None = None,
         offset: int = 0,
         *,
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        top_k: int | None = None,
     ) -> MemoryPage:
         """See `Memory.get_all`."""
         return await self._run(
             self.sync.get_all, user_id, limit, offset,
-            agent_id=agent_id, run_id=run_id, filters=filters,
+            agent_id=agent_id, run_id=run_id, filters=filters, top_k=top_k,
         )  # fmt: skip
 
     async def history(
@@ -166,15 +168,18 @@ class AsyncMemory:
         data: str | Mapping[str, Any] | None = None,
         *,
         memory_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> MemoryRecord:
         """See `Memory.update`."""
-        return await self._run(self.sync.update, id, user_id, text, data, memory_id=memory_id)
+        return await self._run(
+            self.sync.update, id, user_id, text, data, memory_id=memory_id, metadata=metadata
+        )
 
     async def delete(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
-    ) -> None:
+    ) -> dict[str, str]:
         """See `Memory.delete`."""
-        await self._run(self.sync.delete, id, user_id, memory_id=memory_id)
+        return await self._run(self.sync.delete, id, user_id, memory_id=memory_id)
 
     async def delete_all(
         self,
@@ -185,7 +190,9 @@ class AsyncMemory:
         """See `Memory.delete_all`."""
         return await self._run(self.sync.delete_all, user_id, agent_id, run_id)
 
-    async def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
+    async def reset(
+        self, user_id: str | None = None, *, keep_conversations: bool = False
+    ) -> dict[str, int]:
         """See `Memory.reset`."""
         return await self._run(self.sync.reset, user_id, keep_conversations=keep_conversations)
 

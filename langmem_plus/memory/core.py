@@ -33,8 +33,24 @@ from langmem_plus.memory.checks import (
     with_metadata,
 )
 from langmem_plus.memory.lookup import history, matching, owner, user_spaces
-from langmem_plus.memory.results import MAX_LIMIT, MemoryPage, SearchHit, TimeRangeArg, as_plain
-from langmem_plus.memory.scopes import config_kwargs, pick_id, scope_metadata, translate_filters
+from langmem_plus.memory.results import (
+    MAX_LIMIT,
+    AddResult,
+    Mem0Record,
+    MemoryPage,
+    SearchHit,
+    SearchResults,
+    TimeRangeArg,
+    as_plain,
+)
+from langmem_plus.memory.scopes import (
+    call_user,
+    config_kwargs,
+    pick_id,
+    pick_limit,
+    scope_metadata,
+    translate_filters,
+)
 from langmem_plus.memory.transfer import export, import_data, import_logs
 from langmem_plus.memory.turns import ConversationIndex
 from langmem_plus.memory.writes import MemoryWriter, updated_record
@@ -138,8 +154,9 @@ class Memory:
         *,
         agent_id: str | None = None,
         run_id: str | None = None,
-    ) -> list[str]:
-        """Remember `messages` (text, a message or a list); returns the ids created or changed.
+    ) -> AddResult:
+        """Remember `messages` (text, a message or a list); returns the ids created or changed
+        (an `AddResult`: a list of ids that also reads as mem0's ``{"results": [...]}``).
 
         `infer=True` keeps every exchange (a user turn and its reply) verbatim as an episodic
         memory and derives facts from it — by the chat model when one is configured, by
@@ -174,14 +191,21 @@ class Memory:
             )
         self.last_cost = timer.finish(user_id=user_id, session_id=sid, phase="add", at=self.now())
         deliver(self.last_cost, on_cost=self.on_cost, store=self.store)
-        return ids
+        return AddResult(ids, self._find)
+
+    def _find(self, memory_id: str) -> MemoryRecord | None:
+        """The memory `memory_id`, or None when it is gone."""
+        try:
+            return self.get(memory_id)
+        except MemoryNotFoundError:
+            return None
 
     # ------------------------------------------------------------------ read
     def search(
         self,
         query: str,
-        user_id: str,
-        limit: int = 5,
+        user_id: str | None = None,
+        limit: int | None = None,
         filters: Mapping[str, Any] | None = None,
         time_range: TimeRangeArg = None,
         *,
@@ -190,7 +214,8 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         threshold: float | None = None,
-    ) -> list[SearchHit]:
+        top_k: int | None = None,
+    ) -> SearchResults:
         """Memories of `user_id` most relevant to `query`, best first, each with its score parts.
 
         Episodes (exchanges kept verbatim) and current facts; a superseded fact is left out
@@ -202,9 +227,15 @@ class Memory:
         or ``"auto"`` to take the phrase from the query. An empty result is an empty list.
         A filter key that is no record field, or a word the field cannot hold, is looked up in
         `metadata` (``{"topic": "food"}`` matches ``metadata.topic``); `agent_id` / `run_id`
-        keep one agent's or run's memories; `threshold` drops hits scoring below it. Hits
-        also read as mem0's dicts (``hit["memory"]``; `as_mem0` for ``{"results": [...]}``).
+        keep one agent's or run's memories; `threshold` drops hits scoring below it. mem0
+        2.x's spelling works too: the user as ``filters={"user_id": ...}``, `top_k` for
+        `limit` (default 5), its filter operators (``{"in": [...]}``, ``icontains``, ``"*"``,
+        ``AND``/``OR``/``NOT``; an unknown one is refused). The result is a list of
+        `SearchHit`; each reads as mem0's dict (``hit["memory"]``) and the list as mem0's
+        answer (``results["results"]``).
         """
+        user_id = call_user(user_id, filters)
+        limit = pick_limit(limit, top_k, 5)
         ns = self.namespace(user_id)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
@@ -223,7 +254,7 @@ class Memory:
         )
         hits = [SearchHit.of(it, replacement(self.store, ns, it.value)) for it in found[:limit]]
         self.writer.recalled(user_id, [h.text for h in hits])
-        return hits if threshold is None else [h for h in hits if h.score >= threshold]
+        return SearchResults(h for h in hits if threshold is None or h.score >= threshold)
 
     def get(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
@@ -231,6 +262,7 @@ class Memory:
         """The memory `id` (mem0's `memory_id`); raises MemoryNotFoundError when absent.
 
         Ids are unique across users, so `user_id` is optional; given, it must be the owner.
+        The record also reads as mem0's dict (``m.get(id)["memory"]``).
         """
         mid = pick_id(id, memory_id)
         ns = owner(self.store, mid) if user_id is None else self.namespace(user_id)
@@ -238,23 +270,28 @@ class Memory:
         if item is None:
             who = "" if user_id is None else f" for user {user_id!r}"
             raise MemoryNotFoundError(f"no memory {mid!r}{who}")
-        return record_of(item)
+        return Mem0Record.of(record_of(item))
 
     def get_all(
         self,
-        user_id: str,
-        limit: int = 100,
+        user_id: str | None = None,
+        limit: int | None = None,
         offset: int = 0,
         *,
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        top_k: int | None = None,
     ) -> MemoryPage:
         """One page of the user's memories (oldest first, superseded facts included: they are
         still memories, marked by `valid_to`) and the total count.
 
-        `agent_id`, `run_id` and `filters` (as in `search`) narrow it to matching memories.
+        `agent_id`, `run_id` and `filters` (as in `search`) narrow it to matching memories;
+        as in mem0 2.x, the user may be given as ``filters={"user_id": ...}`` and the page
+        size (default 100) as `top_k`. ``page["results"]`` is the list of mem0 dicts.
         """
+        user_id = call_user(user_id, filters)
+        limit = pick_limit(limit, top_k, 100)
         ns = self.namespace(user_id)
         check_int("limit", limit, 1, MAX_LIMIT)
         check_int("offset", offset, 0, 10**12)
@@ -291,6 +328,7 @@ class Memory:
         data: str | Mapping[str, Any] | None = None,
         *,
         memory_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> MemoryRecord:
         """Change a memory's text and/or fields; the change is logged in `metadata.updates`.
 
@@ -298,15 +336,21 @@ class Memory:
         ones the user deleted or edited never again); a fact's new text is kept as the
         user's own and its old text is never derived again from its episodes.
 
-        `data` is a dict of fields, or the new text as in mem0 (``update(id, data="text")``).
+        `data` is a dict of fields, or the new text as in mem0 (``update(id, data="text")``);
+        `metadata` (mem0 2.x) is merged into the record's metadata.
         """
         id = pick_id(id, memory_id)
         if isinstance(data, str):
             if text is not None:
                 raise ValidationError("give the new text once: text or data")
             text, data = data, None
+        fields = check_mapping("data", data)
+        if metadata is not None:
+            if "metadata" in fields:
+                raise ValidationError("give metadata once: metadata= or data['metadata']")
+            fields["metadata"] = check_mapping("metadata", metadata)
         rec = self.get(id, user_id)
-        new = updated_record(rec, text, check_mapping("data", data), self.now())
+        new = updated_record(rec, text, fields, self.now())
         if new.kind == "episodic" and new.text != rec.text:
             new = respanned(new)
         if new.kind in ("episodic", "semantic") and new.text != rec.text:
@@ -317,18 +361,20 @@ class Memory:
         item = self.store.get(rec.namespace, rec.id)
         if item is None:  # deleted meanwhile by another writer
             raise MemoryNotFoundError(f"no memory {id!r}")
-        return record_of(item)
+        return Mem0Record.of(record_of(item))
 
     def delete(
         self, id: str | None = None, user_id: str | None = None, *, memory_id: str | None = None
-    ) -> None:
-        """Delete memory `id` from SQLite, the keyword index and the vectors.
+    ) -> dict[str, str]:
+        """Delete memory `id` from SQLite, the keyword index and the vectors; returns mem0's
+        ``{"message": ...}``.
 
         Deletes follow provenance: deleting an episode deletes the facts it alone supports
         (a fact with other sources loses this one) and makes current again what they had
         superseded; a deleted fact is never derived again from the same episode."""
         rec = self.get(id, user_id, memory_id=memory_id)
         forget(self.store, rec, now=self.now())
+        return {"message": "Memory deleted successfully!"}
 
     def delete_all(
         self,
@@ -359,8 +405,18 @@ class Memory:
         self.writer.delete_keys(keys)
         return {"memories_deleted": len(keys)}
 
-    def reset(self, user_id: str, *, keep_conversations: bool = False) -> dict[str, int]:
-        """Delete everything of a user: memories, and (unless kept) turns, summaries, profile."""
+    def reset(
+        self, user_id: str | None = None, *, keep_conversations: bool = False
+    ) -> dict[str, int]:
+        """Delete everything of a user: memories, and (unless kept) turns, summaries, profile.
+
+        Without `user_id` (mem0's ``reset()``) every user's data goes (see `cleanup`)."""
+        if user_id is None:
+            if keep_conversations:
+                raise ValidationError("keep_conversations needs a user_id")
+            counts = self.cleanup(everything=True)
+            counts.pop("space_freed_kb", None)
+            return counts
         ns = self.namespace(user_id)
         keys = self.store.keys(ns)
         self.writer.delete_keys(keys)

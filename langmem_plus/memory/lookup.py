@@ -55,7 +55,24 @@ def history(store: HybridStore, rec: MemoryRecord) -> list[dict[str, Any]]:
     for fact in supersession_chain(store, rec):
         out += record_events(fact)
     out.sort(key=lambda e: e.get("at") or "")
-    return out
+    return [_with_mem0_keys(e) for e in out]
+
+
+def _with_mem0_keys(event: dict[str, Any]) -> dict[str, Any]:
+    """An event also in mem0's history shape: memory_id, old_memory, new_memory, created_at,
+    is_deleted."""
+    if event["event"] == "SUPERSEDED":
+        old, new = event.get("text"), event.get("new_text")
+    else:
+        old, new = event.get("old_text"), event.get("text")
+    return {
+        **event,
+        "memory_id": event["id"],
+        "old_memory": old,
+        "new_memory": new,
+        "created_at": event.get("at"),
+        "is_deleted": False,
+    }
 
 
 def supersession_chain(store: HybridStore, rec: MemoryRecord) -> list[MemoryRecord]:

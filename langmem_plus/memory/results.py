@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -15,7 +15,17 @@ from langmem_plus.memory.checks import record_of
 from langmem_plus.memory.scopes import mem0_dict
 from langmem_plus.model.records import MemoryRecord
 
-__all__ = ["MAX_LIMIT", "MemoryPage", "SearchHit", "TimeRangeArg", "as_mem0", "as_plain"]
+__all__ = [
+    "MAX_LIMIT",
+    "AddResult",
+    "Mem0Record",
+    "MemoryPage",
+    "SearchHit",
+    "SearchResults",
+    "TimeRangeArg",
+    "as_mem0",
+    "as_plain",
+]
 
 MAX_LIMIT = 1000
 TimeRangeArg = (
@@ -64,6 +74,79 @@ class SearchHit(BaseModel):
         return self.to_dict().get(key, default)
 
 
+class SearchResults(list[SearchHit]):
+    """`Memory.search`'s hits, best first: a list, that also reads as mem0 2.x's answer
+    (``results["results"]`` is the list of mem0 dicts)."""
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> SearchHit: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[SearchHit]: ...
+    @overload
+    def __getitem__(self, key: str) -> list[dict[str, Any]]: ...
+    def __getitem__(self, key: Any) -> Any:
+        """An index or slice as on a list; ``"results"``: the hits as mem0's dicts."""
+        if isinstance(key, str):
+            if key != "results":
+                raise KeyError(key)
+            return [hit.to_dict() for hit in self]
+        return super().__getitem__(key)
+
+
+class Mem0Record(MemoryRecord):
+    """A `MemoryRecord` as `Memory.get` returns it: it also reads as mem0's dict
+    (``record["memory"]`` is the text, ``record["metadata"]``, ``record["user_id"]``)."""
+
+    @classmethod
+    def of(cls, rec: MemoryRecord) -> Mem0Record:
+        """The same record, readable both ways (no copy of its fields is validated again)."""
+        return cls.model_construct(_fields_set=rec.model_fields_set, **dict(rec))
+
+    def __getitem__(self, key: str) -> Any:
+        """mem0-style reading of `mem0_dict(self)`."""
+        return mem0_dict(self)[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``dict.get`` on the mem0 dict."""
+        return mem0_dict(self).get(key, default)
+
+
+class AddResult(list[str]):
+    """The ids `Memory.add` created or changed, in order: a list of ids, that also reads as
+    mem0's answer (``result["results"]``: ``[{"id", "memory", "event"}]``; the event is
+    ``UPDATE`` for a memory that was changed, e.g. a fact this call closed, ``ADD`` for the
+    others). The dicts are read from the store when first asked for."""
+
+    def __init__(
+        self,
+        ids: Iterable[str] = (),
+        lookup: Callable[[str], MemoryRecord | None] | None = None,
+    ) -> None:
+        super().__init__(ids)
+        self._lookup = lookup
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> str: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[str]: ...
+    @overload
+    def __getitem__(self, key: str) -> list[dict[str, Any]]: ...
+    def __getitem__(self, key: Any) -> Any:
+        """An index or slice as on a list; ``"results"``: mem0's event dicts."""
+        if isinstance(key, str):
+            if key != "results":
+                raise KeyError(key)
+            return [self._event(i) for i in self]
+        return super().__getitem__(key)
+
+    def _event(self, mid: str) -> dict[str, Any]:
+        rec = self._lookup(mid) if self._lookup is not None else None
+        if rec is None:
+            return {"id": mid, "memory": None, "event": "DELETE"}
+        changed = rec.valid_to is not None or rec.superseded_by or rec.metadata.get("updates")
+        return {"id": mid, "memory": rec.text, "event": "UPDATE" if changed else "ADD"}
+
+
 class MemoryPage(BaseModel):
     """One page of a user's memories, oldest first, with the total for paging."""
 
@@ -93,7 +176,7 @@ def as_mem0(result: Any) -> Any:
         return mem0_dict(result)
     if isinstance(result, SearchHit):
         return result.to_dict()
-    if isinstance(result, MemoryPage):
+    if isinstance(result, MemoryPage | SearchResults | AddResult):
         return {"results": result["results"]}
     if isinstance(result, (list, tuple)):
         out = []

@@ -17,9 +17,11 @@ from langmem_plus.model.records import MemoryRecord
 
 __all__ = [
     "SCOPE_KEYS",
+    "call_user",
     "config_kwargs",
     "mem0_dict",
     "pick_id",
+    "pick_limit",
     "scope_metadata",
     "translate_filters",
 ]
@@ -48,6 +50,31 @@ def scope_metadata(agent_id: str | None, run_id: str | None) -> dict[str, str]:
     return out
 
 
+def call_user(user_id: str | None, filters: Mapping[str, Any] | None) -> str:
+    """The user a call is about: the `user_id` argument (mem0 1.x) or the ``user_id`` of
+    `filters` (mem0 2.x); given both, they must agree."""
+    flt = check_mapping("filters", filters)
+    in_filter = flt.get("user_id")
+    if in_filter is not None and not isinstance(in_filter, str):
+        raise ValidationError(
+            "filters user_id must be one user id (a string): a user's memories are its own "
+            f"namespace, so operators such as {in_filter!r:.60} cannot span users"
+        )
+    if user_id is None and in_filter is None:
+        raise ValidationError('give the user: user_id="..." or filters={"user_id": "..."}')
+    if user_id is not None and in_filter is not None and in_filter != user_id:
+        raise ValidationError("filter user_id differs from the user_id argument")
+    return check_id("user_id", user_id if user_id is not None else in_filter)
+
+
+def pick_limit(limit: int | None, top_k: int | None, default: int) -> int:
+    """How many results: `limit` (mem0 1.x) or `top_k` (mem0 2.x), not two different ones."""
+    if limit is not None and top_k is not None and limit != top_k:
+        raise ValidationError("give the number of results once: limit or top_k")
+    got = top_k if top_k is not None else limit
+    return default if got is None else got
+
+
 def translate_filters(
     filters: Mapping[str, Any] | None,
     *,
@@ -55,40 +82,127 @@ def translate_filters(
     agent_id: str | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """mem0-style filters as store filters on the record.
+    """mem0-style filters (1.x and 2.x) as store filters on the record.
 
     A key that names a record field filters that field (``{"category": "preference"}``),
     unless its value is a word the field cannot hold (``{"category": "food"}``): then, like a
-    key that is no record field (``{"topic": "food"}``), it is looked up in `metadata`.
-    Dotted paths and ``$`` operators pass unchanged; `agent_id`/`run_id` add scope filters.
-    A `user_id` filter must equal the `user_id` argument (the user is the namespace).
+    key that is no record field (``{"topic": "food"}``), it is looked up in `metadata`;
+    ``{"metadata": {...}}`` names metadata keys explicitly. mem0 2.x's operators (``eq``,
+    ``ne``, ``in``, ``nin``, ``gt``, ``gte``, ``lt``, ``lte``, ``contains``, ``icontains``),
+    its wildcard ``"*"`` (the key is present) and its ``AND`` / ``OR`` / ``NOT`` groups
+    become the store's (``$in``, ``$exists``, ``$or`` …); the store's own ``$`` spellings and
+    dotted paths pass unchanged. An operator that is none of these is refused, never read as
+    a value that matches nothing. `agent_id`/`run_id` (arguments or filter keys) become
+    ``metadata.agent_id`` / ``metadata.run_id``. A `user_id` filter must equal the `user_id`
+    argument (the user is the namespace, see `call_user`).
     """
     out: dict[str, Any] = {}
     for key, value in check_mapping("filters", filters).items():
-        if not isinstance(key, str):
-            raise ValidationError(f"filter keys must be strings, got {key!r}")
-        if key in ("AND", "OR", "NOT"):
-            raise ValidationError(
-                f"{key} filters are not supported: give one dict of conditions (all must hold)"
-            )
         if key == "user_id":
             if value != user_id:
                 raise ValidationError("filter user_id differs from the user_id argument")
             continue
-        out[_filter_key(key, value)] = value
+        _merge(out, _condition(key, value))
     for name, scope in scope_metadata(agent_id, run_id).items():
-        out[f"metadata.{name}"] = scope
+        _merge(out, {f"metadata.{name}": scope})
+    return out
+
+
+_MEM0_OPS = frozenset({"eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "icontains"})
+_GROUPS = {"AND": "$and", "OR": "$or", "NOT": "$not"}
+_TIME_FIELDS = frozenset({"created_at", "updated_at", "timestamp"})
+
+
+def _merge(out: dict[str, Any], cond: dict[str, Any]) -> None:
+    """Add `cond` to `out`; two conditions on one key both hold (``$and``)."""
+    for key, value in cond.items():
+        if key in out and out[key] != value:
+            out.setdefault("$and", []).append({key: value})
+        else:
+            out[key] = value
+
+
+def _condition(key: Any, value: Any) -> dict[str, Any]:
+    """One mem0 condition (a key and its value) as store conditions."""
+    if not isinstance(key, str):
+        raise ValidationError(f"filter keys must be strings, got {key!r:.80}")
+    if key in _GROUPS:
+        return {_GROUPS[key]: _group(key, value)}
+    if key == "user_id":
+        raise ValidationError(
+            "user_id is the namespace: give it once, at the top of filters or as user_id="
+        )
+    if key in _TIME_FIELDS:
+        raise ValidationError(
+            f"{key} filters are not supported: search(time_range=(start, end)) narrows by time"
+        )
+    if key == "metadata" and isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for sub, cond in value.items():
+            if not isinstance(sub, str) or sub.startswith("$"):
+                raise ValidationError(f"metadata filter keys must be field names, got {sub!r:.80}")
+            _merge(out, {f"metadata.{sub}": _value(f"metadata.{sub}", cond)})
+        return out
+    if key.startswith("$") or "." in key:
+        return {key: value}  # the store's own spelling
+    if key in SCOPE_KEYS:
+        return {f"metadata.{key}": _value(key, value)}
+    return {_filter_key(key, value): _value(key, value)}
+
+
+def _group(name: str, value: Any) -> list[dict[str, Any]]:
+    """The filters of an AND / OR / NOT group, each translated."""
+    if isinstance(value, Mapping) and name == "NOT":
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValidationError(f"{name} takes a non-empty list of filters")
+    out = []
+    for f in value:
+        if not isinstance(f, Mapping):
+            raise ValidationError(f"each filter of {name} must be a dict, got {type(f).__name__}")
+        sub: dict[str, Any] = {}
+        for k, v in f.items():
+            _merge(sub, _condition(k, v))
+        out.append(sub)
+    return out
+
+
+def _value(key: str, value: Any) -> Any:
+    """A condition's value: ``"*"`` is presence, an operator dict gets the store's spelling."""
+    if isinstance(value, str) and value == "*":
+        return {"$exists": True}
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, Any] = {}
+    for op, arg in value.items():
+        if isinstance(op, str) and op in _MEM0_OPS:
+            out[f"${op}"] = arg
+        elif isinstance(op, str) and op.startswith("$"):
+            out[op] = arg  # the store's spelling; the store checks it
+        else:
+            raise ValidationError(
+                f"unknown filter operator {op!r:.60} on {key!r:.60}; use one of "
+                f"{sorted(_MEM0_OPS)} (or {{'metadata': {{...}}}} / a dotted path such as "
+                f"'{key}.{op}' for a nested value)"
+            )
     return out
 
 
 def _filter_key(key: str, value: Any) -> str:
-    if key.startswith("$") or "." in key:
-        return key
     if key in _RECORD_FIELDS:
         vocab = FIELD_WORDS.get(key)
-        if vocab is None or not isinstance(value, str) or value in vocab:
+        if vocab is None or all(w in vocab for w in _words(value)):
             return key
     return f"metadata.{key}"
+
+
+def _words(value: Any) -> list[Any]:
+    """The plain values a condition compares with (an operator's argument, a list's items)."""
+    if isinstance(value, Mapping):
+        return [w for arg in value.values() for w in _words(arg)]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [] if isinstance(value, str) and value == "*" else [value]
 
 
 def mem0_dict(rec: MemoryRecord, score: float | None = None) -> dict[str, Any]:

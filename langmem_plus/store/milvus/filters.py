@@ -98,8 +98,8 @@ def _at(path: str, flt: Any) -> str | None:
 
 def _paths(base: str, key: Any) -> list[str]:
     """The JSON paths a filter key may name: the literal key, and for a dotted key the path."""
-    if not isinstance(key, str) or not key or not _safe(key):
-        return []
+    if not isinstance(key, str) or not key or not _safe(key) or key.startswith("$"):
+        return []  # `$and`/`$or`/`$not` groups are left to the exact filter
     out = [f'{base}["{key}"]']
     if "." in key and all(key.split(".")):
         out.append(base + "".join(f'["{part}"]' for part in key.split(".")))
