@@ -42,7 +42,8 @@ class FakeOpenAI:
     """Answers POST /v1/chat/completions from a script of (status, body) pairs, `slow(...)`
     or `HANG` entries; once the script is used up every request gets `fallback` (HTTP 500 by
     default). A body that is a str is sent as it is (malformed JSON). Each request is kept
-    as {"path", "body", "auth"}."""
+    as {"path", "body", "auth", "api_key"} (the Authorization and x-api-key headers). Any
+    POST path is answered, so an Anthropic client at `root_url` works too (`anthropic_message`)."""
 
     def __init__(self) -> None:
         self.script: list[tuple[Any, ...]] = []
@@ -59,6 +60,7 @@ class FakeOpenAI:
                         "path": self.path,
                         "body": json.loads(self.rfile.read(length) or b"{}"),
                         "auth": self.headers.get("Authorization"),
+                        "api_key": self.headers.get("x-api-key"),
                     }
                 )
                 entry = server.script.pop(0) if server.script else server.fallback
@@ -86,8 +88,14 @@ class FakeOpenAI:
         self.thread.start()
 
     @property
+    def root_url(self) -> str:
+        """The server without a path (an Anthropic client's, or Ollama's, base URL)."""
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        """The OpenAI-compatible base URL (``.../v1``)."""
+        return f"{self.root_url}/v1"
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -143,3 +151,25 @@ def tool_completion(name: str, args: dict[str, Any]) -> dict[str, Any]:
         "function": {"name": name, "arguments": json.dumps(args)},
     }
     return completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+
+
+def anthropic_message(content: list[dict[str, Any]] | str) -> dict[str, Any]:
+    """An Anthropic Messages API answer (a str is one text block); 11 input, 7 output tokens."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    stop = "tool_use" if any(c.get("type") == "tool_use" for c in content) else "end_turn"
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 11, "output_tokens": 7},
+    }
+
+
+def anthropic_tool_use(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic answer that calls tool `name` with `args`."""
+    return anthropic_message([{"type": "tool_use", "id": "toolu_1", "name": name, "input": args}])

@@ -27,6 +27,7 @@ from typing_extensions import NotRequired
 
 from langmem_plus.agent.engine import MemoryEngine, PostTurnJob, PostTurnWorker
 from langmem_plus.agent.run_identity import resolve_user_id, thread_id_from_config
+from langmem_plus.agent.worker import DEFAULT_CLOSE_TIMEOUT_S, CloseReport
 from langmem_plus.agent.working import WorkingMemory
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.conversation_log import ConversationLog
@@ -138,7 +139,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         self.config = self.engine.config
         self.default_user_id = default_user_id
         self.background = background
-        self.worker = PostTurnWorker(self.engine.process, debounce_s=debounce_s)
+        self.worker = PostTurnWorker(
+            self.engine.process, debounce_s=debounce_s, max_pending=self.config.llm.queue_limit
+        )
         self.tools: Sequence[BaseTool] = []
         names = dict(tool_names or {})
         if set(names) - {"search", "manage"}:
@@ -257,6 +260,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         """Async twin of `flush`."""
         return await asyncio.to_thread(self.worker.flush, timeout)
 
-    def close(self, timeout: float | None = None) -> bool:
-        """Flush and stop the background worker."""
+    def close(self, timeout: float | None = DEFAULT_CLOSE_TIMEOUT_S) -> CloseReport:
+        """Run the queued post-turn work for at most `timeout` seconds (default 30; None: until
+        done), then stop the background worker. Returns in bounded time even when the model
+        hangs; the `CloseReport` (true when nothing was left) names the jobs dropped before
+        they started and those still running — their turns stay in the conversation log and
+        are processed by the session's next job."""
         return self.worker.close(timeout)

@@ -98,18 +98,22 @@ def time_arg(args: argparse.Namespace) -> Any:
 
 
 def chat_model(args: argparse.Namespace) -> Any:
-    """`--model` as an init_chat_model string, or an OpenAI-compatible model at `--base-url`."""
+    """`--model` as an init_chat_model string, or an OpenAI-compatible model at `--base-url`
+    (built without client retries and with the default request timeout, as every model the
+    library builds)."""
     if not getattr(args, "model", None):
         if getattr(args, "base_url", None):
             raise ValidationError("--base-url needs --model (the model name at that endpoint)")
         return None
     if not getattr(args, "base_url", None):
         return args.model
-    from langchain_openai import ChatOpenAI
+    from langmem_plus.processors.model.structured import build_model
 
     name = args.model.split(":", 1)[1] if args.model.startswith("openai:") else args.model
-    return ChatOpenAI(
-        model=name, base_url=args.base_url, api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    return build_model(
+        f"openai:{name}",
+        base_url=args.base_url,
+        api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY",
     )
 
 

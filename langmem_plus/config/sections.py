@@ -231,17 +231,45 @@ class LifecycleConfig(Section):
 
 
 class LlmConfig(Section):
-    """Model calls of the processors (SPEC R-PROC), and the record of what a turn cost."""
+    """Model calls of the processors (SPEC R-PROC), the background queue that runs them after
+    a turn, and the record of what a turn cost."""
 
     flat_prefix: ClassVar[str] = "llm_"
     flat_names: ClassVar[dict[str, str]] = {"record_costs": "record_costs"}
 
-    max_retries: int = Field(3, ge=0, description="Retries of a failed model call.")
+    max_retries: int = Field(
+        3,
+        ge=0,
+        description="Retries of a failed model call (timeouts, connection errors, HTTP 429 "
+        "and 5xx only). The library retries and the model's client does not: models it "
+        "builds get `max_retries=0`, and so does a passed OpenAI-family model's client.",
+    )
     backoff_base_s: float = Field(
         1.0,
         ge=0,
         description="Wait before the first retry; it doubles for each further one (1 s, 2 s, "
         "4 s by default).",
+    )
+    request_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Timeout of one request to the model, set on the models the library "
+        "builds (strings, `from_config`, the CLI's `--model`) and on a passed OpenAI-family "
+        "model that has none.",
+    )
+    call_deadline_s: float = Field(
+        60.0,
+        gt=0,
+        description="Deadline of one processor call, retries and waits included: no retry "
+        "starts past it (an async call is cut at it), and the processor falls back to "
+        "its rules.",
+    )
+    queue_limit: int = Field(
+        1000,
+        ge=1,
+        description="Post-turn jobs (one per thread and session) waiting for the background "
+        "worker; a job past it is dropped with a warning, its turns stay in the "
+        "conversation log and the session's next job takes them.",
     )
     record_costs: bool = Field(
         True,

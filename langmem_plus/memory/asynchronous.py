@@ -113,7 +113,7 @@ class AsyncMemory:
         self,
         query: str,
         user_id: str | None = None,
-        limit: int | None = None,
+        limit: int = 5,
         filters: Mapping[str, Any] | None = None,
         time_range: TimeRangeArg = None,
         *,
@@ -140,7 +140,7 @@ class AsyncMemory:
     async def get_all(
         self,
         user_id: str | None = None,
-        limit: int | None = None,
+        limit: int = 100,
         offset: int = 0,
         *,
         agent_id: str | None = None,

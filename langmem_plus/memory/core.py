@@ -205,7 +205,7 @@ class Memory:
         self,
         query: str,
         user_id: str | None = None,
-        limit: int | None = None,
+        limit: int = 5,
         filters: Mapping[str, Any] | None = None,
         time_range: TimeRangeArg = None,
         *,
@@ -275,7 +275,7 @@ class Memory:
     def get_all(
         self,
         user_id: str | None = None,
-        limit: int | None = None,
+        limit: int = 100,
         offset: int = 0,
         *,
         agent_id: str | None = None,

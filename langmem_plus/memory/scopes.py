@@ -19,6 +19,7 @@ __all__ = [
     "SCOPE_KEYS",
     "call_user",
     "config_kwargs",
+    "llm_model",
     "mem0_dict",
     "pick_id",
     "pick_limit",
@@ -67,12 +68,14 @@ def call_user(user_id: str | None, filters: Mapping[str, Any] | None) -> str:
     return check_id("user_id", user_id if user_id is not None else in_filter)
 
 
-def pick_limit(limit: int | None, top_k: int | None, default: int) -> int:
-    """How many results: `limit` (mem0 1.x) or `top_k` (mem0 2.x), not two different ones."""
-    if limit is not None and top_k is not None and limit != top_k:
+def pick_limit(limit: int, top_k: int | None, default: int) -> int:
+    """How many results: `limit` (mem0 1.x) or `top_k` (mem0 2.x); a `limit` other than the
+    `default` and a different `top_k` are refused."""
+    if top_k is None:
+        return limit
+    if limit != default and limit != top_k:
         raise ValidationError("give the number of results once: limit or top_k")
-    got = top_k if top_k is not None else limit
-    return default if got is None else got
+    return top_k
 
 
 def translate_filters(
@@ -234,9 +237,9 @@ def config_kwargs(config: Any) -> dict[str, Any]:
     """`Memory.from_config`'s dict as Memory(...) keyword arguments.
 
     Our keys: path, model, embeddings, config (a MemoryConfig or its fields as a dict), store.
-    mem0's keys: ``llm`` ({"provider", "config": {"model"}}) becomes the chat model string
-    ``"provider:model"``; ``history_db_path`` is the database path; ``version`` is accepted
-    and ignored (results always read both ways). Anything else is refused by name.
+    mem0's keys: ``llm`` ({"provider", "config": {"model", ...}}, see `llm_model`);
+    ``history_db_path`` is the database path; ``version`` is accepted and ignored (results
+    always read both ways). Anything else is refused by name.
     """
     from langmem_plus.config import MemoryConfig
 
@@ -249,10 +252,7 @@ def config_kwargs(config: Any) -> dict[str, Any]:
     version = cfg.pop("version", None)
     if version is not None and not isinstance(version, str):
         raise ValidationError(f"version must be a string such as 'v1.1', got {version!r}")
-    if "llm" in cfg:
-        if cfg.get("model") is not None:
-            raise ValidationError("give either model or llm, not both")
-        cfg["model"] = _llm_model(cfg.pop("llm"))
+    llm = cfg.pop("llm", None)
     bad = sorted(k for k in cfg if k not in _OUR_KEYS)
     if bad:
         raise ValidationError(
@@ -265,15 +265,80 @@ def config_kwargs(config: Any) -> dict[str, Any]:
             cfg["config"] = MemoryConfig(**inner)
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"invalid config.config: {str(exc)[:300]}") from None
+    if llm is not None:
+        if cfg.get("model") is not None:
+            raise ValidationError("give either model or llm, not both")
+        given = cfg.get("config")
+        cfg["model"] = llm_model(llm, given if isinstance(given, MemoryConfig) else None)
     return cfg
 
 
-def _llm_model(llm: Any) -> str:
+# mem0's `llm.config` keys that are honoured; a base URL key only with its provider
+_LLM_SETTINGS = ("temperature", "max_tokens", "top_p")
+_BASE_URL_KEYS = {
+    "openai": "openai_base_url",
+    "anthropic": "anthropic_base_url",
+    "ollama": "ollama_base_url",
+    "vllm": "vllm_base_url",
+    "lmstudio": "lmstudio_base_url",
+}
+# local servers reached through their OpenAI-compatible API: (default base URL, path to add)
+_OPENAI_COMPATIBLE = {
+    "ollama": ("http://localhost:11434", "/v1"),
+    "vllm": ("http://localhost:8000/v1", ""),
+    "lmstudio": ("http://localhost:1234/v1", ""),
+}
+
+
+def llm_model(llm: Any, config: Any = None) -> Any:
+    """mem0's ``llm`` config as our model: ``"provider:model"`` when that is all it says;
+    otherwise a model built now (no client retries, the request timeout of `config`) with
+    the settings it gives — ``api_key``, ``temperature``, ``max_tokens``, ``top_p`` and the
+    provider's base URL (``openai_base_url``, ``anthropic_base_url``; ``ollama_base_url``,
+    ``vllm_base_url`` and ``lmstudio_base_url`` reach those servers through their
+    OpenAI-compatible API, so providers ollama, vllm and lmstudio need no extra package).
+    Any other key, or a base URL of another provider, is refused by name."""
+    from langmem_plus.processors.model.structured import build_model
+
     llm = check_mapping("llm", llm)
+    extra = sorted(k for k in llm if k not in ("provider", "config"))
+    if extra:
+        raise ValidationError(f"unknown llm keys {extra}; accepted: provider, config")
     provider = llm.get("provider")
-    model = check_mapping("llm.config", llm.get("config")).get("model")
+    opts = check_mapping("llm.config", llm.get("config"))
+    model = opts.pop("model", None)
     if not isinstance(provider, str) or not provider.strip():
         raise ValidationError("llm.provider must be a non-empty string (e.g. 'openai')")
     if not isinstance(model, str) or not model.strip():
         raise ValidationError("llm.config.model must be a non-empty string (e.g. 'gpt-4o-mini')")
-    return f"{provider}:{model}"
+    own_url = _BASE_URL_KEYS.get(provider)
+    urls = sorted(k for k in opts if k.endswith("_base_url") and k != own_url)
+    if urls:
+        raise ValidationError(
+            f"llm.config {urls} do not apply to provider {provider!r}"
+            + (f"; its base URL key is {own_url!r}" if own_url else "")
+        )
+    known = {*_LLM_SETTINGS, "api_key", *([own_url] if own_url else [])}
+    bad = sorted(k for k in opts if k not in known)
+    if bad:
+        raise ValidationError(
+            f"llm.config keys {bad} are not supported; accepted: model, {', '.join(sorted(known))}"
+        )
+    kwargs = {k: opts[k] for k in _LLM_SETTINGS if opts.get(k) is not None}
+    if opts.get("api_key") is not None:
+        kwargs["api_key"] = opts["api_key"]
+    base_url = opts.get(own_url) if own_url else None
+    if provider in _OPENAI_COMPATIBLE:
+        default, path = _OPENAI_COMPATIBLE[provider]
+        url = str(base_url or default).rstrip("/")
+        kwargs["base_url"] = url if not path or url.endswith(path) else url + path
+        kwargs.setdefault("api_key", provider)  # these servers take any key
+        return build_model(f"openai:{model}", config, **kwargs)
+    if base_url is not None:
+        kwargs["base_url"] = base_url
+    if not kwargs:
+        return f"{provider}:{model}"
+    try:
+        return build_model(f"{provider}:{model}", config, **kwargs)
+    except ImportError as exc:
+        raise ValidationError(f"llm provider {provider!r} cannot load: {exc}") from None

@@ -7,8 +7,16 @@ prompt and the JSON is cut out of the text and repaired. Only transient errors (
 connection errors, HTTP 408/409/425/429/5xx) are retried, with exponential backoff (base,
 2x base, 4x base); a deterministic failure (an answer that does not parse or fit the schema, a
 refusal, a permanent 4xx, any other error) is not, since asking again gets the same answer.
-After the last failure the call logs and returns ``None`` so the caller falls back to its
-rules and the turn is never lost. `call_traced` also reports the calls made and the tokens.
+After the last failure, or once the call's deadline (`llm.call_deadline_s`) has passed, the
+call logs and returns ``None`` so the caller falls back to its rules and the turn is never
+lost. `call_traced` also reports the requests sent and the tokens.
+
+One retry policy: the library retries, the model's client does not, so every request is
+counted. Models the library builds (`build_model`: strings, `from_config`, the CLI) get
+``max_retries=0`` and a request timeout; a passed OpenAI-family model (langchain-openai) is
+used through a copy of its client with retries off (and the timeout when it had none); a
+passed model whose client still retries on its own is not retried by the library on top
+(its requests stay bounded by its own setting) and is reported once in the log.
 """
 
 from __future__ import annotations
@@ -34,9 +42,12 @@ from langmem_plus.processors.model.json_repair import extract_json, parse_into
 __all__ = [
     "CallTrace",
     "StructuredLLM",
+    "build_model",
+    "client_retries",
     "extract_json",
     "parse_into",
     "resolve_model",
+    "without_client_retries",
 ]
 
 logger = logging.getLogger("langmem_plus.processors")
@@ -74,17 +85,74 @@ _PLAIN_SUFFIX = (
 )
 
 
-def resolve_model(model: Any) -> BaseChatModel | None:
+def build_model(name: str, config: MemoryConfig | None = None, **kwargs: Any) -> BaseChatModel:
+    """The chat model `init_chat_model(name)` as the library builds it: its client does not
+    retry (the library does, counting every request) and each request times out after
+    `llm.request_timeout_s`. `kwargs` (``base_url``, ``api_key``, ``temperature`` …) go to
+    the provider's class; a provider that takes no retry or timeout setting is built
+    without them."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("model string must not be empty, e.g. 'openai:gpt-4o-mini'")
+    from langchain.chat_models import init_chat_model
+
+    cfg = config or MemoryConfig()
+    try:
+        return init_chat_model(
+            name, **{"max_retries": 0, "timeout": cfg.llm.request_timeout_s, **kwargs}
+        )
+    except (TypeError, PydanticValidationError) as exc:
+        logger.info("%s takes no max_retries/timeout (%s); built without them", name, exc)
+        return init_chat_model(name, **kwargs)
+
+
+def client_retries(model: Any) -> int:
+    """How many times the model's own client retries a failed request (0: never, or not
+    known). langchain-openai's ``max_retries=None`` means the openai client's default."""
+    value = getattr(model, "max_retries", 0)
+    if value is None:
+        value = getattr(getattr(model, "root_client", None), "max_retries", 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return max(0, value)
+
+
+def without_client_retries(model: Any, timeout_s: float | None = None) -> Any:
+    """A passed model whose client does not retry, when that takes no rebuilding: a
+    langchain-openai model (ChatOpenAI, AzureChatOpenAI, and those built on them) is copied
+    with its openai clients' retries off (``with_options``), and `timeout_s` as the request
+    timeout when it had none. Any other model is returned as it is."""
+    root: Any = getattr(model, "root_client", None)
+    aroot: Any = getattr(model, "root_async_client", None)
+    if client_retries(model) == 0 and getattr(model, "request_timeout", 0) is not None:
+        return model
+    if not (hasattr(root, "with_options") and hasattr(model, "model_copy")):
+        return model
+    options: dict[str, Any] = {"max_retries": 0}
+    if getattr(model, "request_timeout", 0) is None and timeout_s is not None:
+        options["timeout"] = timeout_s
+    try:
+        copy = model.model_copy(update={"max_retries": 0})
+        copy.root_client = root.with_options(**options)
+        copy.client = copy.root_client.chat.completions
+        if aroot is not None and hasattr(aroot, "with_options"):
+            copy.root_async_client = aroot.with_options(**options)
+            copy.async_client = copy.root_async_client.chat.completions
+        if "timeout" in options:
+            copy.request_timeout = timeout_s
+    except (AttributeError, TypeError, ValueError) as exc:  # another client layout
+        logger.info("could not turn off the client's retries of %s (%s)", type(model).__name__, exc)
+        return model
+    return copy
+
+
+def resolve_model(model: Any, config: MemoryConfig | None = None) -> BaseChatModel | None:
     """Turn a chat model object or an `init_chat_model` string ("openai:gpt-4o-mini") into a
-    model; ``None`` stays ``None`` (rules only)."""
+    model; ``None`` stays ``None`` (rules only). A string is built by `build_model`; an
+    object is used as it is (see `without_client_retries` for what `StructuredLLM` does)."""
     if model is None:
         return None
     if isinstance(model, str):
-        if not model.strip():
-            raise ValidationError("model string must not be empty, e.g. 'openai:gpt-4o-mini'")
-        from langchain.chat_models import init_chat_model
-
-        return init_chat_model(model)
+        return build_model(model, config)
     if isinstance(model, BaseChatModel) or hasattr(model, "invoke"):
         return model  # type: ignore[no-any-return]
     raise ValidationError(
@@ -231,6 +299,11 @@ class _Plan:
         self.schema_chars = len(schema_json)
         self.trace: CallTrace[Any] = CallTrace()
         self.sent_chars = 0
+        self.deadline = llm.clock() + llm.call_deadline_s
+
+    def remaining(self) -> float:
+        """Seconds left before the call's deadline (0 when it has passed)."""
+        return max(0.0, self.deadline - self.llm.clock())
 
     def before_call(self) -> None:
         """Count the request about to be sent (and its size, for a token estimate)."""
@@ -293,27 +366,50 @@ class _Plan:
             self.trace.error = f"failed: {_describe(exc)}"
             logger.warning("%s call failed (not retried): %s", self.schema.__name__, exc)
             return None
-        if self.attempt >= self.llm.max_retries:
-            self.trace.error = f"failed after {self.attempt + 1} attempts: {_describe(exc)}"
+        delay = self.llm.backoff_base_s * (2**self.attempt)
+        if self.attempt >= self.llm.max_retries or delay >= self.remaining():
+            why = "attempts" if self.attempt >= self.llm.max_retries else "attempts (deadline)"
+            self.trace.error = f"failed after {self.attempt + 1} {why}: {_describe(exc)}"
             logger.warning(
-                "%s call failed after %d attempts: %s",
+                "%s call failed after %d %s: %s",
                 self.schema.__name__,
                 self.attempt + 1,
+                why,
                 exc,
             )
             return None
-        delay = self.llm.backoff_base_s * (2**self.attempt)
         self.attempt += 1
         logger.info("transient LLM error (%s); retry %d in %.1fs", exc, self.attempt, delay)
         return delay
 
 
+_warned: set[str] = set()
+
+
+def _warn_client_retries(model: Any, retries: int) -> None:
+    """Say once per model class that its client retries and the library does not add to it."""
+    name = type(model).__name__
+    if name in _warned:
+        return
+    _warned.add(name)
+    logger.warning(
+        "%s retries failed requests itself (max_retries=%d): the library does not retry it "
+        "on top, and the cost records count one call per attempt it made; pass "
+        "max_retries=0 to let the library retry with backoff and count every request "
+        "(docs/guides/models.md)",
+        name,
+        retries,
+    )
+
+
 class StructuredLLM:
     """Structured calls to one chat model with retry, backoff and JSON repair.
 
-    `sleep` / `asleep` are injectable so tests run instantly; only transient errors are
-    retried; malformed answers, refusals and other deterministic failures fall back to the
-    rules at once.
+    `sleep` / `asleep` / `clock` (monotonic seconds, for the deadline) are injectable so
+    tests run instantly; only transient errors are retried; malformed answers, refusals and
+    other deterministic failures fall back to the rules at once. `client_retries` is how
+    often the model's own client still retries (0 once turned off; then the library does
+    not retry on top of it).
     """
 
     def __init__(
@@ -323,17 +419,24 @@ class StructuredLLM:
         *,
         sleep: Callable[[float], None] | None = None,
         asleep: Callable[[float], Awaitable[None]] | None = None,
+        clock: Callable[[], float] | None = None,
         use_structured: bool = True,
     ) -> None:
-        resolved = resolve_model(model)
+        cfg = config or MemoryConfig()
+        resolved = resolve_model(model, cfg)
         if resolved is None:
             raise ValidationError("StructuredLLM needs a model; use the rules when there is none")
-        cfg = config or MemoryConfig()
-        self.model: Any = resolved
+        self.model: Any = without_client_retries(resolved, cfg.llm.request_timeout_s)
+        self.client_retries = client_retries(self.model)
         self.max_retries = cfg.llm.max_retries
+        if self.client_retries:
+            _warn_client_retries(self.model, self.client_retries)
+            self.max_retries = 0
         self.backoff_base_s = cfg.llm.backoff_base_s
+        self.call_deadline_s = cfg.llm.call_deadline_s
         self.sleep = sleep or time.sleep
         self.asleep = asleep or asyncio.sleep
+        self.clock = clock or time.monotonic
         self.use_structured = use_structured
 
     def _invoke_once(self, plan: _Plan) -> Any:
@@ -342,9 +445,12 @@ class StructuredLLM:
         return self.model.invoke(plan.plain_messages)
 
     async def _ainvoke_once(self, plan: _Plan) -> Any:
+        """One request, cut at the call's deadline (raising TimeoutError)."""
         if plan.mode == "structured":
-            return await plan.structured_runnable.ainvoke(plan.structured_messages)
-        return await self.model.ainvoke(plan.plain_messages)
+            coro = plan.structured_runnable.ainvoke(plan.structured_messages)
+        else:
+            coro = self.model.ainvoke(plan.plain_messages)
+        return await asyncio.wait_for(coro, timeout=max(plan.remaining(), 0.001))
 
     def call(self, schema: type[T], system: str, user: str) -> T | None:
         """Ask for a `schema` instance; ``None`` after the last failure (logged)."""
