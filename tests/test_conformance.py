@@ -10,10 +10,11 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from conftest import HashEmbeddings
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore, Item, SearchOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
@@ -142,3 +143,23 @@ def test_gap_names_are_checked(request: pytest.FixtureRequest) -> None:
     with pytest.raises(ValueError, match="unknown conformance gap"):
         Typo()._gap(request, "filter_dotted")
     assert set(GAPS) >= TestInMemoryStore.known_gaps | TestSqliteStore.known_gaps
+
+
+class _FilterDroppingStore(InMemoryStore):
+    """A store with the bug the suite must catch: a query makes it ignore the filter."""
+
+    def batch(self, ops: Any) -> list[Any]:
+        ops = [
+            SearchOp(op.namespace_prefix, None, op.limit, op.offset, op.query)
+            if isinstance(op, SearchOp) and op.query
+            else op
+            for op in ops
+        ]
+        return super().batch(ops)
+
+
+def test_the_suite_catches_a_filter_dropped_by_a_query(request: pytest.FixtureRequest) -> None:
+    suite = BaseStoreConformance()
+    suite.test_filter_holds_with_a_query(InMemoryStore(), request)  # the real one passes
+    with pytest.raises(AssertionError):
+        suite.test_filter_holds_with_a_query(_FilterDroppingStore(), request)

@@ -525,6 +525,12 @@ def test_index_config_keys_are_honoured_or_refused(tmp_path, hash_embeddings):
         with pytest.raises(ValidationError, match=key):
             HybridStore(tmp_path / "y.db", index={**base, key: 1})  # type: ignore[misc]
     assert not (tmp_path / "y.db").exists()
+    # SqliteStore's fixtures pass distance_type="cosine": what HybridStore computes
+    cosine = HybridStore(index={**base, "distance_type": "cosine"})  # type: ignore[typeddict-unknown-key]
+    assert cosine.fields == ["text"]
+    cosine.close()
+    with pytest.raises(ValidationError, match="cosine only"):
+        HybridStore(index={**base, "distance_type": "inner_product"})  # type: ignore[typeddict-unknown-key]
 
 
 # ---------------------------------------------------------------- async coalescing

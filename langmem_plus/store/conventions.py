@@ -28,9 +28,10 @@ __all__ = [
     "index_config",
 ]
 
-INDEX_KEYS = ("dims", "embed", "fields", "text_fields")
+INDEX_KEYS = ("dims", "embed", "fields", "text_fields", "distance_type")
 """The `IndexConfig` keys HybridStore honours (`text_fields` is SqliteStore's spelling of
-`fields`). Any other key is refused: a setting HybridStore cannot honour is never ignored."""
+`fields`; `distance_type` only as ``"cosine"``, what HybridStore computes). Any other key, or
+another distance, is refused: a setting HybridStore cannot honour is never ignored."""
 
 
 def _value(v: Any) -> Generator[Any, None, Any]:
@@ -84,7 +85,8 @@ class SweeperFuture(concurrent.futures.Future[None]):
 
 def index_config(index: Any) -> Any:
     """LangGraph's `IndexConfig` as HybridStore reads it: `text_fields` (SqliteStore's
-    spelling) becomes `fields`, and keys HybridStore cannot honour raise `ValidationError`."""
+    spelling) becomes `fields`, ``distance_type="cosine"`` is accepted (the only distance it
+    computes), and keys or values HybridStore cannot honour raise `ValidationError`."""
     if not isinstance(index, Mapping):
         return index  # None, False or a wrong type: `validate.check_init` reports it
     unknown = sorted(str(k) for k in index if k not in INDEX_KEYS)
@@ -95,6 +97,12 @@ def index_config(index: Any) -> Any:
             "them rather than have them ignored."
         )
     cfg = dict(index)
+    distance = cfg.pop("distance_type", "cosine")
+    if distance != "cosine":
+        raise ValidationError(
+            f"HybridStore compares vectors by cosine only; distance_type {distance!r:.40} "
+            "cannot be honoured (give 'cosine' or leave it out)"
+        )
     if "text_fields" in cfg:
         text_fields = cfg.pop("text_fields")
         if isinstance(text_fields, str):

@@ -47,6 +47,10 @@ GAPS: dict[str, str] = {
         "a comparison ($gt, $lte, ...) over a field holding numbers, strings, booleans and "
         "null matches only the numbers in range, without raising"
     ),
+    "filter_with_query": (
+        "a filter still holds when a query is given: every hit of search(query=..., "
+        "filter=...) matches the filter"
+    ),
     "filter_unknown_operator_refused": (
         "an operator the store cannot evaluate ($and, $or, $regex) raises ValueError instead "
         "of silently matching nothing"
@@ -252,6 +256,20 @@ class BaseStoreConformance:
             store.put(_NS, key, {"n": n})
         assert self._keys(store.search(_NS, filter={"n": {"$gt": 0.5}})) == ["float", "int"]
         assert self._keys(store.search(_NS, filter={"n": {"$lte": 1}})) == ["int"]
+
+    def test_filter_holds_with_a_query(
+        self, store: BaseStore, request: pytest.FixtureRequest
+    ) -> None:
+        """A query narrows and ranks; it never drops the filter (a hit outside the filter is
+        the failure, with or without a ranking index)."""
+        self._gap(request, "filter_with_query")
+        self._filtered(store, {})
+        store.put(_NS, "four", {"text": "apple crumble", "n": 7, "tag": "y", "a": {"b": 4}})
+        hits = store.search(_NS, query="apple", filter={"tag": "y"}, limit=10)
+        assert {i.value["tag"] for i in hits} <= {"y"}, [i.key for i in hits]
+        assert "four" in self._keys(hits)  # the item matching both is found
+        hits = store.search(_NS, query="apple", filter={"n": {"$gt": 4}}, limit=10)
+        assert self._keys(hits) and all(i.value["n"] > 4 for i in hits)
 
     def test_filter_unknown_operator_is_refused_or_right(
         self, store: BaseStore, request: pytest.FixtureRequest

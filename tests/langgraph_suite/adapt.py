@@ -23,13 +23,9 @@ RELEVANCE_ONLY = MemoryConfig(
 
 
 def _index(index: Any) -> Any:
-    """LangGraph's index config for HybridStore: none means no vectors; `distance_type`
-    "cosine" is what HybridStore does (any other is refused by HybridStore)."""
-    if not index:
-        return False
-    if index.get("distance_type") == "cosine":
-        index = {k: v for k, v in index.items() if k != "distance_type"}
-    return index
+    """LangGraph's index config for HybridStore, passed as it is (`distance_type` "cosine"
+    included); none means no vectors, as in LangGraph."""
+    return index or False
 
 
 class HybridInMemoryStore(HybridStore):

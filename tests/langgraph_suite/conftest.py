@@ -1,5 +1,6 @@
 """LangGraph's store tests (vendored, see README.md) against HybridStore: the tests of
-SqliteStore's private internals are skipped, each with its reason (listed in docs/concepts.md)."""
+SqliteStore's private internals are skipped, each with its reason (listed in docs/concepts.md);
+LangGraph's TTL tests, which sleep in real time, are marked slow."""
 
 from __future__ import annotations
 
@@ -27,10 +28,26 @@ SCORE = {
 }
 
 
+# Where HybridStore follows LangGraph's documented TTL default and SqliteStore does not.
+TTL = {
+    "test_ttl_override_default": "SqliteStore refreshes a TTL on read only when refresh_on_read "
+    "is set; LangGraph's TTLConfig documents True as the default and HybridStore follows it, "
+    "so the test's get() at 2 s gives item2 5 s more and it is still there at 6 s",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "flaky(retries): LangGraph's retry marker (not run here)")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         name = item.name.split("[")[0]
-        if name in PRIVATE:
+        if item.module is not None and item.module.__name__.endswith("test_lg_sqlite_ttl"):
+            item.add_marker(pytest.mark.slow)  # LangGraph's TTL tests sleep in real time
+        if name in TTL:
+            item.add_marker(pytest.mark.xfail(reason=TTL[name], strict=True))
+        elif name in PRIVATE:
             item.add_marker(pytest.mark.skip(reason=f"SqliteStore internals: {PRIVATE[name]}"))
         elif item.name in SCORE or name == "test_embed_with_path":
             why = SCORE.get(item.name, SCORE["test_embed_with_path"])
