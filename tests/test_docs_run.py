@@ -35,7 +35,6 @@ CAPTURE = re.compile(r"^(\w+)=\$\((.*)\)$")
 # files the pages refer to, created in each page's temporary directory
 LOG = "user: 我喜欢川菜\nassistant: 记住了，你喜欢川菜。\nuser: processPayment 有并发问题\n"
 FIXTURES = {
-    "chat-logs/session-1.txt": LOG,
     ".devbooks/conversation-logs/session-1.txt": LOG,
 }
 
