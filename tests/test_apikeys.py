@@ -188,6 +188,7 @@ def run(tmp_path, capsys, monkeypatch):
 
 
 def test_cli_keys_create_list_revoke(run, tmp_path):
+    assert run("init")[0] == 0
     code, out, err = run("keys", "create", "--user", "john.smith", "--label", "ci", "--json")
     assert code == 0, err
     created = json.loads(out)
@@ -244,6 +245,7 @@ def test_serve_refuses_a_public_address_without_keys(run, monkeypatch):
     uvicorn = pytest.importorskip("uvicorn")
     started: list[dict] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.append({"app": app, **kw}))
+    assert run("init")[0] == 0
     code, _, err = run("serve", "--host", "0.0.0.0")
     assert code == 2 and "refusing to serve on 0.0.0.0" in err and "keys create" in err
     assert started == []

@@ -37,6 +37,7 @@ def run(tmp_path, capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, out, err
 
+    assert _run("init")[0] == 0  # a database named by LANGMEM_PLUS_DB must exist first
     return _run
 
 
@@ -116,7 +117,7 @@ def test_export_import_round_trip(run, tmp_path, monkeypatch):
         code, _, err = run("export", "--format", fmt, "--output", str(path))
         assert code == 0, err
         monkeypatch.setenv("LANGMEM_PLUS_DB", str(tmp_path / f"copy-{fmt}.db"))
-        counts = _json(run, "import", str(path))
+        counts = _json(run, "import", str(path), "--create")  # a new database: say so
         assert counts["items"] == 1 and counts["turns"] == 1
         code, again, _ = run("export", "--format", fmt)
         assert again == path.read_text(encoding="utf-8")
@@ -206,8 +207,8 @@ def test_console_script_subprocess(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LANGMEM_PLUS_EMBEDDINGS": "none"}
     db = str(tmp_path / "p.db")
     stored = subprocess.run(
-        [*cmd, "store", "--db", db, "--conversation", "c1", "--content", "OrderService bug",
-         "--json"],
+        [*cmd, "store", "--db", db, "--create", "--conversation", "c1", "--content",
+         "OrderService bug", "--json"],
         capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert stored.returncode == 0, stored.stderr
@@ -363,3 +364,57 @@ def test_jieba_loading_lines_never_reach_the_terminal():
     assert "prefix dict" in stderr_of(use)  # jieba on its own is loud
     quiet = "from langmem_plus.cli import main; main(['--version']); " + use
     assert stderr_of(quiet) == ""
+
+
+def test_a_mistyped_db_is_an_error_not_a_new_database(tmp_path, capsys, monkeypatch):
+    """A named database that does not exist is refused (exit 2, nothing created) unless the
+    command is `init` or --create is given; the message names the default database."""
+    monkeypatch.setenv("LANGMEM_PLUS_EMBEDDINGS", "none")
+    monkeypatch.delenv("LANGMEM_PLUS_DB", raising=False)
+    typo = tmp_path / "nested" / "memroy.db"
+    for argv in (["search", "x"], ["add", "x", "--no-infer"], ["stats"], ["export"],
+                 ["keys", "create", "--user", "u"]):  # fmt: skip
+        assert main(["--db", str(typo), *argv]) == 2
+        err = capsys.readouterr().err
+        assert f"no database at {typo}" in err and str(default_db_path()) in err
+        assert "init" in err and "--create" in err
+    assert not typo.exists() and not typo.parent.exists()  # no file, no folders
+    monkeypatch.setenv("LANGMEM_PLUS_DB", str(typo))
+    assert main(["search", "x"]) == 2 and "LANGMEM_PLUS_DB" in capsys.readouterr().err
+    assert main(["--create", "add", "x y", "--no-infer"]) == 0 and typo.is_file()
+    other = tmp_path / "other.db"
+    assert main(["--db", str(other), "init"]) == 0 and other.is_file()
+    assert main(["--db", str(other), "search", "x"]) == 0
+
+
+def test_reindex_and_import_report_real_progress(run, monkeypatch, capsys, tmp_path):
+    """The bars move with the work: reindex counts texts embedded and items re-indexed
+    (no more 0/1 then 1/1), import moves every 100 records (no more jumps of 500)."""
+    from langmem_plus import Memory
+
+    src = Memory(embeddings=False)
+    for i in range(250):
+        src.add(f"note {i} about topic{i % 7}", "u", infer=False)
+        src.add_turn("u", "s", "user", f"turn {i} about topic{i % 5}")
+    dump = src.export()
+    src.close()
+    steps: list[tuple[int, int]] = []
+    with Memory(embeddings=False) as mem:
+        counts = mem.import_(dump, progress=lambda d, t: steps.append((d, t)))
+        assert counts["items"] == 250 and counts["turns"] == 250
+        total = steps[-1][1]
+        assert steps[-1] == (total, total) and len(steps) >= 6
+        gaps = [b[0] - a[0] for a, b in zip([(0, total), *steps], steps, strict=False)]
+        assert all(0 <= g <= 100 for g in gaps), gaps
+        seen: list[tuple[int, int]] = []
+        mem.store.reindex(progress=lambda d, t: seen.append((d, t)))
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] >= 500
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) >= 3
+    monkeypatch.setenv("LANGMEM_PLUS_PROGRESS", "1")
+    path = tmp_path / "dump.json"
+    path.write_text(dump, encoding="utf-8")
+    assert run("import", str(path))[0] == 0
+    code, _, err = run("reindex")
+    assert code == 0
+    shown = [part.split("] ")[-1] for part in err.split("\r") if "reindexing" in part]
+    assert len(shown) >= 3 and shown[0].strip() != "0/1"

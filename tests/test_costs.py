@@ -222,6 +222,8 @@ def test_stats_costs_summarises_the_persisted_rows(tmp_path, capsys, monkeypatch
 def test_stats_costs_on_a_database_without_costs(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("LANGMEM_PLUS_EMBEDDINGS", "none")
     path = tmp_path / "empty.db"
+    assert main(["init", "--db", str(path)]) == 0
+    capsys.readouterr()
     assert main(["stats", "--costs", "--db", str(path)]) == 0
     assert "no turn costs" in capsys.readouterr().out
     assert main(["stats", "--costs", "--json", "--db", str(path)]) == 0
@@ -290,3 +292,43 @@ def test_recording_costs_can_be_turned_off() -> None:
     assert len(seen) == 1  # the callback still hears of it
     with mem.store.db.read() as conn:
         assert conn.execute("SELECT COUNT(*) FROM turn_costs").fetchone()[0] == 0
+
+
+def test_loading_models_is_not_the_first_turns_cost(monkeypatch) -> None:
+    """What a process loads on its first write (the segmenter's dictionary, the embedding
+    model, the chat model's client) happens before the turn's timer starts, so a one-shot
+    CLI call (`add`, then `stats --costs`) records the turn, not the load."""
+    from conftest import HashEmbeddings
+
+    import langmem_plus.memory.core as core
+    import langmem_plus.memory.writes as writes
+
+    events: list[str] = []
+
+    class Recording(HashEmbeddings):
+        def embed_query(self, text: str) -> list[float]:
+            events.append("embed")
+            return super().embed_query(text)
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            events.append("embed")
+            return super().embed_documents(texts)
+
+    class Timer(core.CostTimer):
+        def __init__(self) -> None:
+            events.append("timer")
+            super().__init__()
+
+    cut: list[str] = []
+    real_tokenize = writes.tokenize
+    monkeypatch.setattr(core, "CostTimer", Timer)
+    monkeypatch.setattr(writes, "tokenize", lambda t: cut.append(t) or real_tokenize(t))
+    with Memory(embeddings=Recording(), model=Scripted(script=["{}"])) as mem:
+        events.clear()
+        mem.add("我喜欢川菜", user_id="u")
+        assert events.index("embed") < events.index("timer")  # loaded before timing
+        assert any("\u4e00" <= c <= "\u9fff" for c in cut[0])  # Chinese loads the dictionary
+        assert mem.writer.episodes is not None  # the model's processor was built first
+        events.clear()
+        mem.add("我喜欢湘菜", user_id="u")
+        assert events[0] == "timer"  # once per process: no load before later turns

@@ -195,6 +195,7 @@ def test_shell_subset_runs_and_fails_loudly(
     monkeypatch.setenv("LANGMEM_PLUS_EMBEDDINGS", "none")
     monkeypatch.setenv("LANGMEM_PLUS_DB", str(tmp_path / "cli.db"))
     code = (
+        "langmem-plus init\n"
         "ID=$(langmem-plus add --no-infer 'Deploys go out on Fridays' --json | jq -r '.ids[0]')\n"
         'langmem-plus get "$ID" \\\n    --history   # a comment\n'
         "langmem-plus export --format json > backup.json\n"

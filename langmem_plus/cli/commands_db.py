@@ -113,11 +113,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     """`reindex`: rebuild the keyword and vector indexes from SQLite."""
     bar = Progress("reindexing")
-    bar(0, 1)
     try:
         with open_memory(args) as mem:
-            data = mem.store.reindex()
-        bar(1, 1)
+            data = mem.store.reindex(progress=bar)
     finally:
         bar.close()
     emit(args, data, lambda: kv(data))

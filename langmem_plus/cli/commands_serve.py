@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from langmem_plus.cli.options import is_loopback, keys_db, open_memory
+from langmem_plus.cli.options import is_loopback, keys_db, open_memory, require_db
 from langmem_plus.cli.output import EXIT_NOT_FOUND, EXIT_OK, emit, fail, kv, table
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.namespaces import check_user_id
@@ -26,6 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValidationError("--work-limit must be >= 0 (0: no limit)")
     if args.max_messages < 1:
         raise ValidationError("--max-messages must be at least 1")
+    require_db(args)
     public = not is_loopback(args.host)
     if public:  # check before loading models: an open port must never trust X-User-Id
         with KeyStore.open(keys_db(args.db)) as keys:
@@ -72,6 +73,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         if args.admin == (args.user is not None):
             raise ValidationError("give exactly one of --user USER (a key for one user) or --admin")
         user = None if args.admin else check_user_id(args.user, "--user")
+        require_db(args)
         with KeyStore.open(keys_db(args.db)) as keys:
             key, token = keys.create(user_id=user, admin=args.admin, label=args.label)
         data = {**key.to_dict(), "token": token}

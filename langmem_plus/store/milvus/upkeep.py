@@ -152,9 +152,16 @@ class MilvusUpkeep:
             out.extend(vec_entity(e, j, v) for (e, j, _t), v in zip(chunk, arr, strict=True))
         return out
 
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        """Re-tokenise every item and re-read its ranking fields (and re-embed it)."""
+    def reindex(
+        self, *, vectors: bool = True, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        """Re-tokenise every item and re-read its ranking fields (and re-embed it);
+        `progress(done, total)` counts the items written, then the vectors."""
         ents = self._all("", self.fields)
+        embed = vectors and self.embeddings is not None
+        total = len(ents) * (2 if embed else 1)
+        if progress is not None:
+            progress(0, total)
         for e in ents:
             value = json.loads(e["value"])
             toks = tokenize("\n".join(t for _, t in self.texts(value))) if e["indexed"] else []
@@ -165,15 +172,19 @@ class MilvusUpkeep:
                 e["doc"] = doc_field(value)
         for i in range(0, len(ents), 1000):
             self.client.upsert(self.names.items, ents[i : i + 1000])
+            if progress is not None:
+                progress(min(i + 1000, len(ents)), total)
         if self.book is not None:
             self.book.rebuild()
         n_vecs = 0
-        if vectors and self.embeddings is not None:
+        if embed:
             vecs = self._embed(ents)
             self.client.delete(self.names.vectors, filter='pk != ""')
             for i in range(0, len(vecs), 1000):
                 self.client.upsert(self.names.vectors, vecs[i : i + 1000])
             n_vecs = len(vecs)
+        if progress is not None:
+            progress(total, total)
         return {"items": len(ents), "vectors": n_vecs}
 
     def _vector_items(self) -> set[str]:

@@ -78,11 +78,14 @@ class Maintenance:
             ).fetchall()
         return [(tuple(ns.split(NS_SEP)), key) for ns, key in rows]
 
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
+    def reindex(
+        self, *, vectors: bool = True, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
         """Rebuild the keyword index (and re-embed vectors) for every item from SQLite; the
         ranking and record columns (confidence, category, session, kind, slot, said_at,
-        valid_from, valid_to, stale) are read from the values again, so a
-        change of `session_keys` reaches the items already stored."""
+        valid_from, valid_to, stale) are read from the values again, so a change of
+        `session_keys` reaches the items already stored. `progress(done, total)` counts the
+        texts embedded, then the items re-indexed."""
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT id, ns_id, value, indexed FROM items ORDER BY id"
@@ -90,12 +93,22 @@ class Maintenance:
         # Items put with index=False stay out of both indexes, as they were written.
         texts = {rid: self._texts(json.loads(v)) if ix else [] for rid, _ns, v, ix in rows}
         embed = vectors and self._embeddings is not None
-        vecs = self._embed_all(texts) if embed else {}
+        n_texts = sum(len(t) for t in texts.values()) if embed else 0
+        total = n_texts + len(rows)
+
+        def tick(done: int) -> None:
+            if progress is not None:
+                progress(done, total)
+
+        tick(0)
+        vecs = self._embed_all(texts, tick) if embed else {}
         with self._db.write() as conn:
             self._kw.clear(conn)
             conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
             docs = []
-            for rid, ns_id, v, _ix in rows:
+            for i, (rid, ns_id, v, _ix) in enumerate(rows, 1):
+                if i % _EMBED_BATCH == 0:
+                    tick(n_texts + i)
                 toks = tokenize("\n".join(t for _, t in texts[rid]))
                 value = json.loads(v)
                 conn.execute(
@@ -126,10 +139,14 @@ class Maintenance:
         if self._vec is not None:
             with self._db.read() as conn:
                 self._vec.rebuild(conn)
+        tick(total)
         return {"items": len(rows), "vectors": sum(len(v) for v in vecs.values())}
 
-    def _embed_all(self, texts: dict[int, list[tuple[str, str]]]) -> dict[int, np.ndarray]:
-        """item id -> its texts' vectors (one row per text), embedded in batches."""
+    def _embed_all(
+        self, texts: dict[int, list[tuple[str, str]]], tick: Callable[[int], None]
+    ) -> dict[int, np.ndarray]:
+        """item id -> its texts' vectors (one row per text), embedded in batches; `tick` gets
+        the number of texts embedded after each batch."""
         assert self._embeddings is not None
         vecs: dict[int, np.ndarray] = {}
         flat = [(rid, t) for rid, ts in texts.items() for _path, t in ts]
@@ -139,6 +156,7 @@ class Maintenance:
             for (rid, _t), v in zip(chunk, arr, strict=True):
                 vecs.setdefault(rid, np.empty((0, self._dims), np.float32))
                 vecs[rid] = np.vstack([vecs[rid], v[None, :]])
+            tick(i + len(chunk))
         return vecs
 
     def stats(self) -> dict[str, Any]:

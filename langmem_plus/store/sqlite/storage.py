@@ -213,8 +213,10 @@ class SqliteStorage:
     def expired(self, now: float) -> list[tuple[tuple[str, ...], str]]:
         return self.maint.expired(now)
 
-    def reindex(self, *, vectors: bool = True) -> dict[str, int]:
-        return self.maint.reindex(vectors=vectors)
+    def reindex(
+        self, *, vectors: bool = True, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        return self.maint.reindex(vectors=vectors, progress=progress)
 
     def stats(self) -> dict[str, Any]:
         return self.maint.stats()
