@@ -80,7 +80,8 @@ def create_app(
         # `DELETE /memory/long-term` (delete all) by every client that follows redirects.
         redirect_slashes=False,
         description=_DESCRIPTION,
-        # served by `_add_docs` behind the same access check as every route
+        # served by `_add_docs` behind the same access check as every route, with the docs'
+        # scripts and styles from this server (they render offline)
         openapi_url=None,
         docs_url=None,
         redoc_url=None,
@@ -119,19 +120,17 @@ def _host_names(allowed_hosts: Sequence[str] | None) -> frozenset[str] | None:
 
 
 def _add_docs(app: Any) -> None:
-    """`/openapi.json` and `/docs`, behind the access check of every other route: with a key
-    active they need one (any key: they act for no user)."""
+    """`/openapi.json`, `/docs` and `/redoc`, behind the access check of every other route:
+    with a key active they need one (any key: they act for no user). The pages' scripts and
+    styles are served from `/docs-assets` (`docs_pages`), so they render offline."""
     from fastapi import Depends
-    from fastapi.openapi.docs import get_swagger_ui_html
-    from fastapi.responses import HTMLResponse, JSONResponse
+    from fastapi.responses import JSONResponse
 
     from langmem_plus.server.auth import authorised
+    from langmem_plus.server.docs_pages import install_docs
 
     def openapi(_: None = Depends(authorised)) -> JSONResponse:
         return JSONResponse(app.openapi())
 
-    def docs(_: None = Depends(authorised)) -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="langmem_plus API")
-
     app.add_api_route("/openapi.json", openapi, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)
+    install_docs(app, "langmem_plus API", dependencies=[Depends(authorised)])
