@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibration_fit as cf
 import calibration_sets as cs
+import plots
 import retrieval_quality as rq
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -408,32 +409,6 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(out: dict[str, Any], path: Path) -> None:
-    """Reliability curves (share relevant by relevance bin), today and with the judgement,
-    and hits per bin, per language."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    mids = (BINS[:-1] + BINS[1:]) / 2
-    for lang, r in out["languages"].items():
-        for key, style, label in (("bins_today", ":", "today"), ("bins", "-", "judgement")):
-            share = [np.nan if b["share"] is None else b["share"] for b in r[key]]
-            auc = r["auc_today" if key == "bins_today" else "auc_judgement"]["hits"]
-            ax1.plot(mids, share, ls=style, marker="o", label=f"{lang} {label} (AUC {auc:.2f})")
-        ax2.bar(mids, [b["n"] for b in r["bins"]], width=0.08, alpha=0.5, label=lang)
-    ax1.plot([0, 1], [0, 1], ls="--", color="grey", label="ideal")
-    ax1.set(xlabel="relevance", ylabel="share of hits relevant", title="Reliability (top-10)")
-    ax1.legend(fontsize=7)
-    ax2.set(xlabel="relevance (judgement)", ylabel="hits", yscale="log", title="Hits per bin")
-    ax2.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
 def write_judgement(fitted: dict[str, Any], path: Path = JUDGEMENT_FILE) -> None:
     """The all-data fit as the shipped judgement of the bundled USE embeddings."""
     data = json.loads(path.read_text("utf-8")) if path.exists() else {"models": {}}
@@ -481,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")
     args.md.write_text(md + "\n", encoding="utf-8")
-    plot(out, args.plot)
+    plots.calibration(out, args.plot)
     return out
 
 

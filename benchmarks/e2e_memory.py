@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import plots  # noqa: E402
 from _results import command_line, machine, publish  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
@@ -452,6 +453,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
+    ap.add_argument("--plot", type=Path, help="draw the picture here (docs/e2e_memory.png)")
     args = ap.parse_args(argv)
     folder = "locomo" if args.set == "locomo" else "memorybank"
     if not (args.data / folder).exists():
@@ -502,6 +504,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "systems": systems,
     }
     publish(res, markdown(res), args.out, args.md)
+    if args.plot is not None:
+        plots.e2e_memory(res, args.plot)
     return res
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import faiss  # noqa: E402
+import plots  # noqa: E402
 from _overrides import parse_overrides  # noqa: E402
 from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
@@ -533,6 +534,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--out", type=Path, default=None, help="JSON results path")
     ap.add_argument("--md", type=Path, default=None, help="also write the tables here")
+    ap.add_argument(
+        "--plot", type=Path, default=None, help="draw the picture here (docs/retrieval_quality.png)"
+    )
     args = ap.parse_args(argv)
     SESSION_KEY[0] = args.session_key
     PER_UNIT[0] = int(args.backend == "milvus-per-unit")
@@ -591,6 +595,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(table)
     write_json(args.out, results, newline=False)
     write_text(args.md, table + "\n")
+    if args.plot is not None:
+        plots.retrieval_quality(results, args.plot)
     return results
 
 

@@ -31,8 +31,9 @@ def _datasets() -> Path | None:
 def test_retrieval_quality_smoke(data: Path, tmp_path: Path) -> None:
     rq = load_benchmark("retrieval_quality")
     out = tmp_path / "q.json"
-    res = rq.main(["--data", str(data), "--smoke", "--out", str(out)])
-    assert out.exists()
+    pic = tmp_path / "q.png"
+    res = rq.main(["--data", str(data), "--smoke", "--out", str(out), "--plot", str(pic)])
+    assert out.exists() and pic.read_bytes().startswith(b"\x89PNG")
     for set_name in ("locomo", "madial_zh", "madial_en"):
         systems = res["sets"][set_name]["systems"]
         assert set(systems) == set(rq.SYSTEMS)
@@ -151,8 +152,9 @@ def test_e2e_memory_smoke(data: Path, tmp_path: Path) -> None:
     e2e = load_benchmark("e2e_memory")
     res = e2e.main(
         ["--data", str(data), "--set", "memorybank", "--max-convs", "1", "--max-q", "2",
-         "--llm-standin", "--out", str(tmp_path / "e.json")]
+         "--llm-standin", "--out", str(tmp_path / "e.json"), "--plot", str(tmp_path / "e.png")]
     )  # fmt: skip
+    assert (tmp_path / "e.png").read_bytes().startswith(b"\x89PNG")
     pipe = res["systems"]["pipeline"]
     assert pipe["model_calls_per_exchange"] == 1.0 and pipe["prompt_tokens_per_exchange"] > 0
     assert 0.0 <= pipe["evidence_recall"] <= 1.0 and pipe["bytes_per_turn_excl_vectors"] > 0
