@@ -151,11 +151,10 @@ def _rest(mem: Memory) -> list[str]:
 def _mcp(mem: Memory) -> list[str]:
     pytest.importorskip("mcp")
     from langmem_plus.mcp_server import build_server
-    from langmem_plus.model.quoting import unquote_data
 
     server = build_server(mem, user=USER)
     res = asyncio.run(server.call_tool("search_memory", {"query": QUESTION, "limit": 10}))
-    return [unquote_data(r["text"]) for r in res.structured_content["results"]]
+    return [r["text"] for r in res.structured_content["results"]]  # stored text as it is
 
 
 def _middleware(store: HybridStore) -> list[str]:

@@ -220,7 +220,10 @@ def test_only_facts_and_summaries_call_the_model():
     store = HybridStore(index=False)
     mw = MemoryMiddleware(model=counting, background=False, on_cost=costs.append)
     agent = create_agent(
-        scripted([AIMessage("ok")] * 12), middleware=[mw], store=store, checkpointer=InMemorySaver()
+        scripted([AIMessage(f"noted {i}") for i in range(12)]),
+        middleware=[mw],
+        store=store,
+        checkpointer=InMemorySaver(),
     )
     cfg = {"configurable": {"thread_id": "t", "user_id": "u"}}
     lines = ["I live in Lisbon", "I prefer short answers", "my cat is Mochi"] * 4
