@@ -351,6 +351,7 @@ def test_the_cli_takes_a_milvus_db(
         return json.loads(out)
 
     base = ("--embeddings", "none")
+    run("--db", sqlite_db, *base, "init")  # a database named by --db is created only so
     run("--db", sqlite_db, *base, "add", "我喜欢川菜", "--no-infer", "--category", "preference")
     dump = tmp_path / "dump.json"
     assert main(["--db", sqlite_db, *base, "export", "--output", str(dump)]) == 0
