@@ -179,7 +179,7 @@ class Memory:
         if not isinstance(infer, bool):
             raise ValidationError("infer must be True or False")
         at = check_time("timestamp", timestamp)
-        self.writer.warm_up(infer)  # loading models is no part of what the turn cost
+        self.writer.warm_up(infer, " ".join(m["text"] for m in msgs))  # loading is no turn's cost
         timer = CostTimer()
         if not infer:
             with timer.stage("store"):

@@ -58,13 +58,13 @@ class MemoryWriter:
         with self._lock:
             return self._recalled.pop(user_id, [])
 
-    def warm_up(self, infer: bool) -> None:
+    def warm_up(self, infer: bool, sample: str) -> None:
         """Load, once per process, what the first write would load — the word segmenter's
-        dictionary, the embedding model, the chat model's client — so that it is not counted
-        as the cost of the turn that happens to come first (a one-shot CLI call is nothing
-        but a first turn)."""
+        dictionary (when `sample`, the write's text, is Chinese), the embedding model, the
+        chat model's client — so that it is not counted as the cost of the turn that happens
+        to come first (a one-shot CLI call is nothing but a first turn)."""
         if not self.loaded:
-            tokenize("预热 warm up")  # Chinese text loads the segmenter's dictionary
+            tokenize(sample[:200])  # Chinese text loads the segmenter's dictionary
             if self.store.embeddings is not None:
                 self.store.embeddings.embed_query("warm up")
             self.loaded = True
