@@ -102,16 +102,16 @@ def test_host_allowed_parses_ports_and_brackets() -> None:
 def test_schema_and_docs_need_a_key_once_one_is_active(mem) -> None:
     client = TestClient(create_app(mem), base_url="http://localhost")
     assert client.get("/openapi.json").status_code == 200  # keyless: loopback may read it
-    assert client.get("/docs").status_code == 200
+    assert client.get("/docs").status_code == 200 and client.get("/redoc").status_code == 200
     _, token = KeyStore(mem.store.db).create(user_id="alice")
-    for path in ("/openapi.json", "/docs"):
+    for path in ("/openapi.json", "/docs", "/redoc"):
         res = client.get(path)
         assert res.status_code == 401 and res.headers["WWW-Authenticate"] == "Bearer"
         assert client.get(path, headers=_bearer("lmp_000000000000_" + "x" * 43)).status_code == 401
         assert client.get(path, headers=_bearer(token)).status_code == 200
     assert client.get("/openapi.json", headers=_bearer(token)).json()["paths"]
-    for path in ("/redoc", "/docs/oauth2-redirect"):
-        assert client.get(path, headers=_bearer(token)).status_code == 404
+    assert client.get("/docs/oauth2-redirect", headers=_bearer(token)).status_code == 404
+    assert client.get("/docs-assets/swagger-ui.css").status_code == 200  # no data: no key
     assert client.get("/health").status_code == 200
 
 

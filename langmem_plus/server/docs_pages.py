@@ -37,11 +37,7 @@ def install_docs(app: Any, title: str, dependencies: Sequence[Any] = ()) -> bool
     ``docs_url=None, redoc_url=None``), each page behind `dependencies` (the assets, which
     hold no data, are not); False when the assets are missing and FastAPI's CDN pages are
     used instead."""
-    from fastapi.openapi.docs import (
-        get_redoc_html,
-        get_swagger_ui_html,
-        get_swagger_ui_oauth2_redirect_html,
-    )
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
     from fastapi.staticfiles import StaticFiles
 
     folder = assets_dir()
@@ -67,25 +63,15 @@ def install_docs(app: Any, title: str, dependencies: Sequence[Any] = ()) -> bool
             "with_google_fonts": False,
         }
 
-    def swagger_ui() -> Any:
+    def swagger_ui() -> Any:  # no OAuth2 redirect page: the API takes bearer keys
         return get_swagger_ui_html(
-            openapi_url=openapi_url,
-            title=f"{title} - Swagger UI",
-            oauth2_redirect_url="/docs/oauth2-redirect",
-            **swagger,
+            openapi_url=openapi_url, title=f"{title} - Swagger UI", **swagger
         )
-
-    def oauth2_redirect() -> Any:
-        return get_swagger_ui_oauth2_redirect_html()
 
     def redoc_page() -> Any:
         return get_redoc_html(openapi_url=openapi_url, title=f"{title} - ReDoc", **redoc)
 
-    for path, page in (
-        ("/docs", swagger_ui),
-        ("/docs/oauth2-redirect", oauth2_redirect),
-        ("/redoc", redoc_page),
-    ):
+    for path, page in (("/docs", swagger_ui), ("/redoc", redoc_page)):
         app.add_api_route(
             path, page, methods=["GET"], include_in_schema=False, dependencies=list(dependencies)
         )
