@@ -76,6 +76,7 @@ def run(tmp_path, capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, out, err
 
+    assert _run("init")[0] == 0  # a database named by LANGMEM_PLUS_DB must exist first
     assert _run("add", "my PIN is 4711", "--no-infer", "--user", "alice")[0] == 0
     return _run
 
