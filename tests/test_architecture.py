@@ -29,8 +29,8 @@ LAYERS = (
     "store.batching", "store.hybrid", "store",
     # the processors: word lists, schemas and prompts, the one model call, the rules, each job
     "processors.lexicon", "processors.schemas", "processors.prompts", "processors.model",
-    "processors.statements", "processors.facts", "processors.summarizer", "processors.monitor",
-    "processors.analysis", "processors.apply", "processors.reviewer", "processors.rewriters",
+    "processors.facts", "processors.summarizer", "processors.analysis", "processors.reviewer",
+    "processors.rewriters",
     "processors.processor_set", "processors",
     # the memory layer: episodes and facts, the facade, the agent side
     "episodic", "memory", "agent",

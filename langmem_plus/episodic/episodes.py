@@ -720,7 +720,7 @@ def _content_words(text: str | None) -> set[str]:
 
 
 def _is_chitchat(dialogue: Sequence[Mapping[str, str]]) -> bool:
-    from langmem_plus.processors.statements.rules import is_chitchat
+    from langmem_plus.text.clauses import is_chitchat
 
     users = [t["text"] for t in dialogue if t["role"] == "user"]
     return bool(users) and all(is_chitchat(u) for u in users)

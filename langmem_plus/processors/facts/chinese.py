@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import Clause, continuation, fact, zh_third
+from langmem_plus.processors.facts.helpers import continuation, fact
 from langmem_plus.processors.facts.patterns import (
     ONE_OFF_ZH,
     ZH_ATTR,
@@ -21,10 +21,13 @@ from langmem_plus.processors.facts.patterns import (
     device_slot,
 )
 from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import zh_third
+from langmem_plus.text.scripts import CJK
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
-_NAME = r"([\u4e00-\u9fff]{1,4}?|[A-Z][a-z]{1,12})"
+_NAME = rf"([{CJK}]{{1,4}}?|[A-Z][a-z]{{1,12}})"
 _CALL_ME = re.compile(
     r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*(?![起吃去来回过出下上一做帮的干])"
     + _NAME
@@ -32,7 +35,7 @@ _CALL_ME = re.compile(
 )
 _MY_NAME = re.compile(r"^我(?:的名字)?叫\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
 _USE_ONLY = re.compile(
-    r"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{0,20}|[\u4e00-\u9fff]{1,8})\s*吧?$"
+    rf"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{{0,20}}|[{CJK}]{{1,8}})\s*吧?$"
 )
 _STATE = re.compile(
     r"^我(?:已经|早就|现在|其实)?(?:是(?:个|一个|一名)?)?(?:有)?(" + ZH_STATES_RE + r")"
@@ -51,9 +54,9 @@ _NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{
 _HAVE_REL = re.compile(
     r"^我(?:家)?有(一个|一只|两个|两只|三个|个|只|一条)(" + ZH_REL_RE + r")(.{0,12})$"
 )
-_IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
+_IDENTITY = re.compile(rf"^我(?:其实)?是(?:个|一个|一名)?([{CJK}]{{1,5}}(?:子|者|控|迷|党))$")
 _HOMETOWN = re.compile(
-    r"^我(?:其实)?是([\u4e00-\u9fff]{2,4})人$|^我老家(?:是|在)\s*([\u4e00-\u9fff]{2,8}?)(?:的)?$"
+    rf"^我(?:其实)?是([{CJK}]{{2,4}})人$|^我老家(?:是|在)\s*([{CJK}]{{2,8}}?)(?:的)?$"
 )
 _JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + JOBS_ZH + r")(?:的)?$")
 _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
@@ -77,6 +80,7 @@ _TEAM_VERB = re.compile(
     r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
 )
+
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
     r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
@@ -252,7 +256,7 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         key, val = m.group(1), m.group(2).strip()
         return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
     switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
-    if switched and (m := re.match(r"^(?:我)?现在在\s*([A-Za-z\u4e00-\u9fff]{2,8})$", t)):
+    if switched and (m := re.match(rf"^(?:我)?现在在\s*([A-Za-z{CJK}]{{2,8}})$", t)):
         return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
@@ -289,7 +293,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [
             fact(f"{who}生日是{val}", subject="third_person", slot=f"{rel}.birthday", value=val)
         ]
-    if nm := re.match(r"叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
+    if nm := re.match(rf"叫\s*(?![了着过个声得起啊])([{CJK}]{{1,3}}|[A-Z][a-z]+)$", rest):
         more = continuation(cl, i, zh=True)
         text = f"{who}叫{nm.group(1)}" + (f"，{zh_third(more)}" if more else "")
         return [fact(text, kind="relation", subject="third_person", slot=f"{rel}.name",
@@ -465,9 +469,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
         body = t[1:] if t.startswith("我") else t
         day = re.search(ZH_DAY, body)
-        trip = re.search(
-            r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body
-        )
+        trip = re.search(rf"(?:去|飞)\s*([{CJK}A-Za-z]{{2,8}}?)(?:玩|出差|旅游|旅行|度假|$)", body)
         slot = f"trip.{day.group()}" if day and trip else None
         return [
             fact(

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import Clause, en_third, fact, split_clauses, zh_third
+from langmem_plus.processors.facts.helpers import fact
 from langmem_plus.processors.facts.patterns import (
     EN_REL,
     EN_REL_RE,
@@ -19,10 +19,13 @@ from langmem_plus.processors.facts.patterns import (
     ZH_REL_SAY,
     ZH_UNTIED_RE,
 )
+from langmem_plus.text.clauses import Clause, split_clauses
+from langmem_plus.text.person import en_third, zh_third
+from langmem_plus.text.scripts import CJK, CJK_RE, has_cjk
 
 _ZH_MARK = re.compile(
     r"(?:\s*(?:……|…|\.\.\.)\s*(?:[啊哦噢呃]\s*)?|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
-    r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
+    rf"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![{CJK}]{{2,}}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
     r"(?:[,，]|\.{3}|…)\s*(?:(?:no wait|wait,? no|no,? wait|oh wait|sorry,? I mean|I mean|I meant|"
@@ -177,7 +180,7 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
                                slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
         if (m := re.match(r"^(?:而)?是\s*(\S{1,10})$", t)) and not re.search(r"[那这]", m.group(1)):
             new = _drop_common_tail(m.group(1), stmt)
-            shared = [w for w in re.findall(r"[\u4e00-\u9fff]{2,}", stmt) if w in turn and w != new]
+            shared = [w for w in re.findall(rf"[{CJK}]{{2,}}", stmt) if w in turn and w != new]
             shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
             if stmt and shared:
                 return [
@@ -217,7 +220,7 @@ def _drop_common_tail(new: str, stmt: str) -> str:
 def _cjk_words(text: str) -> list[str]:
     import jieba  # local: jieba loads its dictionary on first use
 
-    return [w for w in jieba.lcut(text) if len(w) >= 2 and re.match(r"[\u4e00-\u9fff]", w)]
+    return [w for w in jieba.lcut(text) if len(w) >= 2 and CJK_RE.match(w)]
 
 
 def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
@@ -261,5 +264,5 @@ def untied_correction(text: str, context: str | None) -> list[DerivedFact] | Non
     if TRANSIENT_RE.search(text):
         return []
     clauses = split_clauses(text)
-    facts = _zh_untied(clauses, context) if re.search(r"[\u4e00-\u9fff]", text) else []
+    facts = _zh_untied(clauses, context) if has_cjk(text) else []
     return facts or _en_untied(clauses, context) or None

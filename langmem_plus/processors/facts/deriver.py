@@ -243,7 +243,7 @@ class FactDeriver(BaseProcessor):
         self, turns: Any, existing: Any, context: Any, now: Any
     ) -> Derivation | tuple[_Job, StructuredLLM]:
         """The arguments checked, then the answer when no call is needed (no user text, or
-        no model: the rules), else the job and the model to ask; shared by `run`/`arun`."""
+        no model: the rules), else the job and the model to ask."""
         if context is not None and not isinstance(context, str):
             raise ValidationError("context must be the previous assistant turn's text or None")
         if now is not None and not isinstance(now, datetime):
@@ -273,25 +273,6 @@ class FactDeriver(BaseProcessor):
         job, llm = start
         return job.finish(
             llm.call_traced(
-                FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
-            )
-        )
-
-    async def arun(
-        self,
-        turns: Any,
-        existing: Any = None,
-        *,
-        context: str | None = None,
-        now: datetime | None = None,
-    ) -> Derivation:
-        """Async twin of `run`."""
-        start = self._start(turns, existing, context, now)
-        if isinstance(start, Derivation):
-            return start
-        job, llm = start
-        return job.finish(
-            await llm.acall_traced(
                 FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
             )
         )

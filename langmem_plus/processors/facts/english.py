@@ -48,7 +48,7 @@ from langmem_plus.processors.facts.english_patterns import (
     YEARS_OLD,
 )
 from langmem_plus.processors.facts.english_plans import event, plan
-from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
+from langmem_plus.processors.facts.helpers import continuation, fact
 from langmem_plus.processors.facts.patterns import (
     EN_ATTR,
     EN_REL,
@@ -59,6 +59,8 @@ from langmem_plus.processors.facts.patterns import (
     ONE_OFF_EN,
     device_slot,
 )
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import en_third
 
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"

@@ -17,11 +17,13 @@ from langmem_plus.processors.facts.english_patterns import (
     HAVE_PLAN,
     WE_STATE,
 )
-from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
+from langmem_plus.processors.facts.helpers import continuation, fact
 from langmem_plus.processors.facts.patterns import (
     EN_DAY,
     WEEKDAYS_EN,
 )
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import en_third
 
 # what 'X is Friday' says about a day rather than about a plan
 _NOT_EVENT = re.compile(

@@ -17,26 +17,19 @@ from langmem_plus.processors.facts.chinese import ZH_RULES
 from langmem_plus.processors.facts.corrections import Repair, self_correction, untied_correction
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.english import EN_RULES
-from langmem_plus.processors.facts.helpers import (
-    Clause,
-    en_third,
-    fact,
-    normalize,
-    split_clauses,
-    strip_fillers,
-    zh_third,
-)
+from langmem_plus.processors.facts.helpers import fact, normalize
 from langmem_plus.processors.facts.patterns import (
-    CJK_RE,
     EN_MARKER_RE,
     EN_REMEMBER_RE,
     EN_UNTIED_RE,
-    LATIN_RE,
     SARCASM_RE,
     ZH_MARKER_RE,
     ZH_REMEMBER_RE,
     ZH_UNTIED_RE,
 )
+from langmem_plus.text.clauses import Clause, split_clauses, strip_fillers
+from langmem_plus.text.person import en_third, zh_third
+from langmem_plus.text.scripts import CJK, CJK_RE, LATIN_RE
 
 __all__ = ["is_change", "is_correction", "rule_facts"]
 
@@ -91,11 +84,17 @@ def is_change(text: str) -> bool:
     return bool(_CHANGE.search(text))
 
 
+def _lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
 def _validate(turns: object, context: object) -> list[tuple[str, str]]:
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise ValidationError("turns must be a list of {'role', 'text'} mappings")
     if context is not None and not isinstance(context, str):
         raise ValidationError("context must be a string or None")
+    if context is not None and _lone_surrogate(context):
+        raise ValidationError("context must be valid Unicode (it holds a lone surrogate)")
     out = []
     for n, turn in enumerate(turns):
         if not isinstance(turn, Mapping):
@@ -105,6 +104,10 @@ def _validate(turns: object, context: object) -> list[tuple[str, str]]:
             raise ValidationError(f"turn {n}: role must be 'user' or 'assistant', got {role!r}")
         if not isinstance(text, str):
             raise ValidationError(f"turn {n}: text must be a string")
+        if _lone_surrogate(text):
+            raise ValidationError(
+                f"turn {n}: text must be valid Unicode (it holds a lone surrogate)"
+            )
         out.append((role, text))
     return out
 
@@ -255,7 +258,7 @@ def _pet_name(text: str) -> list[DerivedFact]:
         if clause.question:
             continue
         if m := re.fullmatch(
-            r"(?:它|他|她)?叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)",
+            rf"(?:它|他|她)?叫\s*(?![了着过个声得起啊])([{CJK}]{{1,3}}|[A-Z][a-z]+)",
             clause.text,
         ):
             slot = "cat.name" if animal == "猫" else "dog.name"
