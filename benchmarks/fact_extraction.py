@@ -140,7 +140,8 @@ def predict(case: ExtractionCase) -> list[DerivedFact]:
     turns, the facts the write path adds."""
     if case.earlier:
         return _kept_facts(case)
-    return rule_facts([{"role": "user", "text": case.text}], context=case.context)
+    facts = rule_facts([{"role": "user", "text": case.text}], context=case.context)
+    return [f for f in facts if not f.forget]  # a forget request stores nothing
 
 
 def score_case(case: ExtractionCase) -> dict[str, Any]:

@@ -71,6 +71,7 @@ def test_not_small_talk(text: str) -> None:
 
 def test_third_person() -> None:
     assert zh_third("我的狗和我们组") == "用户的狗和用户团队组"
+    assert zh_third("带我妈去医院") == "带用户的妈去医院"
     assert en_third("I'm sure my dog likes me") == "they're sure their dog likes them"
 
 

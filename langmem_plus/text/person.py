@@ -8,9 +8,18 @@ import re
 __all__ = ["en_third", "zh_third"]
 
 
+# kin and pets said without 的 ("我妈", "我老公"): theirs, so "用户的妈", never "用户妈"
+_ZH_KIN = re.compile(
+    r"我(?=(?:妈妈?|爸爸?|老妈|老爸|老婆|老公|媳妇|爱人|对象|女儿|儿子|孩子|哥哥?|姐姐?|弟弟?|妹妹?|"
+    r"爷爷|奶奶|外公|外婆|姥姥|姥爷|男朋友|女朋友|家人|父母|爸妈|猫|狗|同事|老板|室友|朋友))"
+)
+
+
 def zh_third(text: str) -> str:
-    """First person to third in a Chinese span (我的 -> 用户的, 给我 -> 给用户, 我们 -> 用户团队)."""
+    """First person to third in a Chinese span (我的 -> 用户的, 我妈 -> 用户的妈, 给我 -> 给用户,
+    我们 -> 用户团队)."""
     text = re.sub(r"我们|咱们", "用户团队", text)
+    text = _ZH_KIN.sub("用户的", text)
     return text.replace("我", "用户")
 
 

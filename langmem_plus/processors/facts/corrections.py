@@ -25,7 +25,9 @@ from langmem_plus.text.scripts import CJK, CJK_RE, has_cjk
 
 _ZH_MARK = re.compile(
     r"(?:\s*(?:……|…|\.\.\.)\s*(?:[啊哦噢呃]\s*)?|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
-    rf"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![{CJK}]{{2,}}[了的])[，,。\s]*(?:应该是|是)?\s*"
+    # "不是" marks a self-correction only when a pause or "是" follows it ("周三，不是，周四");
+    # "住在上海，不是北京" says 北京 is the value that does NOT hold
+    rf"(?:不对|不是(?=[，,。\s]|是)|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![{CJK}]{{2,}}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
     r"(?:[,，]|\.{3}|…)\s*(?:(?:no wait|wait,? no|no,? wait|oh wait|sorry,? I mean|I mean|I meant|"

@@ -55,6 +55,7 @@ class FactOut(BaseModel):
     value: str | None = None
     supersedes: list[str] = Field(default_factory=list, description="ids from <facts>")
     source_turns: list[int] = Field(default_factory=list, description="turn numbers")
+    forget: bool = Field(False, description="true when the user asks to forget this fact")
 
     @model_validator(mode="before")
     @classmethod
@@ -81,6 +82,11 @@ class FactOut(BaseModel):
     @classmethod
     def _optional_text(cls, v: Any) -> Any:
         return None if isinstance(v, list | dict) else v
+
+    @field_validator("forget", mode="before")
+    @classmethod
+    def _flag(cls, v: Any) -> bool:
+        return v if isinstance(v, bool) else str(v).strip().lower() in ("true", "1", "yes")
 
     @field_validator("supersedes", mode="before")
     @classmethod

@@ -17,11 +17,11 @@ _I = re.IGNORECASE
 # an optional ' at <time>' closing a day pattern: the group after the day (`_when` in _fact_en)
 _AT_TIME_END = r"(?: at (" + EN_TIME + r"))?$"
 
-CALL_ME = re.compile(r"\bcall me ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
+CALL_ME = re.compile(r"\b(?i:call me) ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
 NOT_CALL = re.compile(r"\bdon'?t call me (\w+)", _I)
 JUST_NAME = re.compile(r"^just ([A-Z][a-z]+)$")
 ITS_NAME = re.compile(r"^(?i:it'?s) ([A-Z][a-z]+)\b(.*)$")
-MY_NAME = re.compile(r"\bmy name(?:'s| is) ([A-Z][a-z]+)\b")
+MY_NAME = re.compile(r"\b(?i:my name)(?:'s| is) ([A-Z][a-z]+)\b")
 PRONOUNS = re.compile(
     r"\b(?:I use|my pronouns are) (she/her|he/him|they/them|she/they|he/they)", _I
 )
@@ -37,6 +37,7 @@ ALLERGY = re.compile(
 AGE = re.compile(
     r"^I(?:'m| am) (\d{1,2})\b(?! ?(?:min|minutes|hours?|mins|percent|%|k\b))(.*)$", _I
 )
+NO_HABIT = re.compile(r"^I (?:don'?t|do not|never) (drive|smoke|drink)(?: at all| anymore)?$", _I)
 DONT = re.compile(
     r"^I (?:don'?t|do not|never) (drink|eat|smoke|use|watch) ([a-z][\w -]{1,25}?)(?: at all| anymore)?$",
     _I,

@@ -40,6 +40,10 @@ def fact(
     """A `DerivedFact` with its text tidied; `slot` lowercased and spaces as underscores."""
     if slot is not None:
         slot = re.sub(r"\s+", "_", slot.strip().lower())[:80] or None
+    if value is not None:  # "Shanghai now" -> "Shanghai": the time of saying is not the value
+        value = re.sub(
+            r"\s+(?:now|these days|nowadays|at the moment)$", "", value.strip(), flags=re.I
+        )
     value = value.strip(" ，,。.") or None if value is not None else None
     return DerivedFact(
         text=tidy(text)[:2000],
@@ -56,11 +60,11 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
     taken: list[str] = []
     for c in clauses[start + 1 : start + 1 + limit]:
         t = c.text
-        if c.question or not t:
-            break
+        if c.question or not t or re.match(r"(?:而|并)?不是|not\b", t, re.I):
+            break  # "，不是五岁" / ", not July": the value that does not hold
         if zh:
             if re.search(
-                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|"
+                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|倒是|"
                 r"开心|高兴|难过|激动|坏了|死了|哭了|笑死|羡慕|全家",
                 t,
             ):

@@ -144,9 +144,12 @@ EN_MARKER_RE = re.compile(
     r"^(?:correction|update|actually|scratch that)\b|\b(?:I was wrong|I misspoke|I got that wrong|my bad)\b",
     re.I,
 )
-ZH_REMEMBER_RE = re.compile(r"^(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下)[，,:：\s]*(?!吗)")
+ZH_REMEMBER_RE = re.compile(
+    r"^(?:请|麻烦你?)?(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下|别忘了|不要忘了|别忘记)[，,:：\s]*(?!吗)"
+)
 EN_REMEMBER_RE = re.compile(
-    r"^(?:please )?(?:remember|reminder|note|keep in mind|fyi|for the record)(?: that)?[,:\s]+",
+    r"^(?:please )?(?:remember|reminder|note|keep in mind|fyi|for the record|(?:don'?t|do not) "
+    r"forget)(?: that)?[,:\s]+",
     re.I,
 )
 ZH_STANDING_RE = re.compile(r"^(?:你)?(?:以后|今后|往后|从现在开始|从今以后|之后)[，,\s]*")
