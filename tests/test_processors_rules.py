@@ -71,7 +71,9 @@ def test_turn_analyzer_rules() -> None:
     assert TurnAnalyzer().analyze("你以后直接叫我小周").context_variables["user_name"] == "小周"
     assert TurnAnalyzer().analyze("my name is Alice").context_variables["user_name"] == "Alice"
     assert TurnAnalyzer().analyze("周末去哪玩好呢？").context_variables["intent"] == "question"
-    assert TurnAnalyzer().analyze("记住我的车位号是B2-117").context_variables["intent"] == "remember"
+    assert (
+        TurnAnalyzer().analyze("记住我的车位号是B2-117").context_variables["intent"] == "remember"
+    )
 
 
 def test_symbol_extractor_kinds() -> None:
