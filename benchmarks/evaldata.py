@@ -45,6 +45,7 @@ REALISTIC_CLASSES = (
     "long_multi_clause",
     "restatement",
 )
+FRESH = "fresh"  # a batch of realistic cases written after the rules were changed: all held out
 CORRECTION_SPLITS = ("tuned", "heldout")
 POLARITIES = ("positive", "negative")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -101,6 +102,7 @@ class ExtractionCase:
     split: str
     context: str | None = None
     earlier: tuple[str, ...] = ()  # what the user said in earlier exchanges, in order
+    batch: str = ""  # "fresh": written after the rules were changed, all held out
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ def load_extraction(path: Path | None = None) -> list[ExtractionCase]:
                 split=row["split"],
                 context=row.get("context"),
                 earlier=tuple(row.get("earlier") or ()),
+                batch=row.get("batch") or "",
             )
         )
     return out
@@ -225,11 +228,13 @@ def load_memorybank_answers(path: Path | None = None) -> list[MemoryBankAnswer]:
 def expected_splits(cases: list[ExtractionCase]) -> dict[str, str]:
     """The split each extraction case must have: within each (cls, polarity) group, ids
     ordered by sha256(id); the first half (rounded up on alternate groups) is ``rules``.
-    The realistic batch (`REALISTIC_CLASSES`) alternates among its own groups."""
+    The realistic batch (`REALISTIC_CLASSES`) alternates among its own groups; the fresh
+    batch (written after the rules were changed for the realistic batch) is all held out."""
     batches: dict[bool, dict[tuple[str, str], list[str]]] = defaultdict(lambda: defaultdict(list))
+    out = {c.id: "heldout" for c in cases if c.batch == FRESH}
     for c in cases:
-        batches[c.cls in REALISTIC_CLASSES][(c.cls, c.polarity)].append(c.id)
-    out = {}
+        if c.batch != FRESH:
+            batches[c.cls in REALISTIC_CLASSES][(c.cls, c.polarity)].append(c.id)
     for groups in batches.values():
         for gi, (_key, ids) in enumerate(sorted(groups.items())):
             ids.sort(key=lambda i: hashlib.sha256(i.encode()).hexdigest())
@@ -349,13 +354,16 @@ def check_extraction(cases: list[ExtractionCase], report: ValidationReport) -> N
                 err(f"{where}: bad fact {f}")
         if any(not isinstance(e, str) or not e.strip() for e in c.earlier):
             err(f"{where}: earlier must be non-empty strings")
+        if c.batch not in ("", FRESH) or (c.batch == FRESH and c.cls not in REALISTIC_CLASSES):
+            err(f"{where}: batch {c.batch!r}")
     expected = expected_splits(cases)
     for c in cases:
         if c.split != expected[c.id]:
             err(f"extraction {c.id}: split {c.split} but the hash rule gives {expected[c.id]}")
     by_cls: dict[str, list[ExtractionCase]] = defaultdict(list)
     for c in cases:
-        by_cls[c.cls].append(c)
+        if c.batch != FRESH:
+            by_cls[c.cls].append(c)
     for cls, rs in sorted(by_cls.items()):
         pols = {r.polarity for r in rs}
         if pols != set(POLARITIES):

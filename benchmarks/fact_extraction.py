@@ -4,7 +4,9 @@ Data: `benchmarks/data/extraction_dev.jsonl` (issue #13), split into `rules` (th
 written looking at these) and `heldout` (only measured). Each case is one user turn, with
 the assistant turn before it as context where there is one. The realistic batch of issue #30
 (`evaldata.REALISTIC_CLASSES`: complaints, requests to the assistant, restatements, forget
-requests, long turns) is reported apart, by the same two halves. A case with `earlier` turns
+requests, long turns) is reported apart, by the same two halves, and so is the `fresh` batch
+of the same kinds, written after the rules were changed for the realistic batch and measured
+once (all held out). A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -51,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_json, write_text  # noqa: E402
 from evaldata import (  # noqa: E402
+    FRESH,
     REALISTIC_CLASSES,
     CorrectionCase,
     ExtractionCase,
@@ -199,25 +202,28 @@ def _prf(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _batch(case: ExtractionCase) -> str:
+    if case.batch == FRESH:
+        return "fresh "
+    return "realistic " if case.cls in REALISTIC_CLASSES else ""
+
+
 def evaluate(split: str | None = None) -> dict[str, Any]:
     """Scores per split (issue #13's set, then the realistic batch apart), and per class and
     language within each split."""
     cases = load_extraction()
     out: dict[str, Any] = {}
     names = ("rules", "heldout") if split is None else (split,)
-    parts = [(n, False) for n in names] + [(n, True) for n in names]
-    for name, realistic in parts:
-        rows = [
-            (c, score_case(c))
-            for c in cases
-            if c.split == name and (c.cls in REALISTIC_CLASSES) == realistic
-        ]
+    parts = [(n, "") for n in names] + [(n, "realistic ") for n in names]
+    parts += [("heldout", "fresh ")] if "heldout" in names else []
+    for name, batch in parts:
+        rows = [(c, score_case(c)) for c in cases if c.split == name and _batch(c) == batch]
         by_cls: dict[str, list[dict[str, Any]]] = defaultdict(list)
         by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for c, r in rows:
             by_cls[c.cls].append(r)
             by_lang[c.lang].append(r)
-        out[f"realistic {name}" if realistic else name] = {
+        out[f"{batch}{name}"] = {
             "all": _prf([r for _, r in rows]),
             "by_class": {k: _prf(v) for k, v in sorted(by_cls.items())},
             "by_lang": {k: _prf(v) for k, v in sorted(by_lang.items())},
