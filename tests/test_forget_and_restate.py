@@ -126,3 +126,9 @@ def test_forget_through_memory_and_search() -> None:
     assert texts == ["User works as a nurse"]  # gone from every version, not only closed
     hits = [h.text for h in mem.search("where does the user live", user_id="u")]
     assert "User lives in Lisbon" not in hits
+
+
+def test_a_team_tool_said_again_is_a_restatement() -> None:
+    talk = Talk()
+    first = talk.say("我们组用 Slack 沟通")
+    assert talk.say("嗯我们组还是用 Slack 沟通").restated_ids == first.fact_ids

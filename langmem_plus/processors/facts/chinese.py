@@ -18,6 +18,7 @@ from langmem_plus.processors.facts.patterns import (
     ZH_STANDING_RE,
     ZH_STATES,
     ZH_STATES_RE,
+    device_name,
     device_slot,
 )
 from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
@@ -84,7 +85,9 @@ _TEAM_VERB = re.compile(
 )
 
 # a complaint: what it says happens is not what the user asks for
-_COMPLAINT = re.compile(r"烦死|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸")
+_COMPLAINT = re.compile(
+    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸"
+)
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
     r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
@@ -383,7 +386,8 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         owner = owner.rstrip("的")
     more = continuation(cl, i, zh=True)
     text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
-    return [fact(text, subject="team", slot=device_slot(rest) and f"team.{device_slot(rest)}")]
+    slot = device_slot(rest)
+    return [fact(text, subject="team", slot=slot and f"team.{slot}", value=device_name(rest))]
 
 
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -514,7 +518,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         when = _ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
-    if _PLAN.match(t) and not re.search(r"你|吗|如果|要是|还要|还得|又要|又得|继续", t):
+    # "周一早上就要" (a deadline in a complaint) says no action: no plan
+    if _PLAN.match(t) and not re.search(
+        r"你|吗|如果|要是|还要|还得|又要|又得|继续|(?:就要|要|得)$", t
+    ):
         body = t[1:] if t.startswith("我") else t
         body = re.sub(rf"^({ZH_DAY})\s*我", r"\1", body)  # "下周三我要去" -> "下周三要去"
         day = re.search(ZH_DAY, body)

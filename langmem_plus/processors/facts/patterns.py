@@ -75,6 +75,12 @@ def device_slot(value: str) -> str | None:
     return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
 
 
+def device_name(value: str) -> str | None:
+    """The device or tool `value` names, as said ("Jira" in "还是用 Jira 管需求"), if any: the
+    value of its slot, so that saying it again is known as a restatement."""
+    return next((m.group() for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+
+
 EN_STATES = {
     "vegetarian": ("diet", "preference"), "vegan": ("diet", "preference"),
     "pescatarian": ("diet", "preference"), "sober": ("alcohol", "fact"),
