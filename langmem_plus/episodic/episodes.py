@@ -624,7 +624,8 @@ class EpisodeKeeper:
                 if rec.metadata.get("subject", subject) == subject:
                     olds[rec.id] = writes.get((namespace, rec.id), rec)
         restated = [r for r in olds.values() if r.is_current and _same_value(r, fact)]
-        restated = restated or self._said_before(store, namespace, fact, writes)
+        if not restated and not fact.correction:
+            restated = self._said_before(store, namespace, fact, writes)
         if restated and not fact.correction:
             rec = restated[0]
             rec.source_ids = list(dict.fromkeys([*rec.source_ids, episode.id]))
@@ -632,18 +633,7 @@ class EpisodeKeeper:
             kept.restated_ids.append(rec.id)
             return
         closing = [r for r in olds.values() if r.is_current and not _same_value(r, fact)]
-        if fact.corrects:
-            for rec in self._current_facts(store, namespace, fact.corrects, limit=10):
-                if rec.id in olds or _norm(fact.corrects) not in _norm(rec.text):
-                    continue
-                if rec.slot and fact.slot and rec.slot != fact.slot:
-                    continue
-                closing.append(writes.get((namespace, rec.id), rec))
-        for fid in fact.supersedes:
-            item = store.get(namespace, fid)
-            named = record_of_item(item) if item is not None else None
-            if named is not None and named.kind == "semantic" and named.is_current:
-                closing.append(writes.get((namespace, named.id), named))
+        closing += self._named_old(store, namespace, fact, olds, writes)
         new = fact_record(namespace, fact, episode, at)
         writes[(namespace, new.id)] = new
         kept.fact_ids.append(new.id)
@@ -701,6 +691,31 @@ class EpisodeKeeper:
             item = store.get(namespace, fid)
             rec = record_of_item(item) if item is not None else None
         return rec is None or not rec.is_current
+
+    def _named_old(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fact: DerivedFact,
+        olds: Mapping[str, MemoryRecord],
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> list[MemoryRecord]:
+        """The current facts `fact` names as replaced: the old value it corrects (`corrects`)
+        and the ids it supersedes (`supersedes`, a model's answer)."""
+        out = []
+        if fact.corrects:
+            for rec in self._current_facts(store, namespace, fact.corrects, limit=10):
+                if rec.id in olds or _norm(fact.corrects) not in _norm(rec.text):
+                    continue
+                if rec.slot and fact.slot and rec.slot != fact.slot:
+                    continue
+                out.append(writes.get((namespace, rec.id), rec))
+        for fid in fact.supersedes:
+            item = store.get(namespace, fid)
+            named = record_of_item(item) if item is not None else None
+            if named is not None and named.kind == "semantic" and named.is_current:
+                out.append(writes.get((namespace, named.id), named))
+        return out
 
     def _said_before(
         self,

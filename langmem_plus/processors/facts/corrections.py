@@ -158,39 +158,14 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
         t = c.text
         if c.question:
             continue
-        if (
-            rel
-            and re.search(r"[他她]", t)
-            and re.search(r"退休|结婚|离婚|搬|毕业|辞职|离职|生了", t)
-        ):
-            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
-            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
-            return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
-                               value=body), old)]  # fmt: skip
+        if rel and (news := _zh_relation_news(rel, t, turn, old, moved=False)):
+            return news
         if re.search(r"不在|不再|没有?|那边|那里|那儿|老黄历", t):
             continue  # what no longer holds, or a wave at the old value: not the new value
-        if (
-            rel
-            and re.search(r"[他她]", turn)
-            and (
-                m := re.search(r"(?:去了|跳到了?|换到了?|现在在|回|搬到了?|搬去了?|在)(.{2,})$", t)
-            )
-        ):
-            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
-            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
-            return [_corr(fact(who + zh_third(body), subject="third_person",
-                               slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
-        if (m := re.match(r"^(?:而)?是\s*(\S{1,10})$", t)) and not re.search(r"[那这]", m.group(1)):
-            new = _drop_common_tail(m.group(1), stmt)
-            shared = [w for w in re.findall(rf"[{CJK}]{{2,}}", stmt) if w in turn and w != new]
-            shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
-            if stmt and shared:
-                return [
-                    _corr(
-                        fact("用户" + zh_third(stmt.replace(shared[0], new, 1)), value=new),
-                        shared[0],
-                    )
-                ]
+        if rel and (news := _zh_relation_news(rel, t, turn, old, moved=True)):
+            return news
+        if said := _zh_is_value(t, stmt, turn, old):
+            return said
         if (m := re.search(r"(?:跳去了|跳到了?|去了|换到了?|转到了?)\s*(\S{2,12})$", t)) and stmt:
             slot = "job" if re.search(r"上班|工作|做|公司|干", stmt + context) else None
             text = "用户" + zh_third(t) + f"（之前：{zh_third(stmt)}）"
@@ -200,6 +175,37 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             text = who + zh_third(t) + f"，不再{zh_third(stmt)}"
             return [_corr(fact(text, kind="preference", subject=subject, value=t), stmt)]  # type: ignore[arg-type]
     return []
+
+
+def _zh_relation_news(rel: str, t: str, turn: str, old: str, *, moved: bool) -> list[DerivedFact]:
+    """What the relation the assistant asked about did ("她早就退休了") or, `moved`, where they
+    are now ("他去了腾讯"); [] when the clause says neither."""
+    who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
+    body = re.sub(r"^[他她](?:已经|早就)?", "", t)
+    if not moved:
+        if re.search(r"[他她]", t) and re.search(r"退休|结婚|离婚|搬|毕业|辞职|离职|生了", t):
+            return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
+                               value=body), old)]  # fmt: skip
+        return []
+    m = re.search(r"(?:去了|跳到了?|换到了?|现在在|回|搬到了?|搬去了?|在)(.{2,})$", t)
+    if m and re.search(r"[他她]", turn):
+        return [_corr(fact(who + zh_third(body), subject="third_person",
+                           slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
+    return []
+
+
+def _zh_is_value(t: str, stmt: str, turn: str, old: str) -> list[DerivedFact]:
+    """A bare value ("是芒果") against the assistant's "你对菠萝过敏吧": the statement with its
+    value replaced."""
+    m = re.match(r"^(?:而)?是\s*(\S{1,10})$", t)
+    if not m or re.search(r"[那这]", m.group(1)):
+        return []
+    new = _drop_common_tail(m.group(1), stmt)
+    shared = [w for w in re.findall(rf"[{CJK}]{{2,}}", stmt) if w in turn and w != new]
+    shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
+    if not stmt or not shared:
+        return []
+    return [_corr(fact("用户" + zh_third(stmt.replace(shared[0], new, 1)), value=new), shared[0])]
 
 
 def _zh_owner(context: str, rel: str) -> tuple[str, str]:

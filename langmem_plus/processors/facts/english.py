@@ -397,25 +397,36 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
             )
         ]
     if m := SWITCH.match(t):
-        who, thing, old, new = (
-            (m.group(1) or "").strip().lower(),
-            m.group(2) or "",
-            m.group(3),
-            m.group(4),
-        )
-        team = who.startswith(("we", "our"))
-        new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
-        owner = "The user's team" if team else "User"
-        verb = "uses" if team else "now uses"
-        purpose = f" for {en_third(thing)}" if thing else ""
-        slot = device_slot(new) or thing or None
-        f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
-                 subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
-                 value=new)  # fmt: skip
-        return [f.model_copy(update={"corrects": old})]
+        return [_switched(m)]
     if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
+    return _now_value(cl, i)
+
+
+def _switched(m: re.Match[str]) -> DerivedFact:
+    """'we switched CI from Jenkins to GitHub Actions': the new tool, replacing the old."""
+    who, thing, old, new = (
+        (m.group(1) or "").strip().lower(),
+        m.group(2) or "",
+        m.group(3),
+        m.group(4),
+    )
+    team = who.startswith(("we", "our"))
+    new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+    owner = "The user's team" if team else "User"
+    verb = "uses" if team else "now uses"
+    purpose = f" for {en_third(thing)}" if thing else ""
+    slot = device_slot(new) or thing or None
+    f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
+             subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
+             value=new)  # fmt: skip
+    return f.model_copy(update={"corrects": old})
+
+
+def _now_value(cl: list[Clause], i: int) -> list[DerivedFact]:
+    """ "rent's $2,150 now", "our standup is at 9:30 now": a thing's value as it is now."""
+    t = cl[i].text
     m = NOW.match(t)
     if not m or NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
         return []
