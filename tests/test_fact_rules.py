@@ -832,3 +832,9 @@ def test_realistic_heldout_precision_stays_at_or_above_target() -> None:
     result = load_benchmark("fact_extraction").evaluate("heldout")
     assert result["realistic heldout"]["all"]["precision"] >= 0.95, result["realistic heldout"]
     assert result["fresh heldout"]["all"]["precision"] >= 0.90, result["fresh heldout"]
+
+
+def test_a_fan_of_something_is_not_a_kind_of_person() -> None:
+    # "I'm a huge fan of old Hitchcock movies" once gave "User is a huge person"
+    assert [f.text for f in facts_of("I'm a huge fan of old Hitchcock movies.")] == []
+    assert one("I'm a cat person").text == "User is a cat person"

@@ -139,7 +139,9 @@ MY_THING = re.compile(
 )
 NO_FOR_ME = re.compile(r"^(?:no|zero) (.{2,25}) for me\b", _I)
 KIND_OF_PERSON = re.compile(
-    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan)\b", _I
+    # "a cat person", "a morning guy"; "a huge fan of X" names X, not a kind of person
+    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan(?! of))\b",
+    _I,
 )
 RATHER = re.compile(r"^I'?d (?:much )?rather (.{2,30}?) than (.{2,30})$", _I)
 HAVE_PLAN = re.compile(
