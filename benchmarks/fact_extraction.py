@@ -77,6 +77,21 @@ NOTES = (
     "bare '不，' no longer taken as a self-correction, and no guessing who 'she' is from "
     "a capitalised word, and an event's next clause appended only to a short event clause. So the heldout numbers are not fully unseen; the rules/heldout "
     "recall gap (0.90 vs 0.34) is the honest measure of how narrow rules are.",
+    "",
+    "The realistic batch (issue #30) was split before any rule was changed for it. Main's "
+    "rules scored P 0.667 R 0.417 on its `rules` half and P 0.538 R 0.389 on its `heldout` "
+    "half. The rules were then changed against the `rules` half only (P 1.000 R 0.667); "
+    "the first measurement of the `heldout` half after that was P 0.538 R 0.389 again: "
+    "nothing had carried over. Its six errors were then read, and the causes were fixed "
+    "with new examples (a condition clause with spaces, 'Call me X' capitalised, "
+    "'跟你说过' read as a filler, a wait read as an event, an aside making a restated "
+    "instruction look new, a relation's possessive): its figure below is therefore tuned. "
+    "The `fresh` batch (30 cases of the same kinds) was written after that and measured "
+    "once: P 0.692 R 0.600 (main's rules: the same). Its errors were read too and led to "
+    "four more fixes (a team's tool as its slot's value, a deadline in a complaint, an "
+    "opinion ending a relation's continuation, 'a huge fan of' in the write-path cases), "
+    "so its figure below is tuned as well. The honest estimate of precision on unseen "
+    "realistic chat is the first measurements: 0.54 and 0.69.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
