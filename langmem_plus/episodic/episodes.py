@@ -370,11 +370,7 @@ class EpisodeKeeper:
         )
         kept.episode_id = episode.id
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
-        for fact in facts:
-            if fact.forget:
-                self._forget(store, namespace, fact, kept, writes)
-            else:
-                self._apply(store, namespace, fact, episode, at, kept, writes)
+        self._take(store, namespace, facts, episode, at, kept, writes)
         if derive and self._corrects(dialogue, facts, context):
             # a change report ("switched to mornings") is read on the user's words alone; only
             # a correction of the reply it answers is read with that reply
@@ -414,11 +410,8 @@ class EpisodeKeeper:
         rejected = {_norm(t) for t in episode.metadata.get("rejected_facts") or ()}
         at = episode.occurred_at or episode.created_at
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
-        for fact in facts:
-            if fact.forget:
-                self._forget(store, namespace, fact, kept, writes)
-            elif _norm(fact.text) not in rejected:
-                self._apply(store, namespace, fact, episode, at, kept, writes)
+        facts = [f for f in facts if f.forget or _norm(f.text) not in rejected]
+        self._take(store, namespace, facts, episode, at, kept, writes)
         kept_ids = [*kept.fact_ids, *kept.restated_ids]
         episode.derived_ids = list(dict.fromkeys([*episode.derived_ids, *kept_ids]))
         writes[(namespace, episode.id)] = episode
@@ -691,6 +684,24 @@ class EpisodeKeeper:
             item = store.get(namespace, fid)
             rec = record_of_item(item) if item is not None else None
         return rec is None or not rec.is_current
+
+    def _take(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        facts: Sequence[DerivedFact],
+        episode: MemoryRecord,
+        at: datetime,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Each derived fact stored (closing what it replaces) or, asked to be forgotten,
+        removed (`_forget`)."""
+        for fact in facts:
+            if fact.forget:
+                self._forget(store, namespace, fact, kept, writes)
+            else:
+                self._apply(store, namespace, fact, episode, at, kept, writes)
 
     def _named_old(
         self,
