@@ -35,6 +35,17 @@ CATEGORIES = ("marker", "no_marker", "self_correction", "untied", "both_stand")
 KINDS = ("preference", "fact", "plan", "instruction", "event", "relation", "profile")
 SUBJECTS = ("user", "team", "third_person")
 SPLITS = ("rules", "heldout")
+# issue #30's batch of realistic cases (long turns, complaints, requests to the assistant,
+# restatements, forget requests): split by the same hash rule, counted among themselves, so
+# adding them left every earlier case's split as it was
+REALISTIC_CLASSES = (
+    "assistant_request",
+    "complaint",
+    "forget_request",
+    "long_multi_clause",
+    "restatement",
+)
+FRESH = "fresh"  # a batch of realistic cases written after the rules were changed: all held out
 CORRECTION_SPLITS = ("tuned", "heldout")
 POLARITIES = ("positive", "negative")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -90,6 +101,8 @@ class ExtractionCase:
     facts: tuple[Fact, ...]
     split: str
     context: str | None = None
+    earlier: tuple[str, ...] = ()  # what the user said in earlier exchanges, in order
+    batch: str = ""  # "fresh": written after the rules were changed, all held out
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,8 @@ def load_extraction(path: Path | None = None) -> list[ExtractionCase]:
                 facts=facts,
                 split=row["split"],
                 context=row.get("context"),
+                earlier=tuple(row.get("earlier") or ()),
+                batch=row.get("batch") or "",
             )
         )
     return out
@@ -212,16 +227,20 @@ def load_memorybank_answers(path: Path | None = None) -> list[MemoryBankAnswer]:
 
 def expected_splits(cases: list[ExtractionCase]) -> dict[str, str]:
     """The split each extraction case must have: within each (cls, polarity) group, ids
-    ordered by sha256(id); the first half (rounded up on alternate groups) is ``rules``."""
-    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    ordered by sha256(id); the first half (rounded up on alternate groups) is ``rules``.
+    The realistic batch (`REALISTIC_CLASSES`) alternates among its own groups; the fresh
+    batch (written after the rules were changed for the realistic batch) is all held out."""
+    batches: dict[bool, dict[tuple[str, str], list[str]]] = defaultdict(lambda: defaultdict(list))
+    out = {c.id: "heldout" for c in cases if c.batch == FRESH}
     for c in cases:
-        groups[(c.cls, c.polarity)].append(c.id)
-    out = {}
-    for gi, (_key, ids) in enumerate(sorted(groups.items())):
-        ids.sort(key=lambda i: hashlib.sha256(i.encode()).hexdigest())
-        half = (len(ids) + (gi % 2)) // 2
-        for i, cid in enumerate(ids):
-            out[cid] = "rules" if i < half else "heldout"
+        if c.batch != FRESH:
+            batches[c.cls in REALISTIC_CLASSES][(c.cls, c.polarity)].append(c.id)
+    for groups in batches.values():
+        for gi, (_key, ids) in enumerate(sorted(groups.items())):
+            ids.sort(key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+            half = (len(ids) + (gi % 2)) // 2
+            for i, cid in enumerate(ids):
+                out[cid] = "rules" if i < half else "heldout"
     return out
 
 
@@ -333,13 +352,18 @@ def check_extraction(cases: list[ExtractionCase], report: ValidationReport) -> N
         for f in c.facts:
             if not f.text.strip() or f.kind not in KINDS or f.subject not in SUBJECTS:
                 err(f"{where}: bad fact {f}")
+        if any(not isinstance(e, str) or not e.strip() for e in c.earlier):
+            err(f"{where}: earlier must be non-empty strings")
+        if c.batch not in ("", FRESH) or (c.batch == FRESH and c.cls not in REALISTIC_CLASSES):
+            err(f"{where}: batch {c.batch!r}")
     expected = expected_splits(cases)
     for c in cases:
         if c.split != expected[c.id]:
             err(f"extraction {c.id}: split {c.split} but the hash rule gives {expected[c.id]}")
     by_cls: dict[str, list[ExtractionCase]] = defaultdict(list)
     for c in cases:
-        by_cls[c.cls].append(c)
+        if c.batch != FRESH:
+            by_cls[c.cls].append(c)
     for cls, rs in sorted(by_cls.items()):
         pols = {r.polarity for r in rs}
         if pols != set(POLARITIES):
@@ -353,6 +377,11 @@ def check_extraction(cases: list[ExtractionCase], report: ValidationReport) -> N
     report.counts["extraction.polarity"] = dict(Counter(c.polarity for c in cases))
     report.counts["extraction.cls_split"] = dict(Counter(f"{c.cls}/{c.split}" for c in cases))
     report.counts["extraction.kind"] = dict(Counter(f.kind for c in cases for f in c.facts))
+    report.counts["extraction.realistic"] = dict(
+        Counter(
+            f"{c.cls}/{c.polarity}/{c.split}/{c.lang}" for c in cases if c.cls in REALISTIC_CLASSES
+        )
+    )
     report.stats["extraction.cases"] = len(cases)
 
 

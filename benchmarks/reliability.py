@@ -1248,7 +1248,7 @@ def _auth_cases(
 
 def python_corpus() -> list[Any]:
     """The Python API's hostile cases: tests/hostile.py's `cases()` (HybridStore, Memory,
-    apply_ops), the corpus tests/test_hostile_inputs.py holds to its contract."""
+    the fact rules), the corpus tests/test_hostile_inputs.py holds to its contract."""
     tests_dir = str(ROOT / "tests")
     if tests_dir not in sys.path:
         sys.path.insert(0, tests_dir)

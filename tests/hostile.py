@@ -1,4 +1,4 @@
-"""A corpus of hostile inputs for the Python API (HybridStore, Memory, processors.apply_ops).
+"""A corpus of hostile inputs for the Python API (HybridStore, Memory, the fact rules).
 
 Each `HostileCase` calls one public entry with one bad argument. The contract, checked by
 tests/test_hostile_inputs.py and reusable by benchmarks/reliability.py: a case either works
@@ -469,36 +469,43 @@ def _open_memory(path: Any, **kwargs: Any) -> None:
     Memory(path, embeddings=False, **kwargs).close()
 
 
-# ---------------------------------------------------------------- apply_ops cases
-def _apply_cases() -> list[HostileCase]:
-    from langmem_plus.processors import apply_ops
+# ---------------------------------------------------------------- fact rules cases
+def _facts_cases() -> list[HostileCase]:
+    from langmem_plus.processors import FactDeriver
+    from langmem_plus.processors.facts.rules import is_change, is_correction, rule_facts
 
-    ns = ("memories", "hostile-apply")
     out: list[HostileCase] = []
-    for sid, ops in [
-        ("huge_text", [{"op": "ADD", "text": "x" * 200_000}]),
-        ("deep_metadata", [{"op": "ADD", "text": "t", "metadata": deep_dict()}]),
-        ("surrogate_text", [{"op": "ADD", "text": "\ud800"}]),
-        ("nan_metadata", [{"op": "ADD", "text": "t", "metadata": {"f": math.nan}}]),
-        ("bytes_metadata", [{"op": "ADD", "text": "t", "metadata": {"b": b"\xff"}}]),
-        ("bad_op", [{"op": "EXPLODE"}]),
-        ("symbols_int", [{"op": "ADD", "text": "t", "symbols": 5}]),
-        ("metadata_list", [{"op": "ADD", "text": "t", "metadata": [1]}]),
-        ("not_list", 5),
-        ("dict", {"op": "ADD", "text": "t"}),
-        ("item_int", [5]),
+    user = [{"role": "user", "text": "I live in Lisbon"}]
+    for sid, turns, reject in [
+        ("huge_text", [{"role": "user", "text": "I live in Lisbon. " + "x" * HUGE}], False),
+        ("surrogate_text", [{"role": "user", "text": "我住在\ud800杭州"}], True),
+        ("bad_role", [{"role": "system", "text": "t"}], True),
+        ("text_int", [{"role": "user", "text": 5}], True),
+        ("text_bytes", [{"role": "user", "text": b"\xff"}], True),
+        ("not_list", 5, True),
+        ("string", "I live in Lisbon", True),
+        ("dict", {"role": "user", "text": "t"}, True),
+        ("item_int", [5], True),
     ]:  # fmt: skip
-        out.append(HostileCase(f"apply_ops.{sid}",
-                               lambda x, ops=ops: apply_ops(x.store, ns, ops)))  # fmt: skip
-    for sid, bad_ns in [("str", "memories"), ("surrogate", ("\ud800",)), ("empty", ())]:
-        out.append(HostileCase(f"apply_ops.namespace.{sid}",
-            lambda x, bad_ns=bad_ns: apply_ops(x.store, bad_ns, [{"op": "ADD", "text": "t"}])))  # fmt: skip
+        out.append(HostileCase(f"facts.rules.{sid}",
+                               lambda x, turns=turns: rule_facts(turns), reject))  # fmt: skip
+    out.append(HostileCase("facts.rules.context_int", lambda x: rule_facts(user, context=5)))  # type: ignore[arg-type]
+    for sid, kwargs in [
+        ("existing_int", {"existing": 5}),
+        ("existing_no_id", {"existing": [{"text": "no id"}]}),
+        ("context_list", {"context": ["x"]}),
+        ("now_str", {"now": "2026-01-01"}),
+    ]:  # fmt: skip
+        out.append(HostileCase(f"facts.deriver.{sid}",
+                               lambda x, kw=kwargs: FactDeriver().run(user, **kw)))  # fmt: skip
+    out.append(HostileCase("facts.is_correction.int", lambda x: is_correction(5)))  # type: ignore[arg-type]
+    out.append(HostileCase("facts.is_change.none", lambda x: is_change(None)))  # type: ignore[arg-type]
     return out
 
 
 def cases() -> list[HostileCase]:
-    """Every hostile case (store, Memory, apply_ops); ids are unique."""
-    out = [*_store_cases(), *_memory_cases(), *_apply_cases()]
+    """Every hostile case (store, Memory, the fact rules); ids are unique."""
+    out = [*_store_cases(), *_memory_cases(), *_facts_cases()]
     assert len({c.id for c in out}) == len(out), "duplicate case ids"
     return out
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "langmem_plus"
 
 # The layers, bottom up: a module imports only from its own layer or one below it. A layer is a
@@ -29,8 +31,8 @@ LAYERS = (
     "store.batching", "store.hybrid", "store",
     # the processors: word lists, schemas and prompts, the one model call, the rules, each job
     "processors.lexicon", "processors.schemas", "processors.prompts", "processors.model",
-    "processors.statements", "processors.facts", "processors.summarizer", "processors.monitor",
-    "processors.analysis", "processors.apply", "processors.reviewer", "processors.rewriters",
+    "processors.facts", "processors.summarizer", "processors.analysis", "processors.reviewer",
+    "processors.rewriters",
     "processors.processor_set", "processors",
     # the memory layer: episodes and facts, the facade, the agent side
     "episodic", "memory", "agent",
@@ -329,3 +331,19 @@ def test_checker_finds_layer_breaks(tmp_path: Path) -> None:
         ("layer:text", "pkg.text", "pkg.store"),
         ("layer:unknown", "pkg.nowhere", "nowhere"),
     }
+
+
+def test_no_function_above_complexity_25() -> None:
+    """radon's cyclomatic complexity (it counts boolean operators, ruff's C901 does not) of
+    every function and method of the package stays at 25 or less."""
+    radon = pytest.importorskip("radon.complexity")
+    over = []
+    for name, path in module_names(PACKAGE_DIR).items():
+        for block in radon.cc_visit(path.read_text(encoding="utf-8")):
+            functions = list(getattr(block, "methods", [block]))  # a class: its methods
+            while functions:
+                fn = functions.pop()
+                functions.extend(getattr(fn, "closures", []))
+                if fn.complexity > 25:
+                    over.append(f"{name}.{fn.name}: {fn.complexity}")
+    assert not over, over

@@ -223,7 +223,7 @@ def test_console_script_subprocess(tmp_path):
         check=False,
     )  # fmt: skip
     assert missing.returncode == 1 and missing.stderr.startswith("error:")
-    # Chinese text through the knowledge monitor loads jieba: none of its lines on stderr
+    # Chinese text through the fact rules loads jieba: none of its lines on stderr
     added = subprocess.run(
         [*cmd, "--db", db, "add", "我喜欢川菜，周末常去成都", "--json"],
         capture_output=True, text=True, env=env, timeout=120, check=False,
@@ -350,7 +350,7 @@ def test_help_says_what_things_do_never_seed_numbers():
 
 def test_jieba_loading_lines_never_reach_the_terminal():
     """jieba logs its dictionary loading to stderr at DEBUG; the CLI silences its logger, so
-    a later first use (here part-of-speech tagging, as the knowledge monitor does) is quiet."""
+    a later first use (here part-of-speech tagging, as the summariser does) is quiet."""
     use = "import jieba.posseg as p; list(p.cut('我喜欢川菜'))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 

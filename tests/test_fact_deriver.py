@@ -4,7 +4,6 @@ Scripted chat models only; the last tests drive ChatOpenAI against a 127.0.0.1 s
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
@@ -296,8 +295,6 @@ def test_bad_input_gets_a_clear_error(kwargs: dict[str, Any], message: str) -> N
     model = ScriptedTools(script=[facts_call(GOOD)])
     with pytest.raises(ValidationError, match=message):
         FactDeriver(model=model).run(turns, existing, **args)
-    with pytest.raises(ValidationError, match=message):
-        asyncio.run(FactDeriver(model=model).arun(turns, existing, **args))
     assert model.calls == 0
 
 
@@ -307,31 +304,6 @@ def test_existing_facts_accept_records_with_metadata_slot() -> None:
     out = FactDeriver(model=model).run(TURNS, [record])
     assert '[f9] ("home.city") "用户住在上海"' in model.seen[0][1].content
     assert out.facts[0].supersedes == ["f9"]
-
-
-SCRIPTS: list[list[Any]] = [
-    [facts_call(GOOD)],
-    ['{"facts": [{"text": "用户'],
-    [ConnectionError("x"), Status(503), json.dumps({"facts": GOOD})],
-    [Status(403)],
-    [json.dumps({"facts": GOOD[1:]}, ensure_ascii=False)],
-]
-
-
-@pytest.mark.parametrize("script", SCRIPTS, ids=["tools", "malformed", "retry", "403", "plain"])
-def test_async_twin_equals_sync(rules: list[Any], script: list[Any]) -> None:
-    sleeps: list[float] = []
-    slept: list[float] = []
-
-    async def asleep(s: float) -> None:
-        slept.append(s)
-
-    sync_model, async_model = ScriptedTools(script=script), ScriptedTools(script=script)
-    expected = FactDeriver(model=sync_model, sleep=sleeps.append).run(TURNS, EXISTING)
-    got = asyncio.run(FactDeriver(model=async_model, asleep=asleep).arun(TURNS, EXISTING))
-    assert got == expected
-    assert slept == sleeps and async_model.calls == sync_model.calls
-    assert [m[1].content for m in async_model.seen] == [m[1].content for m in sync_model.seen]
 
 
 fact_items = st.fixed_dictionaries(
@@ -371,14 +343,9 @@ def tool_answer(facts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @loopback
-@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
-def test_chat_openai_one_request_per_exchange(server: FakeOpenAI, asynchronous: bool) -> None:
+def test_chat_openai_one_request_per_exchange(server: FakeOpenAI) -> None:
     server.script = [(200, tool_answer(GOOD))]
-    deriver = FactDeriver(model=chat_openai(server))
-    if asynchronous:
-        out = asyncio.run(deriver.arun(TURNS, EXISTING))
-    else:
-        out = deriver.run(TURNS, EXISTING)
+    out = FactDeriver(model=chat_openai(server)).run(TURNS, EXISTING)
     assert [(f.text, f.supersedes) for f in out.facts] == [
         ("用户国庆要去西安", ["f1"]),
         ("用户的狗叫豆包", []),

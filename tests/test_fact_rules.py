@@ -627,3 +627,214 @@ def test_heldout_precision_stays_at_or_above_target() -> None:
     result = load_benchmark("fact_extraction").evaluate("heldout")["heldout"]["all"]
     assert result["precision"] >= 0.90, result
     assert result["negative_fp_rate"] <= 0.05, result
+
+
+# ------------------------------------------------- issue #30: wrong facts that used to pass
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "old"),
+    [
+        ("其实我现在住在上海，不是北京", "上海", "北京"),
+        ("目前我住在上海，不是北京。", "上海", "北京"),
+        ("我说错了，我的生日是5月13号，不是5月3号", "5月13号", "5月3号"),
+        ("其实我女儿今年六岁，不是五岁", "六岁", "五岁"),
+        ("搞错了，我儿子是上三年级，不是二年级。", "三年级", "二年级"),
+        ("Actually I live in Shanghai now, not Beijing", "Shanghai", "Beijing"),
+        ("I live in Shanghai these days, not Beijing.", "Shanghai", "Beijing"),
+        ("Actually, I work at Microsoft, not Google.", "Microsoft", "Google"),
+        ("Correction: my flight is on Thursday, not Wednesday.", "Thursday", "Wednesday"),
+    ],
+)
+def test_the_value_after_not_is_never_the_fact(text: str, now: str, old: str) -> None:
+    # "住在上海，不是北京" once derived "用户现在住在北京": the value the user denied
+    f = one(text)
+    assert now in f.text and old not in f.text and old not in (f.value or "")
+    assert f.correction and f.corrects == old
+
+
+def test_a_self_correction_still_keeps_its_last_value() -> None:
+    f = one("我周三去，不是，周四去")
+    assert "周四" in f.text and "周三" not in f.text and f.corrects == "周三"
+
+
+def test_statements_joined_by_and_are_read_one_by_one() -> None:
+    got = [(f.text, f.slot, f.value) for f in facts_of("I live in Beijing and work as a nurse.")]
+    assert got == [
+        ("User lives in Beijing", "home.location", "Beijing"),
+        ("User works as a nurse", "job", "as a nurse"),
+    ]
+    # the wife's hobby is never glued onto the user's
+    assert [f.text for f in facts_of("I love hiking and my wife loves painting.")] == [
+        "User loves hiking"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我每次报销都要填三张表，烦死了",
+        "每次开会都要我来做记录，凭什么啊",
+        "Ugh, my laptop fan sounds like a jet engine every time I open Slack, so annoying",
+        "you always make these answers way too long, I'm so fed up",
+    ],
+)
+def test_a_complaint_is_not_a_wish(text: str) -> None:
+    assert [f for f in facts_of(text) if f.kind == "instruction"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后订机票你提醒我带护照", "用户希望订机票时提醒用户带护照"),
+        (
+            "以后我让你订酒店的时候，记得提醒我确认能不能免费取消",
+            "用户希望订酒店时提醒用户确认能不能免费取消",
+        ),
+        ("你以后每次回答都先给结论", "用户希望每次回答都先给结论"),
+    ],
+)
+def test_a_standing_request_to_the_assistant_reads_as_one(text: str, expected: str) -> None:
+    f = one(text)
+    assert (f.text, f.kind) == (expected, "instruction")
+    assert "你" not in f.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["你帮我查一下明天上海的天气", "帮我把这段话翻译成英文", "Can you draft a polite email?"],
+)
+def test_a_one_off_request_to_the_assistant_is_no_fact(text: str) -> None:
+    assert facts_of(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "slot"),
+    [
+        ("忘掉我住在北京这件事", ["北京"], "home.location"),
+        ("把我喜欢喝美式这条忘掉吧", ["美式"], "likes.喝美式"),
+        ("Forget that I live in Beijing", ["Beijing"], "home.location"),
+        ("please forget I'm vegetarian", ["vegetarian"], "diet"),
+        ("forget 我在学 Rust 这件事", ["Rust"], "learning.rust"),
+    ],
+)
+def test_a_forget_request_names_the_fact_to_remove(text: str, words: list[str], slot: str) -> None:
+    f = one(text)
+    assert f.forget and f.slot == slot and all(w in f.text for w in words)
+
+
+def test_a_forget_request_reads_the_rest_of_the_turn() -> None:
+    got = facts_of("忘了我在美团上班这件事吧，我已经离职了，现在在京东")
+    assert [f.forget for f in got] == [True, False]
+    assert "美团" in got[0].text and "京东" in got[1].text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我今天忘了带工牌，被保安拦了半天", "I forgot my umbrella at the office again", "forget it"],
+)
+def test_forgetting_something_is_not_a_forget_request(text: str) -> None:
+    assert [f for f in facts_of(text) if f.forget] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("下周三我要去医院复查", "用户下周三要去医院复查"),
+        ("My name is Alice.", "User's name is Alice"),
+        ("我在成都住了五年了", "用户住在成都"),
+        ("I don't drive", "User doesn't drive"),
+        ("别忘了我对花生过敏", "用户对花生过敏"),
+        ("请记住我叫李雷", "用户名叫李雷"),
+        ("Don't forget that my locker code is 4512.", "User's locker code is 4512"),
+    ],
+)
+def test_reads_that_were_garbled_or_missed(text: str, expected: str) -> None:
+    assert one(text).text == expected
+
+
+def test_a_name_has_one_slot_whatever_the_case() -> None:
+    assert one("My name is Alice.").slot == one("my name is Alice").slot == "user.name"
+
+
+# ------------------------------------- carried over from the retired knowledge monitor's tests
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "kind"),
+    [
+        ("我喜欢吃川菜", "用户喜欢吃川菜", "preference"),
+        ("我不吃香菜", "用户不吃香菜", "preference"),
+        ("I prefer dark mode.", "User prefers dark mode", "preference"),
+        ("I hate mornings", "User hates mornings", "preference"),
+        ("I don't eat pork.", "User doesn't eat pork", "preference"),
+        ("我叫王芳", "用户名叫王芳", "profile"),
+        ("我住在杭州西湖区", "用户住在杭州西湖区", "profile"),
+        ("我的生日是3月5日", "用户的生日是3月5日", "fact"),
+        ("I live in Lisbon.", "User lives in Lisbon", "profile"),
+        ("I work as a nurse.", "User works as a nurse", "profile"),
+        ("记住，我的车停在B2层56号", "用户的车停在B2层56号", "fact"),
+        ("Remember that my locker code is 4512.", "User's locker code is 4512", "fact"),
+        ("Like I said, I'm vegetarian.", "User is vegetarian", "preference"),
+    ],
+)
+def test_plain_statements(text: str, expected: str, kind: str) -> None:
+    f = one(text)
+    assert (f.text, f.kind, f.subject) == (expected, kind, "user")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你好", "谢谢！", "嗯嗯", "好的", "为什么天空是蓝的？", "什么是量子计算", "帮我写一首诗",
+        "Hi!", "thanks a lot", "ok", "What is the capital of France?", "Why is the sky blue?",
+        "How do I sort a list in Python?", "lol", "the", "？？", "Do you remember my name?",
+        "你还记得我叫什么吗？",
+    ],
+)  # fmt: skip
+def test_small_talk_questions_and_fragments_give_nothing(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_another_persons_fact_is_theirs() -> None:
+    f = one("My dad is allergic to shellfish.")
+    assert f.subject == "third_person" and "father" in f.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后帮我写 SQL 的时候，先写注释再写语句", "用户希望写 SQL时先写注释再写语句"),
+        ("Call me Jo", "User wants to be called Jo"),
+        ("我表姐是做会计的，特别忙，经常加班", "用户的表姐是做会计的"),
+    ],
+)
+def test_reads_found_on_unseen_chat(text: str, expected: str) -> None:
+    assert one(text).text == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["跟你说过我不喝酒的", "甲方周三上午就要，气死了", "现在就等着换工作了"]
+)
+def test_no_garbled_fact_from_a_reminder_a_deadline_or_a_wait(text: str) -> None:
+    # "跟你说过" once lost "跟你说" as a filler and read "过我不喝酒" as "用户不喝过"
+    assert facts_of(text) == []
+
+
+def test_a_team_tool_is_the_slot_value_so_saying_it_again_is_known() -> None:
+    first, again = one("我们组用 Slack 沟通"), one("我们组还是用 Slack 沟通")
+    assert first.slot == again.slot == "team.chat" and first.value == again.value == "Slack"
+
+
+def test_realistic_heldout_precision_stays_at_or_above_target() -> None:
+    # issue #30: complaints, requests to the assistant, restatements, forget requests, long
+    # turns; the fresh batch was written after the rules were changed for the realistic one
+    result = load_benchmark("fact_extraction").evaluate("heldout")
+    assert result["realistic heldout"]["all"]["precision"] >= 0.95, result["realistic heldout"]
+    assert result["fresh heldout"]["all"]["precision"] >= 0.90, result["fresh heldout"]
+
+
+def test_a_fan_of_something_is_not_a_kind_of_person() -> None:
+    # "I'm a huge fan of old Hitchcock movies" once gave "User is a huge person"
+    assert [f.text for f in facts_of("I'm a huge fan of old Hitchcock movies.")] == []
+    assert one("I'm a cat person").text == "User is a cat person"

@@ -33,7 +33,7 @@ def subjects():
 def test_corpus_is_large_and_covers_every_surface():
     assert len(CASES) >= 140
     prefixes = {c.id.split(".")[0] for c in CASES}
-    assert prefixes == {"store", "memory", "apply_ops"}
+    assert prefixes == {"store", "memory", "facts"}
     assert sum(c.reject for c in CASES) >= 140
 
 

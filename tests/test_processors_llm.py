@@ -3,7 +3,6 @@ fallback, malformed answers falling back to rules, and retries with backoff (no 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -22,17 +21,14 @@ from langmem_plus.model.records import MemoryRecord, UserProfile
 from langmem_plus.processors import (
     EpisodeMerger,
     EpisodeSeparator,
-    KnowledgeMonitor,
     ProfileWriter,
     Reconsolidator,
     Reviewer,
-    SemanticWriter,
     Summarizer,
     TurnAnalyzer,
-    WriteDecider,
 )
 from langmem_plus.processors.model.structured import StructuredLLM, extract_json, resolve_model
-from langmem_plus.processors.schemas import OpsOut, TurnAnalysis
+from langmem_plus.processors.schemas import RollingSummaryOut, TurnAnalysis
 
 
 class ToolFake(GenericFakeChatModel):
@@ -46,84 +42,41 @@ def tool_msg(name: str, args: dict[str, Any]) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": "call_1"}])
 
 
-USER = [{"role": "user", "text": "我喜欢吃川菜"}]
-EXISTING = [{"id": "m1", "text": "用户住在上海"}]
+TEXT = "明天面试好紧张"
+ANSWER = {"topic": "面试", "context_variables": {"time": "明天"}, "emotion": "anxious"}
+RULES = TurnAnalyzer().analyze(TEXT)  # what the offline rules read
 
 
 def test_tool_calling_structured_output() -> None:
-    model = ToolFake(
-        messages=iter(
-            [
-                tool_msg(
-                    "OpsOut",
-                    {
-                        "ops": [
-                            {"op": "ADD", "text": "用户喜欢吃川菜", "category": "preference"},
-                            {"op": "BOOST", "id": "m1"},
-                        ]
-                    },
-                )
-            ]
-        )
-    )
-    ops = KnowledgeMonitor(model=model).run(USER, EXISTING)
-    assert [(o.op, o.id, o.text) for o in ops] == [
-        ("ADD", None, "用户喜欢吃川菜"),
-        ("BOOST", "m1", None),
-    ]
-    assert ops[0].category == "preference"
+    model = ToolFake(messages=iter([tool_msg("TurnAnalysis", ANSWER)]))
+    assert TurnAnalyzer(model=model).analyze(TEXT) == TurnAnalysis(**ANSWER)
 
 
 def test_plain_json_fallback_with_fences_and_trailing_comma() -> None:
-    text = 'Sure! ```json\n{"ops": [{"op": "update:m1", "text": "用户住在杭州",},]}\n```'
+    text = 'Sure! ```json\n{"topic": "面试", "emotion": "anxious",}\n```'
     model = GenericFakeChatModel(messages=iter([AIMessage(content=text)]))
-    ops = KnowledgeMonitor(model=model).run(USER, EXISTING)
-    assert [(o.op, o.id, o.text) for o in ops] == [("UPDATE", "m1", "用户住在杭州")]
+    out = TurnAnalyzer(model=model).analyze(TEXT)
+    assert (out.topic, out.emotion) == ("面试", "anxious")
 
 
 def test_plain_prompt_carries_schema_and_language_rule() -> None:
-    model = Scripted(script=['{"ops": []}'])
-    KnowledgeMonitor(model=model).run(USER, EXISTING)
+    model = Scripted(script=[json.dumps(ANSWER)])
+    TurnAnalyzer(model=model).analyze(TEXT)
     system = model.seen[0][0].content
     assert "JSON schema" in system and "Chinese" in system
-    assert '[m1] "用户住在上海"' in model.seen[0][1].content
+    assert TEXT in model.seen[0][1].content
 
 
 def test_malformed_answer_falls_back_to_rules() -> None:
     model = FakeMessagesListChatModel(responses=[AIMessage(content="I cannot answer that.")])
-    ops = KnowledgeMonitor(model=model).run(USER, [])
-    assert [(o.op, o.text) for o in ops] == [("ADD", "用户喜欢吃川菜")]
-
-
-def test_unknown_ids_and_invalid_ops_from_model_are_dropped() -> None:
-    model = ToolFake(
-        messages=iter(
-            [
-                tool_msg(
-                    "OpsOut",
-                    {
-                        "ops": [
-                            {"op": "DELETE", "id": "ghost"},
-                            {"op": "ADD"},
-                            {"op": "BOOST", "id": "m1"},
-                        ]
-                    },
-                )
-            ]
-        )
-    )
-    ops = KnowledgeMonitor(model=model).run(USER, EXISTING)
-    assert [(o.op, o.id) for o in ops] == [("BOOST", "m1")]
+    assert TurnAnalyzer(model=model).analyze(TEXT) == RULES
 
 
 def test_transient_errors_retry_with_backoff_then_succeed() -> None:
     sleeps: list[float] = []
-    model = Scripted(
-        script=[ConnectionError("boom"), TimeoutError("slow"), '{"ops": [{"op": "SKIP"}]}']
-    )
-    monitor = KnowledgeMonitor(model=model, sleep=sleeps.append)
-    ops = monitor.run(USER, [])
-    assert [o.op for o in ops] == ["SKIP"]
+    model = Scripted(script=[ConnectionError("boom"), TimeoutError("slow"), json.dumps(ANSWER)])
+    out = TurnAnalyzer(model=model, sleep=sleeps.append).analyze(TEXT)
+    assert out == TurnAnalysis(**ANSWER)
     assert sleeps == [1.0, 2.0]
     assert model.calls == 3
 
@@ -131,17 +84,17 @@ def test_transient_errors_retry_with_backoff_then_succeed() -> None:
 def test_retries_exhausted_fall_back_to_rules() -> None:
     sleeps: list[float] = []
     model = Scripted(script=[ConnectionError("down")])
-    ops = KnowledgeMonitor(model=model, sleep=sleeps.append).run(USER, [])
+    out = TurnAnalyzer(model=model, sleep=sleeps.append).analyze(TEXT)
     assert sleeps == [1.0, 2.0, 4.0]
     assert model.calls == 4  # first try + 3 retries
-    assert [(o.op, o.text) for o in ops] == [("ADD", "用户喜欢吃川菜")]
+    assert out == RULES
 
 
 def test_backoff_base_comes_from_config() -> None:
     sleeps: list[float] = []
     cfg = MemoryConfig(llm={"max_retries": 2, "backoff_base_s": 0.5})
     model = Scripted(script=[ConnectionError("down")])
-    KnowledgeMonitor(model=model, config=cfg, sleep=sleeps.append).run(USER, [])
+    TurnAnalyzer(model=model, config=cfg, sleep=sleeps.append).analyze(TEXT)
     assert sleeps == [0.5, 1.0]
 
 
@@ -150,15 +103,10 @@ class _BadRequest(Exception):
 
 
 def test_structured_output_rejected_switches_to_plain_json() -> None:
-    model = ScriptedTools(
-        script=[
-            _BadRequest("response_format unsupported"),
-            '{"ops": [{"op": "ADD", "text": "用户喜欢吃川菜"}]}',
-        ]
-    )
+    model = ScriptedTools(script=[_BadRequest("response_format unsupported"), json.dumps(ANSWER)])
     sleeps: list[float] = []
-    ops = KnowledgeMonitor(model=model, sleep=sleeps.append).run(USER, [])
-    assert [o.text for o in ops] == ["用户喜欢吃川菜"]
+    out = TurnAnalyzer(model=model, sleep=sleeps.append).analyze(TEXT)
+    assert out == TurnAnalysis(**ANSWER)
     assert sleeps == []
     assert "JSON schema" in model.seen[1][0].content
 
@@ -166,32 +114,9 @@ def test_structured_output_rejected_switches_to_plain_json() -> None:
 def test_permanent_error_in_plain_mode_gives_up_at_once() -> None:
     model = Scripted(script=[_BadRequest("bad key")])
     sleeps: list[float] = []
-    ops = KnowledgeMonitor(model=model, sleep=sleeps.append).run(USER, [])
+    out = TurnAnalyzer(model=model, sleep=sleeps.append).analyze(TEXT)
     assert model.calls == 1 and sleeps == []
-    assert ops[0].op == "ADD"
-
-
-def test_async_run_and_async_sleep() -> None:
-    slept: list[float] = []
-
-    async def asleep(s: float) -> None:
-        slept.append(s)
-
-    model = Scripted(
-        script=[ConnectionError("x"), '{"ops": [{"op": "ADD", "text": "User likes tea"}]}']
-    )
-    monitor = KnowledgeMonitor(model=model, asleep=asleep)
-    ops = asyncio.run(monitor.arun([{"role": "user", "text": "I like tea"}], []))
-    assert [o.text for o in ops] == ["User likes tea"] and slept == [1.0]
-
-
-def test_write_decider_model_and_remember_guard() -> None:
-    no = '{"write_episodic": false, "reason": "meh"}'
-    decider = WriteDecider(model=Scripted(script=[no]))
-    assert decider.decide([{"role": "user", "text": "你好"}]).write_episodic is False
-    decider = WriteDecider(model=Scripted(script=[no]))
-    out = decider.decide([{"role": "user", "text": "请记住我是北京大学的学生"}])
-    assert out.write_episodic is True
+    assert out == RULES
 
 
 def test_turn_analyzer_summarizer_profile_with_models() -> None:
@@ -258,7 +183,7 @@ def test_reconsolidator_model_cannot_break_invariants() -> None:
     assert len(new.metadata["updates"]) == 1
 
 
-def test_merger_separator_semantic_writer_with_models() -> None:
+def test_merger_separator_with_models() -> None:
     a = _episode()
     b = _episode(
         id="b",
@@ -274,14 +199,6 @@ def test_merger_separator_semantic_writer_with_models() -> None:
         model=Scripted(script=['{"text_a": "A版", "text_b": "B版"}'])
     ).separate(a, b)
     assert (sa.text, sb.text) == ("A版", "B版")
-    sw = SemanticWriter(
-        model=Scripted(script=['{"facts": [{"fact": "用户喜欢爬山", "category": "preference"}]}'])
-    )
-    records = sw.write(a)
-    assert records[0].kind == "semantic"
-    assert records[0].metadata["fact"] == "用户喜欢爬山"
-    assert records[0].metadata["source_chatid"] == "c1"
-    assert records[0].metadata["first_seen"] == "2026-01-03"
 
 
 def test_reviewer_searches_up_to_max_rounds_then_decides() -> None:
@@ -346,5 +263,5 @@ def test_resolve_model_validation() -> None:
 
 
 def test_structured_llm_returns_none_on_schema_mismatch() -> None:
-    llm = StructuredLLM(Scripted(script=['{"ops": "not a list"}']))
-    assert llm.call(OpsOut, "s", "u") is None
+    llm = StructuredLLM(Scripted(script=['{"summary": ["not", "a", "string"]}']))
+    assert llm.call(RollingSummaryOut, "s", "u") is None

@@ -1,5 +1,5 @@
-"""Post-turn processing: write decision, knowledge monitor ops, profile, reconsolidation,
-rolling and session summaries, archiving. Mixed into `MemoryEngine`; sync (runs in the
+"""Post-turn processing: the exchange kept as an episode with the facts derived from it,
+profile, reconsolidation, rolling and session summaries, archiving. Mixed into `MemoryEngine`; sync (runs in the
 background worker or inside a graph node)."""
 
 from __future__ import annotations

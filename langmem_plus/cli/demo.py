@@ -26,13 +26,13 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.quoting import unquote_data
+from langmem_plus.text.scripts import has_cjk
 
 __all__ = ["OfflineResponder", "load_demo_conversation", "run_demo"]
 
 OFFLINE_LABEL = "[offline responder: not an LLM, it only quotes recalled memories]"
 _MEMORY_RE = re.compile(r"<memory [^>]*>(\".*?\")</memory>")
 _LAST_TIME_RE = re.compile(r"上次|上一次|last time|previous (?:session|conversation)", re.I)
-_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _unquote(quoted: str) -> str:
@@ -75,7 +75,7 @@ class OfflineResponder(BaseChatModel):
         system = next((m for m in messages if isinstance(m, SystemMessage)), None)
         last = messages[-1] if messages else HumanMessage("")
         human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), last)
-        zh = bool(_CJK_RE.search(str(human.content)))
+        zh = has_cjk(str(human.content))
         if isinstance(last, ToolMessage):
             found = str(last.content).strip()
             head = "我查了记忆：" if zh else "I searched my memory:"

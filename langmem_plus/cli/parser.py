@@ -120,7 +120,9 @@ def _database_commands(add: AddCommand) -> None:
 
 
 def _memory_commands(add: AddCommand) -> None:
-    p = add("add", memories.cmd_add, "add a long-term memory (runs the knowledge monitor)")
+    p = add(
+        "add", memories.cmd_add, "add a long-term memory (kept as an episode, its facts derived)"
+    )
     p.add_argument("text")
     p.add_argument("--conversation")
     p.add_argument("--category", choices=["preference", "fact", "pattern", "episode"])

@@ -99,11 +99,13 @@ def current_only(items: Sequence[Any]) -> list[Any]:
     return out
 
 
+REJECTED = "rejected_facts"  # metadata of an episode: facts the user deleted, edited or forgot
 EPISODE_IMPORTANCE = 0.6
 _MAX_FOLLOWERS = 4  # later exchanges noted on an earlier one (the newest kept)
 CHITCHAT_IMPORTANCE = 0.2
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+_MIN_RESTATED = 6  # characters a known fact must have to count as restated inside a longer one
 
 
 @dataclass
@@ -114,6 +116,7 @@ class Kept:
     fact_ids: list[str] = field(default_factory=list)
     restated_ids: list[str] = field(default_factory=list)
     closed_ids: list[str] = field(default_factory=list)
+    forgotten_ids: list[str] = field(default_factory=list)  # removed at the user's request
     cost: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -367,8 +370,7 @@ class EpisodeKeeper:
         )
         kept.episode_id = episode.id
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
-        for fact in facts:
-            self._apply(store, namespace, fact, episode, at, kept, writes)
+        self._take(store, namespace, facts, episode, at, kept, writes)
         if derive and self._corrects(dialogue, facts, context):
             # a change report ("switched to mornings") is read on the user's words alone; only
             # a correction of the reply it answers is read with that reply
@@ -392,7 +394,7 @@ class EpisodeKeeper:
                     self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
-        self._write(store, writes)
+        self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         if log is None:
             log = getattr(store, "conversations", None)
         self._share_text(log, namespace, episode, turn_ids)
@@ -408,13 +410,12 @@ class EpisodeKeeper:
         rejected = {_norm(t) for t in episode.metadata.get("rejected_facts") or ()}
         at = episode.occurred_at or episode.created_at
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord] = {}
-        for fact in facts:
-            if _norm(fact.text) not in rejected:
-                self._apply(store, namespace, fact, episode, at, kept, writes)
+        facts = [f for f in facts if f.forget or _norm(f.text) not in rejected]
+        self._take(store, namespace, facts, episode, at, kept, writes)
         kept_ids = [*kept.fact_ids, *kept.restated_ids]
         episode.derived_ids = list(dict.fromkeys([*episode.derived_ids, *kept_ids]))
         writes[(namespace, episode.id)] = episode
-        self._write(store, writes)
+        self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         return kept
 
     @classmethod
@@ -616,6 +617,8 @@ class EpisodeKeeper:
                 if rec.metadata.get("subject", subject) == subject:
                     olds[rec.id] = writes.get((namespace, rec.id), rec)
         restated = [r for r in olds.values() if r.is_current and _same_value(r, fact)]
+        if not restated and not fact.correction:
+            restated = self._said_before(store, namespace, fact, writes)
         if restated and not fact.correction:
             rec = restated[0]
             rec.source_ids = list(dict.fromkeys([*rec.source_ids, episode.id]))
@@ -623,18 +626,7 @@ class EpisodeKeeper:
             kept.restated_ids.append(rec.id)
             return
         closing = [r for r in olds.values() if r.is_current and not _same_value(r, fact)]
-        if fact.corrects:
-            for rec in self._current_facts(store, namespace, fact.corrects, limit=10):
-                if rec.id in olds or _norm(fact.corrects) not in _norm(rec.text):
-                    continue
-                if rec.slot and fact.slot and rec.slot != fact.slot:
-                    continue
-                closing.append(writes.get((namespace, rec.id), rec))
-        for fid in fact.supersedes:
-            item = store.get(namespace, fid)
-            named = record_of_item(item) if item is not None else None
-            if named is not None and named.kind == "semantic" and named.is_current:
-                closing.append(writes.get((namespace, named.id), named))
+        closing += self._named_old(store, namespace, fact, olds, writes)
         new = fact_record(namespace, fact, episode, at)
         writes[(namespace, new.id)] = new
         kept.fact_ids.append(new.id)
@@ -693,12 +685,122 @@ class EpisodeKeeper:
             rec = record_of_item(item) if item is not None else None
         return rec is None or not rec.is_current
 
+    def _take(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        facts: Sequence[DerivedFact],
+        episode: MemoryRecord,
+        at: datetime,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Each derived fact stored (closing what it replaces) or, asked to be forgotten,
+        removed (`_forget`)."""
+        for fact in facts:
+            if fact.forget:
+                self._forget(store, namespace, fact, kept, writes)
+            else:
+                self._apply(store, namespace, fact, episode, at, kept, writes)
+
+    def _named_old(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fact: DerivedFact,
+        olds: Mapping[str, MemoryRecord],
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> list[MemoryRecord]:
+        """The current facts `fact` names as replaced: the old value it corrects (`corrects`)
+        and the ids it supersedes (`supersedes`, a model's answer)."""
+        out = []
+        if fact.corrects:
+            for rec in self._current_facts(store, namespace, fact.corrects, limit=10):
+                if rec.id in olds or _norm(fact.corrects) not in _norm(rec.text):
+                    continue
+                if rec.slot and fact.slot and rec.slot != fact.slot:
+                    continue
+                out.append(writes.get((namespace, rec.id), rec))
+        for fid in fact.supersedes:
+            item = store.get(namespace, fid)
+            named = record_of_item(item) if item is not None else None
+            if named is not None and named.kind == "semantic" and named.is_current:
+                out.append(writes.get((namespace, named.id), named))
+        return out
+
+    def _said_before(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fact: DerivedFact,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> list[MemoryRecord]:
+        """A fact without a slot that a current fact already says, in the same words, in more
+        of them, or with an aside added ("用户希望回答都用中文" said again "…，不要中英夹杂"): a
+        restatement, not a new fact (the episode keeps the aside)."""
+        if fact.slot:
+            return []
+        said = _norm(fact.text)
+        found = []
+        for rec in self._current_facts(store, namespace, fact.text, limit=5):
+            known = _norm(rec.text)
+            if rec.metadata.get("subject", "user") != fact.subject or not said:
+                continue
+            if said in known or (len(known) >= _MIN_RESTATED and known in said):
+                found.append(writes.get((namespace, rec.id), rec))
+        return found
+
+    def _forget(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        fact: DerivedFact,
+        kept: Kept,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """The user asked to forget `fact`: the current facts that say it (same slot and value,
+        or without a slot the same words) are removed, remembered as rejected on the episodes
+        they came from (re-deriving those never brings them back), and an episode left with no
+        current fact is ranked as superseded. Nothing is stored from the request."""
+        if fact.slot:
+            found = [
+                r
+                for r in self._same_slot(store, namespace, fact.slot)
+                if r.metadata.get("subject", fact.subject) == fact.subject and _same_value(r, fact)
+            ]
+        else:
+            found = self._said_before(store, namespace, fact, writes)
+        for old in found:
+            writes.pop((namespace, old.id), None)
+            kept.forgotten_ids.append(old.id)
+            for eid in old.source_ids:
+                ep = writes.get((namespace, eid))
+                if ep is None:
+                    item = store.get(namespace, eid)
+                    ep = record_of_item(item) if item is not None else None
+                if ep is None or ep.kind != "episodic":
+                    continue
+                ep.derived_ids = [f for f in ep.derived_ids if f != old.id]
+                rejected = [str(t) for t in ep.metadata.get(REJECTED) or ()]
+                ep.metadata = {**ep.metadata, REJECTED: list(dict.fromkeys([*rejected, old.text]))}
+                ep.facts_superseded = all(
+                    self._closed(store, namespace, f, writes) for f in ep.derived_ids
+                )
+                writes[(namespace, ep.id)] = ep
+
     @staticmethod
     def _write(
-        store: BaseStore, writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord]
+        store: BaseStore,
+        writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
+        gone: Sequence[tuple[tuple[str, ...], str]] = (),
     ) -> None:
         # one write: a new record is dated by the store when it was said (its occurred_at)
-        store.batch([PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()])
+        store.batch(
+            [
+                *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
+                *(PutOp(ns, key, None) for ns, key in gone),
+            ]
+        )
 
 
 def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:
@@ -720,7 +822,7 @@ def _content_words(text: str | None) -> set[str]:
 
 
 def _is_chitchat(dialogue: Sequence[Mapping[str, str]]) -> bool:
-    from langmem_plus.processors.statements.rules import is_chitchat
+    from langmem_plus.text.clauses import is_chitchat
 
     users = [t["text"] for t in dialogue if t["role"] == "user"]
     return bool(users) and all(is_chitchat(u) for u in users)

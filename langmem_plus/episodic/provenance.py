@@ -18,13 +18,12 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
-from langmem_plus.episodic.episodes import EpisodeKeeper, Kept, record_of_item
+from langmem_plus.episodic.episodes import REJECTED, EpisodeKeeper, Kept, record_of_item
 from langmem_plus.episodic.lifecycle_base import every_version
 from langmem_plus.model.records import MemoryRecord
 
 __all__ = ["Removal", "forget", "revise"]
 
-REJECTED = "rejected_facts"  # metadata of an episode: facts the user deleted or edited
 EDITED = "edited"  # metadata of a fact: its text is the user's own edit
 
 

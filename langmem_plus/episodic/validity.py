@@ -137,18 +137,7 @@ def newer_statement(
     best: MemoryRecord | None = None
     for eid, known in starts:
         ep = _record(known, eid, namespace) if known is not None else _get(store, namespace, eid)
-        seen = {eid}
-        for _ in range(_MAX_HOPS):  # the newest of a chain of later versions
-            later = (
-                [str(k) for k in (ep.metadata.get("followed_by") or ()) if k not in seen]
-                if ep
-                else []
-            )
-            nxt = [r for r in (_get(store, namespace, k) for k in later) if r is not None]
-            if not nxt:
-                break
-            ep = max(nxt, key=lambda r: r.occurred_at or r.created_at)
-            seen.add(ep.id)
+        ep = _newest_version(store, namespace, ep, eid)
         if (
             ep is not None
             and ep.id not in {e for e, _ in starts}
@@ -162,6 +151,24 @@ def newer_statement(
         return None
     said = _from_episode(store, namespace, best.id, best, facts=False)
     return Replacement(best.occurred_at or best.created_at, said[0].now) if said else None
+
+
+def _newest_version(
+    store: BaseStore, namespace: tuple[str, ...], ep: MemoryRecord | None, eid: str
+) -> MemoryRecord | None:
+    """The newest of the chain of later versions of episode `ep` (`followed_by`), `ep` itself
+    when there is none."""
+    seen = {eid}
+    for _ in range(_MAX_HOPS):
+        later = (
+            [str(k) for k in (ep.metadata.get("followed_by") or ()) if k not in seen] if ep else []
+        )
+        nxt = [r for r in (_get(store, namespace, k) for k in later) if r is not None]
+        if not nxt:
+            break
+        ep = max(nxt, key=lambda r: r.occurred_at or r.created_at)
+        seen.add(ep.id)
+    return ep
 
 
 def _record(value: Mapping[str, Any], key: str, namespace: tuple[str, ...]) -> MemoryRecord | None:

@@ -300,6 +300,30 @@ def llm_model(llm: Any, config: Any = None) -> Any:
     Any other key, or a base URL of another provider, is refused by name."""
     from langmem_plus.processors.model.structured import build_model
 
+    provider, model, opts, own_url = _checked_llm(llm)
+    kwargs = {k: opts[k] for k in _LLM_SETTINGS if opts.get(k) is not None}
+    if opts.get("api_key") is not None:
+        kwargs["api_key"] = opts["api_key"]
+    base_url = opts.get(own_url) if own_url else None
+    if provider in _OPENAI_COMPATIBLE:
+        default, path = _OPENAI_COMPATIBLE[provider]
+        url = str(base_url or default).rstrip("/")
+        kwargs["base_url"] = url if not path or url.endswith(path) else url + path
+        kwargs.setdefault("api_key", provider)  # these servers take any key
+        return build_model(f"openai:{model}", config, **kwargs)
+    if base_url is not None:
+        kwargs["base_url"] = base_url
+    if not kwargs:
+        return f"{provider}:{model}"
+    try:
+        return build_model(f"{provider}:{model}", config, **kwargs)
+    except ImportError as exc:
+        raise ValidationError(f"llm provider {provider!r} cannot load: {exc}") from None
+
+
+def _checked_llm(llm: Any) -> tuple[str, str, dict[str, Any], str | None]:
+    """mem0's ``llm`` config checked key by key: its provider, model, remaining options and
+    the provider's own base-URL key (None when it has none)."""
     llm = check_mapping("llm", llm)
     extra = sorted(k for k in llm if k not in ("provider", "config"))
     if extra:
@@ -324,21 +348,4 @@ def llm_model(llm: Any, config: Any = None) -> Any:
         raise ValidationError(
             f"llm.config keys {bad} are not supported; accepted: model, {', '.join(sorted(known))}"
         )
-    kwargs = {k: opts[k] for k in _LLM_SETTINGS if opts.get(k) is not None}
-    if opts.get("api_key") is not None:
-        kwargs["api_key"] = opts["api_key"]
-    base_url = opts.get(own_url) if own_url else None
-    if provider in _OPENAI_COMPATIBLE:
-        default, path = _OPENAI_COMPATIBLE[provider]
-        url = str(base_url or default).rstrip("/")
-        kwargs["base_url"] = url if not path or url.endswith(path) else url + path
-        kwargs.setdefault("api_key", provider)  # these servers take any key
-        return build_model(f"openai:{model}", config, **kwargs)
-    if base_url is not None:
-        kwargs["base_url"] = base_url
-    if not kwargs:
-        return f"{provider}:{model}"
-    try:
-        return build_model(f"{provider}:{model}", config, **kwargs)
-    except ImportError as exc:
-        raise ValidationError(f"llm provider {provider!r} cannot load: {exc}") from None
+    return provider, model, opts, own_url

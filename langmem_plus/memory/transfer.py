@@ -23,6 +23,7 @@ from langmem_plus.memory.turns import TURN_ROOT, ConversationIndex
 from langmem_plus.model.namespaces import user_namespace
 from langmem_plus.model.records import RollingSummary, SessionSummary, UserProfile
 from langmem_plus.store.validate import MAX_DEPTH, check_json, check_key, check_namespace
+from langmem_plus.text.scripts import CJK
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = ["FORMAT", "VERSION", "export", "import_data", "import_logs"]
@@ -110,28 +111,7 @@ def export(index: ConversationIndex, user_id: str | None, format: str) -> str:
 
 # ---------------------------------------------------------------------------- import
 def _parse(data: Any) -> dict[str, list[dict[str, Any]]]:
-    if isinstance(data, (bytes, bytearray)):
-        try:
-            data = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValidationError(f"import data is not UTF-8 text: {exc}") from None
-    if isinstance(data, str):
-        text = data.strip()
-        if not text:
-            raise ValidationError("nothing to import: the input is empty")
-        try:
-            data = json.loads(text)
-        except RecursionError:
-            raise ValidationError(f"import data is nested too deeply (max {MAX_DEPTH})") from None
-        except json.JSONDecodeError:
-            try:
-                data = [json.loads(line) for line in text.splitlines() if line.strip()]
-            except json.JSONDecodeError as exc:
-                raise ValidationError(f"input is neither JSON nor JSON Lines: {exc}") from None
-            except RecursionError:
-                raise ValidationError(
-                    f"import data is nested too deeply (max {MAX_DEPTH})"
-                ) from None
+    data = _decoded(data)
     # JSON data only, no deeper than an export of valid items (a few levels above a value)
     check_json(data, "import data", max_depth=MAX_DEPTH + 6)
     if isinstance(data, Mapping):
@@ -143,22 +123,53 @@ def _parse(data: Any) -> dict[str, list[dict[str, Any]]]:
             raise ValidationError("export sections must be lists")
         return out
     if isinstance(data, Sequence) and not isinstance(data, str):
-        out = {s: [] for s in _SECTIONS}
-        by_kind = {k: s for s, k in _SECTIONS.items()}
-        for i, row in enumerate(data):
-            if not isinstance(row, Mapping) or "type" not in row:
-                raise ValidationError(f"line {i + 1}: each JSON Lines record needs a 'type'")
-            kind = row["type"]
-            if kind == "header":
-                if row.get("format") != FORMAT:
-                    raise ValidationError(f"not a langmem_plus export (format must be {FORMAT!r})")
-                _check_version(row)
-                continue
-            if kind not in by_kind:
-                raise ValidationError(f"line {i + 1}: unknown record type {kind!r}")
-            out[by_kind[kind]].append({k: v for k, v in row.items() if k != "type"})
-        return out
+        return _sections_of_lines(data)
     raise ValidationError("import data must be export text, bytes, a dict or a list of records")
+
+
+def _decoded(data: Any) -> Any:
+    """Export text or bytes as the JSON (one document, or JSON Lines as a list) it holds;
+    anything else as given."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"import data is not UTF-8 text: {exc}") from None
+    if not isinstance(data, str):
+        return data
+    text = data.strip()
+    if not text:
+        raise ValidationError("nothing to import: the input is empty")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValidationError(f"import data is nested too deeply (max {MAX_DEPTH})") from None
+    except json.JSONDecodeError:
+        try:
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"input is neither JSON nor JSON Lines: {exc}") from None
+        except RecursionError:
+            raise ValidationError(f"import data is nested too deeply (max {MAX_DEPTH})") from None
+
+
+def _sections_of_lines(data: Sequence[Any]) -> dict[str, list[dict[str, Any]]]:
+    """JSON Lines records (a header, then one record a line with its `type`) by section."""
+    out: dict[str, list[dict[str, Any]]] = {s: [] for s in _SECTIONS}
+    by_kind = {k: s for s, k in _SECTIONS.items()}
+    for i, row in enumerate(data):
+        if not isinstance(row, Mapping) or "type" not in row:
+            raise ValidationError(f"line {i + 1}: each JSON Lines record needs a 'type'")
+        kind = row["type"]
+        if kind == "header":
+            if row.get("format") != FORMAT:
+                raise ValidationError(f"not a langmem_plus export (format must be {FORMAT!r})")
+            _check_version(row)
+            continue
+        if kind not in by_kind:
+            raise ValidationError(f"line {i + 1}: unknown record type {kind!r}")
+        out[by_kind[kind]].append({k: v for k, v in row.items() if k != "type"})
+    return out
 
 
 def _check_version(header: Mapping[str, Any]) -> None:
@@ -387,7 +398,7 @@ _ROLE_WORDS = {
     "助手": "assistant", "系统": "system", "system": "system",
 }  # fmt: skip
 _LINE = re.compile(
-    r"^\s*(?:\[(?P<ts>[^\]]{6,40})\]\s*)?(?P<role>[A-Za-z]{1,9}|[\u4e00-\u9fff]{1,2})\s*[:：]\s*"
+    rf"^\s*(?:\[(?P<ts>[^\]]{{6,40}})\]\s*)?(?P<role>[A-Za-z]{{1,9}}|[{CJK}]{{1,2}})\s*[:：]\s*"
     r"(?P<text>.*)$"
 )
 

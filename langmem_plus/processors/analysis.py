@@ -10,22 +10,16 @@ from typing import Any
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.records import UserProfile, utcnow
 from langmem_plus.processors import prompts
+from langmem_plus.processors.facts.patterns import EN_REMEMBER_RE, ZH_REMEMBER_RE
+from langmem_plus.processors.facts.rules import rule_facts
+from langmem_plus.processors.lexicon import tech_terms
 from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
 from langmem_plus.processors.schemas import ProfileUpdateOut, SymbolInfo, SymbolsOut, TurnAnalysis
-from langmem_plus.processors.statements.rules import (
-    is_question,
-    tech_terms,
-    turn_signals,
-)
-from langmem_plus.processors.statements.textutil import (
-    detect_lang,
-    split_clauses,
-    split_sentences,
-    to_third_person,
-)
 from langmem_plus.processors.summarizer import keywords
 from langmem_plus.text import extract_symbols
-from langmem_plus.text.scripts import CJK_RE
+from langmem_plus.text.clauses import split_clauses, split_sentences, strip_fillers
+from langmem_plus.text.person import en_third, zh_third
+from langmem_plus.text.scripts import CJK, CJK_RE, detect_lang
 from langmem_plus.text.symbols import symbol_kind
 
 __all__ = ["ProfileWriter", "SymbolExtractor", "TurnAnalyzer"]
@@ -59,7 +53,7 @@ _EN_TIME = re.compile(
     re.I,
 )
 _ZH_PLACE = re.compile(
-    r"(?:在|去|到|住在|来自)([\u4e00-\u9fff]{2,6}?)(?:的|工作|上班|出差|玩|旅游|开会|参加|见|吃|上学|读书|[，,。]|$)"
+    rf"(?:在|去|到|住在|来自)([{CJK}]{{2,6}}?)(?:的|工作|上班|出差|玩|旅游|开会|参加|见|吃|上学|读书|[，,。]|$)"
 )
 _EN_PLACE = re.compile(r"\b(?:in|to|at|from) ((?:[A-Z][a-z]+)(?: [A-Z][a-z]+)?)\b")
 
@@ -79,15 +73,13 @@ def _rule_analysis(text: str) -> TurnAnalysis:
     for sym in symbols:
         key = {"path": "file", "error": "error"}.get(symbol_kind(sym), "symbol")
         variables.setdefault(key, sym)
-    signals = turn_signals(text)
-    for st in signals.statements:
-        if st.slot and st.slot.endswith(":name") and st.who == "user":
-            m = re.search(r"(?:叫|name is|called)\s*([\w\u4e00-\u9fff]+)", st.text)
-            if m:
-                variables["user_name"] = m.group(1)
-    if is_question(text):
+    for fact in rule_facts([{"role": "user", "text": text}]):
+        if fact.slot in ("user.name", "user.preferred_name") and fact.value:
+            variables["user_name"] = fact.value
+    lead = strip_fillers(text)
+    if any(c.question for c in split_clauses(text)):
         variables["intent"] = "question"
-    elif signals.remember:
+    elif ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead):
         variables["intent"] = "remember"
     emotion = "neutral"
     for label, pattern in _EMOTIONS:
@@ -106,18 +98,6 @@ class TurnAnalyzer(BaseProcessor):
             raise ValidationError("text must be a string")
         if self.llm is not None and text.strip():
             out = self.llm.call(
-                TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, prompts.render_text("message", text)
-            )
-            if out is not None:
-                return out
-        return _rule_analysis(text)
-
-    async def aanalyze(self, text: str) -> TurnAnalysis:
-        """Async twin of `analyze`."""
-        if not isinstance(text, str):
-            raise ValidationError("text must be a string")
-        if self.llm is not None and text.strip():
-            out = await self.llm.acall(
                 TurnAnalysis, prompts.TURN_ANALYZER_PROMPT, prompts.render_text("message", text)
             )
             if out is not None:
@@ -202,14 +182,24 @@ def _append(section: str, sentence: str, lang: str) -> str:
     return text[:_SECTION_LIMIT]
 
 
+_ASKED_ZH = re.compile(r"^(?:请|希望|麻烦|以后|今后|你)+")
+_ASKED_EN = re.compile(r"^(?:please|from now on|going forward)[,\s]+", re.I)
+
+
+def _style_note(clause: str, lang: str) -> str:
+    """What a clause asks of replies, said of the user ("请回答简短一点" -> "用户希望回答简短一点")."""
+    if lang == "zh":
+        return "用户希望" + zh_third(_ASKED_ZH.sub("", clause))
+    return "User wants: " + en_third(_ASKED_EN.sub("", clause))
+
+
 def _rule_style(style: str, users: list[str]) -> str:
     """The reply-style section with what the user's turns ask of replies added."""
     for text in users:
-        for sentence in split_sentences(text) or [text]:
-            lang = detect_lang(sentence)
-            for clause in split_clauses(sentence) or [sentence]:
-                if (_STYLE_ZH if lang == "zh" else _STYLE_EN).search(clause):
-                    style = _append(style, to_third_person(clause, lang), lang)
+        for clause in split_clauses(text):
+            lang = detect_lang(clause.text)
+            if (_STYLE_ZH if lang == "zh" else _STYLE_EN).search(clause.text):
+                style = _append(style, _style_note(clause.text, lang), lang)
     return style
 
 

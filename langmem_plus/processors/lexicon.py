@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 
@@ -163,3 +164,19 @@ TECH_LEXICON = frozenset(
         "vercel",
     ]
 )
+
+
+def tech_terms(text: str) -> list[str]:
+    """Technology names in a code-context sentence ("PostgreSQL 15" -> "PostgreSQL")."""
+    found: list[str] = []
+    for m in re.finditer(r"[A-Za-z][A-Za-z0-9+#.\-]*[A-Za-z0-9+#]|[A-Za-z]", text):
+        word = m.group(0)
+        low = word.lower()
+        known = low in TECH_LEXICON or (
+            word[0].isupper()
+            and len(word) > 1
+            and (any(c.isupper() for c in word[1:]) or low.endswith(("sql", "db", "js")))
+        )
+        if known and word not in found and low not in ("i", "user", "the", "i'm"):
+            found.append(word)
+    return found

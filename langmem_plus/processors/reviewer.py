@@ -13,8 +13,7 @@ from langmem_plus.model.records import MemoryRecord
 from langmem_plus.processors import prompts
 from langmem_plus.processors.model.base import BaseProcessor
 from langmem_plus.processors.schemas import ReviewDecision, ReviewStep
-from langmem_plus.processors.statements.rules import extract_statements
-from langmem_plus.processors.statements.textutil import content_tokens, jaccard
+from langmem_plus.text.overlap import content_tokens, jaccard
 
 __all__ = ["ReviewMode", "Reviewer", "SearchFn"]
 
@@ -36,6 +35,9 @@ _TEMPORARY = re.compile(
     re.IGNORECASE,
 )
 SUPERSEDED_JACCARD = 0.5  # a related memory this close (and different) may replace this one
+# what a derived fact's kind (`metadata.fact_kind`) says about how long it holds
+_LASTING_KINDS = frozenset({"profile", "preference", "relation", "instruction"})
+_PASSING_KINDS = frozenset({"plan", "event"})
 
 
 class Reviewer(BaseProcessor):
@@ -118,27 +120,24 @@ class Reviewer(BaseProcessor):
     @staticmethod
     def _rules(memory: MemoryRecord, mode: ReviewMode, related: list[str]) -> ReviewDecision:
         text = memory.text
-        stable = bool(_STABLE.search(text)) or memory.category == "preference"
-        families = {st.family for st in extract_statements(text)}
-        stable = stable or bool(families & {"personal", "preference", "other_person", "habit"})
+        kind = memory.metadata.get("fact_kind")
+        stable = (
+            bool(_STABLE.search(text)) or memory.category == "preference" or kind in _LASTING_KINDS
+        )
         temporary = (
-            bool(_TEMPORARY.search(text))
-            or memory.category == "episode"
-            or bool(families & {"plan", "state"})
+            bool(_TEMPORARY.search(text)) or memory.category == "episode" or kind in _PASSING_KINDS
         )
         if mode == "promote":
             if stable and not temporary:
                 return ReviewDecision(decision="PROMOTE", reason="stable long-term fact")
             return ReviewDecision(decision="KEEP", reason="temporary or not a lasting fact")
+        if not memory.is_current:
+            return ReviewDecision(decision="DELETE", reason="replaced by a later value")
         tokens = content_tokens(text)
-        statements = extract_statements(text)
-        slot = statements[0].slot if statements else None
         for other in related:
             if other.strip() == text.strip():
                 continue
-            other_st = extract_statements(other)
-            same_slot = bool(slot) and bool(other_st) and other_st[0].slot == slot
-            if same_slot or jaccard(tokens, content_tokens(other)) >= SUPERSEDED_JACCARD:
+            if jaccard(tokens, content_tokens(other)) >= SUPERSEDED_JACCARD:
                 return ReviewDecision(decision="DELETE", reason="replaced by a related memory")
         if stable and not temporary:
             return ReviewDecision(decision="KEEP", reason="still a lasting fact")

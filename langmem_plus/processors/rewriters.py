@@ -1,6 +1,5 @@
-"""Episodic-memory processors: semantic writer (facts out of episodes),
-reconsolidator (rewrite a recalled episode with new context), merger and separator (used by
-consolidation). Invariants are enforced in code whatever a model answers: reconsolidation
+"""Episodic-memory processors: the reconsolidator (rewrite a recalled episode with new
+context), the merger and the separator (used by consolidation). Invariants are enforced in code whatever a model answers: reconsolidation
 never changes time / chat_id / who and always appends to ``updates``; a merge keeps the
 earlier time and the union of source chats."""
 
@@ -15,27 +14,16 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.model.records import MemoryRecord, new_id, utcnow
 from langmem_plus.processors import prompts
 from langmem_plus.processors.model.base import BaseProcessor
-from langmem_plus.processors.schemas import (
-    MergeOut,
-    ReconsolidationOut,
-    SemanticExtraction,
-    SemanticFact,
-    SeparateOut,
-)
-from langmem_plus.processors.statements.rules import extract_statements
-from langmem_plus.processors.statements.textutil import (
-    content_tokens,
-    coverage,
-    detect_lang,
-    split_sentences,
-)
+from langmem_plus.processors.schemas import MergeOut, ReconsolidationOut, SeparateOut
+from langmem_plus.text.clauses import split_sentences
+from langmem_plus.text.overlap import content_tokens, coverage
+from langmem_plus.text.scripts import detect_lang
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
     "EpisodeMerger",
     "EpisodeSeparator",
     "Reconsolidator",
-    "SemanticWriter",
     "episode_time",
     "source_chats",
 ]
@@ -105,78 +93,6 @@ def _join(a: str, b: str, *, duplicate_at: float = 0.6) -> str:
     return base + " " + ". ".join(e[:1].upper() + e[1:] for e in extra) + "."
 
 
-class SemanticWriter(BaseProcessor):
-    """Finds stable facts in an episodic memory and builds semantic records for them."""
-
-    def extract(self, memory: MemoryRecord) -> SemanticExtraction:
-        """Facts found in the episode (empty when there is none)."""
-        rec = _check_record(memory)
-        if self.llm is not None:
-            out = self.llm.call(
-                SemanticExtraction, prompts.SEMANTIC_WRITER_PROMPT, prompts.render_record(rec)
-            )
-            if out is not None:
-                return SemanticExtraction(facts=[f for f in out.facts if f.fact.strip()])
-        return self._rules(rec)
-
-    async def aextract(self, memory: MemoryRecord) -> SemanticExtraction:
-        """Async twin of `extract`."""
-        rec = _check_record(memory)
-        if self.llm is not None:
-            out = await self.llm.acall(
-                SemanticExtraction, prompts.SEMANTIC_WRITER_PROMPT, prompts.render_record(rec)
-            )
-            if out is not None:
-                return SemanticExtraction(facts=[f for f in out.facts if f.fact.strip()])
-        return self._rules(rec)
-
-    @staticmethod
-    def _rules(rec: MemoryRecord) -> SemanticExtraction:
-        source = str(rec.metadata.get("thing") or rec.text)
-        facts = []
-        for st in extract_statements(source):
-            if st.family in ("preference", "personal", "other_person", "habit", "code", "remember"):
-                facts.append(SemanticFact(fact=st.text, category=st.category, who=st.who))
-        return SemanticExtraction(facts=facts)
-
-    def build_records(
-        self, memory: MemoryRecord, extraction: SemanticExtraction, *, now: datetime | None = None
-    ) -> list[MemoryRecord]:
-        """Semantic records (kind semantic; metadata fact, source_chatid, first_seen)."""
-        rec = _check_record(memory)
-        now = now or utcnow()
-        first_seen = episode_time(rec).date().isoformat()
-        chat = rec.chat_id or rec.metadata.get("chatid")
-        out = []
-        for fact in extraction.facts:
-            out.append(
-                MemoryRecord(
-                    namespace=rec.namespace,
-                    kind="semantic",
-                    category=fact.category if fact.category != "episode" else "fact",
-                    text=fact.fact,
-                    who=fact.who,
-                    session_id=rec.session_id,
-                    chat_id=chat,
-                    confidence=min(rec.confidence, 0.9),
-                    source="inferred",
-                    created_at=now,
-                    updated_at=now,
-                    metadata={
-                        "fact": fact.fact,
-                        "source_chatid": chat,
-                        "first_seen": first_seen,
-                        "source_memory_id": rec.id,
-                    },
-                )
-            )
-        return out
-
-    def write(self, memory: MemoryRecord, *, now: datetime | None = None) -> list[MemoryRecord]:
-        """`extract` then `build_records`."""
-        return self.build_records(memory, self.extract(memory), now=now)
-
-
 class Reconsolidator(BaseProcessor):
     """Rewrites a recalled episodic memory with the new context."""
 
@@ -193,21 +109,6 @@ class Reconsolidator(BaseProcessor):
                 prompts.render_record(rec) + "\n" + prompts.render_text("context", current_context)
             )
             out = self.llm.call(ReconsolidationOut, prompts.RECONSOLIDATOR_PROMPT, user)
-        return self._finish(rec, current_context, out, now)
-
-    async def areconsolidate(
-        self, memory: MemoryRecord, current_context: str, *, now: datetime | None = None
-    ) -> MemoryRecord:
-        """Async twin of `reconsolidate`."""
-        rec = _check_record(memory)
-        if not isinstance(current_context, str):
-            raise ValidationError("current_context must be a string")
-        out = None
-        if self.llm is not None and current_context.strip():
-            user = (
-                prompts.render_record(rec) + "\n" + prompts.render_text("context", current_context)
-            )
-            out = await self.llm.acall(ReconsolidationOut, prompts.RECONSOLIDATOR_PROMPT, user)
         return self._finish(rec, current_context, out, now)
 
     @staticmethod
@@ -280,15 +181,6 @@ class _PairProcessor(BaseProcessor, ABC):
             out = self.llm.call(self._schema, prompt, _pair_prompt(a, b))
         return self._finish(a, b, out, now)
 
-    async def _apair(self, a: MemoryRecord, b: MemoryRecord, now: datetime | None) -> Any:
-        _check_record(a, "a")
-        _check_record(b, "b")
-        out = None
-        if self.llm is not None:
-            prompt = getattr(prompts, self._prompt_name)
-            out = await self.llm.acall(self._schema, prompt, _pair_prompt(a, b))
-        return self._finish(a, b, out, now)
-
 
 class EpisodeMerger(_PairProcessor):
     """Merges two duplicate episodes into one record."""
@@ -301,12 +193,6 @@ class EpisodeMerger(_PairProcessor):
     ) -> MemoryRecord:
         """The record that replaces `a` and `b`: earlier time, union of source chats."""
         return self._pair(a, b, now)  # type: ignore[no-any-return]
-
-    async def amerge(
-        self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
-    ) -> MemoryRecord:
-        """Async twin of `merge`."""
-        return await self._apair(a, b, now)  # type: ignore[no-any-return]
 
     def _finish(
         self, a: MemoryRecord, b: MemoryRecord, out: MergeOut | None, now: datetime | None
@@ -374,12 +260,6 @@ class EpisodeSeparator(_PairProcessor):
     ) -> tuple[MemoryRecord, MemoryRecord]:
         """(a', b'): same ids, distinguishing texts, each marked as separated from the other."""
         return self._pair(a, b, now)  # type: ignore[no-any-return]
-
-    async def aseparate(
-        self, a: MemoryRecord, b: MemoryRecord, *, now: datetime | None = None
-    ) -> tuple[MemoryRecord, MemoryRecord]:
-        """Async twin of `separate`."""
-        return await self._apair(a, b, now)  # type: ignore[no-any-return]
 
     @staticmethod
     def _label(rec: MemoryRecord) -> str:

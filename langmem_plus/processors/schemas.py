@@ -5,121 +5,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "EpisodeOut",
-    "MemoryOp",
     "MergeOut",
-    "OpKind",
-    "OpsOut",
     "ProfileUpdateOut",
     "ReconsolidationOut",
     "ReviewDecision",
     "ReviewStep",
     "RollingSummaryOut",
-    "SemanticExtraction",
-    "SemanticFact",
     "SeparateOut",
     "SessionTitleOut",
     "SymbolInfo",
     "SymbolsOut",
     "TurnAnalysis",
-    "WriteDecision",
 ]
-
-OpKind = Literal["ADD", "UPDATE", "DELETE", "BOOST", "SKIP"]
-_CATEGORIES = ("preference", "fact", "pattern", "episode")
-
-
-class MemoryOp(BaseModel):
-    """One knowledge-monitor operation: ADD text, UPDATE:id text, BOOST:id,
-    DELETE:id or SKIP. Lenient on input (``"update:mem_1"``, lower case) so a model's
-    answer is not thrown away for a formatting slip; `problem()` says if it is unusable."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    op: OpKind = Field(description="ADD, UPDATE, DELETE, BOOST or SKIP")
-    id: str | None = Field(None, description="memory id for UPDATE/DELETE/BOOST")
-    text: str | None = Field(
-        None, description="ADD/UPDATE: the memory, one short statement in the user's language"
-    )
-    category: Literal["preference", "fact", "pattern", "episode"] = Field(
-        "fact", description="preference | fact | pattern | episode"
-    )
-    who: str = Field("user", description="whose memory: user, friend, sister, ...")
-    confidence: float = Field(0.8, ge=0.0, le=1.0)
-    reason: str = Field("", description="why, in a few words")
-    # filled by the processors, not asked of the model (kept out of its JSON schema):
-    # code symbols / technologies the memory names, and extra record metadata such as the
-    # absolute date of a relative time phrase ({"time_phrase": "下周三", "resolved_date": ...})
-    symbols: SkipJsonSchema[list[str]] = Field(default_factory=list)
-    metadata: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _lenient(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        op = data.get("op") or data.get("action") or data.get("type")
-        if isinstance(op, str):
-            op = op.strip().strip("[]")
-            if ":" in op:
-                op, _, ident = op.partition(":")
-                if not data.get("id") and ident.strip():
-                    data["id"] = ident.strip()
-            data["op"] = op.strip().upper()
-        for key in ("id", "text"):
-            value = data.get(key)
-            if value is not None and not isinstance(value, str):
-                data[key] = str(value)
-            if isinstance(data.get(key), str) and not data[key].strip():
-                data[key] = None
-        cat = data.get("category")
-        if isinstance(cat, str):
-            cat = cat.strip().lower()
-            data["category"] = cat if cat in _CATEGORIES else "fact"
-        elif cat is None:
-            data.pop("category", None)
-        if data.get("who") in (None, ""):
-            data.pop("who", None)
-        conf = data.get("confidence")
-        if conf is None:
-            data.pop("confidence", None)
-        else:
-            try:
-                data["confidence"] = min(1.0, max(0.0, float(conf)))
-            except (TypeError, ValueError):
-                data.pop("confidence")
-        return data
-
-    def problem(self) -> str | None:
-        """Why this op cannot be applied, or None when it can."""
-        if self.op == "ADD" and not self.text:
-            return "ADD without text"
-        if self.op == "UPDATE" and not (self.id and self.text):
-            return "UPDATE needs id and text"
-        if self.op in ("DELETE", "BOOST") and not self.id:
-            return f"{self.op} without id"
-        return None
-
-
-class OpsOut(BaseModel):
-    """The knowledge monitor's answer: a list of operations (empty or [SKIP] = nothing)."""
-
-    ops: list[MemoryOp] = Field(default_factory=list)
-
-
-class WriteDecision(BaseModel):
-    """Episodic write decision for one exchange."""
-
-    write_episodic: bool = Field(description="store this exchange as an episodic memory?")
-    reason: str = ""
-    context: str = Field("", description="setting/background of the episode")
-    thing: str = Field("", description="what happened, in the user's language")
-    who: str = "user"
 
 
 class TurnAnalysis(BaseModel):
@@ -157,25 +59,6 @@ class SessionTitleOut(BaseModel):
 
     title: str
     snippet: str = ""
-
-
-class SemanticFact(BaseModel):
-    """One stable fact found in an episode."""
-
-    fact: str
-    category: Literal["preference", "fact", "pattern", "episode"] = "fact"
-    who: str = "user"
-
-
-class SemanticExtraction(BaseModel):
-    """The semantic writer's answer: the facts drawn out of an episode."""
-
-    facts: list[SemanticFact] = Field(default_factory=list)
-
-    @property
-    def has_fact(self) -> bool:
-        """True when at least one fact was found."""
-        return bool(self.facts)
 
 
 class ReconsolidationOut(BaseModel):

@@ -12,9 +12,9 @@ from langmem_plus.errors import ValidationError
 from langmem_plus.processors import prompts
 from langmem_plus.processors.model.base import BaseProcessor, normalize_turns
 from langmem_plus.processors.schemas import EpisodeOut, RollingSummaryOut, SessionTitleOut
-from langmem_plus.processors.statements.rules import is_chitchat
-from langmem_plus.processors.statements.textutil import clean_clause, detect_lang, split_sentences
 from langmem_plus.text import extract_symbols, is_stopword
+from langmem_plus.text.clauses import is_chitchat, split_sentences, strip_fillers
+from langmem_plus.text.scripts import detect_lang
 
 __all__ = ["Summarizer", "keywords"]
 
@@ -159,6 +159,11 @@ def keywords(texts: list[str], limit: int = 4) -> list[str]:
     return (ranked_zh + ranked_en)[:limit]
 
 
+def _clean(text: str) -> str:
+    """A sentence without its fillers and closing punctuation, for a summary line or title."""
+    return strip_fillers(text).rstrip("。.！!，,；;：:…~～ ")
+
+
 def _user_texts(turns: list[dict[str, str]]) -> list[str]:
     texts = [t["text"] for t in turns if t["role"] == "user" and not is_chitchat(t["text"])]
     return texts or [t["text"] for t in turns]
@@ -197,7 +202,7 @@ def _rule_rolling(turns: list[dict[str, str]]) -> RollingSummaryOut:
             if lang == "zh"
             else ("User" if t["role"] == "user" else "Assistant")
         )
-        lines.append(f"{who}: {_shorten(clean_clause(first) or first, 120)}")
+        lines.append(f"{who}: {_shorten(_clean(first) or first, 120)}")
     summary = ("；" if lang == "zh" else "; ").join(lines) or (
         "闲聊" if lang == "zh" else "small talk"
     )
@@ -209,7 +214,7 @@ def _rule_rolling(turns: list[dict[str, str]]) -> RollingSummaryOut:
                 symbols.append(sym)
         for sentence in split_sentences(t["text"]):
             if _DECISION_RE.search(sentence):
-                decision = _shorten(clean_clause(sentence) or sentence, 160)
+                decision = _shorten(_clean(sentence) or sentence, 160)
                 if decision not in decisions:
                     decisions.append(decision)
     return RollingSummaryOut(
@@ -221,7 +226,7 @@ def _rule_title(turns: list[dict[str, str]]) -> tuple[str, str]:
     users = _user_texts(turns)
     lang = _lang(turns)
     first = users[0] if users else ""
-    sentence = clean_clause((split_sentences(first) or [first])[0]) if first else ""
+    sentence = _clean((split_sentences(first) or [first])[0]) if first else ""
     sentence = sentence.rstrip("?？")
     if lang == "zh":
         title = _shorten(sentence or "新对话", 16)
@@ -275,25 +280,3 @@ class Summarizer(BaseProcessor):
             if out is not None and out.title.strip():
                 return out.title.strip(), out.snippet.strip()
         return _rule_title(t)
-
-    async def aepisode(self, turns: Any, at: datetime) -> str:
-        """Async twin of `episode`."""
-        if not isinstance(at, datetime):
-            raise ValidationError("at must be a datetime")
-        t = normalize_turns(turns)
-        if self.llm is not None and t:
-            out = await self.llm.acall(EpisodeOut, prompts.EPISODE_PROMPT, prompts.render_turns(t))
-            if out is not None and out.topics:
-                return _episode_line(at, [s.strip() for s in out.topics if s.strip()][:4], _lang(t))
-        return _episode_line(at, keywords(_user_texts(t)), _lang(t))
-
-    async def arolling(self, turns: Any) -> RollingSummaryOut:
-        """Async twin of `rolling`."""
-        t = normalize_turns(turns)
-        if self.llm is not None and t:
-            out = await self.llm.acall(
-                RollingSummaryOut, prompts.ROLLING_SUMMARY_PROMPT, prompts.render_turns(t)
-            )
-            if out is not None and out.summary.strip():
-                return out
-        return _rule_rolling(t)

@@ -428,26 +428,36 @@ def _future_span(kind: str, m: re.Match[str], today: date) -> tuple[date, date] 
     if kind == "ny":
         return date(today.year + 1, 1, 1), date(today.year + 2, 1, 1)
     if kind == "in":
-        n = _count(m.group(1))
-        unit = m.group(2).lower()
-        if n is None or n > 366:
-            return None
-        if unit in ("天", "day"):
-            return _one_day(today + timedelta(days=n))
-        if "月" in unit or unit == "month":
-            y, mo = divmod(today.year * 12 + today.month - 1 + n, 12)
-            return _month_span(y, mo + 1)
-        return _one_day(today + timedelta(weeks=n))  # 周 / 星期 / 礼拜 / week
+        return _in_span(m, today)
     if kind == "dom":
-        day = int(m.group(1))
-        for delta in (0, 1):
-            y, mo = divmod(today.year * 12 + today.month - 1 + delta, 12)
-            try:
-                d = date(y, mo + 1, day)
-            except ValueError:
-                return None
-            if d >= today:
-                return _one_day(d)
+        return _day_of_month(int(m.group(1)), today)
+    return None
+
+
+def _in_span(m: re.Match[str], today: date) -> tuple[date, date] | None:
+    """ "in 3 days" / "两个月后": the day (or month) that many units ahead."""
+    n = _count(m.group(1))
+    unit = m.group(2).lower()
+    if n is None or n > 366:
+        return None
+    if unit in ("天", "day"):
+        return _one_day(today + timedelta(days=n))
+    if "月" in unit or unit == "month":
+        y, mo = divmod(today.year * 12 + today.month - 1 + n, 12)
+        return _month_span(y, mo + 1)
+    return _one_day(today + timedelta(weeks=n))  # 周 / 星期 / 礼拜 / week
+
+
+def _day_of_month(day: int, today: date) -> tuple[date, date] | None:
+    """ "15号": that day of this month, or of the next when it has passed."""
+    for delta in (0, 1):
+        y, mo = divmod(today.year * 12 + today.month - 1 + delta, 12)
+        try:
+            d = date(y, mo + 1, day)
+        except ValueError:
+            return None
+        if d >= today:
+            return _one_day(d)
     return None
 
 

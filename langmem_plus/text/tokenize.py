@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
+from langmem_plus.text.scripts import CJK, CJK_RE
 from langmem_plus.text.stopwords import STOPWORDS
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
     "tokenize",
 ]
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = CJK
 # Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
 # not stay one token (\w matches CJK too).
 _W = rf"[^\W{_CJK}]"
@@ -44,7 +45,6 @@ _TOKEN_RE = re.compile(
     rf"|(?P<word>[^\W_{_CJK}]+(?:_+[^\W_{_CJK}]+)*(?:'[a-z]+)?)",
     re.UNICODE,
 )
-_CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
 _PREFIX_RE = re.compile(rf"([A-Za-z0-9_{_CJK}]+)\*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SPLIT_RE = re.compile(r"[._/\-:>$]+")
@@ -231,7 +231,7 @@ class QueryTerms:
             return base
         out = dict(base)
         for t in self.terms:
-            if len(t) == 1 and _CJK_CHAR_RE.match(t):
+            if len(t) == 1 and CJK_RE.match(t):
                 out[t] = out.get(t, 1.0) * weight
         return out
 

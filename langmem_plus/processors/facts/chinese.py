@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import Clause, continuation, fact, zh_third
+from langmem_plus.processors.facts.helpers import continuation, fact
 from langmem_plus.processors.facts.patterns import (
     ONE_OFF_ZH,
     ZH_ATTR,
@@ -18,13 +18,17 @@ from langmem_plus.processors.facts.patterns import (
     ZH_STANDING_RE,
     ZH_STATES,
     ZH_STATES_RE,
+    device_name,
     device_slot,
 )
 from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import zh_third
+from langmem_plus.text.scripts import CJK
 
 ZhRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 
-_NAME = r"([\u4e00-\u9fff]{1,4}?|[A-Z][a-z]{1,12})"
+_NAME = rf"([{CJK}]{{1,4}}?|[A-Z][a-z]{{1,12}})"
 _CALL_ME = re.compile(
     r"(?<![别不要])(?:你)?(?:以后)?(?:可以|就|直接|还是)*叫我\s*(?![起吃去来回过出下上一做帮的干])"
     + _NAME
@@ -32,7 +36,7 @@ _CALL_ME = re.compile(
 )
 _MY_NAME = re.compile(r"^我(?:的名字)?叫\s*" + _NAME + r"$|^我的名字是\s*" + _NAME + "$")
 _USE_ONLY = re.compile(
-    r"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{0,20}|[\u4e00-\u9fff]{1,8})\s*吧?$"
+    rf"(?:都|一律|统一|全部)用\s*([A-Za-z][\w.+# ]{{0,20}}|[{CJK}]{{1,8}})\s*吧?$"
 )
 _STATE = re.compile(
     r"^我(?:已经|早就|现在|其实)?(?:是(?:个|一个|一名)?)?(?:有)?(" + ZH_STATES_RE + r")"
@@ -48,18 +52,20 @@ _JOB = re.compile(
     + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
 _NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
+# "我在成都住了五年了": where the user has lived for years
+_LIVED_IN = re.compile(r"^我(?:已经)?在\s*([^\s，,]{2,8}?)住了\S{0,6}$")
 _HAVE_REL = re.compile(
     r"^我(?:家)?有(一个|一只|两个|两只|三个|个|只|一条)(" + ZH_REL_RE + r")(.{0,12})$"
 )
-_IDENTITY = re.compile(r"^我(?:其实)?是(?:个|一个|一名)?([\u4e00-\u9fff]{1,5}(?:子|者|控|迷|党))$")
+_IDENTITY = re.compile(rf"^我(?:其实)?是(?:个|一个|一名)?([{CJK}]{{1,5}}(?:子|者|控|迷|党))$")
 _HOMETOWN = re.compile(
-    r"^我(?:其实)?是([\u4e00-\u9fff]{2,4})人$|^我老家(?:是|在)\s*([\u4e00-\u9fff]{2,8}?)(?:的)?$"
+    rf"^我(?:其实)?是([{CJK}]{{2,4}})人$|^我老家(?:是|在)\s*([{CJK}]{{2,8}}?)(?:的)?$"
 )
 _JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)?\s*(" + JOBS_ZH + r")(?:的)?$")
 _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
 _AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
 _LEARNING = re.compile(
-    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?)\s*([^\s，,了]{2,10})(?:了)?$"
+    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
 )
 _PET = re.compile(
     r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
@@ -76,6 +82,11 @@ _TEAM = re.compile(
 _TEAM_VERB = re.compile(
     r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
+)
+
+# a complaint: what it says happens is not what the user asks for
+_COMPLAINT = re.compile(
+    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸"
 )
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
@@ -143,12 +154,20 @@ def _ampm(text: str) -> str:
     return re.sub(r"(\d{1,2})(?::(\d{2}))?\s*([ap]m)\b", rep, text, flags=re.I)
 
 
+_GRADE = re.compile(
+    r"(?:小学|初中|高中|大学)?(?:高[一二三]|初[一二三]|大[一二三四]|[一二三四五六]年级|研[一二三])"
+)
+
+
 def _rel_slot(rel: str, rest: str) -> str | None:
-    """The attribute of a relation that a clause states (job, home), when it is clear."""
+    """The attribute of a relation that a clause states (job, home, school year), when it is
+    clear."""
     if re.search(r"在\S{1,10}(?:上班|工作|当|做)|跳槽|入职|离职|去了\S+(?:上班|工作|做)", rest):
         return f"{rel}.job"
     if re.search(r"住在|搬到|搬去", rest):
         return f"{rel}.home"
+    if _GRADE.search(rest):
+        return f"{rel}.school_year"
     return None
 
 
@@ -172,26 +191,54 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+def _ask(text: str) -> str:
+    """A request to the assistant said of the user: "订机票你提醒我带护照" -> "订机票时提醒用户带护照"
+    (the assistant is who a request is made to; "你" is never rewritten as the user)."""
+    text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+", "", text)
+    text = re.sub(
+        r"^(\S+?)(?<!时)(?<!的时候)你(?=提醒|告诉|记得|帮|给|用|别|不要|先|再|都)", r"\1时", text
+    )
+    text = re.sub(r"(?<!助)你(?!们)", "助手", text)
+    return zh_third(text)
+
+
+def _when_then(cl: list[Clause], i: int, body: str) -> tuple[int, str]:
+    """A standing request whose first clause only says when ("我让你订酒店的时候，记得提醒我…"):
+    the condition joined to the request that follows it."""
+    cond = re.fullmatch(r"(?:帮我|给我|我(?:让|叫|请)你)?\s*(\S.{1,14}?)\s*(?:的时候|时)", body)
+    nxt = cl[i + 1] if i + 1 < len(cl) else None
+    asks = nxt is not None and re.match(r"(?:记得|请)?(?:提醒|告诉|帮|给)", nxt.text)
+    if cond and nxt is not None and (asks or not nxt.question):
+        return i + 1, f"{cond.group(1)}时{re.sub(r'^(?:记得|请|你)+', '', nxt.text)}"
+    return i, body
+
+
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
-    """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction."""
+    """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction; a complaint ("每次开会
+    都要我来做记录，凭什么") is none."""
     t = cl[i].text
+    if any(_COMPLAINT.search(c.text) for c in cl):
+        return []
     if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
         return []
-    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}|每次\S{1,8}都\S{2,}", t):
-        return [fact(f"用户希望{zh_third(t)}", kind="instruction")]
+    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}", t) or (
+        re.match(r"每次\S{1,8}都\S{2,}", t) and re.search(r"你|给我|帮我|提醒我|告诉我", t)
+    ):
+        return [fact(f"用户希望{_ask(t)}", kind="instruction")]
     if ZH_STANDING_RE.match(t):
         body = ZH_STANDING_RE.sub("", t)
         if not body and i + 1 < len(cl) and not cl[i + 1].question:
             i, body = i + 1, cl[i + 1].text
+        i, body = _when_then(cl, i, body)
         if "叫我" in body or len(body) < 3:
             return []
         more = [
             c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
         ]
         text = "，".join([body, *more])
-        return [fact(f"用户希望{zh_third(text)}", kind="instruction", slot=None)]
+        return [fact(f"用户希望{_ask(text)}", kind="instruction", slot=None)]
     if re.search(r"提前\S{0,4}提醒我|^(?:记得|记住)?提醒我(?:每|在)", t):
-        return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=None)]
+        return [fact(f"用户希望{_ask(t)}", kind="instruction", slot=None)]
     if (m := _USE_ONLY.search(t)) and re.search(r"吧\W*$", cl[i].raw):
         val = m.group(1).strip()
         return [fact(f"用户希望{zh_third(t)}", kind="instruction", slot=device_slot(val) or
@@ -247,12 +294,12 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 
 def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """我的车位号是B2-117 / 我住在5栋 -> the user's attribute and its value."""
-    t = cl[i].text
+    t = re.sub(r"^(现在|目前|如今)我", r"我\1", cl[i].text)  # "目前我住在上海"
     if m := _MY_ATTR.match(t):
         key, val = m.group(1), m.group(2).strip()
         return [fact(f"用户的{key}是{val}", slot=ZH_ATTR[key], value=val)]
     switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
-    if switched and (m := re.match(r"^(?:我)?现在在\s*([A-Za-z\u4e00-\u9fff]{2,8})$", t)):
+    if switched and (m := re.match(rf"^(?:我)?现在在\s*([A-Za-z{CJK}]{{2,8}})$", t)):
         return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
@@ -261,14 +308,16 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if m := _NOW_HAS.match(t):
         slot = {"开": "car", "骑": "bike", "养": "pet", "住": "home.location"}[m.group(1)]
-        return [fact(f"用户现在{m.group(1)}{m.group(2)}", kind="fact", slot=slot, value=m.group(2))]
+        val = re.sub(r"^在", "", m.group(2)) if m.group(1) == "住" else m.group(2)
+        return [fact(f"用户现在{m.group(1)}{m.group(2)}", kind="fact", slot=slot, value=val)]
     if (m := _NOW_USE.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"用户现在用{m.group(1)}", kind="preference", slot=dev, value=m.group(1))]
     if m := _HAVE_REL.match(t):
         rel = ZH_REL[m.group(2)]
         return [fact(f"用户有{m.group(1)}{m.group(2)}{m.group(3)}", kind="relation",
                      subject="third_person", slot=f"{rel}.count")]  # fmt: skip
-    if (m := _LIVE.match(t)) and not re.search(r"几天|一晚|酒店|家住", t):
+    m = _LIVE.match(t) or _LIVED_IN.match(t)
+    if m and not re.search(r"几天|一晚|酒店|家住", t):
         return [
             fact(f"用户住在{m.group(1)}", kind="profile", slot="home.location", value=m.group(1))
         ]
@@ -289,7 +338,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return [
             fact(f"{who}生日是{val}", subject="third_person", slot=f"{rel}.birthday", value=val)
         ]
-    if nm := re.match(r"叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)$", rest):
+    if nm := re.match(rf"叫\s*(?![了着过个声得起啊])([{CJK}]{{1,3}}|[A-Z][a-z]+)$", rest):
         more = continuation(cl, i, zh=True)
         text = f"{who}叫{nm.group(1)}" + (f"，{zh_third(more)}" if more else "")
         return [fact(text, kind="relation", subject="third_person", slot=f"{rel}.name",
@@ -304,7 +353,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         r"叫|^是|在\S{1,10}(?:上班|工作|读|上学|当|做|住)|住在|做了\S*手术|退休|结婚|离婚|生了|去了|"
         r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬"
     )
-    if not re.search(durable, rest):
+    if not re.search(durable, rest) and not _GRADE.search(rest):
         return []
     more = continuation(cl, i, zh=True)
     text = who + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
@@ -313,7 +362,10 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if re.search(r"了", rest) and re.search(r"上个月|去年|昨天|刚|上周|前", rest)
         else "fact"
     )
-    return [fact(_ampm(text), kind=kind, subject="third_person", slot=_rel_slot(rel, rest))]  # type: ignore[arg-type]
+    slot = _rel_slot(rel, rest)
+    grade = _GRADE.search(rest) if slot and slot.endswith(".school_year") else None
+    value = re.sub(r"^(?:小学|初中|高中|大学)", "", grade.group()) if grade else None
+    return [fact(_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
 
 
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -334,14 +386,17 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         owner = owner.rstrip("的")
     more = continuation(cl, i, zh=True)
     text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
-    return [fact(text, subject="team", slot=device_slot(rest) and f"team.{device_slot(rest)}")]
+    slot = device_slot(rest)
+    return [fact(text, subject="team", slot=slot and f"team.{slot}", value=device_name(rest))]
 
 
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """潜水证今天拿到了 / 我下个月结婚啦 / 今天正式离职了 -> a life event of the user."""
     t = cl[i].text
     if re.search(
-        r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]|怕|担心|会不会|要不要|没", t
+        r"有人|新闻|视频|[他她]|别人|朋友|同事|要是|如果|想|希望|[你]|怕|担心|会不会|要不要|没|"
+        r"等着|准备|打算",
+        t,
     ):
         return []
     if m := _GOT.match(t):
@@ -452,6 +507,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         more = more if len(more) <= 6 else ""
         when = _ampm(m.group(1) + (m.group(2) or "").strip())
         sep = " " if re.match(r"[A-Za-z]", act) else ""
+        act = zh_third(re.sub(r"^我(?!们)", "", act))  # "周六上午十点我要带我妈去…"
         text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
         return [fact(text, kind="plan", slot=f"plan.{act.split('（')[0][:12]}", value=when)]
     if (
@@ -462,12 +518,14 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         when = _ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
-    if _PLAN.match(t) and not re.search(r"你|吗|如果|要是", t):
+    # "周一早上就要" (a deadline in a complaint) says no action: no plan
+    if _PLAN.match(t) and not re.search(
+        r"你|吗|如果|要是|还要|还得|又要|又得|继续|(?:就要|要|得)$", t
+    ):
         body = t[1:] if t.startswith("我") else t
+        body = re.sub(rf"^({ZH_DAY})\s*我", r"\1", body)  # "下周三我要去" -> "下周三要去"
         day = re.search(ZH_DAY, body)
-        trip = re.search(
-            r"(?:去|飞)\s*([\u4e00-\u9fffA-Za-z]{2,8}?)(?:玩|出差|旅游|旅行|度假|$)", body
-        )
+        trip = re.search(rf"(?:去|飞)\s*([{CJK}A-Za-z]{{2,8}}?)(?:玩|出差|旅游|旅行|度假|$)", body)
         slot = f"trip.{day.group()}" if day and trip else None
         return [
             fact(

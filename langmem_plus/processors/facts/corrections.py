@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import Clause, en_third, fact, split_clauses, zh_third
+from langmem_plus.processors.facts.helpers import fact
 from langmem_plus.processors.facts.patterns import (
     EN_REL,
     EN_REL_RE,
@@ -19,10 +19,15 @@ from langmem_plus.processors.facts.patterns import (
     ZH_REL_SAY,
     ZH_UNTIED_RE,
 )
+from langmem_plus.text.clauses import Clause, split_clauses
+from langmem_plus.text.person import en_third, zh_third
+from langmem_plus.text.scripts import CJK, CJK_RE, has_cjk
 
 _ZH_MARK = re.compile(
     r"(?:\s*(?:……|…|\.\.\.)\s*(?:[啊哦噢呃]\s*)?|[，,]\s*(?:[啊哦噢呃]\s*)?|(?<=[\w\d])\s*[啊哦噢呃]\s*)"
-    r"(?:不对|不是|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![\u4e00-\u9fff]{2,}[了的])[，,。\s]*(?:应该是|是)?\s*"
+    # "不是" marks a self-correction only when a pause or "是" follows it ("周三，不是，周四");
+    # "住在上海，不是北京" says 北京 is the value that does NOT hold
+    rf"(?:不对|不是(?=[，,。\s]|是)|不不|哦不|说错了|记错了|搞错了|等等|等一下|[啊哦噢]不(?=[，,]))(?![{CJK}]{{2,}}[了的])[，,。\s]*(?:应该是|是)?\s*"
 )
 _EN_MARK = re.compile(
     r"(?:[,，]|\.{3}|…)\s*(?:(?:no wait|wait,? no|no,? wait|oh wait|sorry,? I mean|I mean|I meant|"
@@ -153,39 +158,14 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
         t = c.text
         if c.question:
             continue
-        if (
-            rel
-            and re.search(r"[他她]", t)
-            and re.search(r"退休|结婚|离婚|搬|毕业|辞职|离职|生了", t)
-        ):
-            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
-            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
-            return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
-                               value=body), old)]  # fmt: skip
+        if rel and (news := _zh_relation_news(rel, t, turn, old, moved=False)):
+            return news
         if re.search(r"不在|不再|没有?|那边|那里|那儿|老黄历", t):
             continue  # what no longer holds, or a wave at the old value: not the new value
-        if (
-            rel
-            and re.search(r"[他她]", turn)
-            and (
-                m := re.search(r"(?:去了|跳到了?|换到了?|现在在|回|搬到了?|搬去了?|在)(.{2,})$", t)
-            )
-        ):
-            who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
-            body = re.sub(r"^[他她](?:已经|早就)?", "", t)
-            return [_corr(fact(who + zh_third(body), subject="third_person",
-                               slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
-        if (m := re.match(r"^(?:而)?是\s*(\S{1,10})$", t)) and not re.search(r"[那这]", m.group(1)):
-            new = _drop_common_tail(m.group(1), stmt)
-            shared = [w for w in re.findall(r"[\u4e00-\u9fff]{2,}", stmt) if w in turn and w != new]
-            shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
-            if stmt and shared:
-                return [
-                    _corr(
-                        fact("用户" + zh_third(stmt.replace(shared[0], new, 1)), value=new),
-                        shared[0],
-                    )
-                ]
+        if rel and (news := _zh_relation_news(rel, t, turn, old, moved=True)):
+            return news
+        if said := _zh_is_value(t, stmt, turn, old):
+            return said
         if (m := re.search(r"(?:跳去了|跳到了?|去了|换到了?|转到了?)\s*(\S{2,12})$", t)) and stmt:
             slot = "job" if re.search(r"上班|工作|做|公司|干", stmt + context) else None
             text = "用户" + zh_third(t) + f"（之前：{zh_third(stmt)}）"
@@ -195,6 +175,37 @@ def _zh_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
             text = who + zh_third(t) + f"，不再{zh_third(stmt)}"
             return [_corr(fact(text, kind="preference", subject=subject, value=t), stmt)]  # type: ignore[arg-type]
     return []
+
+
+def _zh_relation_news(rel: str, t: str, turn: str, old: str, *, moved: bool) -> list[DerivedFact]:
+    """What the relation the assistant asked about did ("她早就退休了") or, `moved`, where they
+    are now ("他去了腾讯"); [] when the clause says neither."""
+    who = "用户的" + ZH_REL_SAY.get(ZH_REL[rel], rel)
+    body = re.sub(r"^[他她](?:已经|早就)?", "", t)
+    if not moved:
+        if re.search(r"[他她]", t) and re.search(r"退休|结婚|离婚|搬|毕业|辞职|离职|生了", t):
+            return [_corr(fact(who + zh_third(body), kind="event", subject="third_person",
+                               value=body), old)]  # fmt: skip
+        return []
+    m = re.search(r"(?:去了|跳到了?|换到了?|现在在|回|搬到了?|搬去了?|在)(.{2,})$", t)
+    if m and re.search(r"[他她]", turn):
+        return [_corr(fact(who + zh_third(body), subject="third_person",
+                           slot=f"{ZH_REL[rel]}.job", value=m.group(1)), old)]  # fmt: skip
+    return []
+
+
+def _zh_is_value(t: str, stmt: str, turn: str, old: str) -> list[DerivedFact]:
+    """A bare value ("是芒果") against the assistant's "你对菠萝过敏吧": the statement with its
+    value replaced."""
+    m = re.match(r"^(?:而)?是\s*(\S{1,10})$", t)
+    if not m or re.search(r"[那这]", m.group(1)):
+        return []
+    new = _drop_common_tail(m.group(1), stmt)
+    shared = [w for w in re.findall(rf"[{CJK}]{{2,}}", stmt) if w in turn and w != new]
+    shared = shared or [w for w in _cjk_words(stmt) if w in turn and w != new]
+    if not stmt or not shared:
+        return []
+    return [_corr(fact("用户" + zh_third(stmt.replace(shared[0], new, 1)), value=new), shared[0])]
 
 
 def _zh_owner(context: str, rel: str) -> tuple[str, str]:
@@ -217,7 +228,7 @@ def _drop_common_tail(new: str, stmt: str) -> str:
 def _cjk_words(text: str) -> list[str]:
     import jieba  # local: jieba loads its dictionary on first use
 
-    return [w for w in jieba.lcut(text) if len(w) >= 2 and re.match(r"[\u4e00-\u9fff]", w)]
+    return [w for w in jieba.lcut(text) if len(w) >= 2 and CJK_RE.match(w)]
 
 
 def _en_untied(clauses: list[Clause], context: str) -> list[DerivedFact]:
@@ -261,5 +272,5 @@ def untied_correction(text: str, context: str | None) -> list[DerivedFact] | Non
     if TRANSIENT_RE.search(text):
         return []
     clauses = split_clauses(text)
-    facts = _zh_untied(clauses, context) if re.search(r"[\u4e00-\u9fff]", text) else []
+    facts = _zh_untied(clauses, context) if has_cjk(text) else []
     return facts or _en_untied(clauses, context) or None

@@ -45,6 +45,11 @@ class DerivedFact(BaseModel):
     corrects: str | None = Field(
         None, description="the old value it replaces, when the turn names it ('成都')"
     )
+    forget: bool = Field(
+        False,
+        description="the user asks to forget this fact ('忘掉我住在北京这件事', 'forget that I "
+        "live in Beijing'): the matching current fact is removed and nothing is stored",
+    )
     supersedes: list[str] = Field(
         default_factory=list, description="ids of known current facts this one replaces"
     )

@@ -55,6 +55,7 @@ class FactOut(BaseModel):
     value: str | None = None
     supersedes: list[str] = Field(default_factory=list, description="ids from <facts>")
     source_turns: list[int] = Field(default_factory=list, description="turn numbers")
+    forget: bool = Field(False, description="true when the user asks to forget this fact")
 
     @model_validator(mode="before")
     @classmethod
@@ -81,6 +82,11 @@ class FactOut(BaseModel):
     @classmethod
     def _optional_text(cls, v: Any) -> Any:
         return None if isinstance(v, list | dict) else v
+
+    @field_validator("forget", mode="before")
+    @classmethod
+    def _flag(cls, v: Any) -> bool:
+        return v if isinstance(v, bool) else str(v).strip().lower() in ("true", "1", "yes")
 
     @field_validator("supersedes", mode="before")
     @classmethod
@@ -243,7 +249,7 @@ class FactDeriver(BaseProcessor):
         self, turns: Any, existing: Any, context: Any, now: Any
     ) -> Derivation | tuple[_Job, StructuredLLM]:
         """The arguments checked, then the answer when no call is needed (no user text, or
-        no model: the rules), else the job and the model to ask; shared by `run`/`arun`."""
+        no model: the rules), else the job and the model to ask."""
         if context is not None and not isinstance(context, str):
             raise ValidationError("context must be the previous assistant turn's text or None")
         if now is not None and not isinstance(now, datetime):
@@ -273,25 +279,6 @@ class FactDeriver(BaseProcessor):
         job, llm = start
         return job.finish(
             llm.call_traced(
-                FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
-            )
-        )
-
-    async def arun(
-        self,
-        turns: Any,
-        existing: Any = None,
-        *,
-        context: str | None = None,
-        now: datetime | None = None,
-    ) -> Derivation:
-        """Async twin of `run`."""
-        start = self._start(turns, existing, context, now)
-        if isinstance(start, Derivation):
-            return start
-        job, llm = start
-        return job.finish(
-            await llm.acall_traced(
                 FactsOut, prompts.FACT_DERIVER_PROMPT, job.message(), close_truncated=False
             )
         )

@@ -30,6 +30,7 @@ from langmem_plus.processors.facts.english_patterns import (
     MY_NAME,
     MY_THING,
     NO_FOR_ME,
+    NO_HABIT,
     NOT_CALL,
     NOW,
     NOW_STOP,
@@ -48,7 +49,7 @@ from langmem_plus.processors.facts.english_patterns import (
     YEARS_OLD,
 )
 from langmem_plus.processors.facts.english_plans import event, plan
-from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
+from langmem_plus.processors.facts.helpers import continuation, fact
 from langmem_plus.processors.facts.patterns import (
     EN_ATTR,
     EN_REL,
@@ -59,6 +60,8 @@ from langmem_plus.processors.facts.patterns import (
     ONE_OFF_EN,
     device_slot,
 )
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import en_third
 
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"
@@ -69,6 +72,19 @@ _STANDING_IMPERATIVE = re.compile(
 )
 
 EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
+# a complaint: what it says happens is not what the user asks for
+_COMPLAINT = re.compile(
+    r"\b(?:ugh|so annoying|annoying|losing my mind|unbelievable|seriously|typical|drives me "
+    r"crazy|sick of|fed up|can't stand it)\b",
+    re.I,
+)
+# what a request to the assistant says
+_ASKS = re.compile(
+    r"\b(?:you|your|please|remind|tell|give|show|send|use|keep|don'?t|do not|make sure|"
+    r"always|never|include|add|write|put|answer|reply|respond|explain|skip|start with|link|"
+    r"list|format|mention|suggest|recommend|default to)\b",
+    re.I,
+)
 
 
 def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -104,9 +120,10 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 
 
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
-    """'from now on, keep answers short' -> a standing instruction (one-off requests are not)."""
+    """'from now on, keep answers short' -> a standing instruction (one-off requests are not,
+    and neither is a complaint about what happens 'every time I ...')."""
     t = cl[i].text
-    if cl[i].question:
+    if cl[i].question or any(_COMPLAINT.search(c.raw) for c in cl):
         return []
     if _STANDING_IMPERATIVE.match(t):
         ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
@@ -114,11 +131,10 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     m = EN_STANDING_RE.search(t)
     if not m or m.group(0).lower() in ("always", "never"):
         return []
-    body = (
-        [EN_STANDING_RE.sub("", t).strip(" ,")]
-        if m.group(0).lower() not in ("whenever i", "every time i")
-        else [t]
-    )
+    when = m.group(0).lower() in ("whenever i", "every time i")
+    if when and not _ASKS.search(" ".join(c.text for c in cl[i:])):
+        return []  # "every time I open Slack the fan roars": a habit of things, not a request
+    body = [t] if when else [EN_STANDING_RE.sub("", t).strip(" ,")]
     for c in cl[i + 1 : i + 4]:
         if (
             re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, re.I)
@@ -164,6 +180,9 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if m := AGE.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := NO_HABIT.match(t):
+        verb = m.group(1).lower()
+        return [fact(f"User doesn't {verb}", slot=verb, value="no")]
     if m := DONT.match(t):
         verb, obj = m.group(1).lower(), m.group(2).strip()
         nxt = PERSON.match(cl[i + 1].text) if i + 1 < len(cl) else None
@@ -378,25 +397,36 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
             )
         ]
     if m := SWITCH.match(t):
-        who, thing, old, new = (
-            (m.group(1) or "").strip().lower(),
-            m.group(2) or "",
-            m.group(3),
-            m.group(4),
-        )
-        team = who.startswith(("we", "our"))
-        new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
-        owner = "The user's team" if team else "User"
-        verb = "uses" if team else "now uses"
-        purpose = f" for {en_third(thing)}" if thing else ""
-        slot = device_slot(new) or thing or None
-        f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
-                 subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
-                 value=new)  # fmt: skip
-        return [f.model_copy(update={"corrects": old})]
+        return [_switched(m)]
     if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]
+    return _now_value(cl, i)
+
+
+def _switched(m: re.Match[str]) -> DerivedFact:
+    """'we switched CI from Jenkins to GitHub Actions': the new tool, replacing the old."""
+    who, thing, old, new = (
+        (m.group(1) or "").strip().lower(),
+        m.group(2) or "",
+        m.group(3),
+        m.group(4),
+    )
+    team = who.startswith(("we", "our"))
+    new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+    owner = "The user's team" if team else "User"
+    verb = "uses" if team else "now uses"
+    purpose = f" for {en_third(thing)}" if thing else ""
+    slot = device_slot(new) or thing or None
+    f = fact(f"{owner} {verb} {new} instead of {old}{purpose}", kind="fact" if team else "preference",
+             subject="team" if team else "user", slot=slot and (f"team.{slot}" if team else slot),
+             value=new)  # fmt: skip
+    return f.model_copy(update={"corrects": old})
+
+
+def _now_value(cl: list[Clause], i: int) -> list[DerivedFact]:
+    """ "rent's $2,150 now", "our standup is at 9:30 now": a thing's value as it is now."""
+    t = cl[i].text
     m = NOW.match(t)
     if not m or NOW_STOP.match(m.group(2)) or cl[i].question or ONE_OFF_EN.search(t):
         return []

@@ -17,11 +17,11 @@ _I = re.IGNORECASE
 # an optional ' at <time>' closing a day pattern: the group after the day (`_when` in _fact_en)
 _AT_TIME_END = r"(?: at (" + EN_TIME + r"))?$"
 
-CALL_ME = re.compile(r"\bcall me ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
+CALL_ME = re.compile(r"\b(?i:call me) ([A-Z][a-z]+)\b(?! (?:when|if|later|back|tomorrow))")
 NOT_CALL = re.compile(r"\bdon'?t call me (\w+)", _I)
 JUST_NAME = re.compile(r"^just ([A-Z][a-z]+)$")
 ITS_NAME = re.compile(r"^(?i:it'?s) ([A-Z][a-z]+)\b(.*)$")
-MY_NAME = re.compile(r"\bmy name(?:'s| is) ([A-Z][a-z]+)\b")
+MY_NAME = re.compile(r"\b(?i:my name)(?:'s| is) ([A-Z][a-z]+)\b")
 PRONOUNS = re.compile(
     r"\b(?:I use|my pronouns are) (she/her|he/him|they/them|she/they|he/they)", _I
 )
@@ -37,6 +37,7 @@ ALLERGY = re.compile(
 AGE = re.compile(
     r"^I(?:'m| am) (\d{1,2})\b(?! ?(?:min|minutes|hours?|mins|percent|%|k\b))(.*)$", _I
 )
+NO_HABIT = re.compile(r"^I (?:don'?t|do not|never) (drive|smoke|drink)(?: at all| anymore)?$", _I)
 DONT = re.compile(
     r"^I (?:don'?t|do not|never) (drink|eat|smoke|use|watch) ([a-z][\w -]{1,25}?)(?: at all| anymore)?$",
     _I,
@@ -138,7 +139,9 @@ MY_THING = re.compile(
 )
 NO_FOR_ME = re.compile(r"^(?:no|zero) (.{2,25}) for me\b", _I)
 KIND_OF_PERSON = re.compile(
-    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan)\b", _I
+    # "a cat person", "a morning guy"; "a huge fan of X" names X, not a kind of person
+    r"^I'?m (not )?(?:a|an|more of a|totally a|such a) ([\w-]+) (?:person|guy|girl|fan(?! of))\b",
+    _I,
 )
 RATHER = re.compile(r"^I'?d (?:much )?rather (.{2,30}?) than (.{2,30})$", _I)
 HAVE_PLAN = re.compile(

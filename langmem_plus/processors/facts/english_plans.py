@@ -17,11 +17,10 @@ from langmem_plus.processors.facts.english_patterns import (
     HAVE_PLAN,
     WE_STATE,
 )
-from langmem_plus.processors.facts.helpers import Clause, continuation, en_third, fact
-from langmem_plus.processors.facts.patterns import (
-    EN_DAY,
-    WEEKDAYS_EN,
-)
+from langmem_plus.processors.facts.helpers import continuation, fact
+from langmem_plus.processors.facts.patterns import EN_DAY, EN_REL_RE, WEEKDAYS_EN
+from langmem_plus.text.clauses import Clause
+from langmem_plus.text.person import en_third
 
 # what 'X is Friday' says about a day rather than about a plan
 _NOT_EVENT = re.compile(
@@ -71,10 +70,13 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     ):
         when = _when(m)
         thing = en_third(m.group(1))
+        # "my daughter's recital is Friday": the daughter's event, not the user's
+        theirs = re.match(rf"(?:{EN_REL_RE})'s ", m.group(1), re.I)
         return [
             fact(
                 f"User's {thing} is {when}",
                 kind="plan",
+                subject="third_person" if theirs else "user",
                 slot=f"{m.group(1).lower()}.time",
                 value=when,
             )

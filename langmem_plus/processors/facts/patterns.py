@@ -1,4 +1,5 @@
-"""Lexicons and regexes of the precision-first fact rules (`facts.py`), Chinese and English.
+"""Lexicons and regexes of the precision-first fact rules (`processors/facts/`), Chinese and
+English.
 
 Each pattern is written to fire only on a statement about the user, their team or a named
 relation; anything vaguer is left to the episode it was said in.
@@ -74,6 +75,12 @@ def device_slot(value: str) -> str | None:
     return next((slot for pat, slot in DEVICE_SLOTS if pat.search(value)), None)
 
 
+def device_name(value: str) -> str | None:
+    """The device or tool `value` names, as said ("Jira" in "还是用 Jira 管需求"), if any: the
+    value of its slot, so that saying it again is known as a restatement."""
+    return next((m.group() for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+
+
 EN_STATES = {
     "vegetarian": ("diet", "preference"), "vegan": ("diet", "preference"),
     "pescatarian": ("diet", "preference"), "sober": ("alcohol", "fact"),
@@ -102,33 +109,6 @@ WEEKDAYS_EN = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wed
 
 EMOJI_RE = re.compile(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\U0001f1e6-\U0001f1ff]+"
-)
-CJK_RE = re.compile(r"[\u3400-\u9fff]")
-LATIN_RE = re.compile(r"[A-Za-z]")
-CLAUSE_SPLIT_RE = re.compile(
-    r"((?:[，。！!？?；;\n]|,(?!\d{3}\b))+|…+|\.{3,}|(?<=[^\d\s])\.(?=\s|$))"
-)
-ZH_FILLER_RE = re.compile(
-    r"^(?:嗯+|哈+|啊+|哦+|噢+|呃+|诶|欸|唉|哇|害|嗨|咳|好吧|对了|另外|顺便说(?:一)?下|顺便|还有|不过|"
-    r"而且|然后|所以|话说|其实|说真的|老实说|讲真|天[呐哪啊]|好消息|告诉你个好消息|跟你说|你猜怎么着)[，,!！\s～~]*"
-)
-ZH_TAIL_RE = re.compile(r"(?:哈+|呀|啊|啦|哦|呢|嘛|了吧|吧|哈哈+|嘿嘿|～|~|\s)+$")
-EN_FILLER_RE = re.compile(
-    r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|"
-    r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks|omg|yay|woohoo|guess what|good news|"
-    r"big news|news)\b[\s,!:]*)+",
-    re.I,
-)
-EN_TAIL_RE = re.compile(r"(?:\s*\b(?:lol|lmao|haha|tbh|btw|honestly|ngl|ugh|smh)\b)+\s*$", re.I)
-
-ZH_Q_RE = re.compile(
-    r"(?:吗|么|呢|嘛)$|什么|啥|哪|谁|怎么|怎样|多少|几[点个号月天]|为什么|为啥|要不|是不是|"
-    r"有没有|能不能|可不可以|好不好|对不对|行不行"
-)
-EN_Q_RE = re.compile(
-    r"^(?:is|are|am|do|does|did|can|could|would|should|will|shall|what|how|why|when|where|"
-    r"who|which|whose|have you|has|was|were|any idea)\b",
-    re.I,
 )
 TRANSIENT_RE = re.compile(
     r"算了|不重要|无所谓|never ?mind|doesn'?t matter|the other one|this one|that one|"
@@ -170,9 +150,12 @@ EN_MARKER_RE = re.compile(
     r"^(?:correction|update|actually|scratch that)\b|\b(?:I was wrong|I misspoke|I got that wrong|my bad)\b",
     re.I,
 )
-ZH_REMEMBER_RE = re.compile(r"^(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下)[，,:：\s]*(?!吗)")
+ZH_REMEMBER_RE = re.compile(
+    r"^(?:请|麻烦你?)?(?:帮我)?(?:记一下|记住|记得|记着|记下|你记一下|别忘了|不要忘了|别忘记)[，,:：\s]*(?!吗)"
+)
 EN_REMEMBER_RE = re.compile(
-    r"^(?:please )?(?:remember|reminder|note|keep in mind|fyi|for the record)(?: that)?[,:\s]+",
+    r"^(?:please )?(?:remember|reminder|note|keep in mind|fyi|for the record|(?:don'?t|do not) "
+    r"forget)(?: that)?[,:\s]+",
     re.I,
 )
 ZH_STANDING_RE = re.compile(r"^(?:你)?(?:以后|今后|往后|从现在开始|从今以后|之后)[，,\s]*")

@@ -17,26 +17,19 @@ from langmem_plus.processors.facts.chinese import ZH_RULES
 from langmem_plus.processors.facts.corrections import Repair, self_correction, untied_correction
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.english import EN_RULES
-from langmem_plus.processors.facts.helpers import (
-    Clause,
-    en_third,
-    fact,
-    normalize,
-    split_clauses,
-    strip_fillers,
-    zh_third,
-)
+from langmem_plus.processors.facts.helpers import fact, normalize
 from langmem_plus.processors.facts.patterns import (
-    CJK_RE,
     EN_MARKER_RE,
     EN_REMEMBER_RE,
     EN_UNTIED_RE,
-    LATIN_RE,
     SARCASM_RE,
     ZH_MARKER_RE,
     ZH_REMEMBER_RE,
     ZH_UNTIED_RE,
 )
+from langmem_plus.text.clauses import Clause, split_clauses, strip_fillers
+from langmem_plus.text.person import en_third, zh_third
+from langmem_plus.text.scripts import CJK, CJK_RE, LATIN_RE
 
 __all__ = ["is_change", "is_correction", "rule_facts"]
 
@@ -47,6 +40,25 @@ _NOT_BUT_RE = re.compile(
     r"(?:不是|并不是)\s*([^\s，,是]{1,10}?)\s*[，,]?\s*(?:而)?是|\bnot (\S+(?: \S+)?),\s*(?:it'?s|but)\b",
     re.I,
 )
+# "住在上海，不是北京" / "in Shanghai now, not Beijing": the value after 不是 / not is the one
+# that does not hold
+_DENIED_RE = re.compile(
+    r"[，,]\s*(?:而|并)?不是\s*([^\s，,。！!？?]{1,12})[。.!！]*$|,\s*not\s+([\w .'-]{1,30}?)[.!]*$",
+    re.I,
+)
+# "忘掉我住在北京这件事" / "把X这条忘了吧" / "forget that I live in Beijing"
+_ZH_FORGET_RE = re.compile(
+    r"^(?:请|麻烦)?你?(?:帮我)?(?:(?:忘掉|忘记掉|删掉|删除|别再记着?|不要再记着?)(?P<what>[^，,。！!？?]+)"
+    r"|(?:忘了|忘记)(?P<what2>[^，,。！!？?]+?(?:这件事|这条|那条|的事))|把(?P<what3>[^，,。！!？?]+?)"
+    r"(?:给我)?(?:忘掉|忘了|删掉|删了|删除|forget\s*掉))(?:吧|了)?(?=$|[，,。！!])"
+)
+_EN_FORGET_RE = re.compile(
+    r"^(?:please\s+)?(?:forget|delete|remove|erase)\s+(?!it\b|about it\b|everything\b)"
+    r"(?:that\s+|about\s+|the fact that\s+|what I said about\s+)?(?P<what>[^,.!?]+?)"
+    r"(?:\s+please)?(?=$|[,.!])",
+    re.I,
+)
+_ABOUT_RE = re.compile(r"(?:这件事|这条|那条|的事|这个|那个|记忆|的记录|信息)+$|^(?:关于)")
 _PRAISE_RE = re.compile(
     r"真棒|太好了|好开心|真开心|太爱|最喜欢|就喜欢|喜欢|新体验|perfect|wonderful|great|best|love|fantastic|amazing",
     re.I,
@@ -91,11 +103,17 @@ def is_change(text: str) -> bool:
     return bool(_CHANGE.search(text))
 
 
+def _lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
 def _validate(turns: object, context: object) -> list[tuple[str, str]]:
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise ValidationError("turns must be a list of {'role', 'text'} mappings")
     if context is not None and not isinstance(context, str):
         raise ValidationError("context must be a string or None")
+    if context is not None and _lone_surrogate(context):
+        raise ValidationError("context must be valid Unicode (it holds a lone surrogate)")
     out = []
     for n, turn in enumerate(turns):
         if not isinstance(turn, Mapping):
@@ -105,6 +123,10 @@ def _validate(turns: object, context: object) -> list[tuple[str, str]]:
             raise ValidationError(f"turn {n}: role must be 'user' or 'assistant', got {role!r}")
         if not isinstance(text, str):
             raise ValidationError(f"turn {n}: text must be a string")
+        if _lone_surrogate(text):
+            raise ValidationError(
+                f"turn {n}: text must be valid Unicode (it holds a lone surrogate)"
+            )
         out.append((role, text))
     return out
 
@@ -136,20 +158,15 @@ def rule_facts(
 
 def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     text = normalize(raw)
-    if not text:
-        return []
-    # 🙃 alone is an eye-roll, not irony; with praise it marks the praise as meant backwards
-    sarcastic = bool(
-        SARCASM_RE.search(raw)
-        or _ZH_SARCASM_LIKE.search(text)
-        or ("🙃" in raw and _PRAISE_RE.search(raw))
-    )
-    if sarcastic:
+    if not text or _sarcastic(raw, text):
         # irony is not stored: read literally it is false, and reading it backwards is a
         # guess (measured: the inverted stances were wrong more often than right on unseen
         # chat); the episode keeps what was said
         return []
     lead = strip_fillers(text)
+    forgotten, lead = _forget_request(lead)
+    if forgotten is not None:
+        return forgotten + (_turn_facts(lead, context) if lead else [])
     remember = ZH_REMEMBER_RE.match(lead) or EN_REMEMBER_RE.match(lead)
     if remember:
         text = lead[remember.end() :]
@@ -161,34 +178,98 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     if isinstance(repair, Repair):
         text = repair.text
-    clauses = split_clauses(text)
-    facts = _clause_facts(clauses, sarcastic) + _pet_name(text)
+    clauses = _and_split(split_clauses(text))
+    facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
     facts = [f.model_copy(update={"source_turns": []}) for f in facts]
     if isinstance(repair, Repair):
-        facts = [
+        return [
             f.model_copy(update={"correction": True, "corrects": repair.old})
             for f in facts
             if repair.new in f.text
         ]
-    elif (
+    return _marked(facts, lead, text, context)
+
+
+def _sarcastic(raw: str, text: str) -> bool:
+    """Irony markers; 🙃 alone is an eye-roll, not irony, with praise it marks the praise as
+    meant backwards."""
+    return bool(
+        SARCASM_RE.search(raw)
+        or _ZH_SARCASM_LIKE.search(text)
+        or ("🙃" in raw and _PRAISE_RE.search(raw))
+    )
+
+
+def _marked(
+    facts: list[DerivedFact], lead: str, text: str, context: str | None
+) -> list[DerivedFact]:
+    """The facts marked as a correction when the turn says it is one ("更正一下", "not X,
+    but Y", an untied reply), with the old value it names; "X, not Y" names Y as the value
+    that does not hold (a fact that states it is dropped)."""
+    denied = _DENIED_RE.search(text)
+    old = denied.group(1) or denied.group(2) if denied else None
+    if old:
+        facts = [f for f in facts if old not in f.text]
+    elif not (
         ZH_MARKER_RE.search(lead)
         or EN_MARKER_RE.search(lead)
         or (context and (ZH_UNTIED_RE.match(lead) or EN_UNTIED_RE.match(lead)))
     ):
+        return facts
+    else:
         not_but = _NOT_BUT_RE.search(text)
         old = next((g for g in not_but.groups() if g), None) if not_but else None
-        facts = [
-            f.model_copy(
-                update={
-                    "correction": True,
-                    "corrects": f.corrects or (old if old and old not in f.text else None),
-                }
-            )
-            for f in facts
-        ]
-    return facts
+    return [
+        f.model_copy(
+            update={
+                "correction": True,
+                "corrects": f.corrects or (old if old and old not in f.text else None),
+            }
+        )
+        for f in facts
+    ]
+
+
+def _forget_request(lead: str) -> tuple[list[DerivedFact] | None, str]:
+    """A request to forget something said before ("忘掉我住在北京这件事", "forget that I live
+    in Beijing"): the facts it names, marked `forget` (the write path removes the matching
+    current fact and stores nothing from them), and the rest of the turn; (None, lead)
+    when the turn opens with no such request."""
+    m = _ZH_FORGET_RE.match(lead) or _EN_FORGET_RE.match(lead)
+    if not m:
+        return None, lead
+    what = next((v for v in m.groupdict().values() if v), "")
+    named = _ABOUT_RE.sub("", what.strip()).strip(" ,，")
+    facts = _clause_facts(split_clauses(named), False) if named else []
+    rest = lead[m.end() :].strip(" ,，。.!！")
+    return [f.model_copy(update={"forget": True, "source_turns": []}) for f in facts], rest
+
+
+_AND_VERBS = (
+    r"work|works|live|lives|study|studies|teach|teaches|have|has|love|loves|hate|hates|prefer|"
+    r"prefers|drive|drives|speak|speaks|own|owns|run|runs|play|plays|use|uses"
+)
+_AND_SPLIT_RE = re.compile(
+    rf"^(?P<head>(?:I|I'm|I've|my|My)\b.+?),? (?:and|but) (?:(?P<subj>(?:I|I'm|I've|my|we|our)\b.+)"
+    rf"|(?P<verb>(?:{_AND_VERBS})\b.+))$"
+)
+
+
+def _and_split(clauses: list[Clause]) -> list[Clause]:
+    """English statements joined by "and"/"but" read one by one: "I live in Beijing and work
+    as a nurse" is two facts about the user, "I love hiking and my wife loves painting" one
+    about the user and one about the wife (a shared subject is said again)."""
+    out: list[Clause] = []
+    for c in clauses:
+        m = None if c.question or CJK_RE.search(c.text) else _AND_SPLIT_RE.match(c.text)
+        if m is None:
+            out.append(c)
+            continue
+        second = m.group("subj") or "I " + m.group("verb")
+        out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
+    return out
 
 
 def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
@@ -255,7 +336,7 @@ def _pet_name(text: str) -> list[DerivedFact]:
         if clause.question:
             continue
         if m := re.fullmatch(
-            r"(?:它|他|她)?叫\s*(?![了着过个声得起啊])([\u4e00-\u9fff]{1,3}|[A-Z][a-z]+)",
+            rf"(?:它|他|她)?叫\s*(?![了着过个声得起啊])([{CJK}]{{1,3}}|[A-Z][a-z]+)",
             clause.text,
         ):
             slot = "cat.name" if animal == "猫" else "dog.name"
