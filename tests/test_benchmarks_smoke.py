@@ -10,6 +10,8 @@ from _bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow  # each runs a benchmark script: the slow lane (`-m slow`)
+
 
 @pytest.fixture
 def data() -> Path:

@@ -62,6 +62,7 @@ def _held_to_zero(section: str, res: dict) -> None:
 # ------------------------------------------------------------------------- the sections
 
 
+@pytest.mark.slow
 def test_concurrency_quick(tmp_path: Path) -> None:
     res = rel.run_concurrency(tmp_path, writers=3, ops=40, readers=1)
     assert res["acked_writes"] > 0
@@ -69,6 +70,7 @@ def test_concurrency_quick(tmp_path: Path) -> None:
     _held_to_zero("concurrency", res)
 
 
+@pytest.mark.slow
 def test_crash_quick(tmp_path: Path) -> None:
     res = rel.run_crash(tmp_path, kills=4, min_delay=0.2, max_delay=1.0)
     assert sum(res["killed_during"].values()) == 4
@@ -76,6 +78,7 @@ def test_crash_quick(tmp_path: Path) -> None:
     _held_to_zero("crash", res)
 
 
+@pytest.mark.slow
 def test_isolation_quick(tmp_path: Path) -> None:
     res = rel.run_isolation(tmp_path, ops=80, cli_ops=2)
     assert set(res["ops_by_interface"]) == {"python", "rest", "rest+keys", "mcp", "cli"}
@@ -85,6 +88,7 @@ def test_isolation_quick(tmp_path: Path) -> None:
     _held_to_zero("isolation", res)
 
 
+@pytest.mark.slow
 def test_hostile_runs_and_reports(tmp_path: Path) -> None:
     res = rel.run_hostile(tmp_path, cli_quick_only=True, timeout_s=30)
     assert set(res["per_interface"]) == {"python", "rest", "rest+keys", "mcp", "cli"}
@@ -105,6 +109,7 @@ def test_hostile_runs_and_reports(tmp_path: Path) -> None:
     _held_to_zero("hostile", res)
 
 
+@pytest.mark.slow
 def test_forensics_runs_and_reports(tmp_path: Path) -> None:
     res = rel.run_forensics(
         tmp_path, interfaces=("python delete", "rest reset", "mcp delete", "cli delete"), filler=5
@@ -116,6 +121,7 @@ def test_forensics_runs_and_reports(tmp_path: Path) -> None:
     _held_to_zero("forensics", res)
 
 
+@pytest.mark.slow
 def test_injection_runs_and_reports() -> None:
     res = rel.run_injection()
     assert set(res["escapes_per_path"]) == {
@@ -128,6 +134,7 @@ def test_injection_runs_and_reports() -> None:
     _held_to_zero("injection", res)
 
 
+@pytest.mark.slow
 def test_main_writes_json_and_markdown(tmp_path: Path) -> None:
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     res = rel.main(["--quick", "--sections", "injection", "--out", str(out), "--md", str(md)])
