@@ -45,6 +45,8 @@ from langchain_core.embeddings import Embeddings
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _quiet() -> None:
@@ -213,14 +215,16 @@ def integrity(path: Path) -> str:
         conn.close()
 
 
-def open_memory(path: Path | None, emb: Embeddings | None, **cfg: Any) -> Any:
-    """A `Memory` on `path` with `emb` (None: no vectors) and MemoryConfig fields `cfg`."""
-    from langmem_plus.config import MemoryConfig
-    from langmem_plus.memory import Memory
+def open_memory(path: Path | None, emb: Embeddings | None, snapshot: bool = False) -> Any:
+    """A `Memory` on `path` with `emb` (None: no vectors); `snapshot`: its store writes the
+    FAISS snapshot on close however small it is."""
+    from _overrides import Overrides
+    from _overrides import open_memory as open_with
 
-    return Memory(
-        path, embeddings=False if emb is None else emb, config=MemoryConfig(**cfg) if cfg else None
-    )
+    from langmem_plus.store.tuning import StoreTuning
+
+    tuning = StoreTuning(snapshot_min_vectors=0) if snapshot else None
+    return open_with(path, False if emb is None else emb, Overrides(tuning=tuning))
 
 
 def _all_records(mem: Any, user: str) -> dict[str, str]:
@@ -461,7 +465,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
     log = JsonLog(log_path)
     rng = random.Random(seed * 31 + rid)
     emb = make_embeddings(emb_kind)
-    mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
+    mem = open_memory(db, emb, snapshot=True)
     live = {(u, k) for u in (*CRASH_USERS, CONS_USER) for k in _all_records(mem, u)}
     log.write(t="ready")
     mix = np.cumsum(_MIX[focus])
@@ -507,7 +511,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
         else:  # close (writes the FAISS snapshot: store.snapshot_min_vectors=0) and reopen
             log.write(t="int", op="reopen", seq=seq)
             mem.close()
-            mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
+            mem = open_memory(db, emb, snapshot=True)
             log.write(t="ack", op="reopen", seq=seq)
 
 
@@ -617,7 +621,7 @@ def compare_to_rebuild(
     users: Sequence[str],
     work: Path,
     samples: list[str] | None = None,
-    **cfg: Any,
+    snapshot: bool = False,
 ) -> tuple[dict[str, int], dict[tuple[str, str], str]]:
     """Open `path` as a user would, and a backup of it rebuilt by `reindex()`; count where the
     keyword index, the vectors and the search results of the two differ. Also returns what
@@ -629,8 +633,8 @@ def compare_to_rebuild(
     src.backup(dst)
     src.close()
     dst.close()
-    a = open_memory(path, emb, **cfg)
-    b = open_memory(rebuilt, emb, **cfg)
+    a = open_memory(path, emb, snapshot)
+    b = open_memory(rebuilt, emb, snapshot)
     out = {"keyword_rows": 0, "vector_rows": 0, "faiss": 0, "search": 0, "orphans": 0}
     observed: dict[tuple[str, str], str] = {}
     try:
@@ -853,11 +857,11 @@ def run_crash(
                 failures.append(f"{where}: integrity: {ok}")
             why: list[str] = []
             diff, observed = compare_to_rebuild(
-                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, store={"snapshot_min_vectors": 0}
+                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, snapshot=True
             )
             failures += [f"{where}: {w}" for w in why]
             res = check_acked(model, observed, inflight)
-            with open_memory(vdb, emb, store={"snapshot_min_vectors": 0}) as mem:
+            with open_memory(vdb, emb, snapshot=True) as mem:
                 half = half_merged(mem, CONS_USER)
             if half:
                 totals["partial_consolidation"] += len(half)
@@ -874,7 +878,7 @@ def run_crash(
             shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(vdir, ignore_errors=True)
     # A killed snapshot write leaves its temp file; the next open must clean it up.
-    with contextlib.suppress(Exception), open_memory(db, emb, store={"snapshot_min_vectors": 0}):
+    with contextlib.suppress(Exception), open_memory(db, emb, snapshot=True):
         pass
     leftover = sorted(p.name for p in work.glob("crash.db*.tmp"))
     failures += [f"snapshot temp file left after reopening: {n}" for n in leftover]

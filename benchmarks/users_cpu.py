@@ -50,14 +50,16 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(2 * n)]
     db = Path(tempfile.mkdtemp()) / "users.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    scale.build_users(db, index, docs, scale._cfg())
+    scale.build_users(db, index, docs, scale._over())
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     loop_q = {u: [corpus.query(docs[u]) for _ in range(4)] for u in range(n, 2 * n)}
     qs = (*warm_q.values(), *turn_q.values(), *loop_q.values())
     emb.prime([*first_q.values(), *(q for q_list in qs for q in q_list)])
-    store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
+    store = HybridStore(
+        db, index=index, **scale._over().store_kwargs()
+    )  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     cpu = time.process_time
     first, warm, naive, second, later, after_write = [], [], [], [], [], []

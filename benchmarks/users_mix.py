@@ -10,7 +10,7 @@ caches). Interleave builds by running each tree's own copy from its own director
 script's tree first on sys.path, so PYTHONPATH alone does not switch builds; the JSON's
 `code` names the tree timed):
 
-    python benchmarks/users_mix.py [--users 1000] [--set-config store.keyword_cache_postings=N]
+    python benchmarks/users_mix.py [--users 1000] [--set-config tuning.keyword_cache_postings=N]
 
 Prints one JSON line.
 """
@@ -48,12 +48,12 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
     db = Path(tempfile.mkdtemp()) / "mix.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    cfg = parse_overrides(args.set_config)
-    scale.build_users(db, index, docs, cfg, chunk=5000)
+    over = parse_overrides(args.set_config)
+    scale.build_users(db, index, docs, over, chunk=5000)
     order = np.random.default_rng(scale.SEED).integers(0, n, 6 * n).tolist()
     queries = [corpus.query(docs[u]) for u in order]
     emb.prime(queries)
-    store = HybridStore(db, index=index, config=cfg)
+    store = HybridStore(db, index=index, **over.store_kwargs())
     cpu = time.process_time
     took = []
     for u, q in zip(order, queries, strict=True):

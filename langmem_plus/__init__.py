@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from langmem_plus.agent.working import WorkingMemory
     from langmem_plus.episodic.conversation_log import ConversationLog, InMemoryConversationLog
     from langmem_plus.memory import AsyncMemory, Memory
-    from langmem_plus.processors import KnowledgeMonitor, MemoryOp, apply_ops
 
 __version__ = "0.1.0"
 
@@ -55,9 +54,6 @@ _LAZY = {
     "create_reconsolidate_node": "langmem_plus.agent.nodes",
     "create_recall_node": "langmem_plus.agent.nodes",
     "create_summarize_node": "langmem_plus.agent.nodes",
-    "KnowledgeMonitor": "langmem_plus.processors",
-    "MemoryOp": "langmem_plus.processors",
-    "apply_ops": "langmem_plus.processors",
     "create_manage_memory_tool": "langmem_plus.agent.tools",
     "create_search_memory_tool": "langmem_plus.agent.tools",
     "WorkingMemory": "langmem_plus.agent.working",
@@ -77,6 +73,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+# The product: the facade, the store, the retriever, the middleware, the nodes, the tools, the
+# config, the errors (and the records and conversation log they take and return).
 __all__ = [
     "AsyncMemory",
     "ConversationLog",
@@ -85,13 +83,11 @@ __all__ = [
     "HybridStore",
     "InMemoryConversationLog",
     "InvalidQueryError",
-    "KnowledgeMonitor",
     "LangmemPlusError",
     "Memory",
     "MemoryConfig",
     "MemoryMiddleware",
     "MemoryNotFoundError",
-    "MemoryOp",
     "MemoryRecord",
     "MemoryRetriever",
     "MemorySearchItem",
@@ -101,7 +97,6 @@ __all__ = [
     "UserProfile",
     "ValidationError",
     "WorkingMemory",
-    "apply_ops",
     "create_extract_node",
     "create_manage_memory_tool",
     "create_recall_node",

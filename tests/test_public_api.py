@@ -13,13 +13,11 @@ def test_all_is_pinned():
             "HybridStore",
             "InMemoryConversationLog",
             "InvalidQueryError",
-            "KnowledgeMonitor",
             "LangmemPlusError",
             "Memory",
             "MemoryConfig",
             "MemoryMiddleware",
             "MemoryNotFoundError",
-            "MemoryOp",
             "MemoryRecord",
             "MemoryRetriever",
             "MemorySearchItem",
@@ -29,7 +27,6 @@ def test_all_is_pinned():
             "UserProfile",
             "ValidationError",
             "WorkingMemory",
-            "apply_ops",
             "create_extract_node",
             "create_manage_memory_tool",
             "create_recall_node",
@@ -41,3 +38,9 @@ def test_all_is_pinned():
     )
     for name in langmem_plus.__all__:
         assert getattr(langmem_plus, name) is not None
+
+
+def test_retired_and_internal_names_are_not_exported():
+    for name in ("KnowledgeMonitor", "MemoryOp", "apply_ops", "StoreTuning"):
+        assert name not in langmem_plus.__all__
+        assert not hasattr(langmem_plus, name)

@@ -22,9 +22,10 @@ from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
 from langmem_plus.store.db.changefeed import KEYWORD_FEED
+from langmem_plus.store.tuning import StoreTuning
 
 WORDS = ["alpha", "beta", "gamma", "delta", "redis", "cache", "火锅", "成都", "paint", "paints"]
 NS = [("u", "a"), ("u", "b")]
@@ -79,12 +80,12 @@ def _run(ops: list[Any], prf: bool) -> list[list[Any]]:
     with tempfile.TemporaryDirectory() as d:
         for i, extra in enumerate(CONFIGS):
             clock = ManualClock()
-            cfg = MemoryConfig(store={**extra, **({} if prf else {"prf_terms": 0})})
+            cfg = StoreTuning(**{**extra, **({} if prf else {"prf_terms": 0})})
             index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
             path = Path(d) / f"s{i}.db"
             ttl = {"default_ttl": None, "omit_expired": True}
             handles = [
-                HybridStore(path, index=index, config=cfg, ttl=ttl, clock=clock)  # type: ignore[arg-type]
+                HybridStore(path, index=index, tuning=cfg, ttl=ttl, clock=clock)  # type: ignore[arg-type]
                 for _ in range(2)
             ]
             got: list[Any] = []
@@ -150,9 +151,9 @@ def test_a_write_by_another_process_reaches_the_next_search(tmp_path: Path) -> N
     """The resident index of a namespace is dropped by any keyword change to it, whoever
     writes: a second handle's put is found by the first handle's next search."""
     index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
-    first = MemoryConfig(store={"keyword_resident_after": 0})
-    a = HybridStore(tmp_path / "p.db", index=index, config=first)
-    b = HybridStore(tmp_path / "p.db", index=index, config=first)
+    first = StoreTuning(keyword_resident_after=0)
+    a = HybridStore(tmp_path / "p.db", index=index, tuning=first)
+    b = HybridStore(tmp_path / "p.db", index=index, tuning=first)
     for i in range(20):
         a.put(("u",), f"k{i}", {"text": f"alpha note {i}"})
     assert [h.key for h in a.search(("u",), query="zebra", limit=3)][:1] != ["z"]
@@ -172,8 +173,8 @@ def test_a_write_by_another_process_reaches_the_next_search(tmp_path: Path) -> N
 def test_resident_indexes_count_against_the_postings_cap(tmp_path: Path) -> None:
     """What the resident indexes hold is bounded by `keyword_cache_postings`: past it, the
     least recently searched namespaces are dropped (and reload on their next search)."""
-    cfg = MemoryConfig(store={"keyword_cache_postings": 3_000, "keyword_resident_after": 0})
-    store = HybridStore(tmp_path / "c.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_cache_postings=3_000, keyword_resident_after=0)
+    store = HybridStore(tmp_path / "c.db", index=False, tuning=cfg)
     for u in range(6):
         for i in range(10):
             store.put(("u", str(u)), f"k{i}", {"text": f"alpha beta note{i} user{u}"})
@@ -198,7 +199,7 @@ def test_a_namespace_is_held_whole_once_searched_again(tmp_path: Path) -> None:
     lazy = HybridStore(
         tmp_path / "lazy.db",
         index=index,
-        config=MemoryConfig(store={"keyword_resident_after": 1}),
+        tuning=StoreTuning(keyword_resident_after=1),
         clock=clock,
     )
     eager = HybridStore(tmp_path / "eager.db", index=index, clock=clock)  # the default: 0

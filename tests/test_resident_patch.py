@@ -17,11 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.store.keyword import patch as kwpatch
 from langmem_plus.store.keyword.cache import PATCH_MIN
 from langmem_plus.store.keyword.patch import patched
 from langmem_plus.store.keyword.resident import Resident
+from langmem_plus.store.tuning import StoreTuning
 
 WORDS = ["alpha", "beta", "gamma", "redis", "火锅", "成都", "paint", "the", "x1", "deploy"]
 text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=7).map(" ".join)
@@ -92,7 +93,7 @@ def test_a_patched_index_answers_as_a_fresh_load(
     tmp_path_factory: Any, first: list[tuple[int, str]], rounds: list[list[Any]]
 ) -> None:
     path: Path = tmp_path_factory.mktemp("patch") / "p.db"
-    store = HybridStore(path, index=False, config=MemoryConfig(store={"keyword_cache_postings": 0}))
+    store = HybridStore(path, index=False, tuning=StoreTuning(keyword_cache_postings=0))
     ns = ("u",)
     try:
         for key, t in first:
@@ -126,8 +127,8 @@ def test_a_write_patches_the_held_index_and_a_bulk_write_drops_it(tmp_path: Path
     """Through the store: a put to a namespace whose index is held keeps it held (patched,
     the new word found by the next search); more changed documents than `PATCH_MIN` and a
     quarter of the namespace drop it (the next search reads it whole again)."""
-    cfg = MemoryConfig(store={"keyword_resident_after": 0})
-    store = HybridStore(tmp_path / "w.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_resident_after=0)
+    store = HybridStore(tmp_path / "w.db", index=False, tuning=cfg)
     ns = ("u",)
     for i in range(40):
         store.put(ns, f"k{i}", {"text": f"alpha note{i}"})
@@ -163,8 +164,8 @@ def test_the_agent_loop_holds_the_index_from_the_second_recall(tmp_path: Path) -
 
 
 def _loop(path: Path, after: int, expect: list[bool]) -> None:
-    cfg = MemoryConfig(store={"keyword_resident_after": after})
-    store = HybridStore(path, index=False, config=cfg)
+    cfg = StoreTuning(keyword_resident_after=after)
+    store = HybridStore(path, index=False, tuning=cfg)
     ns = ("u",)
     for i in range(30):
         store.put(ns, f"k{i}", {"text": f"alpha note{i}"})
@@ -195,7 +196,7 @@ def test_appending_new_items_lays_the_index_out_as_grouping_again(
     every array and lookup equals the one grouping every pair again would build, from an
     empty namespace too; the answers equal a fresh load's."""
     path: Path = tmp_path_factory.mktemp("append") / "a.db"
-    store = HybridStore(path, index=False, config=MemoryConfig(store={"keyword_cache_postings": 0}))
+    store = HybridStore(path, index=False, tuning=StoreTuning(keyword_cache_postings=0))
     ns = ("u",)
     try:
         store.put(ns, "seed", {"text": "seed"})

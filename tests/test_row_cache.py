@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from langmem_plus import HybridStore
 from langmem_plus.store.db.changefeed import KEYWORD_FEED
 from langmem_plus.store.sqlite import rows as sqlrows
+from langmem_plus.store.tuning import StoreTuning
 
 NS = [("u", "a"), ("u", "b")]
 WORDS = ["alpha", "beta", "gamma", "火锅", "redis"]
@@ -103,10 +104,9 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, after):
     """A small namespace's rows are held whole from its first search: full ones once its
     keyword index is held whole (`keyword_resident_after`: the first search by default),
     light ones before."""
-    from langmem_plus import MemoryConfig
 
-    cfg = MemoryConfig(store={"keyword_resident_after": after})
-    store = HybridStore(tmp_path / "m.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_resident_after=after)
+    store = HybridStore(tmp_path / "m.db", index=False, tuning=cfg)
     for i in range(20):
         store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
     with store._db.read() as conn:
@@ -127,11 +127,8 @@ def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, after):
 
 
 def test_row_cache_off_reads_sqlite(tmp_path):
-    from langmem_plus import MemoryConfig
 
-    store = HybridStore(
-        tmp_path / "o.db", index=False, config=MemoryConfig(store={"row_cache_rows": 0})
-    )
+    store = HybridStore(tmp_path / "o.db", index=False, tuning=StoreTuning(row_cache_rows=0))
     store.put(("u",), "k", {"text": "alpha"})
     assert [h.key for h in store.search(("u",), query="alpha")] == ["k"]
     assert store._rowcache.rows == {}
@@ -160,11 +157,8 @@ def test_full_rows_follow_a_value_changed_outside_the_store(tmp_path):
 def test_past_its_cap_the_row_cache_drops_the_least_recently_searched_namespaces(tmp_path):
     """Over `row_cache_rows` the rows of the namespaces searched longest ago are dropped (not
     everything): the ones searched since stay, and a dropped one is loaded again when searched."""
-    from langmem_plus import MemoryConfig
 
-    store = HybridStore(
-        tmp_path / "lru.db", index=False, config=MemoryConfig(store={"row_cache_rows": 50})
-    )
+    store = HybridStore(tmp_path / "lru.db", index=False, tuning=StoreTuning(row_cache_rows=50))
     for u in range(4):
         for i in range(20):
             store.put(("u", str(u)), f"k{i}", {"text": f"alpha note{i} user{u}"})

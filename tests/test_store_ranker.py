@@ -86,7 +86,7 @@ class _Recording:
 def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
     store = _store(tmp_path)
     rec = _Recording(store._backend)
-    ranker = Ranker(store.config, rec, store._keyword_text, store._omit_expired)
+    ranker = Ranker(store.config, store.tuning, rec, store._keyword_text, store._omit_expired)
     ranker.term_vectors = store._ranker.term_vectors  # the store's word vectors (not storage)
     q = np.asarray(EMB.embed_query("gamma delta"), np.float32)
     with store._db.read() as conn:

@@ -16,6 +16,7 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
+from langmem_plus.store.tuning import StoreTuning
 
 MEMORIES = [
     "Oskar prefers a window seat and always takes the 7am train to the Hamburg office, rain or "
@@ -217,12 +218,11 @@ def test_a_word_takes_the_bytes_its_values_need_and_reads_back_exactly(
 
 
 def test_keep_word_vectors_false_keeps_none(tmp_path: Path) -> None:
-    from langmem_plus import MemoryConfig
 
     path = tmp_path / "m.db"
-    cfg = MemoryConfig(store={"keep_word_vectors": False})
+    cfg = StoreTuning(keep_word_vectors=False)
     emb = Counting()
-    store = HybridStore(path, index={"embed": emb, "dims": 32, "fields": ["text"]}, config=cfg)
+    store = HybridStore(path, index={"embed": emb, "dims": 32, "fields": ["text"]}, tuning=cfg)
     for i, text in enumerate(MEMORIES):
         store.put(("u",), f"m{i}", {"text": text})
     _ranking(store)

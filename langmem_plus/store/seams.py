@@ -457,7 +457,7 @@ CURRENT = Validity()
 
 
 DEFAULT_SESSION_KEYS = ("session_id", "session", "thread_id", "conversation_id", "chat_id")
-"""Value keys that name the session an item belongs to (`StoreTuning.session_keys`)."""
+"""Value keys that name the session an item belongs to (`MemoryConfig.store.session_keys`)."""
 
 
 class PlannedPut(Protocol):

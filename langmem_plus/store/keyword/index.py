@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.store.db.database import in_chunks
 from langmem_plus.store.keyword.cache import PostingsCache
 from langmem_plus.store.keyword.docterms import doc_term_rows
 from langmem_plus.store.keyword.memory import MemoryScoring, PreparedQuery
 from langmem_plus.store.keyword.resident import TERMS_CHUNK, Resident
 from langmem_plus.store.keyword.writes import KeywordWrites
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["KeywordIndex", "KeywordStats"]
@@ -49,36 +49,34 @@ class KeywordStats:
 class KeywordIndex(KeywordWrites, MemoryScoring):
     """BM25 over per-namespace postings; the same formula as rank-bm25's `BM25Okapi`."""
 
-    def __init__(self, config: MemoryConfig | None = None) -> None:
-        """Parameters come from `config` (its defaults when None), so the index and the
-        configuration cannot disagree."""
-        cfg = config or MemoryConfig()
-        self.k1 = cfg.store.bm25_k1
-        self.b = cfg.store.bm25_b
-        self.epsilon = cfg.store.bm25_epsilon
-        self.max_postings_scan = cfg.store.max_postings_scan
+    def __init__(self, tuning: StoreTuning | None = None) -> None:
+        """Parameters come from `tuning` (its defaults when None), so the index and the
+        ranking cannot disagree."""
+        cfg = tuning or StoreTuning()
+        self.k1 = cfg.bm25_k1
+        self.b = cfg.bm25_b
+        self.epsilon = cfg.bm25_epsilon
+        self.max_postings_scan = cfg.max_postings_scan
         # In-memory postings (store/keyword/cache.py) for searches over at most `_CACHE_MAX_NAMESPACES`
         # namespaces; a cap of 0 disables it and every read goes to SQLite.
         self._cache = (
-            PostingsCache(cfg.store.keyword_cache_postings)
-            if cfg.store.keyword_cache_postings > 0
-            else None
+            PostingsCache(cfg.keyword_cache_postings) if cfg.keyword_cache_postings > 0 else None
         )
-        self._cached_postings_scan = cfg.store.cached_postings_scan
+        self._cached_postings_scan = cfg.cached_postings_scan
         self._cache_max_namespaces = _CACHE_MAX_NAMESPACES
         # Past this many documents a common term's postings are too long to score in full on
         # every query or to load cold: such searches read SQLite within `max_postings_scan`.
-        self._cache_max_docs = cfg.store.keyword_cache_max_docs
+        self._cache_max_docs = cfg.keyword_cache_max_docs
         # Namespaces up to this size load their whole keyword index on their first search
         # instead of one cold read per new query term.
-        self._cache_warm_docs = cfg.store.keyword_cache_warm_docs
+        self._cache_warm_docs = cfg.keyword_cache_warm_docs
         self._warm_min_docs = _WARM_MIN_DOCS
         # Searches over one namespace of at most this many documents read its whole keyword
         # index, held in memory as a `Resident` (store/keyword/resident.py).
-        self._resident_docs = cfg.store.keyword_resident_docs
+        self._resident_docs = cfg.keyword_resident_docs
         # ... once it has been searched this many times with no keyword change in between
         # (until then the per-term cache answers, which costs less for one search).
-        self._resident_after = cfg.store.keyword_resident_after
+        self._resident_after = cfg.keyword_resident_after
         self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
         self._writes = 0
         # Per-query memo (`query_scope`): statistics and the cache sync, read once per query

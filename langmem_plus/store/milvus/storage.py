@@ -7,7 +7,7 @@ same key converge on one item. Milvus has no multi-entity transaction: a batch's
 written before their vectors, and a crash between the two leaves items without vectors,
 which `check()` reports and `backfill_vectors()` repairs. Read-modify-write updates (TTL
 refresh, `mark_used`, restored stats) are last-writer-wins across handles. Reads use the
-configured consistency level (`StoreTuning.milvus_consistency`, Strong by default: a put is
+configured consistency level (`MemoryConfig.store.milvus_consistency`, Strong by default: a put is
 seen by the next read of every handle). A batch's changes to its namespaces' counts are
 written to this handle's statistics rows before its items, and taken back when the item
 write fails.
@@ -52,6 +52,7 @@ from langmem_plus.store.milvus.session import MilvusSession
 from langmem_plus.store.milvus.stats import Counts, StatsBook, create_stats_collection
 from langmem_plus.store.milvus.upkeep import MilvusUpkeep, Texts, doc_field, vec_entity
 from langmem_plus.store.seams import PutMap, ns_key, rank_fields
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import tokenize
 
 __all__ = ["MilvusStorage"]
@@ -76,6 +77,7 @@ class MilvusStorage(MilvusUpkeep):
         *,
         read_only: bool,
         config: MemoryConfig,
+        tuning: StoreTuning,
         embeddings: Embeddings | None,
         model_name: str,
         dims: int,
@@ -98,7 +100,13 @@ class MilvusStorage(MilvusUpkeep):
             self.local.parent.mkdir(parents=True, exist_ok=True)
         self._pm, self.client = connect(uri, token or os.environ.get("MILVUS_TOKEN"))
         ensure_collections(
-            self._pm, self.client, self.names, dims if embeddings else 0, config, read_only
+            self._pm,
+            self.client,
+            self.names,
+            dims if embeddings else 0,
+            config,
+            read_only,
+            (tuning.bm25_k1, tuning.bm25_b),
         )
         # collections made before the `doc` field run every filter client-side
         self.has_doc = has_field(self.client, self.names.items, "doc")
@@ -110,12 +118,12 @@ class MilvusStorage(MilvusUpkeep):
             *(["root"] if self.rooted else []),
         ]
         self.book = self._open_stats(read_only)
-        cap = config.store.milvus_client_bm25_max_docs
+        cap = tuning.milvus_client_bm25_max_docs
         self.backend = MilvusSearch(
             embeddings is not None,
             vector_search_params(config),
-            config.store.common_term_ratio,
-            ClientBM25(config.store.bm25_k1, config.store.bm25_b, cap) if cap else None,
+            tuning.common_term_ratio,
+            ClientBM25(tuning.bm25_k1, tuning.bm25_b, cap) if cap else None,
             filter_field="doc" if self.has_doc else None,
             rooted=self.rooted,
             stats=self.book,

@@ -18,8 +18,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.store.seams import PostingRow, SearchBackend
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = [
@@ -111,7 +111,7 @@ def expand_query(
 
 
 def _terms_for(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -128,14 +128,14 @@ def _terms_for(
         q,
         n_docs,
         feedback_docs=docs,
-        n_terms=cfg.store.prf_terms,
+        n_terms=tuning.prf_terms,
         weight=weight,
-        max_df=max(2, int(cfg.store.common_term_ratio * n_docs)),
+        max_df=max(2, int(tuning.common_term_ratio * n_docs)),
     )
 
 
 def feedback_terms(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -143,11 +143,11 @@ def feedback_terms(
     bm25: Mapping[int, float],
 ) -> dict[str, float]:
     """The first round's expansion terms (term -> weight) from the best keyword hits."""
-    return _terms_for(cfg, backend, conn, ns_ids, q, bm25, cfg.store.prf_docs, cfg.store.prf_weight)
+    return _terms_for(tuning, backend, conn, ns_ids, q, bm25, tuning.prf_docs, tuning.prf_weight)
 
 
 def feedback(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -164,7 +164,7 @@ def feedback(
     `terms`: the expansion terms when the caller chose them already (`feedback_terms`).
     """
     extra = (
-        dict(terms) if terms is not None else feedback_terms(cfg, backend, conn, ns_ids, q, bm25)
+        dict(terms) if terms is not None else feedback_terms(tuning, backend, conn, ns_ids, q, bm25)
     )
     if not extra:
         return q, dict(qw), dict(bm25)
@@ -184,7 +184,7 @@ def feedback(
 
 
 def fused_feedback(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -198,7 +198,7 @@ def fused_feedback(
     candidates only; the caller adds it to their keyword scores and re-fuses.
     """
     extra = _terms_for(
-        cfg, backend, conn, ns_ids, q, fused, cfg.store.prf_fused_docs, cfg.store.prf_fused_weight
+        tuning, backend, conn, ns_ids, q, fused, tuning.prf_fused_docs, tuning.prf_fused_weight
     )
     if not extra:
         return {}

@@ -26,6 +26,7 @@ from langmem_plus.store.sqlite.maintenance import Maintenance
 from langmem_plus.store.sqlite.rowcache import RowCache
 from langmem_plus.store.sqlite.wordshelf import WordShelf, shelf_key
 from langmem_plus.store.sqlite.writer import ItemWriter
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.index import VectorIndex
 from langmem_plus.store.vector.snapshot import snapshot_key
 
@@ -48,6 +49,7 @@ class SqliteStorage:
         *,
         read_only: bool | None,
         config: MemoryConfig,
+        tuning: StoreTuning,
         embeddings: Embeddings | None,
         model_name: str,
         dims: int,
@@ -57,16 +59,16 @@ class SqliteStorage:
         self.where = str(path or "this store")
         self.db = Database(path, read_only=read_only)
         self.read_only = self.db.read_only
-        self.kw = KeywordIndex(config)
+        self.kw = KeywordIndex(tuning)
         self.writer = ItemWriter(self.kw, config.store.vector_storage, config.store.session_keys)
-        self.rowcache = RowCache(max_rows=config.store.row_cache_rows)
+        self.rowcache = RowCache(max_rows=tuning.row_cache_rows)
         self.embeddings = embeddings
         self.model_name = model_name
         self.dims = dims
         self.texts = texts
         self.vector_storage = config.store.vector_storage
         self.vec: VectorIndex | None = None
-        keep = embeddings is not None and config.store.keep_word_vectors
+        keep = embeddings is not None and tuning.keep_word_vectors
         key = shelf_key(model_name, dims) if keep else None
         self.words = None if key is None else WordShelf(self.db, key, dims)  # wordshelf.py
         if embeddings is not None:
@@ -77,8 +79,8 @@ class SqliteStorage:
                 snapshot_path=snap,
                 ann_threshold=config.store.ann_threshold,
                 ef_search=config.store.hnsw_ef_search,
-                snapshot_min_vectors=config.store.snapshot_min_vectors,
-                scan_in_background=config.store.vector_search_thread,
+                snapshot_min_vectors=tuning.snapshot_min_vectors,
+                scan_in_background=tuning.vector_search_thread,
             )
             self.vec.model_name = model_name
             with self.db.read() as conn:
