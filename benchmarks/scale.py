@@ -267,7 +267,7 @@ def disk_breakdown(db_path: Path) -> dict[str, int]:
             "sqlite_autoindex_terms_1",
             "sqlite_autoindex_postings_1",
         ),
-        "vectors": ("vectors", "vectors_item", "vec_log", "word_vectors"),
+        "vectors": ("vectors", "vectors_item", "vec_log"),
     }
     out = {k: 0 for k in groups} | {"other": 0}
     for name, size in rows:

@@ -159,8 +159,7 @@ class HybridStore(BaseStore):
             self.embeddings, self.config.store.vector_background
         )
         if self.embeddings is not None:  # common words' directions (store/ranking/common_terms.py)
-            shelf = self._storage.words if isinstance(self._storage, SqliteStorage) else None
-            self._ranker.term_vectors = TermVectors(self.embeddings, shelf=shelf)
+            self._ranker.term_vectors = TermVectors(self.embeddings)
         if self.embeddings is not None and self.config.store.relevance_judgement:
             self._ranker.judgement = judgement_for(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None

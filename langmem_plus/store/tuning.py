@@ -145,13 +145,6 @@ class StoreTuning(BaseModel):
         "hold no longer pulls every memory about it above the one the question needs "
         "(store/ranking/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
     )
-    keep_word_vectors: bool = Field(
-        True,
-        description="Keep the embeddings of the common words the projection above embeds in the "
-        "SQLite file, by model (store/sqlite/wordshelf.py): a new process reads a user's common words "
-        "instead of embedding them on its first search (one model call); 2 KB per word with "
-        "the bundled model. False: embedded again in every process.",
-    )
     last_line_weight: float = Field(
         0.5,
         ge=0,
