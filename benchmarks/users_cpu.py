@@ -4,9 +4,8 @@ On a shared machine a neighbour's load stretches wall times (and starves the USE
 p50 moved 16-300 ms between runs of scale.py here), so an A/B of two builds reads more
 steadily in the process's CPU time: a user's first search after the store opens, later (warm)
 searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items. Of the
-warm searches, `second` is each user's next search after the first (where a small namespace's
-whole index is read with `keyword_resident_after=1`; the default reads it on the first) and
-`later` the ones after it. Then each user
+warm searches, `second` is each user's next search after the first and `later` the ones
+after it. Then each user
 takes three turns of an agent's loop, a new memory written and a search (`after_write`: the
 searches, each the first since a write to its namespace). Last, as many other users, never
 searched before, run the agent's loop from the start: recall, keep the exchange, four times

@@ -3,7 +3,7 @@
 N users with 100 items each (scale.py's synthetic memories and hash embeddings), then 6·N
 searches of users drawn at random (fixed seed), so a user is searched ~6 times, never twice in
 a row on purpose. Each small user's keyword index and rows are held in memory up to the
-caches' caps (`store.keyword_cache_postings`, `store.row_cache_rows`); past them the least
+caches' caps (`tuning.keyword_cache_postings`, `tuning.row_cache_rows`); past them the least
 recently searched users are dropped and read again on their next search. Reports the medians,
 mean and p95 of per-search process CPU time over the last two thirds (the first third fills the
 caches). Interleave builds by running each tree's own copy from its own directory (scale.py puts the

@@ -204,9 +204,8 @@ def test_first_search_loads_a_small_namespace_whole(tmp_path):
 
 def test_small_namespace_search_remembers_terms_and_documents_in_its_lexicon(tmp_path):
     path = tmp_path / "k.db"
-    first = StoreTuning(keyword_resident_after=0)  # held whole from the first search
-    a = HybridStore(path, index=False, tuning=first)
-    b = HybridStore(path, index=False, tuning=first)
+    a = HybridStore(path, index=False)  # held whole from the first search
+    b = HybridStore(path, index=False)
     for i in range(20):
         a.put(("u",), f"k{i}", {"text": f"redis cache note {WORDS[i % len(WORDS)]}"})
     q = QueryTerms(("redis", "alpha", "beta", "cache"), ())

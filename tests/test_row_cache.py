@@ -99,30 +99,29 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
             other.close()
 
 
-@pytest.mark.parametrize("after", [0, 1])
-def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, after):
-    """A small namespace's rows are held whole from its first search: full ones once its
-    keyword index is held whole (`keyword_resident_after`: the first search by default),
-    light ones before."""
+@pytest.mark.parametrize("resident_docs", [1000, 0])
+def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, resident_docs):
+    """A small namespace's rows are held whole from its first search: full ones when its
+    keyword index is held whole (`keyword_resident_docs`), light ones otherwise."""
 
-    cfg = StoreTuning(keyword_resident_after=after)
+    cfg = StoreTuning(keyword_resident_docs=resident_docs)
     store = HybridStore(tmp_path / "m.db", index=False, tuning=cfg)
     for i in range(20):
         store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
     with store._db.read() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
+    full = 20 if resident_docs else 0
     store.search(("u",), query="alpha 3", limit=2)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
-    assert store._rowcache.full == (20 if after == 0 else 0)
-    store.search(("u",), query="alpha 4", limit=2)  # again, ranked from memory whole
-    assert set(store._rowcache.rows) == set(ids)
-    assert all(r.value is not None for r in store._rowcache.rows.values())  # small: full
+    assert store._rowcache.full == full
+    store.search(("u",), query="alpha 4", limit=2)  # again, from memory
+    assert set(store._rowcache.rows) == set(ids) and store._rowcache.full == full
     store.mark_used(("u",), ["k3"])
     with store._db.read() as conn:
         store._rowcache.sync(conn)
         k3 = conn.execute("SELECT id FROM items WHERE key='k3'").fetchone()[0]
     assert k3 not in store._rowcache.rows and len(store._rowcache.rows) == 19
-    assert store._rowcache.full == 19
+    assert store._rowcache.full == max(full - 1, 0)
     store.close()
 
 

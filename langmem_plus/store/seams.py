@@ -500,8 +500,6 @@ PostingRow = tuple[str, int, int, int, int, int]
 """(term, item id, tf, doc length, term id, df) of one term in one document."""
 
 
-# Namespaces searched together beyond this many are not loaded whole into the row cache (the
-# rows of each candidate are read instead), as for the keyword index's postings cache.
 class VectorSearch(Protocol):
     """One query's vector side, started by `SearchBackend.vector_search`."""
 

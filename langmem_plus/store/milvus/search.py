@@ -15,7 +15,6 @@ primary keys for the rest of its batch.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import MatchCondition
 
+from langmem_plus.store.keyword import bm25
 from langmem_plus.store.milvus.filters import filter_expr
 from langmem_plus.store.milvus.keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus.schema import (
@@ -397,7 +397,7 @@ class MilvusSearch:
             if not sc.n_docs or not q:
                 return 0.0
             found = self._client_bm25.idf(conn, expr, sc, q, weights)
-            absent = math.log(sc.n_docs + 0.5) - math.log(0.5)
+            absent = bm25.idf(sc.n_docs, 0)
             mult = weights or {}
             own = sum(found.get(t, absent * float(mult.get(t, 1.0))) for t in q.terms)
             return own + sum(absent * float(mult.get(p, 1.0)) for p in q.prefixes)
@@ -408,12 +408,9 @@ class MilvusSearch:
         terms = list(w)
         hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms else []
 
-        def idf(df: int) -> float:
-            return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-        mass = sum(w[t] * idf(len(h)) for t, h in zip(terms, hits, strict=True))
+        mass = sum(w[t] * bm25.milvus_idf(n, len(h)) for t, h in zip(terms, hits, strict=True))
         extra = weights or {}
-        return mass + sum(float(extra.get(p, 1.0)) * idf(0) for p in q.prefixes)
+        return mass + sum(float(extra.get(p, 1.0)) * bm25.milvus_idf(n, 0) for p in q.prefixes)
 
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
         return self._docs_in(conn, self._scope(conn, ns_ids))

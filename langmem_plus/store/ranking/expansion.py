@@ -14,10 +14,10 @@ search: it is then the only way a related item without the query's words is foun
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from langmem_plus.store.keyword.bm25 import idf
 from langmem_plus.store.seams import PostingRow, SearchBackend
 from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
@@ -72,16 +72,12 @@ def expansion_terms(
     skip = set(query.terms)
     hi_df = n_docs if max_df is None else min(n_docs, max_df + 1)
     cand = []
-    idf_of: dict[int, float] = {}  # df -> IDF (many terms share a df)
     for term, df in df_of.items():
         if df < 2 or df >= hi_df or term in skip:
             continue
-        idf = idf_of.get(df)
-        if idf is None:
-            idf = idf_of[df] = math.log((n_docs - df + 0.5) / (df + 0.5))
-        if idf <= 0:
-            continue
-        cand.append((rel[term] * idf, term))
+        weight_idf = idf(n_docs, df)
+        if weight_idf > 0:
+            cand.append((rel[term] * weight_idf, term))
     if not cand:
         return {}
     chosen = sorted(cand, reverse=True)[:n_terms]  # heapq.nlargest's answer, in one C call

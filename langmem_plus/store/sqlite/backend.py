@@ -121,18 +121,15 @@ class SqliteBackend:
     def light_rows(
         self, conn: Any, ns_ids: Sequence[int], ids: Iterable[int]
     ) -> dict[int, CandidateRow]:
-        """Light rows through the row cache (store/sqlite/rowcache.py); namespaces small enough for the
-        keyword index to hold whole (`KeywordIndex.loads_whole`) are loaded whole on first use,
-        like their postings (with their values, for `rows`, once this query's keyword passes
-        are ranked from its whole index: `KeywordIndex.serves_resident`)."""
+        """Light rows through the row cache (store/sqlite/rowcache.py); a namespace whose
+        keyword index is held whole (`KeywordIndex.serves_resident`) has its full rows loaded
+        whole on first use, for `rows` to read the winners from memory too."""
         cache = self.rowcache
         if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
         if self.keyword.serves_resident(ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_full_rows, full=True)
-        elif self.keyword.loads_whole(conn, ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_rows)
+            cache.warm(conn, ns_ids, sql.namespace_full_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))
 
     def scan(
