@@ -97,7 +97,7 @@ def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
         (h.key, h.score, h.components) for h in theirs
     ]
     assert len(mine) == 3
-    assert {"keyword_search", "vector_search", "light_rows", "rows", "term_docs"} <= rec.called
+    assert {"keyword_search", "vector_search", "light_rows", "rows", "keyword_scope"} <= rec.called
     store.close()
 
 

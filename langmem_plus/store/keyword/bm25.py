@@ -10,21 +10,27 @@ per-term query weight (query term frequency, expansion terms).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
 
+from langmem_plus.text.tokenize import QueryTerms
+
 __all__ = [
     "MIN_IDF",
+    "KeywordScope",
     "Okapi",
+    "held_terms",
     "idf",
     "idf_floor",
     "mean_idf",
     "milvus_idf",
+    "query_mass",
     "saturation",
     "sum_by_id",
+    "term_counts",
     "top_ids",
     "top_k",
 ]
@@ -111,3 +117,69 @@ def sum_by_id(ids: Sequence[np.ndarray], vals: Sequence[np.ndarray]) -> dict[int
     uniq, inv = np.unique(all_ids, return_inverse=True)
     sums = np.bincount(inv, weights=all_vals)
     return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScope:
+    """What a backend reports of a query's scope (the namespaces it searches), the facts the
+    keyword statistics are computed from here: its documents, and how many of them hold each
+    term it found (the query's terms; a prefix's expansions where the backend expands them).
+    `floor`: the IDF a term in half or more of the documents gets (`idf_floor`); `milvus`:
+    the backend scores this scope with Milvus's own BM25 (`milvus_idf`), not with `idf`."""
+
+    n_docs: int
+    df: Mapping[str, int] = field(default_factory=dict)
+    floor: float = MIN_IDF
+    milvus: bool = False
+
+
+def _weighted(scope: KeywordScope, term: str, df: int, w: Mapping[str, float]) -> float:
+    v = idf(scope.n_docs, df)
+    return (v if v > 0 else scope.floor) * w.get(term, 1.0)
+
+
+def query_mass(
+    scope: KeywordScope, q: QueryTerms, weights: Mapping[str, float] | None = None
+) -> float:
+    """The query's weighted IDF mass: the BM25 a document of average length holding every
+    query term once would get. A document's BM25 over it is the share of the query it matches,
+    on one scale for every query and scope (the keyword evidence of the absolute relevance).
+    Terms no document holds count with the IDF of df = 0; a prefix counts once, with its best
+    expansion's IDF. On Milvus's own scale every term counts with `milvus_idf`."""
+    if scope.n_docs == 0 or not q:
+        return 0.0
+    w = weights or {}
+    if scope.milvus:
+        terms = dict.fromkeys(q.terms)
+        if not (terms or q.prefixes):
+            return 0.0
+        mass = sum(
+            float(w.get(t, 1.0)) * milvus_idf(scope.n_docs, scope.df.get(t, 0)) for t in terms
+        )
+        return mass + sum(float(w.get(p, 1.0)) * milvus_idf(scope.n_docs, 0) for p in q.prefixes)
+    df = scope.df
+    absent = idf(scope.n_docs, 0)
+    total = sum(
+        _weighted(scope, t, df[t], w) if df.get(t, 0) > 0 else absent * w.get(t, 1.0)
+        for t in q.terms
+    )
+    for prefix in q.prefixes:
+        found = [
+            _weighted(scope, t, n, w)
+            for t, n in df.items()
+            if n > 0 and t.startswith(prefix) and t not in q.terms
+        ]
+        total += max(found) if found else absent * w.get(prefix, 1.0)
+    return float(total)
+
+
+def held_terms(scope: KeywordScope, q: QueryTerms) -> frozenset[str]:
+    """The query's terms at least one document of the scope holds (the relevance judgement's
+    names the scope has seen)."""
+    return frozenset(t for t in q.terms if scope.df.get(t, 0) > 0)
+
+
+def term_counts(scope: KeywordScope, q: QueryTerms) -> dict[str, int]:
+    """Documents of the scope holding each of the query's exact terms (terms none holds left
+    out)."""
+    return {t: scope.df[t] for t in q.terms if scope.df.get(t, 0) > 0}

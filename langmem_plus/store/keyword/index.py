@@ -22,7 +22,15 @@ import numpy as np
 
 from langmem_plus.store.db.database import in_chunks
 from langmem_plus.store.keyword import memory, scan, writes
-from langmem_plus.store.keyword.bm25 import Okapi, idf, idf_floor, mean_idf, top_ids
+from langmem_plus.store.keyword.bm25 import (
+    MIN_IDF,
+    KeywordScope,
+    Okapi,
+    idf,
+    idf_floor,
+    mean_idf,
+    top_ids,
+)
 from langmem_plus.store.keyword.cache import PostingsCache
 from langmem_plus.store.keyword.docterms import doc_term_rows
 from langmem_plus.store.keyword.memory import PreparedQuery
@@ -305,6 +313,8 @@ class KeywordIndex:
             eps = self.okapi.epsilon
             floor = idf_floor(eps, self._mean_idf(conn, ns_ids, st.n_docs) if eps > 0 else 0.0)
             weighed = {t: (v if v > 0 else floor) for t, v in weighed.items()}
+        else:
+            floor = MIN_IDF
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
             weighed = {t: v * weights.get(t, 1.0) for t, v in weighed.items()}
         order = sorted(found, key=lambda t: found[t][1])
@@ -315,42 +325,25 @@ class KeywordIndex:
         ):
             for ns_id in ns_ids:
                 cache.warm(conn, ns_id)
-        return PreparedQuery(st.avgdl, found, tid_ns, weighed, order, cached, resident)
+        return PreparedQuery(st.avgdl, found, tid_ns, weighed, order, cached, resident, floor)
 
-    def query_mass(
+    def scope(
         self,
         conn: sqlite3.Connection,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        """The query's weighted IDF mass: the BM25 a document of average length holding every
-        query term once would get. A document's BM25 over it is the share of the query it
-        matches, on one scale for every query and corpus size (the keyword evidence of the
-        absolute relevance). Terms no document holds count with the IDF of df = 0; a prefix
-        counts once, with its best expansion's IDF."""
-        if not ns_ids or not q:
-            return 0.0
+    ) -> KeywordScope:
+        """The query's scope as the keyword statistics read it (`bm25.KeywordScope`): the
+        namespaces' documents, the df of every term found (the query's terms and its prefixes'
+        expansions) and the IDF floor (its prepared statistics, once per query scope)."""
+        if not ns_ids:
+            return KeywordScope(0)
         n_docs = self.stats(conn, ns_ids).n_docs
-        if n_docs == 0:
-            return 0.0
-        p = self._prepare(conn, ns_ids, q, weights)
-        weighed = p.idf if p is not None else {}
-        w = weights or {}
-        absent = idf(n_docs, 0)
-        mass = sum(weighed.get(t, absent * w.get(t, 1.0)) for t in q.terms)
-        for prefix in q.prefixes:
-            found = [v for t, v in weighed.items() if t.startswith(prefix) and t not in q.terms]
-            mass += max(found) if found else absent * w.get(prefix, 1.0)
-        return float(mass)
-
-    def term_docs(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms, weights: Any = None
-    ) -> dict[str, int]:
-        """Documents of the namespaces holding each of the query's exact terms (its prepared
-        statistics, once per query scope)."""
-        p = self._prepare(conn, ns_ids, q, weights)
-        return {} if p is None else {t: p.found[t][1] for t in q.terms if t in p.found}
+        p = self._prepare(conn, ns_ids, q, weights) if n_docs and q else None
+        if p is None:
+            return KeywordScope(n_docs)
+        return KeywordScope(n_docs, {t: df for t, (_ids, df) in p.found.items()}, p.floor)
 
     def search(
         self,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from langmem_plus.store.keyword import scan
-from langmem_plus.store.keyword.bm25 import Okapi, top_k
+from langmem_plus.store.keyword.bm25 import MIN_IDF, Okapi, top_k
 from langmem_plus.store.keyword.cache import PostingsCache
 from langmem_plus.store.keyword.resident import Resident
 
@@ -34,8 +34,8 @@ __all__ = [
 class PreparedQuery:
     """One query's terms over its namespaces, ready to score: mean document length, term ->
     (term ids, summed df), term id -> namespace, weighted IDF, terms rarest first, and whether
-    the in-memory cache serves it; the `Resident` index of a small one-namespace search, and
-    (`dense`) the query's BM25 over its documents once summed."""
+    the in-memory cache serves it; the `Resident` index of a small one-namespace search, the
+    IDF floor applied, and (`dense`) the query's BM25 over its documents once summed."""
 
     avgdl: float
     found: dict[str, tuple[list[int], int]]
@@ -44,6 +44,7 @@ class PreparedQuery:
     order: list[str]
     cached: bool
     resident: Resident | None = None
+    floor: float = MIN_IDF
     dense: list[dict[int, float] | None] = field(default_factory=list)
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_plus.store.keyword.bm25 import KeywordScope, term_counts
 from langmem_plus.store.ranking.scoring import CosineSide, cosine_side, vector_evidence
 from langmem_plus.store.seams import SearchBackend, VectorSearch
 from langmem_plus.text.tokenize import QueryTerms, term_surfaces
@@ -176,21 +177,21 @@ def vector_search(
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
-    weights: Mapping[str, float] | None,
+    scope: Callable[[], KeywordScope],
     rq: Any,
     k: int,
     ratio: float,
     vectors: TermVectors | None,
 ) -> VectorSearch:
     """The ranker's vector search for `rq` (a `RankQuery` with a vector): with the query's
-    common words projected out when it has any (module docstring), else as it is. `weights` are
-    the query's keyword weights, so the statistics read here are the ones the keyword side uses."""
+    common words projected out when it has any (module docstring), else as it is. `scope`
+    gives the query's keyword scope (read once per query), so the statistics read here are the
+    ones the keyword side uses."""
     qvec = rq.qvec
     if vectors is not None and ratio > 0 and q.terms:
         n_docs = backend.keyword_docs(conn, ns_ids)
         if n_docs >= MIN_DOCS:
-            df = backend.term_docs(conn, ns_ids, q, weights)
-            words = common_words(rq.query, q, df, n_docs, ratio)
+            words = common_words(rq.query, q, term_counts(scope(), q), n_docs, ratio)
             if words:
                 proj = project_out(qvec, (), vectors.basis(words))
                 return ProjectedSearch(backend.vector_search(conn, ns_ids, proj, k), qvec)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.store.keyword.bm25 import KeywordScope, held_terms, query_mass
 from langmem_plus.store.ranking import judgement as jd
 from langmem_plus.store.ranking.common_terms import TermVectors, ordering_side, vector_search
 from langmem_plus.store.ranking.expansion import feedback, feedback_terms, fused_feedback
@@ -113,6 +114,7 @@ class _Search:
     topic: set[str]
     symbols: set[str]
     transcript: bool = False  # the query is a conversation written as a transcript
+    scope: KeywordScope | None = None  # the query's own terms' scope, read once (`_scope`)
     bm25: dict[int, float] = field(default_factory=dict)
     # BM25 over the query's own terms when feedback added terms to `bm25` (None: `bm25` is
     # it): feedback terms rank the candidates but are no evidence that one answers the query
@@ -226,7 +228,17 @@ class Ranker:
                 tun.vector_common_term_ratio,
             )
             # the query's common words projected out (store/ranking/common_terms.py)
-            s.vec = vector_search(be, conn, rq.ns_ids, s.q, s.qw, rq, k, ratio, self.term_vectors)
+            s.vec = vector_search(
+                be,
+                conn,
+                rq.ns_ids,
+                s.q,
+                lambda: self._scope(conn, s),
+                rq,
+                k,
+                ratio,
+                self.term_vectors,
+            )
         failed: list[BaseException] = []
 
         def vector_hits() -> KeysView[int]:
@@ -238,10 +250,10 @@ class Ranker:
             return s.sims.keys()
 
         try:
-            s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
+            s.mass = query_mass(self._scope(conn, s), s.q, s.qw)
             if self.judgement is not None and rq.qvec is not None:
                 s.facts = jd.query_facts(
-                    rq.query, s.q, lambda: be.keyword_held(conn, rq.ns_ids, s.q, s.qw)
+                    rq.query, s.q, lambda: held_terms(self._scope(conn, s), s.q)
                 )
             if tun.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
@@ -266,6 +278,12 @@ class Ranker:
                 self.backend, conn, rq.ns_ids, rq.query, pool, self.keyword_text
             )
             s.bm25 = {**s.bm25, **like}
+
+    def _scope(self, conn: Any, s: _Search) -> KeywordScope:
+        """The query's keyword scope (`SearchBackend.keyword_scope`), read once per query."""
+        if s.scope is None:
+            s.scope = self.backend.keyword_scope(conn, s.rq.ns_ids, s.q, s.qw)
+        return s.scope
 
     def _keyword_with_feedback(
         self, conn: Any, s: _Search, pool: int, vector_hits: Callable[[], KeysView[int]]

@@ -30,6 +30,7 @@ import numpy as np
 from langgraph.store.base import MatchCondition
 
 from langmem_plus.store.db.database import in_chunks
+from langmem_plus.store.keyword.bm25 import KeywordScope
 from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.store.seams import CandidateRow, PostingRow, RowFilter, VectorSearch
 from langmem_plus.store.sqlite import rows as sql
@@ -189,36 +190,17 @@ class SqliteBackend:
     def keyword_docs(self, conn: Any, ns_ids: Sequence[int]) -> int:
         return self.keyword.stats(conn, ns_ids).n_docs
 
-    def keyword_mass(
+    def keyword_scope(
         self,
         conn: Any,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        return self.keyword.query_mass(conn, ns_ids, q, weights)
-
-    def keyword_held(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> frozenset[str]:
-        held = self.keyword.term_docs(conn, ns_ids, q, weights)
-        return frozenset(t for t, n in held.items() if n > 0)
+    ) -> KeywordScope:
+        return self.keyword.scope(conn, ns_ids, q, weights)
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)
-
-    def term_docs(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> dict[str, int]:
-        return self.keyword.term_docs(conn, ns_ids, q, weights)
 
     # ---------------------------------------------------------------- vector
     @property
