@@ -38,6 +38,7 @@ import calibration_fit as cf
 import calibration_sets as cs
 import plots
 import retrieval_quality as rq
+from _overrides import Overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "docs" / "results"
@@ -96,7 +97,7 @@ def collect(
     and the written unrelated questions, against the unit's store."""
     out: list[cf.Turn] = []
     for i, unit in enumerate(units):
-        system = rq.HybridSystem(config)
+        system = rq.HybridSystem(Overrides(config))
         system.build(unit, emb)
         other = units[(i + 1) % len(units)] if len(units) > 1 else None
         common = {"set": name, "lang": lang, "labelled": labelled}

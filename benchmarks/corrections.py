@@ -39,12 +39,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _overrides import parse_overrides
+from _overrides import Overrides, open_memory, parse_overrides
 from _results import command_line, machine, publish
 from evaldata import CorrectionCase, load_corrections
 from langchain_core.messages import HumanMessage
 
-from langmem_plus import Memory, MemoryConfig
+from langmem_plus import Memory
 from langmem_plus.agent.engine import MemoryEngine
 from langmem_plus.embeddings import default_embeddings
 
@@ -114,14 +114,14 @@ def replay(case: CorrectionCase, infer: bool, memory: Memory, user: str) -> list
 
 
 def run(
-    cases: Sequence[CorrectionCase], embeddings: Any, config: MemoryConfig | None = None
+    cases: Sequence[CorrectionCase], embeddings: Any, over: Overrides = Overrides()
 ) -> dict[str, Any]:
     """Replay every scenario through both systems (interleaved) and judge every question."""
     rows: dict[str, list[dict[str, Any]]] = {"pipeline": [], "reference": []}
     ingest: dict[str, list[float]] = {"pipeline": [], "reference": []}
     with tempfile.TemporaryDirectory() as tmp:
         mems = {
-            name: Memory(Path(tmp) / f"{name}.db", embeddings=embeddings, config=config)
+            name: open_memory(Path(tmp) / f"{name}.db", embeddings, over)
             for name in ("pipeline", "reference")
         }
         for case in cases:

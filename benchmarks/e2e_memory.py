@@ -337,13 +337,12 @@ def _bytes_on_disk(path: Path) -> int:
 
 
 def _bytes_excl_vectors(path: Path) -> int:
-    """Bytes of the database's tables and indexes other than the vector ones (SQLite dbstat;
-    the common words' vectors, store/sqlite/wordshelf.py, are vectors too)."""
+    """Bytes of the database's tables and indexes other than the vector ones (SQLite dbstat)."""
     con = sqlite3.connect(path)
     try:
         row = con.execute(
             "SELECT SUM(pgsize) FROM dbstat "
-            "WHERE name NOT IN ('vectors', 'vectors_item', 'vec_log', 'word_vectors')"
+            "WHERE name NOT IN ('vectors', 'vectors_item', 'vec_log')"
         ).fetchone()
     finally:
         con.close()

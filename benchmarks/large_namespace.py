@@ -331,6 +331,7 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
 
     from langmem_plus.config import MemoryConfig
     from langmem_plus.store.hybrid import HybridStore
+    from langmem_plus.store.tuning import StoreTuning
     from langmem_plus.text.transcript import text_to_embed
 
     real, real_q = real_sets(Path(args.data))
@@ -352,8 +353,8 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
         index = {"embed": emb, "dims": DIMS}
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             t0 = time.perf_counter()
-            exact = MemoryConfig(store={"ann_threshold": 10**9})
-            base = HybridStore(Path(tmp) / "base.db", index=index, config=exact)
+            exact = StoreTuning(ann_threshold=10**9)
+            base = HybridStore(Path(tmp) / "base.db", index=index, tuning=exact)
             for i in range(0, n, 2000):
                 base.batch([_put(ns, j, docs[j]) for j in range(i, min(n, i + 2000))])
             base.close()
@@ -364,7 +365,7 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
                 path = Path(tmp) / f"{name}.db"
                 shutil.copy(Path(tmp) / "base.db", path)
                 t0 = time.perf_counter()
-                stores[name] = HybridStore(path, index=index, config=MemoryConfig(store=over))
+                stores[name] = HybridStore(path, index=index, tuning=StoreTuning(**over))
                 opened[name] = time.perf_counter() - t0
             conn = fts5(Path(tmp) / "fts.db", docs[:n])
             for q in qlist[:20]:  # warm every side

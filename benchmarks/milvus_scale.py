@@ -33,11 +33,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _overrides import Overrides, store_fields
 from _results import write_json, write_text
 from langgraph.store.base import PutOp
 from scale import Corpus, HashEmbeddings, parse_size
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 
 _BATCH = 500
 SERVER: list[str | None] = [None]  # --milvus URI: a Milvus server instead of Milvus Lite
@@ -107,10 +108,8 @@ def run_case(
     for name, tuning in VARIANTS.items():
         suffix = "" if name == "milvus" else "_" + name.replace("-", "_")
         paths[name] = workdir / f"{tag}{suffix}.milvus.db"
-        cfg = MemoryConfig.model_validate(
-            {"store": {"milvus_collection": f"bench_{tag}{suffix}", **tuning}}
-        )
-        stores[name] = _open(SERVER[0] or paths[name], index, cfg)
+        over = store_fields({"milvus_collection": f"bench_{tag}{suffix}", **tuning})
+        stores[name] = _open(SERVER[0] or paths[name], index, over)
     out: dict[str, Any] = {"items": len(docs), "queries": len(queries)}
     for name, store in stores.items():
         out[name] = {"load_s": _load(store, docs)}
@@ -144,13 +143,13 @@ def run_case(
     return out
 
 
-def _open(where: Any, index: Any, cfg: MemoryConfig) -> HybridStore:
+def _open(where: Any, index: Any, over: Overrides) -> HybridStore:
     """A benchmark store; on a server, collections left by an earlier run are dropped first
     (their statistics rows would count twice)."""
-    store = HybridStore(where, index=index, config=cfg)
+    store = HybridStore(where, index=index, **over.store_kwargs())
     if SERVER[0]:
         _drop(store)
-        store = HybridStore(where, index=index, config=cfg)
+        store = HybridStore(where, index=index, **over.store_kwargs())
     return store
 
 
@@ -182,9 +181,9 @@ def count_requests(workdir: Path, emb: HashEmbeddings, n: int = 300) -> dict[str
     """Milvus requests per search, put and get (what a cluster's latency multiplies), on a
     Milvus Lite store of `n` items in sessions of 20 (so session neighbours are read)."""
     corpus = Corpus()
-    cfg = MemoryConfig.model_validate({"store": {"milvus_collection": "bench_requests"}})
+    over = store_fields({"milvus_collection": "bench_requests"})
     index = {"dims": emb.dims, "embed": emb, "fields": ["text"]}
-    store = _open(SERVER[0] or workdir / "requests.milvus.db", index, cfg)
+    store = _open(SERVER[0] or workdir / "requests.milvus.db", index, over)
     docs = [corpus.sentence() for _ in range(n)]
     store.batch(
         [

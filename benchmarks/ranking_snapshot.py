@@ -19,11 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _overrides import parse_overrides
+from _overrides import Overrides, parse_overrides
 from langgraph.store.base import PutOp
 from retrieval_quality import CachedEmbeddings, Unit, load_locomo, load_madial
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.store.hybrid import HybridStore
 
 K = 10
@@ -51,10 +50,11 @@ def _hits(store: HybridStore, ns: tuple[str, ...], **kw: Any) -> list[dict[str, 
 
 
 def snapshot_unit(
-    unit: Unit, emb: CachedEmbeddings, max_q: int | None, config: MemoryConfig | None = None
+    unit: Unit, emb: CachedEmbeddings, max_q: int | None, over: Overrides = Overrides()
 ) -> dict[str, Any]:
     """The unit's rankings: each query plain, and a sample under every search option."""
-    store = HybridStore(index={"dims": 512, "embed": emb, "fields": ["text"]}, config=config)
+    index = {"dims": 512, "embed": emb, "fields": ["text"]}
+    store = HybridStore(index=index, **over.store_kwargs())  # type: ignore[arg-type]
     ns = ("bench", unit.name)
     store.batch(
         [PutOp(ns, key, {"text": text, **unit.meta.get(key, {})}) for key, text in unit.docs]
@@ -73,11 +73,12 @@ def snapshot_unit(
     return out
 
 
-def build(data: Path, max_q: int | None, config: MemoryConfig | None = None) -> dict[str, Any]:
-    """The snapshot over LoCoMo dev and MADial zh/en (`config`: the store's, default shipped)."""
+def build(data: Path, max_q: int | None, over: Overrides = Overrides()) -> dict[str, Any]:
+    """The snapshot over LoCoMo dev and MADial zh/en (`over`: the store's config and tuning,
+    default shipped)."""
     emb = CachedEmbeddings()
     units = load_locomo(data) + load_madial(data, "zh") + load_madial(data, "en")
-    return {u.name: snapshot_unit(u, emb, max_q, config) for u in units}
+    return {u.name: snapshot_unit(u, emb, max_q, over) for u in units}
 
 
 def diff(old: dict[str, Any], new: dict[str, Any], tol: float) -> list[str]:
@@ -125,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--set-config",
         nargs="*",
         default=[],
-        metavar="FIELD=JSON",
-        help="store settings (e.g. a new ranking step switched off: it must give the old snapshot)",
+        metavar="SECTION.FIELD=JSON",
+        help="settings or tuning.FIELD constants (e.g. a new ranking step switched off: it "
+        "must give the old snapshot)",
     )
     args = ap.parse_args(argv)
     global DIGITS

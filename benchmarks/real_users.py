@@ -43,11 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retrieval_quality as rq
 import scale
+from _overrides import Overrides, store_fields
 from _results import command_line, machine, publish
 from stage_costs import VARIANTS, MemoEmbeddings
 
 import langmem_plus
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.store.ranking.ranker import Ranker, RankQuery
 from langmem_plus.store.seams import search_hit
 from langmem_plus.text.tokenize import tokenize
@@ -133,10 +134,10 @@ def searches(
     emb: Any,
     users: Sequence[User],
     clock: Callable[[], float],
-    config: MemoryConfig | None = None,
+    over: Overrides = Overrides(),
 ) -> Any:
     """Warm searches of every user (its first query the warm-up) with these embeddings."""
-    store = HybridStore(db, index={"embed": emb, "fields": ["text"]}, config=config)
+    store = HybridStore(db, index={"embed": emb, "fields": ["text"]}, **over.store_kwargs())
     for u in users:
         store.search(u.ns, query=u.queries[0], limit=10)
     got = timed(clock, users, lambda u, q: store.search(u.ns, query=q, limit=10))
@@ -266,8 +267,8 @@ def stage_rounds(
     for r in range(rounds):
         names = list(VARIANTS)[:: -1 if r % 2 else 1]
         for name in names:
-            cfg = MemoryConfig(store=VARIANTS[name])
-            got = searches(db, QueryEmbeddings(memo, False), users, time.thread_time, cfg)
+            over = store_fields(VARIANTS[name])
+            got = searches(db, QueryEmbeddings(memo, False), users, time.thread_time, over)
             got["all"] = [v for vs in got.values() for v in vs]
             per[name].append({s: float(np.median(v)) for s, v in got.items()})
         for name, floor in FLOORS.items():  # the ranker swapped for a floor, then restored

@@ -49,6 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK = "http://localhost"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _quiet() -> None:
@@ -217,14 +219,16 @@ def integrity(path: Path) -> str:
         conn.close()
 
 
-def open_memory(path: Path | None, emb: Embeddings | None, **cfg: Any) -> Any:
-    """A `Memory` on `path` with `emb` (None: no vectors) and MemoryConfig fields `cfg`."""
-    from langmem_plus.config import MemoryConfig
-    from langmem_plus.memory import Memory
+def open_memory(path: Path | None, emb: Embeddings | None, snapshot: bool = False) -> Any:
+    """A `Memory` on `path` with `emb` (None: no vectors); `snapshot`: its store writes the
+    FAISS snapshot on close however small it is."""
+    from _overrides import Overrides
+    from _overrides import open_memory as open_with
 
-    return Memory(
-        path, embeddings=False if emb is None else emb, config=MemoryConfig(**cfg) if cfg else None
-    )
+    from langmem_plus.store.tuning import StoreTuning
+
+    tuning = StoreTuning(snapshot_min_vectors=0) if snapshot else None
+    return open_with(path, False if emb is None else emb, Overrides(tuning=tuning))
 
 
 def _all_records(mem: Any, user: str) -> dict[str, str]:
@@ -465,7 +469,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
     log = JsonLog(log_path)
     rng = random.Random(seed * 31 + rid)
     emb = make_embeddings(emb_kind)
-    mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
+    mem = open_memory(db, emb, snapshot=True)
     live = {(u, k) for u in (*CRASH_USERS, CONS_USER) for k in _all_records(mem, u)}
     log.write(t="ready")
     mix = np.cumsum(_MIX[focus])
@@ -511,7 +515,7 @@ def child_crash(db: Path, rid: int, seed: int, focus: str, log_path: Path, emb_k
         else:  # close (writes the FAISS snapshot: store.snapshot_min_vectors=0) and reopen
             log.write(t="int", op="reopen", seq=seq)
             mem.close()
-            mem = open_memory(db, emb, store={"snapshot_min_vectors": 0})
+            mem = open_memory(db, emb, snapshot=True)
             log.write(t="ack", op="reopen", seq=seq)
 
 
@@ -621,7 +625,7 @@ def compare_to_rebuild(
     users: Sequence[str],
     work: Path,
     samples: list[str] | None = None,
-    **cfg: Any,
+    snapshot: bool = False,
 ) -> tuple[dict[str, int], dict[tuple[str, str], str]]:
     """Open `path` as a user would, and a backup of it rebuilt by `reindex()`; count where the
     keyword index, the vectors and the search results of the two differ. Also returns what
@@ -633,8 +637,8 @@ def compare_to_rebuild(
     src.backup(dst)
     src.close()
     dst.close()
-    a = open_memory(path, emb, **cfg)
-    b = open_memory(rebuilt, emb, **cfg)
+    a = open_memory(path, emb, snapshot)
+    b = open_memory(rebuilt, emb, snapshot)
     out = {"keyword_rows": 0, "vector_rows": 0, "faiss": 0, "search": 0, "orphans": 0}
     observed: dict[tuple[str, str], str] = {}
     try:
@@ -857,11 +861,11 @@ def run_crash(
                 failures.append(f"{where}: integrity: {ok}")
             why: list[str] = []
             diff, observed = compare_to_rebuild(
-                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, store={"snapshot_min_vectors": 0}
+                vdb, emb, (*CRASH_USERS, CONS_USER), vdir, why, snapshot=True
             )
             failures += [f"{where}: {w}" for w in why]
             res = check_acked(model, observed, inflight)
-            with open_memory(vdb, emb, store={"snapshot_min_vectors": 0}) as mem:
+            with open_memory(vdb, emb, snapshot=True) as mem:
                 half = half_merged(mem, CONS_USER)
             if half:
                 totals["partial_consolidation"] += len(half)
@@ -878,7 +882,7 @@ def run_crash(
             shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(vdir, ignore_errors=True)
     # A killed snapshot write leaves its temp file; the next open must clean it up.
-    with contextlib.suppress(Exception), open_memory(db, emb, store={"snapshot_min_vectors": 0}):
+    with contextlib.suppress(Exception), open_memory(db, emb, snapshot=True):
         pass
     leftover = sorted(p.name for p in work.glob("crash.db*.tmp"))
     failures += [f"snapshot temp file left after reopening: {n}" for n in leftover]
@@ -2172,13 +2176,13 @@ def run_injection(injections: dict[str, str] | None = None) -> dict[str, Any]:
 # ============================================================================ 7. files
 def _snapshot_store(path: Path, emb: Embeddings) -> list[str]:
     """A small store with a snapshot on disk (snapshot_min_vectors=0); its ranking of one query."""
-    from langmem_plus.config import MemoryConfig
     from langmem_plus.store.hybrid import HybridStore
+    from langmem_plus.store.tuning import StoreTuning
 
     index = {"dims": HashEmbeddings.dims, "embed": emb, "fields": ["text"]}
-    config = MemoryConfig(store={"snapshot_min_vectors": 0})
+    tuning = StoreTuning(snapshot_min_vectors=0)
     rng = random.Random(5)
-    with HybridStore(path, index=index, config=config) as store:
+    with HybridStore(path, index=index, tuning=tuning) as store:
         for i in range(40):
             store.put(("ns",), f"k{i}", {"text": f"{_words(rng, 5)} {token(31, i)}"})
         return [h.key for h in store.search(("ns",), query="lake hiking", limit=10)]
@@ -2188,15 +2192,15 @@ def _open_snapshot_store(path: Path, emb: Embeddings, timeout_s: float) -> dict[
     """Open the store (in a thread, so a hang is seen), search, report peak memory and time."""
     import tracemalloc
 
-    from langmem_plus.config import MemoryConfig
     from langmem_plus.store.hybrid import HybridStore
+    from langmem_plus.store.tuning import StoreTuning
 
     index = {"dims": HashEmbeddings.dims, "embed": emb, "fields": ["text"]}
-    config = MemoryConfig(store={"snapshot_min_vectors": 0})
+    tuning = StoreTuning(snapshot_min_vectors=0)
     got: list[Any] = []
 
     def go() -> None:
-        with HybridStore(path, index=index, config=config) as store:
+        with HybridStore(path, index=index, tuning=tuning) as store:
             got.append([h.key for h in store.search(("ns",), query="lake hiking", limit=10)])
 
     tracemalloc.start()

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import faiss  # noqa: E402
 import plots  # noqa: E402
-from _overrides import parse_overrides  # noqa: E402
+from _overrides import Overrides, parse_overrides  # noqa: E402
 from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
@@ -44,6 +44,7 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.embeddings import USE_MODEL_NAME, USEEmbeddings, default_embeddings  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
+from langmem_plus.store.tuning import StoreTuning  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
 from langmem_plus.text.transcript import text_to_embed  # noqa: E402
 
@@ -244,12 +245,13 @@ class System:
 
 
 class HybridSystem(System):
-    """langmem_plus HybridStore with the given (default: shipped) MemoryConfig."""
+    """langmem_plus HybridStore with the given (default: shipped) config and tuning."""
 
     name = "hybrid"
 
-    def __init__(self, config: MemoryConfig | None = None) -> None:
-        self.config = config or MemoryConfig()
+    def __init__(self, over: Overrides = Overrides()) -> None:
+        self.config = over.config or MemoryConfig()
+        self.tuning = over.tuning
 
     def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
         if PER_UNIT[0]:  # a collection of its own: BM25 statistics of this unit alone
@@ -262,6 +264,7 @@ class HybridSystem(System):
             BACKEND_PATH[0],
             index={"dims": 512, "embed": emb, "fields": ["text"]},
             config=self.config,
+            tuning=self.tuning,
         )
         self.ns = ("bench", unit.name)
         self.store.batch(
@@ -283,16 +286,16 @@ class BM25System(System):
 
     name = "bm25"
 
-    def __init__(self, config: MemoryConfig | None = None) -> None:
-        self.config = config or MemoryConfig()
+    def __init__(self, over: Overrides = Overrides()) -> None:
+        self.tuning = over.tuning or StoreTuning()
 
     def build(self, unit: Unit, emb: CachedEmbeddings) -> None:
         self.keys = [k for k, _ in unit.docs]
         self.bm25 = BM25Okapi(
             [tokenize(t) or ["\x00"] for _, t in unit.docs],
-            k1=self.config.store.bm25_k1,
-            b=self.config.store.bm25_b,
-            epsilon=self.config.store.bm25_epsilon,
+            k1=self.tuning.bm25_k1,
+            b=self.tuning.bm25_b,
+            epsilon=self.tuning.bm25_epsilon,
         )
 
     def scores(self, query: str) -> np.ndarray:
@@ -355,8 +358,8 @@ class RRFSystem(System):
 
     name = "rrf"
 
-    def __init__(self, config: MemoryConfig | None = None, depth: int = 100, c: int = 60) -> None:
-        self.config = config
+    def __init__(self, over: Overrides = Overrides(), depth: int = 100, c: int = 60) -> None:
+        self.config = over
         self.depth = depth
         self.c = c
 
@@ -379,7 +382,7 @@ class RRFSystem(System):
         return [self.keys[i] for i in top]
 
 
-def make_system(name: str, config: MemoryConfig | None) -> System:
+def make_system(name: str, config: Overrides) -> System:
     """A fresh system by name."""
     factories: dict[str, Callable[[], System]] = {
         "hybrid": lambda: HybridSystem(config),
@@ -429,7 +432,7 @@ def summarise(rows: list[dict[str, Any]], lat_ms: list[float]) -> dict[str, Any]
 
 
 def evaluate(
-    units: list[Unit], systems: Sequence[str], emb: CachedEmbeddings, config: MemoryConfig | None
+    units: list[Unit], systems: Sequence[str], emb: CachedEmbeddings, config: Overrides
 ) -> dict[str, Any]:
     """Run every system over every unit; returns per-system summaries."""
     out: dict[str, Any] = {}
@@ -518,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="all",
         help="MADial dialogues by index in the file: even (tuning) or odd (held out)",
     )
-    ap.add_argument("--set-config", nargs="*", default=[], metavar="FIELD=JSON")
+    ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")
     ap.add_argument(
         "--session-key",
         default="session",
@@ -566,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        "config": (config or MemoryConfig()).model_dump(),
+        "config": (config.config or MemoryConfig()).model_dump(),
+        "tuning": (config.tuning or StoreTuning()).model_dump(),
         "smoke": args.smoke,
         "backend": args.backend,
         "session_key": args.session_key,

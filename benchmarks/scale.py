@@ -43,12 +43,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _overrides import Overrides, parse_overrides  # noqa: E402
 from _results import write_json, write_text  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
 
 from langmem_plus.config import MemoryConfig  # noqa: E402
 from langmem_plus.store.hybrid import HybridStore  # noqa: E402
+from langmem_plus.store.tuning import StoreTuning  # noqa: E402
 from langmem_plus.store.vector.index import decode_vecs  # noqa: E402
 from langmem_plus.text.tokenize import tokenize  # noqa: E402
 
@@ -265,7 +267,7 @@ def disk_breakdown(db_path: Path) -> dict[str, int]:
             "sqlite_autoindex_terms_1",
             "sqlite_autoindex_postings_1",
         ),
-        "vectors": ("vectors", "vectors_item", "vec_log", "word_vectors"),
+        "vectors": ("vectors", "vectors_item", "vec_log"),
     }
     out = {k: 0 for k in groups} | {"other": 0}
     for name, size in rows:
@@ -330,7 +332,9 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
     gen_s = time.perf_counter() - t0
     emb = HashEmbeddings()
     db = workdir / "scale.db"
-    store = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
+    store = HybridStore(
+        db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, **_over().store_kwargs()
+    )
     nss = [("bench", f"u{i}") for i in range(n_ns)]
     # ---- bulk insert (batches of 1,000 puts)
     t0 = time.perf_counter()
@@ -406,13 +410,17 @@ def run_one(n_ns: int, per_ns: int, workdir: Path, n_queries: int, n_puts: int) 
     }
     # ---- open (snapshot) and rebuild (no snapshot) times
     t1 = time.perf_counter()
-    s2 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
+    s2 = HybridStore(
+        db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, **_over().store_kwargs()
+    )
     open_s = time.perf_counter() - t1
     s2._db.close()
     s2._closed = True  # keep the snapshot as is
     snap.unlink(missing_ok=True)
     t1 = time.perf_counter()
-    s3 = HybridStore(db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, config=_cfg())
+    s3 = HybridStore(
+        db, index={"dims": DIMS, "embed": emb, "fields": ["text"]}, **_over().store_kwargs()
+    )
     rebuild_s = time.perf_counter() - t1
     s3.close()
     out: dict[str, Any] = {
@@ -504,12 +512,12 @@ def build_users(
     db: Path,
     index: dict[str, Any],
     docs: Sequence[Sequence[str]],
-    config: MemoryConfig | None = None,
+    over: Overrides = Overrides(),
     chunk: int = 1000,
 ) -> None:
     """A store at `db` where user u (namespace ("users", f"u{u}")) holds `docs[u]` as items
     m0, m1, ... (written in batches of `chunk`), then closed: the many-users benchmarks' data."""
-    store = HybridStore(db, index=index, config=config)
+    store = HybridStore(db, index=index, **over.store_kwargs())
     ops = [
         PutOp(("users", f"u{u}"), f"m{i}", {"text": t})
         for u, texts in enumerate(docs)
@@ -528,13 +536,13 @@ def run_users(n_users: int, workdir: Path, n_queries: int) -> dict[str, Any]:
     emb = HashEmbeddings()
     db = workdir / "users.db"
     index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
-    build_users(db, index, docs, _cfg())
+    build_users(db, index, docs, _over())
     qrng = np.random.default_rng(SEED + 2)
     users = [int(u) for u in qrng.permutation(n_users)[: min(n_users, n_queries)]]
     first_q = {u: corpus.query(docs[u]) for u in users}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in users}
     emb.prime([*first_q.values(), *(q for qs in warm_q.values() for q in qs)])
-    store = HybridStore(db, index=index, config=_cfg())  # reopened: every user is cold
+    store = HybridStore(db, index=index, **_over().store_kwargs())  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     first, warm = [], []
     for u in users:
@@ -802,9 +810,10 @@ def child(args: argparse.Namespace) -> None:
 _CONFIG_ENV = "LANGMEM_PLUS_BENCH_CONFIG"
 
 
-def _cfg() -> MemoryConfig:
-    """The store config of this run: defaults, or `--set-config` overrides (via the env)."""
-    return MemoryConfig(**json.loads(os.environ.get(_CONFIG_ENV) or "{}"))
+def _over() -> Overrides:
+    """The store config and tuning of this run: defaults, or `--set-config` overrides (passed
+    to the child processes through the environment)."""
+    return parse_overrides(json.loads(os.environ.get(_CONFIG_ENV) or "[]"))
 
 
 def run_child(argv: Sequence[str]) -> dict[str, Any]:
@@ -1025,8 +1034,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--set-config",
         nargs="*",
         default=[],
-        metavar="FIELD=JSON",
-        help="MemoryConfig overrides for the item sizes, e.g. prf_terms=0",
+        metavar="SECTION.FIELD=JSON",
+        help="overrides for the item sizes, e.g. tuning.prf_terms=0 (benchmarks/_overrides.py)",
     )
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -1034,9 +1043,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         child(args)
         return {}
     if args.set_config:
-        overrides = {k: json.loads(v) for k, _, v in (i.partition("=") for i in args.set_config)}
-        MemoryConfig(**overrides)  # validate here, before any child runs
-        os.environ[_CONFIG_ENV] = json.dumps(overrides)
+        parse_overrides(args.set_config)  # validate here, before any child runs
+        os.environ[_CONFIG_ENV] = json.dumps(args.set_config)
     if args.smoke:
         args.sizes, args.queries, args.puts = "200", 30, 10
         args.turns, args.turn_queries = min(args.turns, 110), 20
@@ -1047,7 +1055,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        "config": _cfg().model_dump(),
+        "config": (_over().config or MemoryConfig()).model_dump(),
+        "tuning": (_over().tuning or StoreTuning()).model_dump(),
         "sizes": {},
     }
     for tok in [t for t in args.sizes.split(",") if t.strip()]:

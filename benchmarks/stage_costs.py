@@ -37,9 +37,11 @@ from langchain_core.embeddings import Embeddings
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
+from _overrides import store_fields
 from _results import command_line, machine, publish
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.config import SECTIONS
 from langmem_plus.embeddings import default_embeddings
 from langmem_plus.text.tokenize import tokenize
 
@@ -98,7 +100,7 @@ def build(n_users: int, emb: MemoEmbeddings) -> tuple[Path, dict[int, list[str]]
 def warm_cpu_ms(db: Path, emb: MemoEmbeddings, queries: dict[int, list[str]], cfg: Any) -> float:
     """Median CPU ms of a warm search (each user searched once first, then the rest timed)."""
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    store = HybridStore(db, index=index, config=MemoryConfig(store=cfg))
+    store = HybridStore(db, index=index, **store_fields(cfg).store_kwargs())
     for u, qs in queries.items():
         store.search(("users", f"u{u}"), query=qs[0], limit=10)
     cpu, got = time.process_time, []
@@ -153,7 +155,10 @@ def quality(data: Path, cfg: dict[str, Any]) -> dict[str, dict[str, float]]:
             "--out",
             str(out),
         ]
-        sets = [f"store.{k}={json.dumps(v)}" for k, v in cfg.items()]
+        store = SECTIONS["store"].model_fields
+        sets = [
+            f"{'store' if k in store else 'tuning'}.{k}={json.dumps(v)}" for k, v in cfg.items()
+        ]
         if sets:
             cmd += ["--set-config", *sets]
         subprocess.run(cmd, check=True, capture_output=True)

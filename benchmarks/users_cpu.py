@@ -4,9 +4,8 @@ On a shared machine a neighbour's load stretches wall times (and starves the USE
 p50 moved 16-300 ms between runs of scale.py here), so an A/B of two builds reads more
 steadily in the process's CPU time: a user's first search after the store opens, later (warm)
 searches, and the naive baseline (rank-bm25 + exact FAISS) over the same user's items. Of the
-warm searches, `second` is each user's next search after the first (where a small namespace's
-whole index is read with `keyword_resident_after=1`; the default reads it on the first) and
-`later` the ones after it. Then each user
+warm searches, `second` is each user's next search after the first and `later` the ones
+after it. Then each user
 takes three turns of an agent's loop, a new memory written and a search (`after_write`: the
 searches, each the first since a write to its namespace). Last, as many other users, never
 searched before, run the agent's loop from the start: recall, keep the exchange, four times
@@ -50,14 +49,16 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(2 * n)]
     db = Path(tempfile.mkdtemp()) / "users.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    scale.build_users(db, index, docs, scale._cfg())
+    scale.build_users(db, index, docs, scale._over())
     first_q = {u: corpus.query(docs[u]) for u in range(n)}
     warm_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     turn_q = {u: [corpus.query(docs[u]) for _ in range(3)] for u in range(n)}
     loop_q = {u: [corpus.query(docs[u]) for _ in range(4)] for u in range(n, 2 * n)}
     qs = (*warm_q.values(), *turn_q.values(), *loop_q.values())
     emb.prime([*first_q.values(), *(q for q_list in qs for q in q_list)])
-    store = HybridStore(db, index=index, config=scale._cfg())  # reopened: every user is cold
+    store = HybridStore(
+        db, index=index, **scale._over().store_kwargs()
+    )  # reopened: every user is cold
     store.search(("users", "warm-up"), query="warm up", limit=10)
     cpu = time.process_time
     first, warm, naive, second, later, after_write = [], [], [], [], [], []

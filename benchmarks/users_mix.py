@@ -3,14 +3,14 @@
 N users with 100 items each (scale.py's synthetic memories and hash embeddings), then 6·N
 searches of users drawn at random (fixed seed), so a user is searched ~6 times, never twice in
 a row on purpose. Each small user's keyword index and rows are held in memory up to the
-caches' caps (`store.keyword_cache_postings`, `store.row_cache_rows`); past them the least
+caches' caps (`tuning.keyword_cache_postings`, `tuning.row_cache_rows`); past them the least
 recently searched users are dropped and read again on their next search. Reports the medians,
 mean and p95 of per-search process CPU time over the last two thirds (the first third fills the
 caches). Interleave builds by running each tree's own copy from its own directory (scale.py puts the
 script's tree first on sys.path, so PYTHONPATH alone does not switch builds; the JSON's
 `code` names the tree timed):
 
-    python benchmarks/users_mix.py [--users 1000] [--set-config store.keyword_cache_postings=N]
+    python benchmarks/users_mix.py [--users 1000] [--set-config tuning.keyword_cache_postings=N]
 
 Prints one JSON line.
 """
@@ -48,12 +48,12 @@ def main() -> None:
     docs = [[corpus.sentence() for _ in range(scale.USER_ITEMS)] for _ in range(n)]
     db = Path(tempfile.mkdtemp()) / "mix.db"
     index = {"dims": scale.DIMS, "embed": emb, "fields": ["text"]}
-    cfg = parse_overrides(args.set_config)
-    scale.build_users(db, index, docs, cfg, chunk=5000)
+    over = parse_overrides(args.set_config)
+    scale.build_users(db, index, docs, over, chunk=5000)
     order = np.random.default_rng(scale.SEED).integers(0, n, 6 * n).tolist()
     queries = [corpus.query(docs[u]) for u in order]
     emb.prime(queries)
-    store = HybridStore(db, index=index, config=cfg)
+    store = HybridStore(db, index=index, **over.store_kwargs())
     cpu = time.process_time
     took = []
     for u, q in zip(order, queries, strict=True):

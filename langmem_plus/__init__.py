@@ -73,6 +73,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+# The product: the facade, the store, the retriever, the middleware, the nodes, the tools, the
+# config, the errors (and the records and conversation log they take and return).
 __all__ = [
     "AsyncMemory",
     "ConversationLog",

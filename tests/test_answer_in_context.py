@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
 from langmem_plus.store.ranking.neighbours import inherit
+from langmem_plus.store.tuning import StoreTuning
 
 PICNIC = [
     (
@@ -63,7 +64,7 @@ OFFSITE = [
     ("s3", "阿杰：收到，团建那天我四点前得走"),
     ("s3", "老王：没问题，记得把周报先交了"),
 ]
-OFF = MemoryConfig(store={"answer_in_context": False})
+OFF = StoreTuning(answer_in_context=False)
 # (turns, question, the question turn, its elliptical answer, the answer's rank at worst)
 CASES = [
     (PICNIC, "who is taking care of the food for the lake picnic?", "t1", "t2", 6),
@@ -72,10 +73,8 @@ CASES = [
 ]
 
 
-def _ranking(
-    turns: Sequence[tuple[str, str]], query: str, config: MemoryConfig | None
-) -> list[str]:
-    store = HybridStore(config=config, clock=ManualClock(1_700_000_000.0))
+def _ranking(turns: Sequence[tuple[str, str]], query: str, tuning: StoreTuning | None) -> list[str]:
+    store = HybridStore(tuning=tuning, clock=ManualClock(1_700_000_000.0))
     for i, (session, text) in enumerate(turns):
         store.put(("chat",), f"t{i}", {"text": text, "session": session})
     keys = [h.key for h in store.search(("chat",), query=query, limit=len(turns))]

@@ -25,7 +25,7 @@ LAYERS = (
     "errors", "clock", "threads", "text", "config", "embeddings", "model",
     # the store, bottom up: the SQLite truth, the two indexes, the seams every backend
     # implements, the ranking over them, the backends, the store's face
-    "store.db", "store.growbuffer", "store.filters", "store.conversation", "store.texts",
+    "store.db", "store.tuning", "store.growbuffer", "store.filters", "store.conversation", "store.texts",
     "store.value_checks", "store.keyword", "store.vector", "store.seams", "store.plan",
     "store.ranking", "store.sqlite", "store.milvus", "store.validate", "store.conventions",
     "store.batching", "store.hybrid", "store",

@@ -10,6 +10,8 @@ from _bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow  # each runs a benchmark script: the slow lane (`-m slow`)
+
 
 @pytest.fixture
 def data() -> Path:
@@ -186,3 +188,18 @@ def test_calibration_smoke(data: Path, tmp_path: Path) -> None:
         assert 0.0 <= r["auc_relevance"] <= 1.0
         assert sum(b["n"] for b in r["bins"]) == r["hits"]
         assert r["floors"][0]["relevant_kept"] == 1.0  # floor 0 keeps everything
+
+
+def test_layer_costs_smoke(data: Path) -> None:
+    lc = load_benchmark("layer_costs")
+    names = ["default", "no_patch", "no_question_memo"]
+    res = lc.main(
+        ["--data", str(data), "--part", "real", "--smoke", "--rounds", "1",
+         "--variants", ",".join(names)]
+    )  # fmt: skip
+    assert list(res["real"]) == names
+    for v in res["real"].values():
+        assert set(v) == {"store", "loop"} and all(x > 0 for x in v["store"].values())
+    res = lc.main(["--part", "scale", "--sizes", "300", "--rounds", "1", "--variants", "default"])
+    passes = res["scale"]["300"]["default"]
+    assert set(passes) == {"first", "warm", "loop"} and passes["warm"][0] > 0

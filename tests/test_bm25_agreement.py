@@ -7,11 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text import tokenize
 from langmem_plus.text.tokenize import QueryTerms
 
-CFG = MemoryConfig()
+CFG = StoreTuning()
 
 CORPUS = [
     "the cat sat on the mat with another cat",
@@ -45,9 +46,7 @@ def test_matches_bm25okapi(query):
     for i, doc in enumerate(CORPUS):
         store.put(("c",), f"d{i}", {"text": doc})
     docs_tokens = [tokenize(d) for d in CORPUS]
-    ref = BM25Okapi(
-        docs_tokens, k1=CFG.store.bm25_k1, b=CFG.store.bm25_b, epsilon=CFG.store.bm25_epsilon
-    )
+    ref = BM25Okapi(docs_tokens, k1=CFG.bm25_k1, b=CFG.bm25_b, epsilon=CFG.bm25_epsilon)
     q = list(dict.fromkeys(tokenize(query)))
     expected = ref.get_scores(q)
     got = _scores(store, q)
@@ -89,9 +88,9 @@ def test_matches_bm25okapi_after_incremental_puts_and_deletes(docs, query, delet
         return
     ref = BM25Okapi(
         [d for _, d in remaining],
-        k1=CFG.store.bm25_k1,
-        b=CFG.store.bm25_b,
-        epsilon=CFG.store.bm25_epsilon,
+        k1=CFG.bm25_k1,
+        b=CFG.bm25_b,
+        epsilon=CFG.bm25_epsilon,
     )
     n = len(remaining)
     if any(2 * sum(t in d for _, d in remaining) >= n for t in query):  # raw IDF <= 0

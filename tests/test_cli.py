@@ -200,6 +200,7 @@ def test_parse_span_and_progress(capsys):
     assert "2/2" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_console_script_subprocess(tmp_path):
     """One real process: the installed console script, or the module when not installed."""
     exe = shutil.which("langmem-plus")

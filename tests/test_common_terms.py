@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from milvus_fixtures import LiteFile, requires_lite
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
 from langmem_plus.store.ranking.common_terms import (
     MIN_DOCS,
@@ -26,6 +26,7 @@ from langmem_plus.store.ranking.common_terms import (
     orthonormal,
     project_out,
 )
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import query_terms, term_surfaces
 
 EN = [
@@ -59,7 +60,7 @@ ZH = [
     "去年团建去了一家精酿酒吧，大家都说太吵没法聊天",
 ]
 ALLERGY = "m6"
-OFF = MemoryConfig(store={"vector_common_term_ratio": 0})
+OFF = StoreTuning(vector_common_term_ratio=0)
 # (memories, question, the allergy's rank at worst with the common name projected out)
 CASES = [
     (
@@ -79,8 +80,8 @@ CASES = [
 ]
 
 
-def _store(memories: Sequence[str], config: MemoryConfig | None = None) -> HybridStore:
-    store = HybridStore(config=config, clock=ManualClock(1_700_000_000.0))
+def _store(memories: Sequence[str], tuning: StoreTuning | None = None) -> HybridStore:
+    store = HybridStore(tuning=tuning, clock=ManualClock(1_700_000_000.0))
     for i, text in enumerate(memories):
         store.put(("u",), f"m{i}", {"text": text})
     return store

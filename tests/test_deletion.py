@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.memory import Memory
 from langmem_plus.model.records import utcnow
+from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 
 SECRET = "zebrafishmarker"
 SECRET_ZH = "紫罗兰密码"
@@ -145,12 +146,13 @@ def test_cleanup_by_age_conversation_and_all(mem):
 
 def test_faiss_snapshot_does_not_resurrect_deleted_vectors(tmp_path, hash_embeddings):
     path = tmp_path / "snap.db"
-    cfg = MemoryConfig(store={"snapshot_min_vectors": 0})  # write the snapshot even for one vector
-    with Memory(path, embeddings=hash_embeddings, config=cfg) as m:
+    snap = StoreTuning(snapshot_min_vectors=0)  # write the snapshot even for one vector
+    index = {"embed": hash_embeddings}
+    with HybridStore(path, index=index, tuning=snap) as store, Memory(store=store) as m:
         (mid,) = m.add(f"{SECRET} snapshot", "alice", infer=False)
         m.delete(mid, "alice")
     assert (tmp_path / "snap.db.faiss").exists()
-    with Memory(path, embeddings=hash_embeddings, config=cfg) as m:
+    with HybridStore(path, index=index, tuning=snap) as store, Memory(store=store) as m:
         stats = m.store.stats()
         assert stats["vectors"] == 0 and stats["faiss_vectors"] == 0
         assert all(SECRET not in h.text for h in m.search(SECRET, "alice"))

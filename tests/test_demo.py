@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from langmem_plus.cli.demo import OFFLINE_LABEL, OfflineResponder, load_demo_conversation, run_demo
@@ -17,6 +18,7 @@ def test_demo_conversation_shape() -> None:
     assert "processOrder" in text
 
 
+@pytest.mark.slow
 def test_run_demo_offline(tmp_path: Any) -> None:
     lines: list[str] = []
     summary = run_demo(db_path=tmp_path / "demo.db", out=lines.append)

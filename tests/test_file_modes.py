@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from langmem_plus.cli import main
-from langmem_plus.config import MemoryConfig
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
 from langmem_plus.server.apikeys import KeyStore
+from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes and links are POSIX")
 
@@ -34,14 +35,19 @@ def umask_022() -> Iterator[None]:
 
 def test_a_new_database_and_its_side_files_are_private(tmp_path: Path, hash_embeddings) -> None:
     db = tmp_path / "m.db"
-    config = MemoryConfig(store={"snapshot_min_vectors": 0})
-    mem = Memory(db, embeddings=hash_embeddings, config=config)
+    store = HybridStore(
+        db,
+        index={"dims": hash_embeddings.dims, "embed": hash_embeddings, "fields": ["text"]},
+        tuning=StoreTuning(snapshot_min_vectors=0),
+    )
+    mem = Memory(store=store)
     mem.add("my PIN is 4711", "alice", infer=False)
     side = [Path(f"{db}-wal"), Path(f"{db}-shm")]
     assert all(p.exists() for p in side)
     for p in (db, *side):
         assert _mode(p) == 0o600, p
     mem.close()
+    store.close()  # a store passed in is the caller's to close
     assert _mode(Path(f"{db}.faiss")) == 0o600  # the snapshot written on close
     with KeyStore.open(tmp_path / "keys.db") as keys:
         keys.create(user_id="alice")

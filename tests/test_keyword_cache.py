@@ -16,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.store.db.changefeed import KEYWORD_FEED
 from langmem_plus.store.keyword.index import KeywordIndex
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "火锅", "成都", "redis", "cache"]
@@ -26,11 +27,10 @@ NS = [("u", "a"), ("u", "b")]
 
 
 def _reference(store: HybridStore, conn, ns_ids, terms):
-    tuning = store.config.store.model_copy(
+    tuning = store.tuning.model_copy(
         update={"max_postings_scan": 10**9, "keyword_cache_postings": 0}
     )
-    cfg = store.config.model_copy(update={"store": tuning})
-    ref = KeywordIndex(cfg)
+    ref = KeywordIndex(tuning)
     return ref.search(conn, ns_ids, QueryTerms(tuple(terms), ()), k=1000)
 
 
@@ -129,8 +129,8 @@ def test_cache_serves_repeated_terms_from_memory_and_sees_other_writers(tmp_path
 
 
 def test_cache_cap_and_disable(tmp_path):
-    cfg = MemoryConfig(store={"keyword_cache_postings": 0})
-    s = HybridStore(tmp_path / "n.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_cache_postings=0)
+    s = HybridStore(tmp_path / "n.db", index=False, tuning=cfg)
     s.put(("u",), "k", {"text": "redis cache"})
     assert s._kw._cache is None
     assert [r.key for r in s.search(("u",), query="redis")] == ["k"]
@@ -138,7 +138,7 @@ def test_cache_cap_and_disable(tmp_path):
     small = HybridStore(  # terms load one by one here (no whole-namespace warm-up)
         tmp_path / "c.db",
         index=False,
-        config=MemoryConfig(store={"keyword_cache_postings": 10, "keyword_cache_warm_docs": 0}),
+        tuning=StoreTuning(keyword_cache_postings=10, keyword_cache_warm_docs=0),
     )
     for u in range(5):
         for i in range(20):
@@ -154,8 +154,8 @@ def test_cache_cap_and_disable(tmp_path):
 def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path, resident_docs):
     # resident_docs 0: the per-term cache; 1,000: the whole-namespace index, which leaves a
     # query whose terms the budget would defer to the per-term path
-    cfg = MemoryConfig(store={"cached_postings_scan": 100, "keyword_resident_docs": resident_docs})
-    s = HybridStore(tmp_path / "b.db", index=False, config=cfg)
+    cfg = StoreTuning(cached_postings_scan=100, keyword_resident_docs=resident_docs)
+    s = HybridStore(tmp_path / "b.db", index=False, tuning=cfg)
     for i in range(300):
         extra = " zebra" if i % 50 == 0 else ""
         s.put(("u",), f"k{i}", {"text": f"common word{i % 7}{extra}"})
@@ -177,8 +177,8 @@ def test_budget_defers_common_terms_but_keeps_candidates_exactly_scored(tmp_path
 
 
 def test_large_namespaces_read_sqlite_not_the_cache(tmp_path):
-    cfg = MemoryConfig(store={"keyword_cache_max_docs": 5})
-    s = HybridStore(tmp_path / "l.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_cache_max_docs=5)
+    s = HybridStore(tmp_path / "l.db", index=False, tuning=cfg)
     for i in range(10):
         s.put(("u",), f"k{i}", {"text": f"redis note {i}"})
     assert len(s.search(("u",), query="redis", limit=20)) == 10
@@ -204,9 +204,8 @@ def test_first_search_loads_a_small_namespace_whole(tmp_path):
 
 def test_small_namespace_search_remembers_terms_and_documents_in_its_lexicon(tmp_path):
     path = tmp_path / "k.db"
-    first = MemoryConfig(store={"keyword_resident_after": 0})  # held whole from the first search
-    a = HybridStore(path, index=False, config=first)
-    b = HybridStore(path, index=False, config=first)
+    a = HybridStore(path, index=False)  # held whole from the first search
+    b = HybridStore(path, index=False)
     for i in range(20):
         a.put(("u",), f"k{i}", {"text": f"redis cache note {WORDS[i % len(WORDS)]}"})
     q = QueryTerms(("redis", "alpha", "beta", "cache"), ())

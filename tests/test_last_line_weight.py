@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import query_terms, tokenize
 
 MEMORIES = [
@@ -27,8 +28,8 @@ CONVERSATION = (
 
 
 def _keys(query: str, weight: float | None) -> list[tuple[str, float]]:
-    config = None if weight is None else MemoryConfig(store={"last_line_weight": weight})
-    store = HybridStore(config=config, clock=ManualClock(1_700_000_000.0))
+    tuning = None if weight is None else StoreTuning(last_line_weight=weight)
+    store = HybridStore(tuning=tuning, clock=ManualClock(1_700_000_000.0))
     for i, text in enumerate(MEMORIES):
         store.put(("u",), f"m{i}", {"text": text})
     got = [(h.key, h.score or 0.0) for h in store.search(("u",), query=query, limit=6)]

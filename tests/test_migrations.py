@@ -154,3 +154,23 @@ def test_v13_database_gets_the_validity_of_its_records(tmp_path):
     }
     assert [h.key for h in s.search(ns, query="lives", as_of="2024-03-01T00:00:00Z")] == ["old"]
     s.close()
+
+
+def test_the_word_vectors_table_of_schema_14_is_dropped(tmp_path):
+    path = tmp_path / "v14.db"
+    HybridStore(path, index=False).close()
+    conn = sqlite3.connect(path)  # back to schema 14: its table of word vectors, one row
+    conn.execute(
+        "CREATE TABLE word_vectors (model TEXT NOT NULL, word TEXT NOT NULL, vec BLOB NOT NULL,"
+        " PRIMARY KEY (model, word)) WITHOUT ROWID"
+    )
+    conn.execute("INSERT INTO word_vectors VALUES ('m:1@2', 'oskar', x'0000')")
+    conn.execute("DELETE FROM schema_version WHERE version > 14")
+    conn.commit()
+    conn.close()
+    HybridStore(path, index=False).close()
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+    conn.close()
+    assert "word_vectors" not in tables and version == SCHEMA_VERSION

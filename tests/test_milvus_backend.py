@@ -492,8 +492,8 @@ def test_collections_of_an_earlier_version_are_still_served(
 
     real = milvus_schema._items_schema
 
-    def earlier(pm: Any, client: Any, config: Any) -> Any:
-        schema, ip = real(pm, client, config)
+    def earlier(pm: Any, client: Any, *bm25: float) -> Any:
+        schema, ip = real(pm, client, *bm25)
         raw = schema.to_dict()
         raw["fields"] = [f for f in raw["fields"] if f["name"] not in ("doc", "root")]
         for f in raw["fields"]:

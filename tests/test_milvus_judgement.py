@@ -10,8 +10,9 @@ import pytest
 from milvus_fixtures import LiteFile, requires_lite
 from test_relevance_judgement import DOCS, QUERIES, LettersAsUse
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
+from langmem_plus.store.tuning import StoreTuning
 
 pytestmark = requires_lite
 T0 = 1_700_000_000.0
@@ -38,9 +39,9 @@ def sqlite() -> Iterator[HybridStore]:
 def test_the_judgement_reads_the_same_names_and_scales_as_on_sqlite(
     lite: LiteFile, sqlite: HybridStore, client_bm25_max_docs: int
 ) -> None:
-    cfg = MemoryConfig(store={"milvus_client_bm25_max_docs": client_bm25_max_docs})
+    cfg = StoreTuning(milvus_client_bm25_max_docs=client_bm25_max_docs)
     milvus = lite.open(
-        index={"dims": 26, "embed": LettersAsUse()}, config=cfg, clock=ManualClock(T0)
+        index={"dims": 26, "embed": LettersAsUse()}, tuning=cfg, clock=ManualClock(T0)
     )
     try:
         _fill(milvus)

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from milvus_fixtures import LiteFile, requires_lite
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
+from langmem_plus.store.tuning import StoreTuning
 
 pytestmark = requires_lite
 
@@ -114,10 +115,10 @@ def test_a_prefix_over_namespaces_scores_as_sqlite_without_feedback(lite: LiteFi
     SQLite counts a feedback term's documents in the feedback documents' namespaces only,
     Milvus in the whole scope (docs/scale-out.md)."""
     clock = ManualClock(T0)
-    cfg = MemoryConfig(store={"prf_terms": 0})
+    cfg = StoreTuning(prf_terms=0)
     stores = (
-        HybridStore(index=False, clock=clock, config=cfg),
-        lite.open(index=False, clock=clock, config=cfg),
+        HybridStore(index=False, clock=clock, tuning=cfg),
+        lite.open(index=False, clock=clock, tuning=cfg),
     )
     docs = _corpus(4, 150)
     for s in stores:
@@ -132,9 +133,9 @@ def test_milvus_own_bm25_scores_differently(lite: LiteFile) -> None:
     """With the client-side scoring off, Milvus's BM25 (its IDF) gives other values: the
     equality above is the client-side scoring's doing."""
     clock = ManualClock(T0)
-    off = MemoryConfig(store={"milvus_client_bm25_max_docs": 0})
+    off = StoreTuning(milvus_client_bm25_max_docs=0)
     sqlite = HybridStore(index=False, clock=clock)
-    milvus = lite.open(index=False, clock=clock, config=off)
+    milvus = lite.open(index=False, clock=clock, tuning=off)
     docs = _corpus(2, 120)
     for s in (sqlite, milvus):
         _fill(s, docs)
@@ -149,8 +150,8 @@ def test_milvus_own_bm25_scores_differently(lite: LiteFile) -> None:
 
 
 def test_a_scope_above_the_cap_keeps_milvus_bm25(lite: LiteFile) -> None:
-    cfg = MemoryConfig(store={"milvus_client_bm25_max_docs": 5})
-    milvus = lite.open(index=False, config=cfg)
+    cfg = StoreTuning(milvus_client_bm25_max_docs=5)
+    milvus = lite.open(index=False, tuning=cfg)
     _fill(milvus, _corpus(3, 30))
     small = milvus.search(("u", "0"), query="川菜 咖啡", limit=5)
     assert small and all(h.components["bm25"] > 0 for h in small)

@@ -71,13 +71,17 @@ def test_inherit_equals_the_formula_item_by_item(case: tuple[Any, ...]) -> None:
     assert inherit(fused, nbrs, alpha, answers, beta, in_context) == reference(*case)
 
 
+# a question that is only a candidate's neighbour, and its answer a candidate
+@example(({1: 0.0, 8: 1.0}, {0: [], 8: [0]}, 1.0, {0: 1}, 1.0, True), [])
 @settings(max_examples=300, deadline=None)
 @given(cases(), st.lists(ids, max_size=6, unique=True))
 def test_smooth_over_candidates_and_newcomers(case: tuple[Any, ...], extra: list[int]) -> None:
-    """The stage's call: candidates first (their own relevance), newcomers after (0). A
-    newcomer no neighbour passed relevance to is not lifted as an answer (0, as before)."""
+    """The stage's call: candidates first (their own relevance), newcomers after (0): the
+    stage reads every candidate's neighbours, so they are among the newcomers. A newcomer no
+    neighbour passed relevance to is not lifted as an answer (0, as before)."""
     fused, nbrs, alpha, answers, beta, in_context = case
-    keep = list(fused) + [i for i in extra if i not in fused]
+    reached = [j for i in fused for j in nbrs.get(i, [])]
+    keep = list(fused) + [i for i in dict.fromkeys(extra + reached) if i not in fused]
     own = np.asarray([fused.get(i, 0.0) for i in keep], dtype=np.float64)
     got = smooth(keep, own, nbrs, alpha, answers, beta, in_context, held=len(fused)).tolist()
     ref = reference(*case)

@@ -38,3 +38,9 @@ def test_all_is_pinned():
     )
     for name in langmem_plus.__all__:
         assert getattr(langmem_plus, name) is not None
+
+
+def test_retired_and_internal_names_are_not_exported():
+    for name in ("KnowledgeMonitor", "MemoryOp", "apply_ops", "StoreTuning"):
+        assert name not in langmem_plus.__all__
+        assert not hasattr(langmem_plus, name)

@@ -9,9 +9,10 @@ from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.store.ranking.expansion import best_pairs
 from langmem_plus.store.ranking.neighbours import inherit
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms, query_terms
 
 
@@ -60,8 +61,8 @@ def test_pseudo_relevance_feedback_finds_related_items():
         "f": "the weather was nice all week",
     }
     docs.update({f"z{i}": f"note {i} about gardening and tomatoes" for i in range(60)})
-    off = HybridStore(index=False, config=MemoryConfig(store={"prf_terms": 0}))
-    on = HybridStore(index=False, config=MemoryConfig(store={"prf_terms": 5, "prf_docs": 2}))
+    off = HybridStore(index=False, tuning=StoreTuning(prf_terms=0))
+    on = HybridStore(index=False, tuning=StoreTuning(prf_terms=5, prf_docs=2))
     for store in (off, on):
         for k, v in docs.items():
             store.put(("c",), k, {"text": v})
@@ -86,8 +87,8 @@ def test_neighbour_weight_brings_in_the_adjacent_turn():
         "Bob: we saw octopus and jellyfish there",
         "Alice: nice, I stayed home",
     ] + [f"Carol: unrelated note number {i} about gardening" for i in range(30)]
-    on = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
-    off = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.0}))
+    on = HybridStore(index=False, tuning=StoreTuning(neighbour_weight=0.5))
+    off = HybridStore(index=False, tuning=StoreTuning(neighbour_weight=0.0))
     other = ("other",)
     for store in (on, off):
         store.put(other, "x", {"text": "aquarium tickets"})  # another namespace, written first
@@ -103,7 +104,7 @@ def test_neighbour_weight_brings_in_the_adjacent_turn():
 
 def test_neighbour_smoothing_needs_a_shared_session():
     """Independent memories (no session) and turns of other sessions pass nothing on."""
-    s = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
+    s = HybridStore(index=False, tuning=StoreTuning(neighbour_weight=0.5))
     s.put(("m",), "a", {"text": "went to the aquarium downtown"})
     s.put(("m",), "b", {"text": "octopus and jellyfish were there"})
     s.put(("m",), "c", {"text": "the aquarium was crowded", "session_id": "s1"})
@@ -128,7 +129,7 @@ def test_neighbour_smoothing_needs_a_shared_session():
     ],
 )
 def test_session_keys_decide_smoothing(session_a, session_b, smoothed):
-    s = HybridStore(index=False, config=MemoryConfig(store={"neighbour_weight": 0.5}))
+    s = HybridStore(index=False, tuning=StoreTuning(neighbour_weight=0.5))
     s.put(("m",), "a", {"text": "went to the aquarium downtown", **session_a})
     s.put(("m",), "b", {"text": "octopus and jellyfish were there", **session_b})
     for i in range(5):
@@ -162,7 +163,7 @@ def test_answer_outranks_its_question(embed):
     index = {"dims": 64, "embed": HashEmbeddings(64), "fields": ["text"]} if embed else False
     keys = {}
     for weight in (0.0, 1.0):
-        s = HybridStore(index=index, config=MemoryConfig(store={"answer_weight": weight}))
+        s = HybridStore(index=index, tuning=StoreTuning(answer_weight=weight))
         for i, t in enumerate(LENA_NICO):
             s.put(("chat",), f"t{i}", {"text": t, "session_id": "s1"})
         keys[weight] = [h.key for h in s.search(("chat",), query="What breed is Lena's puppy?")]

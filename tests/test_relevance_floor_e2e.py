@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from _agent_fakes import scripted
 from langchain.agents import create_agent
 
@@ -55,6 +56,7 @@ def _ask(agent: Any, text: str, user: str, thread: str) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_the_middleware_injects_nothing_for_an_unrelated_turn_and_the_memory_for_a_related_one() -> (
     None
 ):

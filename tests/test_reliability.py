@@ -62,6 +62,7 @@ def _held_to_zero(section: str, res: dict) -> None:
 # ------------------------------------------------------------------------- the sections
 
 
+@pytest.mark.slow
 def test_concurrency_quick(tmp_path: Path) -> None:
     res = rel.run_concurrency(tmp_path, writers=3, ops=40, readers=1)
     assert res["acked_writes"] > 0
@@ -69,6 +70,7 @@ def test_concurrency_quick(tmp_path: Path) -> None:
     _held_to_zero("concurrency", res)
 
 
+@pytest.mark.slow
 def test_crash_quick(tmp_path: Path) -> None:
     res = rel.run_crash(tmp_path, kills=4, min_delay=0.2, max_delay=1.0)
     assert sum(res["killed_during"].values()) == 4
@@ -76,6 +78,7 @@ def test_crash_quick(tmp_path: Path) -> None:
     _held_to_zero("crash", res)
 
 
+@pytest.mark.slow
 def test_isolation_quick(tmp_path: Path) -> None:
     res = rel.run_isolation(tmp_path, ops=80, cli_ops=2, wm_users=3)
     assert set(res["ops_by_interface"]) == {"python", "rest", "rest+keys", "mcp", "cli"}
@@ -87,6 +90,7 @@ def test_isolation_quick(tmp_path: Path) -> None:
     _held_to_zero("isolation", res)
 
 
+@pytest.mark.slow
 def test_hostile_runs_and_reports(tmp_path: Path) -> None:
     res = rel.run_hostile(tmp_path, cli_quick_only=True, timeout_s=30)
     assert set(res["per_interface"]) == {"python", "rest", "rest+keys", "mcp", "cli"}
@@ -107,6 +111,7 @@ def test_hostile_runs_and_reports(tmp_path: Path) -> None:
     _held_to_zero("hostile", res)
 
 
+@pytest.mark.slow
 def test_forensics_runs_and_reports(tmp_path: Path) -> None:
     res = rel.run_forensics(
         tmp_path,
@@ -123,6 +128,7 @@ def test_forensics_runs_and_reports(tmp_path: Path) -> None:
     _held_to_zero("forensics", res)
 
 
+@pytest.mark.slow
 def test_injection_runs_and_reports() -> None:
     res = rel.run_injection()
     processors = ("reviewer", "profile writer", "reconsolidator", "episode merger",
@@ -139,6 +145,7 @@ def test_injection_runs_and_reports() -> None:
     _held_to_zero("injection", res)
 
 
+@pytest.mark.slow
 def test_files_quick(tmp_path: Path) -> None:
     res = rel.run_files(tmp_path, timeout_s=30)
     assert [a["attack"] for a in res["attacks"]] == list(rel.SNAPSHOT_ATTACKS)
@@ -146,6 +153,7 @@ def test_files_quick(tmp_path: Path) -> None:
     _held_to_zero("files", res)
 
 
+@pytest.mark.slow
 def test_access_quick(tmp_path: Path) -> None:
     res = rel.run_access(tmp_path, flood=3)
     assert res["rebinding_requests"] == len(rel.REBINDING_HOSTS) * 6
@@ -155,6 +163,7 @@ def test_access_quick(tmp_path: Path) -> None:
     _held_to_zero("access", res)
 
 
+@pytest.mark.slow
 def test_main_writes_json_and_markdown(tmp_path: Path) -> None:
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     res = rel.main(["--quick", "--sections", "injection", "--out", str(out), "--md", str(md)])

@@ -1,12 +1,11 @@
 """A small namespace ranked from memory (the resident keyword index, store/keyword/resident.py, and
 the row cache's full rows) answers exactly as the per-term postings cache and as plain SQLite.
 
-Four stores take the same operations, each through two handles on its own file (the second
-standing for another process): resident from a namespace's first search
-(`keyword_resident_after=0`, the default), resident from its second search
-(`keyword_resident_after=1`), `keyword_resident_docs=0` (per-term cache) and every cache off (SQLite). Writes cover puts and overwrites (sessions, confidence,
-category, TTL), deletes, use marks, reads that refresh a TTL, a value changed outside the
-store's API, log compaction and the clock moving past expiry; after each, searches with every
+Three stores take the same operations, each through two handles on its own file (the second
+standing for another process): resident from a namespace's first search (the default),
+`keyword_resident_docs=0` (per-term cache) and every cache off (SQLite). Writes
+cover puts and overwrites (sessions, confidence, category, TTL), deletes, use marks, reads
+that refresh a TTL, a value changed outside the store's API, log compaction and the clock moving past expiry; after each, searches with every
 option (filter, offset, current topic, time range, feedback on and off) must give the same
 keys, scores and components, bit for bit.
 """
@@ -22,15 +21,15 @@ from conftest import HashEmbeddings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
 from langmem_plus.store.db.changefeed import KEYWORD_FEED
+from langmem_plus.store.tuning import StoreTuning
 
 WORDS = ["alpha", "beta", "gamma", "delta", "redis", "cache", "火锅", "成都", "paint", "paints"]
 NS = [("u", "a"), ("u", "b")]
 CONFIGS = [
     {},
-    {"keyword_resident_after": 1},
     {"keyword_resident_docs": 0},
     {"keyword_cache_postings": 0, "row_cache_rows": 0},
 ]
@@ -79,12 +78,12 @@ def _run(ops: list[Any], prf: bool) -> list[list[Any]]:
     with tempfile.TemporaryDirectory() as d:
         for i, extra in enumerate(CONFIGS):
             clock = ManualClock()
-            cfg = MemoryConfig(store={**extra, **({} if prf else {"prf_terms": 0})})
+            cfg = StoreTuning(**{**extra, **({} if prf else {"prf_terms": 0})})
             index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
             path = Path(d) / f"s{i}.db"
             ttl = {"default_ttl": None, "omit_expired": True}
             handles = [
-                HybridStore(path, index=index, config=cfg, ttl=ttl, clock=clock)  # type: ignore[arg-type]
+                HybridStore(path, index=index, tuning=cfg, ttl=ttl, clock=clock)  # type: ignore[arg-type]
                 for _ in range(2)
             ]
             got: list[Any] = []
@@ -122,10 +121,9 @@ def _apply(handles: list[HybridStore], clock: ManualClock, o: Any, got: list[Any
 @settings(max_examples=80, deadline=None)
 @given(ops=st.lists(op, min_size=1, max_size=30), prf=st.booleans())
 def test_resident_per_term_and_sqlite_rank_the_same(ops: list[Any], prf: bool) -> None:
-    resident, default, per_term, sqlite = _run(ops, prf)
+    resident, per_term, sqlite = _run(ops, prf)
     assert resident == per_term
     assert resident == sqlite
-    assert default == resident
 
 
 def test_an_overwrite_after_a_search_is_read_back_new() -> None:
@@ -140,8 +138,8 @@ def test_an_overwrite_after_a_search_is_read_back_new() -> None:
         ("raw_value", 1, "alpha epsilon"),
         ("search", 0, "alpha", 0),
     ]
-    resident, default, per_term, sqlite = _run(ops, True)
-    assert resident == default == per_term == sqlite
+    resident, per_term, sqlite = _run(ops, True)
+    assert resident == per_term == sqlite
     assert [v for _k, v, *_ in resident[1]][:1] == [{"text": "alpha delta"}]
     assert [v for _k, v, *_ in resident[2]][:1] == [{"text": "alpha epsilon"}]
 
@@ -150,9 +148,8 @@ def test_a_write_by_another_process_reaches_the_next_search(tmp_path: Path) -> N
     """The resident index of a namespace is dropped by any keyword change to it, whoever
     writes: a second handle's put is found by the first handle's next search."""
     index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
-    first = MemoryConfig(store={"keyword_resident_after": 0})
-    a = HybridStore(tmp_path / "p.db", index=index, config=first)
-    b = HybridStore(tmp_path / "p.db", index=index, config=first)
+    a = HybridStore(tmp_path / "p.db", index=index)
+    b = HybridStore(tmp_path / "p.db", index=index)
     for i in range(20):
         a.put(("u",), f"k{i}", {"text": f"alpha note {i}"})
     assert [h.key for h in a.search(("u",), query="zebra", limit=3)][:1] != ["z"]
@@ -172,8 +169,8 @@ def test_a_write_by_another_process_reaches_the_next_search(tmp_path: Path) -> N
 def test_resident_indexes_count_against_the_postings_cap(tmp_path: Path) -> None:
     """What the resident indexes hold is bounded by `keyword_cache_postings`: past it, the
     least recently searched namespaces are dropped (and reload on their next search)."""
-    cfg = MemoryConfig(store={"keyword_cache_postings": 3_000, "keyword_resident_after": 0})
-    store = HybridStore(tmp_path / "c.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_cache_postings=3_000)
+    store = HybridStore(tmp_path / "c.db", index=False, tuning=cfg)
     for u in range(6):
         for i in range(10):
             store.put(("u", str(u)), f"k{i}", {"text": f"alpha beta note{i} user{u}"})
@@ -186,44 +183,3 @@ def test_resident_indexes_count_against_the_postings_cap(tmp_path: Path) -> None
     held = [n for n in list(cache._ns) if cache.held(n) is not None]
     assert 0 < len(held) < 6
     store.close()
-
-
-def test_a_namespace_is_held_whole_once_searched_again(tmp_path: Path) -> None:
-    """`keyword_resident_after=1`: a namespace's first search is served by the
-    per-term cache with light rows; the next search reads its whole index and full rows,
-    which a write to a few of its documents then patches (it stays held); answers stay
-    those of the resident."""
-    index = {"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]}
-    clock = ManualClock()  # both stores at the same instant: the same recency
-    lazy = HybridStore(
-        tmp_path / "lazy.db",
-        index=index,
-        config=MemoryConfig(store={"keyword_resident_after": 1}),
-        clock=clock,
-    )
-    eager = HybridStore(tmp_path / "eager.db", index=index, clock=clock)  # the default: 0
-    stores = (lazy, eager)
-    for s in stores:
-        for i in range(20):
-            s.put(("u",), f"k{i}", {"text": f"alpha note{i} redis"})
-    cache = lazy._kw._cache
-    assert cache is not None
-    with lazy._db.read() as conn:
-        (ns_id,) = lazy._ns_ids(conn, ("u",))
-    served: list[tuple[bool, bool | None]] = []
-
-    def search(query: str) -> None:
-        got = [[(h.key, h.score) for h in s.search(("u",), query=query, limit=5)] for s in stores]
-        assert got[0] == got[1]
-        served.append((cache.held(ns_id) is not None, lazy._rowcache.warmed.get(ns_id)))
-
-    search("alpha note3")  # first: per-term, light rows
-    search("redis note4")  # searched again, unchanged: whole index, full rows
-    search("alpha")
-    lazy.put(("u",), "k3", {"text": "alpha redis changed"})
-    eager.put(("u",), "k3", {"text": "alpha redis changed"})
-    search("alpha changed")  # the first search after a change: the patched index
-    search("alpha changed")
-    assert served == [(False, False), (True, True), (True, True), (True, True), (True, True)]
-    for s in stores:
-        s.close()

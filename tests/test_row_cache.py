@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from langmem_plus import HybridStore
 from langmem_plus.store.db.changefeed import KEYWORD_FEED
 from langmem_plus.store.sqlite import rows as sqlrows
+from langmem_plus.store.tuning import StoreTuning
 
 NS = [("u", "a"), ("u", "b")]
 WORDS = ["alpha", "beta", "gamma", "火锅", "redis"]
@@ -98,40 +99,35 @@ def test_row_cache_matches_sqlite_under_interleaved_writes(ops, cap):
             other.close()
 
 
-@pytest.mark.parametrize("after", [0, 1])
-def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, after):
-    """A small namespace's rows are held whole from its first search: full ones once its
-    keyword index is held whole (`keyword_resident_after`: the first search by default),
-    light ones before."""
-    from langmem_plus import MemoryConfig
+@pytest.mark.parametrize("resident_docs", [1000, 0])
+def test_row_cache_serves_repeat_candidates_from_memory(tmp_path, resident_docs):
+    """A small namespace's rows are held whole from its first search: full ones when its
+    keyword index is held whole (`keyword_resident_docs`), light ones otherwise."""
 
-    cfg = MemoryConfig(store={"keyword_resident_after": after})
-    store = HybridStore(tmp_path / "m.db", index=False, config=cfg)
+    cfg = StoreTuning(keyword_resident_docs=resident_docs)
+    store = HybridStore(tmp_path / "m.db", index=False, tuning=cfg)
     for i in range(20):
         store.put(("u",), f"k{i}", {"text": f"alpha {i}"})
     with store._db.read() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM items")]
+    full = 20 if resident_docs else 0
     store.search(("u",), query="alpha 3", limit=2)
     assert set(store._rowcache.rows) == set(ids)  # warmed: the whole namespace
-    assert store._rowcache.full == (20 if after == 0 else 0)
-    store.search(("u",), query="alpha 4", limit=2)  # again, ranked from memory whole
-    assert set(store._rowcache.rows) == set(ids)
-    assert all(r.value is not None for r in store._rowcache.rows.values())  # small: full
+    assert store._rowcache.full == full
+    store.search(("u",), query="alpha 4", limit=2)  # again, from memory
+    assert set(store._rowcache.rows) == set(ids) and store._rowcache.full == full
     store.mark_used(("u",), ["k3"])
     with store._db.read() as conn:
         store._rowcache.sync(conn)
         k3 = conn.execute("SELECT id FROM items WHERE key='k3'").fetchone()[0]
     assert k3 not in store._rowcache.rows and len(store._rowcache.rows) == 19
-    assert store._rowcache.full == 19
+    assert store._rowcache.full == max(full - 1, 0)
     store.close()
 
 
 def test_row_cache_off_reads_sqlite(tmp_path):
-    from langmem_plus import MemoryConfig
 
-    store = HybridStore(
-        tmp_path / "o.db", index=False, config=MemoryConfig(store={"row_cache_rows": 0})
-    )
+    store = HybridStore(tmp_path / "o.db", index=False, tuning=StoreTuning(row_cache_rows=0))
     store.put(("u",), "k", {"text": "alpha"})
     assert [h.key for h in store.search(("u",), query="alpha")] == ["k"]
     assert store._rowcache.rows == {}
@@ -160,11 +156,8 @@ def test_full_rows_follow_a_value_changed_outside_the_store(tmp_path):
 def test_past_its_cap_the_row_cache_drops_the_least_recently_searched_namespaces(tmp_path):
     """Over `row_cache_rows` the rows of the namespaces searched longest ago are dropped (not
     everything): the ones searched since stay, and a dropped one is loaded again when searched."""
-    from langmem_plus import MemoryConfig
 
-    store = HybridStore(
-        tmp_path / "lru.db", index=False, config=MemoryConfig(store={"row_cache_rows": 50})
-    )
+    store = HybridStore(tmp_path / "lru.db", index=False, tuning=StoreTuning(row_cache_rows=50))
     for u in range(4):
         for i in range(20):
             store.put(("u", str(u)), f"k{i}", {"text": f"alpha note{i} user{u}"})

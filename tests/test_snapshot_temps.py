@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.snapshot import remove_stale_temp_files
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pid liveness is POSIX-only")
@@ -46,14 +46,14 @@ def test_temp_files_of_dead_writers_go_live_and_foreign_ones_stay(tmp_path: Path
 
 def test_opening_a_store_removes_a_killed_writers_temp_file(tmp_path: Path, hash_index) -> None:
     path = tmp_path / "m.db"
-    config = MemoryConfig(store={"snapshot_min_vectors": 0})
-    with HybridStore(path, index=hash_index, config=config) as store:
+    config = StoreTuning(snapshot_min_vectors=0)
+    with HybridStore(path, index=hash_index, tuning=config) as store:
         store.put(("ns",), "k", {"text": "lake trip"})
     snap = tmp_path / "m.db.faiss"
     assert snap.exists()
     left = tmp_path / f"m.db.faiss.{_dead_pid()}.7.tmp"
     left.write_bytes(snap.read_bytes()[:100])  # what a kill mid-write leaves
-    with HybridStore(path, index=hash_index, config=config) as store:
+    with HybridStore(path, index=hash_index, tuning=config) as store:
         assert not left.exists()
         assert [h.key for h in store.search(("ns",), query="lake trip")] == ["k"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []

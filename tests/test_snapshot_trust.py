@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.snapshot import (
     SnapshotError,
     read_snapshot,
@@ -31,13 +32,13 @@ from langmem_plus.store.vector.snapshot import (
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs, links and modes are POSIX")
 
 NS = ("memories", "u1")
-SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})
+SNAP = StoreTuning(snapshot_min_vectors=0)
 TEXTS = ["lake trip in May", "the build runs on Bazel", "用户喜欢吃川菜", "a cat named Miso"]
 
 
 def _store(path: Path, hash_index: dict) -> list[str]:
     """A store with a snapshot on disk; returns the keys a search for 'lake' ranks."""
-    with HybridStore(path, index=hash_index, config=SNAP) as s:
+    with HybridStore(path, index=hash_index, tuning=SNAP) as s:
         for i, t in enumerate(TEXTS):
             s.put(NS, f"k{i}", {"text": t})
         ranked = [h.key for h in s.search(NS, query="lake trip")]
@@ -64,7 +65,7 @@ def _inflating_npz(declared_bytes: int) -> bytes:
 
 
 def _open_and_search(path: Path, hash_index: dict) -> tuple[list[str], bool]:
-    with HybridStore(path, index=hash_index, config=SNAP) as s:
+    with HybridStore(path, index=hash_index, tuning=SNAP) as s:
         return [h.key for h in s.search(NS, query="lake trip")], s._vec.rebuilt
 
 

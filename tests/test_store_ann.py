@@ -5,14 +5,15 @@ from __future__ import annotations
 from conftest import HashEmbeddings
 from langgraph.store.base import PutOp
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 
 
 def _store(path) -> HybridStore:
     return HybridStore(
         path,
         index={"dims": 64, "embed": HashEmbeddings(), "fields": ["text"]},
-        config=MemoryConfig(store={"ann_threshold": 1000, "hnsw_ef_search": 256}),
+        tuning=StoreTuning(ann_threshold=1000, hnsw_ef_search=256),
     )
 
 
@@ -73,11 +74,3 @@ def test_hnsw_removed_vectors_are_skipped_then_compacted(tmp_path):
     assert s.search(("big",), query="entry 555 topic22", limit=1)[0].key == "k555"
     assert all(int(h.key[1:]) >= 400 for h in s.search(("big",), query="entry 7", limit=50))
     s.close()
-
-
-def test_ivf_nprobe_is_accepted_with_a_warning():
-    import pytest
-
-    with pytest.warns(DeprecationWarning, match="hnsw_ef_search"):
-        cfg = MemoryConfig(store={"ivf_nprobe": 32})
-    assert cfg.store.hnsw_ef_search == 512

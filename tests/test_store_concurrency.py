@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import threading
 
+import pytest
 from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore
@@ -27,6 +28,7 @@ def _proc_writer(path: str, worker: int, n: int, q: mp.Queue) -> None:
         q.put(("error", repr(exc)))
 
 
+@pytest.mark.slow
 def test_processes_write_one_file(tmp_path):
     path = str(tmp_path / "shared.db")
     HybridStore(path, index=_index()).close()  # create schema first

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from conftest import HashEmbeddings
 
-from langmem_plus import EmbeddingModelMismatchError, HybridStore, MemoryConfig
+from langmem_plus import EmbeddingModelMismatchError, HybridStore
 from langmem_plus.store.db.database import SCHEMA_VERSION
+from langmem_plus.store.tuning import StoreTuning
 
 QUERIES = ["川菜", "database postgres", "sister Berlin", "cat"]
 # These tests are about the FAISS snapshot: write one even for a tiny store.
-SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})
+SNAP = StoreTuning(snapshot_min_vectors=0)
 
 
 def _fill(store: HybridStore) -> None:
@@ -30,12 +31,12 @@ def _answers(store: HybridStore) -> list[list[tuple[str, float]]]:
 
 def test_close_reopen_same_answers(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     before = _answers(s)
     s.close()
     assert (tmp_path / "m.db.faiss").exists()
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert not s2._vec.rebuilt  # served from the snapshot
     assert _answers(s2) == before
     assert s2.get(("memories", "u1"), "a").value == {"text": "用户喜欢吃川菜"}
@@ -44,12 +45,12 @@ def test_close_reopen_same_answers(tmp_path, hash_index):
 
 def test_missing_faiss_file_is_rebuilt(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     before = _answers(s)
     s.close()
     (tmp_path / "m.db.faiss").unlink()
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert s2._vec.rebuilt
     assert _answers(s2) == before
     s2.close()
@@ -57,17 +58,17 @@ def test_missing_faiss_file_is_rebuilt(tmp_path, hash_index):
 
 def test_stale_snapshot_is_not_served(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     s.close()
     # Another writer changes the database without touching the snapshot (e.g. a crash
     # after COMMIT but before the snapshot was rewritten).
-    other = HybridStore(path, index=hash_index, config=SNAP)
+    other = HybridStore(path, index=hash_index, tuning=SNAP)
     other.put(("memories", "u1"), "e", {"text": "User plays the cello"})
     other.delete(("memories", "u1"), "a")
     other._db.close()  # simulate a crash: no snapshot save
     other._closed = True
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     hits = s2.search(("memories", "u1"), query="cello", limit=5)
     assert hits[0].key == "e"
     assert "a" not in {h.key for h in s2.search(("memories", "u1"), query="川菜", limit=5)}
@@ -77,12 +78,12 @@ def test_stale_snapshot_is_not_served(tmp_path, hash_index):
 
 def test_corrupt_snapshot_rebuilds(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     before = _answers(s)
     s.close()
     (tmp_path / "m.db.faiss").write_bytes(b"garbage")
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert _answers(s2) == before
     s2.close()
 

@@ -86,7 +86,7 @@ class _Recording:
 def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
     store = _store(tmp_path)
     rec = _Recording(store._backend)
-    ranker = Ranker(store.config, rec, store._keyword_text, store._omit_expired)
+    ranker = Ranker(store.config, store.tuning, rec, store._keyword_text, store._omit_expired)
     ranker.term_vectors = store._ranker.term_vectors  # the store's word vectors (not storage)
     q = np.asarray(EMB.embed_query("gamma delta"), np.float32)
     with store._db.read() as conn:
@@ -97,7 +97,7 @@ def test_ranker_reads_storage_only_through_its_backend(tmp_path) -> None:
         (h.key, h.score, h.components) for h in theirs
     ]
     assert len(mine) == 3
-    assert {"keyword_search", "vector_search", "light_rows", "rows", "term_docs"} <= rec.called
+    assert {"keyword_search", "vector_search", "light_rows", "rows", "keyword_scope"} <= rec.called
     store.close()
 
 

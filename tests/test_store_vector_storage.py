@@ -9,6 +9,7 @@ from conftest import HashEmbeddings
 from langgraph.store.base import PutOp
 
 from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.index import decode_vec, decode_vecs, encode_vec
 
 TEXTS = {
@@ -71,7 +72,7 @@ def test_config_validates_storage_and_snapshot_threshold() -> None:
     with pytest.raises(pydantic.ValidationError):
         MemoryConfig(store={"vector_storage": "int4"})  # type: ignore[arg-type]
     with pytest.raises(pydantic.ValidationError):
-        MemoryConfig(store={"snapshot_min_vectors": -1})
+        StoreTuning(snapshot_min_vectors=-1)
 
 
 # ------------------------------------------------------------------ stores
@@ -165,7 +166,7 @@ def test_four_dim_store_writes_float16(tmp_path) -> None:
 def test_small_store_writes_no_snapshot_and_removes_a_stale_one(tmp_path, hash_index) -> None:
     path = tmp_path / "m.db"
     snap = tmp_path / "m.db.faiss"
-    s = HybridStore(path, index=hash_index, config=MemoryConfig(store={"snapshot_min_vectors": 0}))
+    s = HybridStore(path, index=hash_index, tuning=StoreTuning(snapshot_min_vectors=0))
     _fill(s)
     s.close()
     assert snap.exists()
@@ -184,16 +185,16 @@ def test_small_store_writes_no_snapshot_and_removes_a_stale_one(tmp_path, hash_i
 def test_snapshot_written_at_the_threshold(tmp_path, hash_index) -> None:
     path = tmp_path / "m.db"
     snap = tmp_path / "m.db.faiss"
-    cfg = MemoryConfig(store={"snapshot_min_vectors": 5})
-    s = HybridStore(path, index=hash_index, config=cfg)
+    cfg = StoreTuning(snapshot_min_vectors=5)
+    s = HybridStore(path, index=hash_index, tuning=cfg)
     _fill(s, "abcd")
     s.close()
     assert not snap.exists()  # 4 < 5
-    s2 = HybridStore(path, index=hash_index, config=cfg)
+    s2 = HybridStore(path, index=hash_index, tuning=cfg)
     _fill(s2, "e")
     s2.close()
     assert snap.exists()  # 5 >= 5
-    s3 = HybridStore(path, index=hash_index, config=cfg)
+    s3 = HybridStore(path, index=hash_index, tuning=cfg)
     assert s3._vec is not None and not s3._vec.rebuilt
     assert _top(s3) == list("abcde")
     s3.close()
@@ -201,10 +202,10 @@ def test_snapshot_written_at_the_threshold(tmp_path, hash_index) -> None:
 
 def test_ivf_namespace_always_snapshotted(tmp_path) -> None:
     emb = HashEmbeddings()
-    cfg = MemoryConfig(store={"ann_threshold": 1000})  # snapshot_min_vectors stays at its default
-    assert cfg.store.snapshot_min_vectors > 1100
+    cfg = StoreTuning(ann_threshold=1000)  # snapshot_min_vectors stays at its default
+    assert cfg.snapshot_min_vectors > 1100
     path = tmp_path / "ivf.db"
-    s = HybridStore(path, index={"dims": 64, "embed": emb, "fields": ["text"]}, config=cfg)
+    s = HybridStore(path, index={"dims": 64, "embed": emb, "fields": ["text"]}, tuning=cfg)
     s.batch([PutOp(("big",), f"k{i}", {"text": f"note {i} topic{i % 37}"}) for i in range(1100)])
     assert s._vec is not None and s._vec.wants_snapshot()
     s.close()

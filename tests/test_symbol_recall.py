@@ -8,9 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langmem_plus import Memory, MemoryConfig
+from langmem_plus import HybridStore, Memory, MemoryConfig
 from langmem_plus.agent.engine import MemoryEngine
 from langmem_plus.agent.working import WorkingMemory
+from langmem_plus.store.tuning import StoreTuning
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 QUERY = "where is processOrder defined"
@@ -18,8 +19,9 @@ BUG = "OrderService.processOrder() crashed with a timeout"
 
 
 def _memory(profile: str) -> Memory:
-    config = MemoryConfig(score={"profile": profile}, store={"keyword_candidates": 5})  # type: ignore[arg-type]
-    mem = Memory(embeddings=False, config=config)
+    config = MemoryConfig(score={"profile": profile})  # type: ignore[arg-type]
+    store = HybridStore(index=False, config=config, tuning=StoreTuning(keyword_candidates=5))
+    mem = Memory(store=store, config=config)
     mem.add(
         [{"role": "user", "content": BUG}, {"role": "assistant", "content": "Let me look."}],
         "dev",

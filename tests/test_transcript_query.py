@@ -2,7 +2,7 @@
 agent's labels (text/transcript.py): "Assistant:" is layout, and embedded with the words it
 pulls the query's vector towards any text written the same way; the user's or a person's label
 says whose life the conversation is about and stays. Its latest user-side turn is embedded once
-more, and its candidates are ordered with `store.w_fusion_keyword_transcript` (MADial-Bench
+more, and its candidates are ordered with `tuning.w_fusion_keyword_transcript` (MADial-Bench
 frac@10 zh 0.755 -> 0.772, en 0.748 -> 0.785 with the three, docs/benchmarks.md). Anything that
 is not a transcript is embedded and ordered as before."""
 
@@ -16,9 +16,10 @@ from conftest import HashEmbeddings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
 from langmem_plus.clock import ManualClock
 from langmem_plus.embeddings import default_embeddings
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.transcript import (
     is_transcript,
     speaker_labels,
@@ -175,7 +176,7 @@ def _ranked(config: dict[str, float], query: str) -> list[tuple[str, float]]:
     ]
     with HybridStore(
         index=index,
-        config=MemoryConfig(store=config),
+        tuning=StoreTuning(**config),
         clock=ManualClock(1_700_000_000.0),
     ) as store:
         for i, text in enumerate(memories):
@@ -187,7 +188,7 @@ def _ranked(config: dict[str, float], query: str) -> list[tuple[str, float]]:
 
 
 def test_a_transcript_query_is_ordered_with_its_own_fusion_weight() -> None:
-    """`store.w_fusion_keyword_transcript` orders a transcript query, `w_fusion_keyword` every
+    """`tuning.w_fusion_keyword_transcript` orders a transcript query, `w_fusion_keyword` every
     other query: each knob moves only its own kind of query."""
     line = "how should Bart prepare for the magic show with the cards?"
     dialogue = (

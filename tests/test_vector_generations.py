@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.snapshot import SnapshotError, read_snapshot, write_snapshot
 
 NS = ("memories", "u1")
-SNAP = MemoryConfig(store={"snapshot_min_vectors": 0})  # write a snapshot even for a tiny store
+SNAP = StoreTuning(snapshot_min_vectors=0)  # write a snapshot even for a tiny store
 TEXTS = {
     "a": "用户喜欢吃川菜，不吃香菜",
     "b": "The project database is PostgreSQL 15",
@@ -82,13 +83,13 @@ class _Boom:
 
 def test_crafted_pickle_beside_database_does_not_run(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     expected = _answers(s)
     s.close()
     marker = tmp_path / "pwned"
     (tmp_path / "m.db.faiss").write_bytes(pickle.dumps(_Boom(str(marker))))
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert not marker.exists()
     assert s2._vec.rebuilt  # the file was not trusted
     assert _answers(s2) == expected
@@ -98,7 +99,7 @@ def test_crafted_pickle_beside_database_does_not_run(tmp_path, hash_index):
 
 def test_tampered_snapshot_is_rebuilt(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     expected = _answers(s)
     s.close()
@@ -106,24 +107,24 @@ def test_tampered_snapshot_is_rebuilt(tmp_path, hash_index):
     raw = bytearray(snap.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     snap.write_bytes(bytes(raw))
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert s2._vec.rebuilt
     assert _answers(s2) == expected
     s2.close()
 
 
 def test_snapshot_of_another_database_is_ignored(tmp_path, hash_index):
-    other = HybridStore(tmp_path / "other.db", index=hash_index, config=SNAP)
+    other = HybridStore(tmp_path / "other.db", index=hash_index, tuning=SNAP)
     for i in range(30):
         other.put(NS, f"x{i}", {"text": f"unrelated memory number {i}"})
     other.close()
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     expected = _answers(s)
     s.close()
     (tmp_path / "m.db.faiss").write_bytes((tmp_path / "other.db.faiss").read_bytes())
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert s2._vec.rebuilt
     assert _answers(s2) == expected
     s2.close()
@@ -149,24 +150,24 @@ def test_snapshot_roundtrip_and_signature(tmp_path):
 
 def test_reindex_is_seen_by_another_open_handle(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    a = HybridStore(path, index=hash_index, config=SNAP)
-    b = HybridStore(path, index=hash_index, config=SNAP)
+    a = HybridStore(path, index=hash_index, tuning=SNAP)
+    b = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(a)
     _answers(b)  # b holds the current generation in memory
     a.reindex()
-    fresh = HybridStore(path, index=hash_index, config=SNAP)
+    fresh = HybridStore(path, index=hash_index, tuning=SNAP)
     assert _index_state(b) == _db_state(b)
     assert _answers(b) == _answers(fresh)
     # more writes after the reindex, through both handles: still in step
     a.put(NS, "i", {"text": "User's dentist appointment moved to Oct 3"})
     b.put(NS, "b", {"text": "The project database is now MySQL 8"})
-    fresh2 = HybridStore(path, index=hash_index, config=SNAP)
+    fresh2 = HybridStore(path, index=hash_index, tuning=SNAP)
     assert _index_state(a) == _index_state(b) == _db_state(a)
     assert _answers(a) == _answers(b) == _answers(fresh2)
     for s in (a, b, fresh, fresh2):
         s.close()
-    reopened = HybridStore(path, index=hash_index, config=SNAP)
-    rebuilt = HybridStore(path, index=hash_index, config=SNAP)
+    reopened = HybridStore(path, index=hash_index, tuning=SNAP)
+    rebuilt = HybridStore(path, index=hash_index, tuning=SNAP)
     rebuilt._vec.rebuild(rebuilt._db.conn)
     assert _answers(reopened) == _answers(rebuilt)
     reopened.close()
@@ -175,16 +176,16 @@ def test_reindex_is_seen_by_another_open_handle(tmp_path, hash_index):
 
 def test_stale_snapshot_after_reindex_is_not_served(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     s.close()  # snapshot of generation 1
     stale = (tmp_path / "m.db.faiss").read_bytes()
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     s.reindex()
     s.close()
     (tmp_path / "m.db.faiss").write_bytes(stale)  # as if the process had died before saving
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
-    fresh = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
+    fresh = HybridStore(path, index=hash_index, tuning=SNAP)
     fresh._vec.rebuild(fresh._db.conn)
     assert _index_state(s2) == _db_state(s2)
     assert _answers(s2) == _answers(fresh)
@@ -195,7 +196,7 @@ def test_stale_snapshot_after_reindex_is_not_served(tmp_path, hash_index):
 def test_crash_right_after_reindex(tmp_path, hash_index):
     """A process killed right after reindex (no close, no snapshot) leaves nothing stale."""
     path = tmp_path / "m.db"
-    s = HybridStore(path, index=hash_index, config=SNAP)
+    s = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(s)
     s.close()  # a snapshot of the old generation stays on disk
     here = Path(__file__).parent
@@ -204,18 +205,19 @@ def test_crash_right_after_reindex(tmp_path, hash_index):
         import os, sys
         sys.path.insert(0, {str(here)!r})
         from conftest import HashEmbeddings
-        from langmem_plus import HybridStore, MemoryConfig
+        from langmem_plus import HybridStore
+        from langmem_plus.store.tuning import StoreTuning
         e = HashEmbeddings()
         s = HybridStore({str(path)!r}, index={{"dims": e.dims, "embed": e, "fields": ["text"]}},
-                        config=MemoryConfig(snapshot_min_vectors=0))
+                        tuning=StoreTuning(snapshot_min_vectors=0))
         s.reindex()
         os._exit(0)  # no close: as a kill -9 right after the reindex committed
         """
     )
     env = {**os.environ, "PYTHONPATH": str(here.parent)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
-    s2 = HybridStore(path, index=hash_index, config=SNAP)
-    fresh = HybridStore(path, index=hash_index, config=SNAP)
+    s2 = HybridStore(path, index=hash_index, tuning=SNAP)
+    fresh = HybridStore(path, index=hash_index, tuning=SNAP)
     fresh._vec.rebuild(fresh._db.conn)
     assert _index_state(s2) == _db_state(s2)
     assert _answers(s2) == _answers(fresh)
@@ -225,8 +227,8 @@ def test_crash_right_after_reindex(tmp_path, hash_index):
 
 def test_handle_behind_a_fully_compacted_log_rebuilds(tmp_path, hash_index):
     path = tmp_path / "m.db"
-    a = HybridStore(path, index=hash_index, config=SNAP)
-    b = HybridStore(path, index=hash_index, config=SNAP)
+    a = HybridStore(path, index=hash_index, tuning=SNAP)
+    b = HybridStore(path, index=hash_index, tuning=SNAP)
     _fill(a)
     _answers(b)
     a.put(NS, "b", {"text": "The project database moved to SQLite"})
@@ -235,7 +237,7 @@ def test_handle_behind_a_fully_compacted_log_rebuilds(tmp_path, hash_index):
         a._vec.sync(conn)
         a._vec.compact_log(conn)  # every entry b has not seen is gone
         assert conn.execute("SELECT COUNT(*) FROM vec_log").fetchone()[0] == 0
-    fresh = HybridStore(path, index=hash_index, config=SNAP)
+    fresh = HybridStore(path, index=hash_index, tuning=SNAP)
     assert _index_state(b) == _db_state(b)
     assert _answers(b) == _answers(fresh)
     for s in (a, b, fresh):

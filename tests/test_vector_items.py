@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from langmem_plus import HybridStore, MemoryConfig
+from langmem_plus import HybridStore
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector import index as vector
 from langmem_plus.store.vector.index import decode_vecs
 
@@ -100,9 +101,9 @@ op = st.one_of(
 def test_search_items_matches_brute_force(ops):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "v.db"
-        cfg = MemoryConfig(store={"snapshot_min_vectors": 0})
-        store = HybridStore(path, index=INDEX, config=cfg)
-        other = HybridStore(path, index=INDEX, config=cfg)
+        cfg = StoreTuning(snapshot_min_vectors=0)
+        store = HybridStore(path, index=INDEX, tuning=cfg)
+        other = HybridStore(path, index=INDEX, tuning=cfg)
         try:
             for o in ops:
                 if o[0] == "other":
@@ -116,7 +117,7 @@ def test_search_items_matches_brute_force(ops):
                     _check(store, o[1], o[2])
                 else:
                     store.close()
-                    store = HybridStore(path, index=INDEX, config=cfg)
+                    store = HybridStore(path, index=INDEX, tuning=cfg)
             _check(store, "alpha beta", 5)
         finally:
             store.close()
@@ -124,8 +125,7 @@ def test_search_items_matches_brute_force(ops):
 
 
 def test_ivf_namespaces_fall_back_to_sqlite_cosines(tmp_path):
-    cfg = MemoryConfig(store={"ann_threshold": 1000})
-    store = HybridStore(tmp_path / "i.db", index=INDEX, config=cfg)
+    store = HybridStore(tmp_path / "i.db", index=INDEX, tuning=StoreTuning(ann_threshold=1000))
     rng = np.random.default_rng(0)
     for i in range(0, 1100, 100):
         for j in range(i, i + 100):
@@ -197,7 +197,7 @@ def test_background_vector_scan_ranks_like_the_inline_one(tmp_path, monkeypatch)
         assert [s for _, s in bg] == pytest.approx([s for _, s in inline], rel=1e-6)
     assert used  # the worker pool was really asked for
     store.close()
-    off = HybridStore(index=INDEX, config=MemoryConfig(store={"vector_search_thread": False}))
+    off = HybridStore(index=INDEX, tuning=StoreTuning(vector_search_thread=False))
     assert off._vec is not None and not off._vec._background
     off.close()
 

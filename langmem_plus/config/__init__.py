@@ -1,21 +1,13 @@
-"""MemoryConfig: every weight, limit and threshold of SPEC.md, nested by section.
+"""MemoryConfig: the product's settings, nested by section (docs/configuration.md).
 
-Sections: `score`, `recall`, `window`, `context`, `lifecycle`, `llm` (product settings) and
-`store` (HybridStore's internal tuning). Old flat keywords work for one release with a
-`ConfigDeprecationWarning`; `python -m langmem_plus.config.codemod PATH...` rewrites them.
+Sections: `score`, `recall`, `window`, `context`, `lifecycle`, `llm` and `store`. The store's
+fitted ranking constants and internal thresholds are not settings: they live beside the
+store's code, in `langmem_plus.store.tuning.StoreTuning`.
 """
 
 from __future__ import annotations
 
-from langmem_plus.config.model import (
-    FLAT_FIELDS,
-    REMOVED_FIELDS,
-    SECTIONS,
-    ConfigDeprecationWarning,
-    FlatField,
-    MemoryConfig,
-    RemovedField,
-)
+from langmem_plus.config.model import SECTIONS, MemoryConfig
 from langmem_plus.config.sections import (
     ContextConfig,
     LifecycleConfig,
@@ -23,24 +15,19 @@ from langmem_plus.config.sections import (
     RecallConfig,
     ScoreConfig,
     ScoreProfile,
+    StoreConfig,
     WindowConfig,
 )
-from langmem_plus.config.tuning import StoreTuning
 
 __all__ = [
-    "FLAT_FIELDS",
-    "REMOVED_FIELDS",
     "SECTIONS",
-    "ConfigDeprecationWarning",
     "ContextConfig",
-    "FlatField",
     "LifecycleConfig",
     "LlmConfig",
     "MemoryConfig",
     "RecallConfig",
-    "RemovedField",
     "ScoreConfig",
     "ScoreProfile",
-    "StoreTuning",
+    "StoreConfig",
     "WindowConfig",
 ]

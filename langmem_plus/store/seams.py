@@ -21,6 +21,7 @@ from langmem_plus.clock import Clock
 from langmem_plus.errors import InvalidQueryError
 from langmem_plus.store.db.database import NS_SEP, ns_key
 from langmem_plus.store.filters import matches
+from langmem_plus.store.keyword.bm25 import KeywordScope
 from langmem_plus.text.timeparse import parse_iso
 from langmem_plus.text.tokenize import QueryTerms
 
@@ -457,7 +458,7 @@ CURRENT = Validity()
 
 
 DEFAULT_SESSION_KEYS = ("session_id", "session", "thread_id", "conversation_id", "chat_id")
-"""Value keys that name the session an item belongs to (`StoreTuning.session_keys`)."""
+"""Value keys that name the session an item belongs to (`MemoryConfig.store.session_keys`)."""
 
 
 class PlannedPut(Protocol):
@@ -500,8 +501,6 @@ PostingRow = tuple[str, int, int, int, int, int]
 """(term, item id, tf, doc length, term id, df) of one term in one document."""
 
 
-# Namespaces searched together beyond this many are not loaded whole into the row cache (the
-# rows of each candidate are read instead), as for the keyword index's postings cache.
 class VectorSearch(Protocol):
     """One query's vector side, started by `SearchBackend.vector_search`."""
 
@@ -587,41 +586,22 @@ class SearchBackend(Protocol):
 
     def keyword_docs(self, conn: Any, ns_ids: Sequence[int]) -> int: ...
 
-    def keyword_mass(
+    def keyword_scope(
         self,
         conn: Any,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        """The query's weighted IDF mass (`KeywordIndex.query_mass`): the BM25 of a document
-        matching every query term once, which scales BM25 to the share of the query matched."""
-        ...
-
-    def keyword_held(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> frozenset[str]:
-        """The query's terms that at least one document of the namespaces holds (the relevance
-        judgement's names the scope has seen); read from the query's keyword statistics."""
+    ) -> KeywordScope:
+        """The query's scope as stored: its documents and how many of them hold each term
+        found (store/keyword/bm25.py `KeywordScope`). The keyword statistics (the query's IDF
+        mass, the terms the scope holds, its common words) are computed from it once, for
+        every backend (`bm25.query_mass`, `held_terms`, `term_counts`). `weights` (the query's
+        keyword weights) change no count; a backend may use them to share the query's
+        prepared statistics with its keyword search."""
         ...
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]: ...
-
-    def term_docs(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> dict[str, int]:
-        """How many documents of the namespaces hold each of the query's (exact) terms; terms
-        no document holds may be left out. `weights` (the query's keyword weights) do not
-        change the counts; a backend may use them to share the query's prepared statistics."""
-        ...
 
     # ---------------------------------------------------------------- vector
     @property

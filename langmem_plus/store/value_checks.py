@@ -148,11 +148,11 @@ def check_put_size(key: str, value: Mapping[str, Any], index_text: int, max_char
     if index_text > max_chars:
         raise ValidationError(
             f"item {key[:80]!r} has {index_text} characters of text to index; the maximum is "
-            f"{max_chars} (MemoryConfig.max_item_chars). Split it into smaller items."
+            f"{max_chars} (MemoryConfig.store.max_item_chars). Split it into smaller items."
         )
     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     if size > max_chars * MAX_VALUE_FACTOR:
         raise ValidationError(
             f"item {key[:80]!r} is {size} characters as JSON; the maximum is "
-            f"{max_chars * MAX_VALUE_FACTOR} ({MAX_VALUE_FACTOR} x MemoryConfig.max_item_chars)"
+            f"{max_chars * MAX_VALUE_FACTOR} ({MAX_VALUE_FACTOR} x MemoryConfig.store.max_item_chars)"
         )

@@ -6,7 +6,7 @@ the query's vector towards any text written the same way. A person's label ("Bar
 says whose life the conversation is about, and stays. And the latest turn is what needs
 answering: `text_to_embed` gives such a query without the agent's labels and with its latest
 user-side turn once more at the end (the keyword side keeps every label and weighs the last
-line's words more, `store.last_line_weight`).
+line's words more, `tuning.last_line_weight`).
 """
 
 from __future__ import annotations

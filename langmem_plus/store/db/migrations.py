@@ -320,6 +320,10 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         # a fact's other values are found by slot (the write path closes them)
         "CREATE INDEX IF NOT EXISTS items_slot ON items(ns_id, slot) WHERE slot IS NOT NULL",
     ),
+    # 015_drop_word_vectors: the table of 013 goes (a common word is embedded again by each
+    # new process; keeping it saved one model call on a user's first search, no measured share
+    # of a search: docs/benchmarks.md, speed layers)
+    ("DROP TABLE IF EXISTS word_vectors",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,128 +1,87 @@
-"""BM25 read straight from SQLite's postings, and the per-term formula both paths share.
+"""BM25, written once: the IDF, the term-frequency part and the top k. Every keyword path (SQLite postings, the in-memory postings, a namespace held whole,
+the Milvus backend's client-side scores) and pseudo-relevance feedback compute with these.
 
-The path for searches the in-memory postings cache does not serve (over many namespaces or
-more than `keyword_cache_max_docs` documents, or with the cache off): terms are read rarest
-first within `max_postings_scan` postings; a term past the budget only re-scores the best candidates found so far. `KeywordIndex` (store/keyword/index.py) builds on it.
+A document's BM25 for a query is the sum over the query's terms of
+`saturation(tf, dl) * idf(N, df) * weight`: BM25Okapi's formula (rank-bm25), with IDF
+ln((N - df + 0.5) / (df + 0.5)) floored at `MIN_IDF` (x the mean IDF with `epsilon` > 0), and a
+per-term query weight (query term frequency, expansion terms).
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
-from langmem_plus.store.db.database import in_chunks
+from langmem_plus.text.tokenize import QueryTerms
 
-__all__ = ["PostingsScoring", "top_k"]
+__all__ = [
+    "MIN_IDF",
+    "KeywordScope",
+    "Okapi",
+    "held_terms",
+    "idf",
+    "idf_floor",
+    "mean_idf",
+    "milvus_idf",
+    "query_mass",
+    "saturation",
+    "sum_by_id",
+    "term_counts",
+    "top_ids",
+    "top_k",
+]
 
+MIN_IDF = 0.01
+"""The floor of a term's IDF: a term in half or more of the documents (negative Okapi IDF)
+still counts a little, so a matching document never ranks below a blank one."""
 
-class PostingsScoring:
-    """The SQLite scoring path and the BM25 term formula (a base of `KeywordIndex`)."""
-
-    k1: float
-    b: float
-    max_postings_scan: int
-
-    def _score_sqlite(
-        self,
-        conn: sqlite3.Connection,
-        order: Sequence[str],
-        found: Mapping[str, tuple[list[int], int]],
-        idf: Mapping[str, float],
-        avgdl: float,
-        k: int,
-        extra_fn: Callable[[], set[int]],
-    ) -> dict[int, float]:
-        """Scores read straight from SQLite's postings (many namespaces, or no cache)."""
-        budget = self.max_postings_scan
-        scored_ids: list[np.ndarray] = []
-        scored_vals: list[np.ndarray] = []
-        deferred: list[str] = []
-        for term in order:
-            ids, df = found[term]
-            if df > budget and scored_ids:
-                deferred.append(term)
-                continue
-            limit = max(budget, 1)
-            rows: list[tuple[int, int, int]] = []
-            for tid in ids:
-                rows.extend(
-                    conn.execute(
-                        "SELECT item_id, tf, dl FROM postings WHERE term_id=? "
-                        "ORDER BY item_id DESC LIMIT ?",
-                        (tid, limit),
-                    ).fetchall()
-                )
-            budget -= len(rows)
-            if df > len(rows):
-                deferred.append(term)  # partly read: re-score the rest below
-                if rows:
-                    arr = np.asarray(rows, dtype=np.float64)
-                    scored_ids.append(arr[:, 0].astype(np.int64))
-                    scored_vals.append(np.zeros(len(rows)))
-                continue
-            if rows:
-                arr = np.asarray(rows, dtype=np.float64)
-                scored_ids.append(arr[:, 0].astype(np.int64))
-                scored_vals.append(self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf[term])
-        scores = _sum_by_id(scored_ids, scored_vals)
-        extra = extra_fn()
-        for item_id in extra:
-            scores.setdefault(item_id, 0.0)
-        if deferred and scores:
-            pool = self._top(scores, max(k * 5, 200)) | extra
-            pool_ids = sorted(pool)
-            for term in deferred:
-                for tid in found[term][0]:
-                    self._rescore_sqlite(conn, tid, pool_ids, idf[term], avgdl, scores)
-        return scores
-
-    def _rescore_sqlite(
-        self,
-        conn: sqlite3.Connection,
-        term_id: int,
-        pool: Sequence[int],
-        idf: float,
-        avgdl: float,
-        scores: dict[int, float],
-    ) -> None:
-        """Add one term's BM25 to the scores of the pool items that contain it (SQLite)."""
-        for part, marks in in_chunks(pool):
-            rows = conn.execute(
-                f"SELECT item_id, tf, dl FROM postings WHERE term_id=? AND item_id IN ({marks})",
-                (term_id, *part),
-            ).fetchall()
-            if not rows:
-                continue
-            arr = np.asarray(rows, dtype=np.float64)
-            vals = self._bm25(arr[:, 1], arr[:, 2], avgdl) * idf
-            for item_id, v in zip(arr[:, 0].astype(np.int64).tolist(), vals.tolist(), strict=True):
-                if item_id in scores:
-                    scores[item_id] += v
-
-    def _bm25(self, tf: np.ndarray, dl: np.ndarray, avgdl: float) -> np.ndarray:
-        denom = tf + self.k1 * (1 - self.b + self.b * dl / (avgdl or 1.0))
-        return tf * (self.k1 + 1) / denom
-
-    @staticmethod
-    def _top(scores: dict[int, float], k: int) -> set[int]:
-        if len(scores) <= k:
-            return set(scores)
-        ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
-        vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-        return set(ids[top_k(ids, vals, k)].tolist())
+F = TypeVar("F", float, np.ndarray)
 
 
-def _sum_by_id(ids: list[np.ndarray], vals: list[np.ndarray]) -> dict[int, float]:
-    """Per-item sums of per-term scores."""
-    if not ids:
-        return {}
-    all_ids = np.concatenate(ids)
-    all_vals = np.concatenate(vals).astype(np.float64)
-    uniq, inv = np.unique(all_ids, return_inverse=True)
-    sums = np.bincount(inv, weights=all_vals)
-    return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+def idf(n_docs: int, df: int) -> float:
+    """Okapi IDF of a term in `df` of `n_docs` documents, ln(N - df + 0.5) - ln(df + 0.5)
+    (a statistics row behind its postings, df > N, counts as df = N)."""
+    return math.log(max(n_docs - df, 0) + 0.5) - math.log(df + 0.5)
+
+
+def mean_idf(n_docs: int, dfs: np.ndarray) -> float:
+    """The mean Okapi IDF over a vocabulary's document frequencies (BM25Okapi's floor base)."""
+    return float(np.mean(np.log(n_docs - dfs + 0.5) - np.log(dfs + 0.5))) if len(dfs) else 0.0
+
+
+def idf_floor(epsilon: float, mean: float) -> float:
+    """The IDF a term below zero gets: `epsilon` x the mean IDF, never below `MIN_IDF`."""
+    return max(epsilon * mean, MIN_IDF) if epsilon > 0 else MIN_IDF
+
+
+def milvus_idf(n_docs: int, df: int) -> float:
+    """Milvus's own BM25 IDF, ln(1 + (N - df + 0.5) / (df + 0.5)): the scale of the scores
+    Milvus computes itself (store/milvus/search.py, scopes past the client-side scoring)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def saturation(tf: F, dl: F, avgdl: float, k1: float, b: float) -> F:
+    """BM25's term-frequency part, tf·(k1 + 1) / (tf + k1·(1 - b + b·dl / avgdl)), for one
+    posting (floats) or many (arrays, element by element: the same operations, so every path
+    gives the same bits)."""
+    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / (avgdl or 1.0)))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class Okapi:
+    """BM25Okapi's parameters (`StoreTuning.bm25_k1`, `bm25_b`, `bm25_epsilon`)."""
+
+    k1: float = 1.5
+    b: float = 0.3
+    epsilon: float = 0.0
+
+    def saturation(self, tf: F, dl: F, avgdl: float) -> F:
+        """`saturation` with these parameters."""
+        return saturation(tf, dl, avgdl, self.k1, self.b)
 
 
 def top_k(ids: np.ndarray, vals: np.ndarray, k: int) -> np.ndarray:
@@ -138,3 +97,89 @@ def top_k(ids: np.ndarray, vals: np.ndarray, k: int) -> np.ndarray:
     tied = np.flatnonzero(vals == cut)
     tied = tied[np.argsort(ids[tied], kind="stable")][: k - len(above)]
     return np.concatenate([above, tied])
+
+
+def top_ids(scores: dict[int, float], k: int) -> set[int]:
+    """The ids of the `k` best scores (`top_k`'s rule)."""
+    if len(scores) <= k:
+        return set(scores)
+    ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
+    vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    return set(ids[top_k(ids, vals, k)].tolist())
+
+
+def sum_by_id(ids: Sequence[np.ndarray], vals: Sequence[np.ndarray]) -> dict[int, float]:
+    """Per-item sums of per-term scores (each term's arrays in turn)."""
+    if not ids:
+        return {}
+    all_ids = np.concatenate(ids)
+    all_vals = np.concatenate(vals).astype(np.float64)
+    uniq, inv = np.unique(all_ids, return_inverse=True)
+    sums = np.bincount(inv, weights=all_vals)
+    return dict(zip(uniq.tolist(), sums.tolist(), strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScope:
+    """What a backend reports of a query's scope (the namespaces it searches), the facts the
+    keyword statistics are computed from here: its documents, and how many of them hold each
+    term it found (the query's terms; a prefix's expansions where the backend expands them).
+    `floor`: the IDF a term in half or more of the documents gets (`idf_floor`); `milvus`:
+    the backend scores this scope with Milvus's own BM25 (`milvus_idf`), not with `idf`."""
+
+    n_docs: int
+    df: Mapping[str, int] = field(default_factory=dict)
+    floor: float = MIN_IDF
+    milvus: bool = False
+
+
+def _weighted(scope: KeywordScope, term: str, df: int, w: Mapping[str, float]) -> float:
+    v = idf(scope.n_docs, df)
+    return (v if v > 0 else scope.floor) * w.get(term, 1.0)
+
+
+def query_mass(
+    scope: KeywordScope, q: QueryTerms, weights: Mapping[str, float] | None = None
+) -> float:
+    """The query's weighted IDF mass: the BM25 a document of average length holding every
+    query term once would get. A document's BM25 over it is the share of the query it matches,
+    on one scale for every query and scope (the keyword evidence of the absolute relevance).
+    Terms no document holds count with the IDF of df = 0; a prefix counts once, with its best
+    expansion's IDF. On Milvus's own scale every term counts with `milvus_idf`."""
+    if scope.n_docs == 0 or not q:
+        return 0.0
+    w = weights or {}
+    if scope.milvus:
+        terms = dict.fromkeys(q.terms)
+        if not (terms or q.prefixes):
+            return 0.0
+        mass = sum(
+            float(w.get(t, 1.0)) * milvus_idf(scope.n_docs, scope.df.get(t, 0)) for t in terms
+        )
+        return mass + sum(float(w.get(p, 1.0)) * milvus_idf(scope.n_docs, 0) for p in q.prefixes)
+    df = scope.df
+    absent = idf(scope.n_docs, 0)
+    total = sum(
+        _weighted(scope, t, df[t], w) if df.get(t, 0) > 0 else absent * w.get(t, 1.0)
+        for t in q.terms
+    )
+    for prefix in q.prefixes:
+        found = [
+            _weighted(scope, t, n, w)
+            for t, n in df.items()
+            if n > 0 and t.startswith(prefix) and t not in q.terms
+        ]
+        total += max(found) if found else absent * w.get(prefix, 1.0)
+    return float(total)
+
+
+def held_terms(scope: KeywordScope, q: QueryTerms) -> frozenset[str]:
+    """The query's terms at least one document of the scope holds (the relevance judgement's
+    names the scope has seen)."""
+    return frozenset(t for t in q.terms if scope.df.get(t, 0) > 0)
+
+
+def term_counts(scope: KeywordScope, q: QueryTerms) -> dict[str, int]:
+    """Documents of the scope holding each of the query's exact terms (terms none holds left
+    out)."""
+    return {t: scope.df[t] for t in q.terms if scope.df.get(t, 0) > 0}

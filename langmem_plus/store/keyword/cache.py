@@ -1,5 +1,8 @@
 """In-memory postings cache for the keyword index: SQLite stays the truth, reads skip it.
 
+It holds two things per namespace: the postings of the terms queries asked for (below), and,
+for a small namespace searched alone, its whole index (`Resident`, patched after writes).
+
 Reading postings through SQLite costs ~0.1 ms per term plus a Python tuple per posting, which
 dominated search latency at 10k+ items. This cache holds, per namespace, the postings of the
 terms queries have asked for as numpy arrays (loaded lazily, a term at a time), so a repeated
@@ -63,9 +66,6 @@ class _Namespace:
         self.warmed = False  # every term loaded at once (kept current by the log since)
         self.resident: Resident | None = None  # the whole index; patched with each change
         self.pending: set[int] = set()  # items changed since it was patched (on its next use)
-        # searches served without it since the namespace was cached or its index dropped (a
-        # bulk change): it is read once a namespace has proved it is searched again
-        self.unchanged_searches = 0
 
     def _new_locals(self, items: Sequence[int], dls: Sequence[int]) -> list[int]:
         start = self.local_item.n
@@ -82,7 +82,6 @@ class _Namespace:
         held = 0 if self.resident is None else self.resident.weight
         self.resident = None
         self.pending = set()
-        self.unchanged_searches = 0
         self.postings -= held
         return held
 
@@ -304,12 +303,10 @@ class PostingsCache:
                 cache.load_terms(conn, cold)
                 self._total += cache.postings - before
 
-    def resident(self, conn: sqlite3.Connection, ns_id: int, after: int = 0) -> Resident | None:
-        """A namespace's whole keyword index (`Resident`, store/keyword/resident.py), held or read now;
-        it counts against the memory cap. Read only once `after` searches of the namespace
-        were served without it since its last keyword change: until then None, and this
-        search is counted (call once per search). The caller synced in this read transaction
-        and decided the namespace is small."""
+    def resident(self, conn: sqlite3.Connection, ns_id: int) -> Resident:
+        """A namespace's whole keyword index (`Resident`, store/keyword/resident.py), held or
+        read now, patched with every change synced; it counts against the memory cap. The
+        caller synced in this read transaction and decided the namespace is small."""
         with self._lock:
             cache = self._ns.get(ns_id)
             if cache is None:
@@ -317,11 +314,10 @@ class PostingsCache:
             self._clock += 1
             cache.used = self._clock
             if cache.resident is None:
-                if cache.unchanged_searches < after:
-                    cache.unchanged_searches += 1
-                    return None
                 self._total += cache.hold(Resident.load(conn, ns_id))
-            return self._catch_up(conn, cache)
+            got = self._catch_up(conn, cache)
+            assert got is not None
+            return got
 
     def held(self, ns_id: int) -> Resident | None:
         """The namespace's `Resident` index if one is held (`current` brings it up to date)."""

@@ -1,15 +1,17 @@
-"""Incremental BM25 keyword index kept in SQLite (terms + postings), scored like BM25Okapi.
+"""Incremental BM25 keyword index kept in SQLite (terms + postings), scored like BM25Okapi
+(the formula: store/keyword/bm25.py).
 
-Writes (store/keyword/writes.py) touch only the postings of the item written. Queries read postings
-rarest-term first within a budget; terms too common to scan in full only re-score the
-candidates rarer terms found. Where they are read from: a small one-namespace search from the
-namespace's whole index held in memory (store/keyword/resident.py), other searches over few namespaces
-from the per-term postings cache (store/keyword/cache.py, store/keyword/memory.py), the rest from SQLite (store/keyword/bm25.py).
+Writes (store/keyword/writes.py) touch only the postings of the item written. Queries read
+postings rarest term first within a budget; terms too common to read in full only re-score the
+candidates rarer terms found. Where from: a search over one namespace of at most
+`keyword_resident_docs` documents (a user's memories) from that namespace's whole index held
+in memory (store/keyword/resident.py); other searches over at most 64 namespaces and
+`keyword_cache_max_docs` documents from the per-term postings cache (store/keyword/cache.py,
+scored by store/keyword/memory.py); the rest from SQLite (store/keyword/scan.py).
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -18,13 +20,22 @@ from typing import Any
 
 import numpy as np
 
-from langmem_plus.config import MemoryConfig
 from langmem_plus.store.db.database import in_chunks
+from langmem_plus.store.keyword import memory, scan, writes
+from langmem_plus.store.keyword.bm25 import (
+    MIN_IDF,
+    KeywordScope,
+    Okapi,
+    idf,
+    idf_floor,
+    mean_idf,
+    top_ids,
+)
 from langmem_plus.store.keyword.cache import PostingsCache
 from langmem_plus.store.keyword.docterms import doc_term_rows
-from langmem_plus.store.keyword.memory import MemoryScoring, PreparedQuery
+from langmem_plus.store.keyword.memory import PreparedQuery
 from langmem_plus.store.keyword.resident import TERMS_CHUNK, Resident
-from langmem_plus.store.keyword.writes import KeywordWrites
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["KeywordIndex", "KeywordStats"]
@@ -35,7 +46,8 @@ __all__ = ["KeywordIndex", "KeywordStats"]
 _WARM_MIN_DOCS = 2_000
 # Searches over more namespaces than this read SQLite (a per-namespace cache would thrash).
 _CACHE_MAX_NAMESPACES = 64
-_MIN_IDF = 0.01
+# Writes between two trims of the keyword feed to its newest entries.
+_COMPACT_EVERY = 256
 
 
 @dataclass(frozen=True)
@@ -46,65 +58,68 @@ class KeywordStats:
     avgdl: float
 
 
-class KeywordIndex(KeywordWrites, MemoryScoring):
+class KeywordIndex:
     """BM25 over per-namespace postings; the same formula as rank-bm25's `BM25Okapi`."""
 
-    def __init__(self, config: MemoryConfig | None = None) -> None:
-        """Parameters come from `config` (its defaults when None), so the index and the
-        configuration cannot disagree."""
-        cfg = config or MemoryConfig()
-        self.k1 = cfg.store.bm25_k1
-        self.b = cfg.store.bm25_b
-        self.epsilon = cfg.store.bm25_epsilon
-        self.max_postings_scan = cfg.store.max_postings_scan
-        # In-memory postings (store/keyword/cache.py) for searches over at most `_CACHE_MAX_NAMESPACES`
-        # namespaces; a cap of 0 disables it and every read goes to SQLite.
+    def __init__(self, tuning: StoreTuning | None = None) -> None:
+        """Parameters come from `tuning` (its defaults when None), so the index and the
+        ranking cannot disagree."""
+        cfg = tuning or StoreTuning()
+        self.okapi = Okapi(cfg.bm25_k1, cfg.bm25_b, cfg.bm25_epsilon)
+        self.max_postings_scan = cfg.max_postings_scan
+        # In-memory postings (store/keyword/cache.py) for searches over at most
+        # `_CACHE_MAX_NAMESPACES` namespaces and `keyword_cache_max_docs` documents (past them a
+        # common term's postings are too long to score in full per query); a cap of 0 turns it
+        # off and every read goes to SQLite.
         self._cache = (
-            PostingsCache(cfg.store.keyword_cache_postings)
-            if cfg.store.keyword_cache_postings > 0
-            else None
+            PostingsCache(cfg.keyword_cache_postings) if cfg.keyword_cache_postings > 0 else None
         )
-        self._cached_postings_scan = cfg.store.cached_postings_scan
-        self._cache_max_namespaces = _CACHE_MAX_NAMESPACES
-        # Past this many documents a common term's postings are too long to score in full on
-        # every query or to load cold: such searches read SQLite within `max_postings_scan`.
-        self._cache_max_docs = cfg.store.keyword_cache_max_docs
-        # Namespaces up to this size load their whole keyword index on their first search
-        # instead of one cold read per new query term.
-        self._cache_warm_docs = cfg.store.keyword_cache_warm_docs
+        self._cached_postings_scan = cfg.cached_postings_scan
+        self._cache_max_docs = cfg.keyword_cache_max_docs
+        # Namespaces of `_WARM_MIN_DOCS` to this many documents load their whole postings into
+        # the cache on their first search instead of one cold read per new query term.
+        self._cache_warm_docs = cfg.keyword_cache_warm_docs
         self._warm_min_docs = _WARM_MIN_DOCS
-        # Searches over one namespace of at most this many documents read its whole keyword
-        # index, held in memory as a `Resident` (store/keyword/resident.py).
-        self._resident_docs = cfg.store.keyword_resident_docs
-        # ... once it has been searched this many times with no keyword change in between
-        # (until then the per-term cache answers, which costs less for one search).
-        self._resident_after = cfg.store.keyword_resident_after
-        self._avg_idf_cache: dict[tuple[tuple[int, ...], int, float, int, int], float] = {}
+        # Searches over one namespace of at most this many documents are ranked from its whole
+        # keyword index, held in memory as a `Resident` (store/keyword/resident.py).
+        self._resident_docs = cfg.keyword_resident_docs
         self._writes = 0
-        # Per-query memo (`query_scope`): statistics and the cache sync, read once per query
-        # instead of once per keyword pass (a query makes three or four passes).
+        # Per-query memo (`query_scope`): statistics, term rows and the change-feed sync, read
+        # once per query instead of once per keyword pass (a query makes three or four).
         self._scope: dict[Any, Any] | None = None
 
-    def loads_whole(self, conn: sqlite3.Connection, ns_ids: Sequence[int]) -> bool:
-        """Whether a search over these namespaces is small enough for in-memory structures to
-        hold them whole (few namespaces, at most `keyword_cache_warm_docs` documents)."""
-        return (
-            len(ns_ids) <= self._cache_max_namespaces
-            and self.stats(conn, ns_ids).n_docs <= self._cache_warm_docs
-        )
+    # ------------------------------------------------------------------ writes
+    def add_many(
+        self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, list[str]]]
+    ) -> None:
+        """Index documents given as (ns_id, item_id, tokens); the caller owns the transaction."""
+        if docs:
+            self._writes += 1
+            writes.add_docs(conn, docs, self._writes % _COMPACT_EVERY == 0)
 
+    def remove_many(self, conn: sqlite3.Connection, docs: Sequence[tuple[int, int, int]]) -> None:
+        """Unindex documents given as (ns_id, item_id, doc_len)."""
+        if docs:
+            self._writes += 1
+            writes.remove_docs(conn, docs, self._writes % _COMPACT_EVERY == 0)
+
+    def clear(self, conn: sqlite3.Connection) -> None:
+        """Empty the index before a rebuild (reindex): every process's cache drops it."""
+        self._writes += 1
+        writes.clear(conn)
+
+    # ------------------------------------------------------------------ reads
     def serves_resident(self, ns_ids: Sequence[int]) -> bool:
         """Whether this query (its `query_scope`) is ranked from the whole in-memory index
-        (`Resident`) of these namespaces (one small namespace, searched before)."""
+        (`Resident`) of these namespaces (one small namespace)."""
         known = self._scope.get("resident") if self._scope is not None else None
         return known is not None and len(ns_ids) == 1 and known[0] == ns_ids[0]
 
-    # ------------------------------------------------------------------ reads
     @contextmanager
     def query_scope(self) -> Iterator[None]:
         """Within one read transaction (the caller holds the store's lock): namespace
-        statistics, a query's term rows and the postings-cache sync are read once, whatever
-        the passes."""
+        statistics, a query's term rows and the change-feed sync are read once, whatever the
+        passes."""
         outer = self._scope
         if outer is None:
             self._scope = {}
@@ -132,14 +147,14 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         cache = self._cache
         if cache is None or len(ns_ids) != 1 or cache.held(ns_ids[0]) is None:
             return None
-        self._sync_cache(conn)
+        self._sync(conn)
         res = cache.current(conn, ns_ids[0])
         if res is None:
             return None
         n = res.n_docs
         return KeywordStats(n_docs=n, avgdl=(res.total_len / n) if n else 0.0)
 
-    def _sync_cache(self, conn: sqlite3.Connection) -> None:
+    def _sync(self, conn: sqlite3.Connection) -> None:
         """Bring the postings cache up to date with the keyword feed (once per query scope)."""
         scope = self._scope
         if self._cache is not None and (scope is None or not scope.get("synced")):
@@ -159,37 +174,15 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
             tl += int(row[1])
         return KeywordStats(n_docs=n, avgdl=(tl / n) if n else 0.0)
 
-    def _idf(self, n_docs: int, df: int) -> float:
-        # a statistics row behind its postings (a damaged file) must not end the search
-        return math.log(max(n_docs - df, 0) + 0.5) - math.log(df + 0.5)
-
-    def _average_idf(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
-    ) -> float:
-        """Mean IDF over the vocabulary (BM25Okapi's floor for negative IDF), cached.
-
-        Keyed by corpus size, mean length, this index's write count and SQLite's
-        data_version (which moves when another connection commits).
-        """
-        key_ns = tuple(ns_ids)
-        marks = ",".join("?" * len(key_ns))
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        cache_key = (key_ns, n_docs, avgdl, version, self._writes)
-        cached = self._avg_idf_cache.get(cache_key)
-        if cached is not None:
-            return cached
+    def _mean_idf(self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int) -> float:
+        """Mean IDF over the namespaces' vocabulary (BM25Okapi's floor base; read only when
+        `bm25_epsilon` > 0, since it reads every term)."""
+        marks = ",".join("?" * len(ns_ids))
         rows = conn.execute(
-            f"SELECT term, SUM(df) FROM terms WHERE ns_id IN ({marks}) GROUP BY term LIMIT 500000",
-            key_ns,
+            f"SELECT SUM(df) FROM terms WHERE ns_id IN ({marks}) GROUP BY term LIMIT 500000",
+            tuple(ns_ids),
         ).fetchall()
-        if not rows:
-            return 0.0
-        df = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-        value = float(np.mean(np.log(n_docs - df + 0.5) - np.log(df + 0.5)))
-        if len(self._avg_idf_cache) > 256:
-            self._avg_idf_cache.clear()
-        self._avg_idf_cache[cache_key] = value
-        return value
+        return mean_idf(n_docs, np.fromiter((r[0] for r in rows), np.float64, len(rows)))
 
     def _term_rows(
         self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms
@@ -224,31 +217,31 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
                 add(*row)
         return found, tid_ns
 
-    def _small_resident(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], n_docs: int, avgdl: float
+    def _resident(
+        self, conn: sqlite3.Connection, ns_ids: Sequence[int], st: KeywordStats
     ) -> Resident | None:
-        """The `Resident` index of a search over one small namespace (the cache synced; small:
-        at most `keyword_resident_docs` documents and within the memory cap) once the namespace
-        was searched `keyword_resident_after` times without it (0: at once); the answer is noted
-        in the query scope (for `doc_terms`, and so that a query asks once). None otherwise
-        (the per-term cache or SQLite answers)."""
+        """The `Resident` index of a search over one small namespace (at most
+        `keyword_resident_docs` documents and within half the memory cap), synced; noted in the
+        query scope (for `doc_terms`, and so that a query asks once). None otherwise (the
+        per-term cache or SQLite answers)."""
+        cache = self._cache
         if (
-            self._cache is None
+            cache is None
             or len(ns_ids) != 1
-            or n_docs > self._resident_docs
-            or n_docs * avgdl * 8 > self._cache.max_postings // 2
+            or st.n_docs > self._resident_docs
+            or st.n_docs * st.avgdl * 8 > cache.max_postings // 2
         ):
             return None
         scope = self._scope
         if scope is not None:
-            known = scope.get(("resident", ns_ids[0]), False)
-            if known is not False:
+            known = scope.get(("resident", ns_ids[0]))
+            if known is not None:
                 return known  # type: ignore[no-any-return]
-        resident = self._cache.resident(conn, ns_ids[0], self._resident_after)
+        self._sync(conn)
+        resident = cache.resident(conn, ns_ids[0])
         if scope is not None:
             scope[("resident", ns_ids[0])] = resident
-            if resident is not None:
-                scope["resident"] = (ns_ids[0], resident)
+            scope["resident"] = (ns_ids[0], resident)
         return resident
 
     def doc_terms(
@@ -291,17 +284,17 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         if st.n_docs == 0:
             return None
         scope = self._scope
+        cache = self._cache
         cached = (
-            self._cache is not None
-            and len(ns_ids) <= self._cache_max_namespaces
+            cache is not None
+            and len(ns_ids) <= _CACHE_MAX_NAMESPACES
             and st.n_docs <= self._cache_max_docs
         )
         if cached:
-            self._sync_cache(conn)
-        resident = self._small_resident(conn, ns_ids, st.n_docs, st.avgdl) if cached else None
+            self._sync(conn)
+        resident = self._resident(conn, ns_ids, st) if cached else None
         if resident is not None and not q.prefixes:
             found, tid_ns = resident.term_rows(q.terms)
-            idf_of = resident.idf_of
         else:
             key = ("terms", tuple(ns_ids), q.terms, q.prefixes)
             rows = scope.get(key) if scope is not None else None
@@ -310,73 +303,47 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
                 if scope is not None:
                     scope[key] = rows  # the same query's next pass (vector-only candidates)
             found, tid_ns = rows
-            idf_of = {}
         if not found:
             return None
-        idf: dict[str, float] = {}
-        need_avg = False
-        for term, (_ids, df) in found.items():
-            v = idf_of.get(df)
-            if v is None:
-                v = self._idf(st.n_docs, df)
-                if resident is not None:
-                    idf_of[df] = v  # the namespace's size is fixed while it is resident
-            idf[term] = v
-            need_avg |= v <= 0
-        if need_avg:
+        weighed = {term: idf(st.n_docs, df) for term, (_ids, df) in found.items()}
+        if any(v <= 0 for v in weighed.values()):
             # BM25Okapi's floor; deliberate difference: never <= 0 (on tiny corpora the mean
             # IDF is negative and rank-bm25 would rank a matching document below a blank one).
-            floor = _MIN_IDF
-            if self.epsilon > 0:  # the mean IDF reads the whole vocabulary: only when used
-                mean_idf = self._average_idf(conn, ns_ids, st.n_docs, st.avgdl)
-                floor = max(self.epsilon * mean_idf, _MIN_IDF)
-            idf = {t: (v if v > 0 else floor) for t, v in idf.items()}
+            # The mean IDF reads the whole vocabulary: only when `bm25_epsilon` uses it.
+            eps = self.okapi.epsilon
+            floor = idf_floor(eps, self._mean_idf(conn, ns_ids, st.n_docs) if eps > 0 else 0.0)
+            weighed = {t: (v if v > 0 else floor) for t, v in weighed.items()}
+        else:
+            floor = MIN_IDF
         if weights:  # per-term query weights (quality work; see docs/benchmarks.md)
-            idf = {t: v * weights.get(t, 1.0) for t, v in idf.items()}
+            weighed = {t: v * weights.get(t, 1.0) for t, v in weighed.items()}
         order = sorted(found, key=lambda t: found[t][1])
         if (
-            cached
-            and self._cache is not None
+            cache is not None
+            and cached
             and self._warm_min_docs <= st.n_docs <= self._cache_warm_docs
         ):
             for ns_id in ns_ids:
-                self._cache.warm(conn, ns_id)
-        return PreparedQuery(st.avgdl, found, tid_ns, idf, order, cached, resident)
+                cache.warm(conn, ns_id)
+        return PreparedQuery(st.avgdl, found, tid_ns, weighed, order, cached, resident, floor)
 
-    def query_mass(
+    def scope(
         self,
         conn: sqlite3.Connection,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        """The query's weighted IDF mass: the BM25 a document of average length holding every
-        query term once would get. A document's BM25 over it is the share of the query it
-        matches, on one scale for every query and corpus size (the keyword evidence of the
-        absolute relevance). Terms no document holds count with the IDF of df = 0; a prefix
-        counts once, with its best expansion's IDF."""
-        if not ns_ids or not q:
-            return 0.0
+    ) -> KeywordScope:
+        """The query's scope as the keyword statistics read it (`bm25.KeywordScope`): the
+        namespaces' documents, the df of every term found (the query's terms and its prefixes'
+        expansions) and the IDF floor (its prepared statistics, once per query scope)."""
+        if not ns_ids:
+            return KeywordScope(0)
         n_docs = self.stats(conn, ns_ids).n_docs
-        if n_docs == 0:
-            return 0.0
-        p = self._prepare(conn, ns_ids, q, weights)
-        idf = p.idf if p is not None else {}
-        w = weights or {}
-        absent = self._idf(n_docs, 0)
-        mass = sum(idf.get(t, absent * w.get(t, 1.0)) for t in q.terms)
-        for prefix in q.prefixes:
-            found = [v for t, v in idf.items() if t.startswith(prefix) and t not in q.terms]
-            mass += max(found) if found else absent * w.get(prefix, 1.0)
-        return float(mass)
-
-    def term_docs(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], q: QueryTerms, weights: Any = None
-    ) -> dict[str, int]:
-        """Documents of the namespaces holding each of the query's exact terms (its prepared
-        statistics, once per query scope)."""
-        p = self._prepare(conn, ns_ids, q, weights)
-        return {} if p is None else {t: p.found[t][1] for t in q.terms if t in p.found}
+        p = self._prepare(conn, ns_ids, q, weights) if n_docs and q else None
+        if p is None:
+            return KeywordScope(n_docs)
+        return KeywordScope(n_docs, {t: df for t, (_ids, df) in p.found.items()}, p.floor)
 
     def search(
         self,
@@ -393,8 +360,8 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         caller can collect its candidates (the vector hits) as late as possible.
 
         `weights` (optional) multiplies a term's IDF: query term frequency, expansion terms.
-        Terms are scored rarest first within a postings budget; a term past it only re-scores
-        the best candidates found so far (exact whenever every term fits the budget).
+        From SQLite, terms are scored rarest first within a postings budget; a term past it
+        only re-scores the best candidates found so far (exact whenever every term fits).
         """
         got: list[set[int]] = []
 
@@ -407,14 +374,18 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None:
             return {}
-        sums = self._resident_sums(p) if p.resident is not None else None
-        if sums is not None:  # already the best k and the extra candidates (_search_resident)
-            return self._search_resident(sums, k, extra)
+        budget = self._cached_postings_scan
+        sums = memory.resident_sums(p, self.okapi, budget) if p.resident is not None else None
+        if sums is not None:  # already the best k and the extra candidates
+            return memory.search_resident(sums, k, extra)
         if p.cached:
-            scores = self._score_cached(conn, p.order, p.found, p.tid_ns, p.idf, p.avgdl, k, extra)
+            assert self._cache is not None
+            scores = memory.scores_cached(self._cache, conn, p, k, extra, budget, self.okapi)
         else:
-            scores = self._score_sqlite(conn, p.order, p.found, p.idf, p.avgdl, k, extra)
-        top = self._top(scores, k) | (extra() & scores.keys())
+            scores = scan.scores(
+                conn, p.order, p.found, p.idf, p.avgdl, k, extra, self.max_postings_scan, self.okapi
+            )
+        top = top_ids(scores, k) | (extra() & scores.keys())
         return {i: scores[i] for i in top}
 
     def score_items(
@@ -433,16 +404,18 @@ class KeywordIndex(KeywordWrites, MemoryScoring):
         p = self._prepare(conn, ns_ids, q, weights)
         if p is None:
             return {}
-        sums = self._resident_sums(p) if p.resident is not None else None
+        budget = self._cached_postings_scan
+        sums = memory.resident_sums(p, self.okapi, budget) if p.resident is not None else None
         if sums is not None:
-            return self._score_items_resident(sums, items)
+            return memory.score_items_resident(sums, items)
         pool = sorted(set(items))
         if not pool:
             return {}
         if p.cached:
-            return self._score_items_cached(conn, p, pool)
+            assert self._cache is not None
+            return memory.score_items_cached(self._cache, conn, p, pool, self.okapi)
         scores = dict.fromkeys(pool, 0.0)
         for term in p.order:
             for tid in p.found[term][0]:
-                self._rescore_sqlite(conn, tid, pool, p.idf[term], p.avgdl, scores)
+                scan.rescore(conn, tid, pool, p.idf[term], p.avgdl, scores, self.okapi)
         return {i: v for i, v in scores.items() if v > 0}

@@ -4,15 +4,15 @@ A search over one small namespace asks the keyword index for the same things eve
 query terms' ids and document frequencies, the postings of the terms it scores (the query's,
 then two rounds of feedback terms), the terms of the feedback documents. Reading them term by
 term from SQLite, or holding them as per-term Python objects, costs more than ranking the few
-hundred documents itself. A `Resident` is loaded whole on the namespace's first search (or
-its `keyword_resident_after`-th), in three statements (its terms, its documents' packed
+hundred documents itself. A `Resident` is loaded whole on the namespace's first search, in
+three statements (its terms, its documents' packed
 terms, its statistics; each term's df is counted from the documents, equal to `terms.df` in a
 consistent index), and answers every one of those questions from arrays: postings grouped by
 term (CSR), each document's terms in term-id order.
 
 The postings cache (store/keyword/cache.py) holds one per namespace, counts it against its memory cap and
 brings it up to date with every keyword change to that namespace (the keyword feed, any
-process): `kwpatch.patched` re-reads only the changed documents and their terms' rows (a
+process): `patch.patched` (store/keyword/patch.py) re-reads only the changed documents and their terms' rows (a
 larger change drops it), so what it answers is what SQLite holds now. Its answers, order included, are
 those of the statements it replaces (`KeywordIndex._term_rows`'s for the query terms,
 `doc_term_rows`'s for documents).
@@ -28,6 +28,7 @@ import numpy as np
 
 from langmem_plus.store.db.database import in_chunks
 from langmem_plus.store.db.termpack import unpack_joined
+from langmem_plus.store.keyword.bm25 import Okapi
 from langmem_plus.store.keyword.docterms import doc_term_rows
 
 __all__ = ["TERMS_CHUNK", "DocRow", "Resident"]
@@ -55,7 +56,6 @@ class Resident:
         "dl_list",
         "doc_ptr",
         "id_list",
-        "idf_of",
         "ids",
         "n_docs",
         "ns_id",
@@ -80,7 +80,6 @@ class Resident:
         self.term_ix: dict[str, int] = {}  # live term -> term index
         self.tid_list: list[int] = []
         self.df_list: list[int] = []
-        self.idf_of: dict[int, float] = {}  # df -> IDF, kept by the keyword index
         self.ids: np.ndarray = _EMPTY_I  # item ids of the documents, ascending
         self.id_list: list[int] = []
         self.pos_of: dict[int, int] = {}
@@ -94,7 +93,7 @@ class Resident:
         self.dl_list: list[int] = []
         # (k1, b, avgdl) and the postings' saturation under them
         self._sat: tuple[tuple[float, float, float], np.ndarray] | None = None
-        self.weight = 0  # memory, in postings (the postings cache's unit)
+        self.weight = 0  # memory, in postings (the postings cache's unit, ~8 bytes)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, ns_id: int) -> Resident:
@@ -270,15 +269,14 @@ class Resident:
         order: Sequence[str],
         found: Mapping[str, tuple[list[int], int]],
         idf: Mapping[str, float],
-        k1: float,
-        b: float,
+        okapi: Okapi,
         avgdl: float,
         budget: int,
     ) -> dict[int, float] | None:
         """item id -> the nonzero BM25 sum of the terms `order` (each weighed by its `idf`,
-        counted once per term id in `found`), added term by term in that order: the sums
-        `PostingsScoring._bm25` and `MemoryScoring._accumulate` give, to the last bit. None
-        when `_accumulate`'s scan `budget` would defer a term (its path answers then)."""
+        counted once per term id in `found`), added term by term in that order: the sums the
+        SQLite and per-term paths give, to the last bit (store/keyword/scan.py, memory.py).
+        None when the per-term path's scan `budget` would defer a term (it answers then)."""
         ptr, ix = self.ptr, self.term_ix
         spans = []
         total = 0
@@ -297,7 +295,7 @@ class Resident:
                     total += hi - lo
         if total <= _SHORT:  # few postings: a loop costs less than array calls (each span
             # made a list when read: whole lists held would double the index's memory)
-            sat_a, pos_a = self.saturation(k1, b, avgdl), self.t_pos
+            sat_a, pos_a = self.saturation(okapi, avgdl), self.t_pos
             ids_l = self.id_list
             sums: dict[int, float] = {}
             get = sums.get
@@ -306,22 +304,21 @@ class Resident:
                     i = ids_l[p]
                     sums[i] = get(i, 0.0) + v * w
             return {i: v for i, v in sums.items() if v != 0}
-        sat = self.saturation(k1, b, avgdl)
+        sat = self.saturation(okapi, avgdl)
         acc = np.zeros(len(self.ids), dtype=np.float64)
         for lo, hi, w in spans:
             acc[self.t_pos[lo:hi]] += sat[lo:hi] * w
         nz = np.flatnonzero(acc)
         return dict(zip(self.ids[nz].tolist(), acc[nz].tolist(), strict=True))
 
-    def saturation(self, k1: float, b: float, avgdl: float) -> np.ndarray:
-        """Every posting's BM25 term-frequency part, tf·(k1 + 1) / (tf + k1·(1 - b + b·dl /
-        avgdl)), aligned with `t_pos`: the operations of `PostingsScoring._bm25`, element by
-        element, so a term's score is this times its IDF exactly as there."""
-        key = (k1, b, avgdl)
+    def saturation(self, okapi: Okapi, avgdl: float) -> np.ndarray:
+        """Every posting's BM25 term-frequency part (`bm25.saturation`), aligned with `t_pos`,
+        kept while the mean length holds: a term's score is this times its IDF, as on every
+        other path."""
+        key = (okapi.k1, okapi.b, avgdl)
         if self._sat is None or self._sat[0] != key:
             tf, dl = self.t_tf.astype(np.float64), self.dl[self.t_pos]
-            denom = tf + k1 * (1 - b + b * dl / (avgdl or 1.0))
-            self._sat = key, tf * (k1 + 1) / denom
+            self._sat = key, okapi.saturation(tf, dl, avgdl)
         return self._sat[1]
 
     def doc_rows(self, conn: sqlite3.Connection, item_ids: Sequence[int]) -> list[DocRow]:

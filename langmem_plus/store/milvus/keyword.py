@@ -14,7 +14,8 @@ the keyword side is therefore scored here, client-side, from what Milvus finds:
   project's tokenizer output, kept in `text`) and length; a document holds a term only when
   its tokens do (Milvus's jieba analysis may match more, a sub-word of a longer word, and
   those are dropped);
-* the scores are BM25Okapi with the store's k1, b and IDF floor, as keyword.py computes them.
+* the scores are BM25Okapi with the store's k1, b and IDF floor: the formula of
+  store/keyword/bm25.py, as on SQLite.
 
 Milvus does the matching (its inverted index); the library does the arithmetic. Larger scopes
 keep Milvus's own BM25 scores (store/milvus/search.py).
@@ -22,21 +23,17 @@ keep Milvus's own BM25 scores (store/milvus/search.py).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-
-from langmem_plus.store.keyword.bm25 import top_k
+from langmem_plus.store.keyword import bm25
 from langmem_plus.store.seams import PostingRow
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = ["ClientBM25", "KeywordSession", "ScopeIndex"]
 
-_MIN_IDF = 0.01  # keyword.py's floor for a term in half or more of the documents
 _CHUNK = 1000  # primary keys per request
 _TOKEN_FIELDS = ["pk", "seq", "text", "doc_len"]
 
@@ -89,7 +86,7 @@ class ClientBM25:
 
     def __init__(self, k1: float, b: float, max_docs: int) -> None:
         """`max_docs`: the largest scope scored here (Milvus's cap on one request's limit)."""
-        self.k1, self.b, self.max_docs = k1, b, max_docs
+        self.okapi, self.max_docs = bm25.Okapi(k1, b), max_docs
 
     # ---------------------------------------------------------------- reads
     def scope(self, conn: KeywordSession, expr: str) -> ScopeIndex | None:
@@ -185,8 +182,8 @@ class ClientBM25:
         for t, n in df.items():
             if n <= 0:
                 continue
-            v = math.log(sc.n_docs - n + 0.5) - math.log(n + 0.5)
-            out[t] = (v if v > 0 else _MIN_IDF) * (weights.get(t, 1.0) if weights else 1.0)
+            v = bm25.idf(sc.n_docs, n)
+            out[t] = (v if v > 0 else bm25.MIN_IDF) * (weights.get(t, 1.0) if weights else 1.0)
         return out
 
     def score(
@@ -201,18 +198,16 @@ class ClientBM25:
         matched = set().union(*postings.values()) if postings else set()
         ids = matched if pool is None else matched & set(pool)
         toks = self.tokens(conn, ids)
-        k1, b, avgdl = self.k1, self.b, sc.avgdl or 1.0
+        okapi, avgdl = self.okapi, sc.avgdl
         out: dict[int, float] = {}
         for i in ids:
             tf_of, dl = toks.get(i), self._length(conn, sc, i)
             if tf_of is None:
                 continue
-            norm = k1 * (1 - b + b * dl / avgdl)
             s = 0.0
             for t, w in idf.items():
                 if i in postings[t]:
-                    tf = tf_of[t]
-                    s += w * tf * (k1 + 1) / (tf + norm)
+                    s += okapi.saturation(float(tf_of[t]), float(dl), avgdl) * w
             if s != 0:
                 out[i] = s
         return out
@@ -224,13 +219,9 @@ class ClientBM25:
         return sc.dl.get(i, 0) if got is None else got
 
     @staticmethod
-    def top(scores: Mapping[int, float], k: int) -> set[int]:
+    def top(scores: dict[int, float], k: int) -> set[int]:
         """The `k` best ids, ties broken by the lower (older) id as on SQLite."""
-        if len(scores) <= k:
-            return set(scores)
-        ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
-        vals = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-        return set(ids[top_k(ids, vals, k)].tolist())
+        return bm25.top_ids(scores, k)
 
     def doc_terms(
         self, conn: KeywordSession, expr: str, sc: ScopeIndex, item_ids: Sequence[int], cap: int

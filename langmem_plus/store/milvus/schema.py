@@ -267,7 +267,7 @@ def _nullable(schema: Any, dt: Any, name: str, **kw: Any) -> None:
     schema.add_field(name, dt, nullable=True, **kw)
 
 
-def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]:
+def _items_schema(pm: Any, client: Any, bm25_k1: float, bm25_b: float) -> tuple[Any, Any]:
     dt = pm.DataType
     s = client.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("pk", dt.VARCHAR, is_primary=True, max_length=32)
@@ -314,7 +314,7 @@ def _items_schema(pm: Any, client: Any, config: MemoryConfig) -> tuple[Any, Any]
         field_name="sparse",
         index_type="SPARSE_INVERTED_INDEX",
         metric_type="BM25",
-        params={"bm25_k1": config.store.bm25_k1, "bm25_b": config.store.bm25_b},
+        params={"bm25_k1": bm25_k1, "bm25_b": bm25_b},
     )
     return s, ip
 
@@ -363,12 +363,19 @@ def has_field(client: Any, collection: str, field: str) -> bool:
 
 
 def ensure_collections(
-    pm: Any, client: Any, names: Names, dims: int, config: MemoryConfig, read_only: bool
+    pm: Any,
+    client: Any,
+    names: Names,
+    dims: int,
+    config: MemoryConfig,
+    read_only: bool,
+    bm25: tuple[float, float] = (1.5, 0.3),
 ) -> None:
-    """Create the collections when missing (vectors only with embeddings) and load them."""
+    """Create the collections when missing (vectors only with embeddings) and load them;
+    `bm25`: (k1, b) of Milvus's own BM25 function (store/tuning.py)."""
     consistency = config.store.milvus_consistency
     if not client.has_collection(names.items) and not read_only:
-        schema, ip = _items_schema(pm, client, config)
+        schema, ip = _items_schema(pm, client, *bm25)
         client.create_collection(
             names.items, schema=schema, index_params=ip, consistency_level=consistency
         )

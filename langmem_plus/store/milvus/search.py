@@ -15,7 +15,6 @@ primary keys for the rest of its batch.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import MatchCondition
 
+from langmem_plus.store.keyword import bm25
 from langmem_plus.store.milvus.filters import filter_expr
 from langmem_plus.store.milvus.keyword import ClientBM25, ScopeIndex
 from langmem_plus.store.milvus.schema import (
@@ -378,64 +378,29 @@ class MilvusSearch:
         got = self._bm25_of(conn, expr, w, conn.pks_of(items))
         return {i: got.get(i, 0.0) for i in items}
 
-    def keyword_mass(
+    def keyword_scope(
         self,
         conn: MilvusSession,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        """The query's weighted IDF mass on the scale its keyword scores are on: where this
-        project's BM25 scores the scope (store/milvus/keyword.py), keyword.py's IDF with a term no
-        document holds at df = 0; elsewhere Milvus's (IDF = ln(1 + (N - df + 0.5) /
-        (df + 0.5)); a term once in a document of average length scores its IDF): each query
-        term's document frequency counted in one request (up to Milvus's result limit). A
-        prefix counts at df = 0."""
-        expr = self._scope(conn, ns_ids)
+    ) -> bm25.KeywordScope:
+        """The scope's documents and the query terms' document frequencies: from the
+        client-side BM25's term matches where it scores the scope (the scores are this
+        project's BM25), else from one BM25 request counting Milvus's matches of each term (the
+        scores are Milvus's own). A prefix is not expanded here."""
+        expr, terms = self._scope(conn, ns_ids), list(dict.fromkeys(q.terms))
         sc = self._exact(conn, expr)
         if sc is not None and self._client_bm25 is not None:
-            if not sc.n_docs or not q:
-                return 0.0
-            found = self._client_bm25.idf(conn, expr, sc, q, weights)
-            absent = math.log(sc.n_docs + 0.5) - math.log(0.5)
-            mult = weights or {}
-            own = sum(found.get(t, absent * float(mult.get(t, 1.0))) for t in q.terms)
-            return own + sum(absent * float(mult.get(p, 1.0)) for p in q.prefixes)
+            got = self._client_bm25.matches(conn, expr, sc, terms, sc.n_docs) if terms else {}
+            return bm25.KeywordScope(sc.n_docs, got)
         n = self._docs_in(conn, expr)
-        w = self._weights(q, weights)
-        if n == 0 or not (w or q.prefixes):
-            return 0.0
-        terms = list(w)
-        hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms else []
-
-        def idf(df: int) -> float:
-            return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-        mass = sum(w[t] * idf(len(h)) for t, h in zip(terms, hits, strict=True))
-        extra = weights or {}
-        return mass + sum(float(extra.get(p, 1.0)) * idf(0) for p in q.prefixes)
+        hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms and n else []
+        df = {t: len(h) for t, h in zip(terms, hits, strict=True)}
+        return bm25.KeywordScope(n, df, milvus=True)
 
     def keyword_docs(self, conn: MilvusSession, ns_ids: Sequence[int]) -> int:
         return self._docs_in(conn, self._scope(conn, ns_ids))
-
-    def keyword_held(
-        self,
-        conn: MilvusSession,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> frozenset[str]:
-        """The query's terms some document of the scope holds: from the client-side statistics
-        (looked up already for its keyword search), else one request for the terms."""
-        expr = self._scope(conn, ns_ids)
-        sc = self._exact(conn, expr)
-        if sc is not None and self._client_bm25 is not None:
-            return frozenset(self._client_bm25.idf(conn, expr, sc, q, weights))
-        want = list(dict.fromkeys(q.terms))
-        if not want or not self._docs_in(conn, expr):
-            return frozenset()
-        hits = conn.search_many("items", want, "sparse", 1, expr, ["seq"])
-        return frozenset(t for t, h in zip(want, hits, strict=True) if h)
 
     def doc_terms(self, conn: MilvusSession, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         """The terms of the given documents, for pseudo-relevance feedback: term frequency
@@ -462,24 +427,6 @@ class MilvusSearch:
             for sid, tf in tfs.items()
             for t, n in tf.items()
         ]
-
-    def term_docs(
-        self,
-        conn: MilvusSession,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> dict[str, int]:
-        """Documents of the scope holding each query term: the client-side BM25's term matches
-        where it scores the scope, else one BM25 request counting Milvus's matches."""
-        expr, terms = self._scope(conn, ns_ids), list(dict.fromkeys(q.terms))
-        sc = self._exact(conn, expr)
-        if sc is not None and self._client_bm25 is not None:
-            got = self._client_bm25.matches(conn, expr, sc, terms, sc.n_docs) if terms else {}
-            return {t: n for t, n in got.items() if n > 0}
-        n = self._docs_in(conn, expr)
-        hits = conn.search_many("items", terms, "sparse", n, expr, ["seq"]) if terms and n else []
-        return {t: len(h) for t, h in zip(terms, hits, strict=True) if h}
 
     def _docs_in(self, conn: MilvusSession, scope: str) -> int:
         sc = self._exact(conn, scope)

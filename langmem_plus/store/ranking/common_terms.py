@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_plus.store.keyword.bm25 import KeywordScope, term_counts
 from langmem_plus.store.ranking.scoring import CosineSide, cosine_side, vector_evidence
 from langmem_plus.store.seams import SearchBackend, VectorSearch
 from langmem_plus.text.tokenize import QueryTerms, term_surfaces
@@ -46,24 +47,13 @@ MIN_DOCS = 3
 little)."""
 
 
-class WordStore(Protocol):
-    """Word vectors kept by the storage (`store/sqlite/wordshelf.py`): read, and keep."""
-
-    def load(self, words: Sequence[str]) -> dict[str, np.ndarray]: ...
-
-    def keep(self, vectors: Mapping[str, np.ndarray]) -> None: ...
-
-
 class TermVectors:
     """Unit embedding vectors of single words, cached per store handle (least recently used
     dropped past `size`): a namespace's common words are few and come back query after query."""
 
-    def __init__(
-        self, embeddings: Embeddings, size: int = 4096, shelf: WordStore | None = None
-    ) -> None:
+    def __init__(self, embeddings: Embeddings, size: int = 4096) -> None:
         self.embeddings = embeddings
         self.size = size
-        self.shelf = shelf  # the store's stored word vectors (store/sqlite/wordshelf.py), if any
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._bases: dict[tuple[str, ...], list[np.ndarray]] = {}  # `basis`'s answers
         self._lock = threading.Lock()
@@ -78,18 +68,10 @@ class TermVectors:
                     self._cache.move_to_end(w)
                     found[w] = v
         missing = [w for w in dict.fromkeys(words) if w not in found]
-        # the embeddings as the model gave them: stored by an earlier process or handle, the
-        # rest embedded now (outside the lock; another thread may do the same word, harmlessly)
-        raw = self.shelf.load(missing) if missing and self.shelf is not None else {}
-        embed = [w for w in missing if w not in raw]
-        if embed:
-            got = np.asarray(self.embeddings.embed_documents(embed), dtype=np.float64)
-            fresh = dict(zip(embed, got.reshape(len(embed), -1), strict=True))
-            if self.shelf is not None:
-                self.shelf.keep(fresh)
-            raw.update(fresh)
-        for w, v in raw.items():
-            found[w] = v / (np.linalg.norm(v) or 1.0)
+        if missing:  # embedded outside the lock (another thread may do the same word, harmlessly)
+            got = np.asarray(self.embeddings.embed_documents(missing), dtype=np.float64)
+            for w, v in zip(missing, got.reshape(len(missing), -1), strict=True):
+                found[w] = v / (np.linalg.norm(v) or 1.0)
         if missing:
             with self._lock:
                 for w in missing:
@@ -195,21 +177,21 @@ def vector_search(
     conn: Any,
     ns_ids: Sequence[int],
     q: QueryTerms,
-    weights: Mapping[str, float] | None,
+    scope: Callable[[], KeywordScope],
     rq: Any,
     k: int,
     ratio: float,
     vectors: TermVectors | None,
 ) -> VectorSearch:
     """The ranker's vector search for `rq` (a `RankQuery` with a vector): with the query's
-    common words projected out when it has any (module docstring), else as it is. `weights` are
-    the query's keyword weights, so the statistics read here are the ones the keyword side uses."""
+    common words projected out when it has any (module docstring), else as it is. `scope`
+    gives the query's keyword scope (read once per query), so the statistics read here are the
+    ones the keyword side uses."""
     qvec = rq.qvec
     if vectors is not None and ratio > 0 and q.terms:
         n_docs = backend.keyword_docs(conn, ns_ids)
         if n_docs >= MIN_DOCS:
-            df = backend.term_docs(conn, ns_ids, q, weights)
-            words = common_words(rq.query, q, df, n_docs, ratio)
+            words = common_words(rq.query, q, term_counts(scope(), q), n_docs, ratio)
             if words:
                 proj = project_out(qvec, (), vectors.basis(words))
                 return ProjectedSearch(backend.vector_search(conn, ns_ids, proj, k), qvec)

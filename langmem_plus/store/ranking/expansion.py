@@ -14,12 +14,12 @@ search: it is then the only way a related item without the query's words is foun
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from langmem_plus.config import MemoryConfig
+from langmem_plus.store.keyword.bm25 import idf
 from langmem_plus.store.seams import PostingRow, SearchBackend
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import QueryTerms
 
 __all__ = [
@@ -72,16 +72,12 @@ def expansion_terms(
     skip = set(query.terms)
     hi_df = n_docs if max_df is None else min(n_docs, max_df + 1)
     cand = []
-    idf_of: dict[int, float] = {}  # df -> IDF (many terms share a df)
     for term, df in df_of.items():
         if df < 2 or df >= hi_df or term in skip:
             continue
-        idf = idf_of.get(df)
-        if idf is None:
-            idf = idf_of[df] = math.log((n_docs - df + 0.5) / (df + 0.5))
-        if idf <= 0:
-            continue
-        cand.append((rel[term] * idf, term))
+        weight_idf = idf(n_docs, df)
+        if weight_idf > 0:
+            cand.append((rel[term] * weight_idf, term))
     if not cand:
         return {}
     chosen = sorted(cand, reverse=True)[:n_terms]  # heapq.nlargest's answer, in one C call
@@ -111,7 +107,7 @@ def expand_query(
 
 
 def _terms_for(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -128,14 +124,14 @@ def _terms_for(
         q,
         n_docs,
         feedback_docs=docs,
-        n_terms=cfg.store.prf_terms,
+        n_terms=tuning.prf_terms,
         weight=weight,
-        max_df=max(2, int(cfg.store.common_term_ratio * n_docs)),
+        max_df=max(2, int(tuning.common_term_ratio * n_docs)),
     )
 
 
 def feedback_terms(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -143,11 +139,11 @@ def feedback_terms(
     bm25: Mapping[int, float],
 ) -> dict[str, float]:
     """The first round's expansion terms (term -> weight) from the best keyword hits."""
-    return _terms_for(cfg, backend, conn, ns_ids, q, bm25, cfg.store.prf_docs, cfg.store.prf_weight)
+    return _terms_for(tuning, backend, conn, ns_ids, q, bm25, tuning.prf_docs, tuning.prf_weight)
 
 
 def feedback(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -164,7 +160,7 @@ def feedback(
     `terms`: the expansion terms when the caller chose them already (`feedback_terms`).
     """
     extra = (
-        dict(terms) if terms is not None else feedback_terms(cfg, backend, conn, ns_ids, q, bm25)
+        dict(terms) if terms is not None else feedback_terms(tuning, backend, conn, ns_ids, q, bm25)
     )
     if not extra:
         return q, dict(qw), dict(bm25)
@@ -184,7 +180,7 @@ def feedback(
 
 
 def fused_feedback(
-    cfg: MemoryConfig,
+    tuning: StoreTuning,
     backend: SearchBackend,
     conn: Any,
     ns_ids: Sequence[int],
@@ -198,7 +194,7 @@ def fused_feedback(
     candidates only; the caller adds it to their keyword scores and re-fuses.
     """
     extra = _terms_for(
-        cfg, backend, conn, ns_ids, q, fused, cfg.store.prf_fused_docs, cfg.store.prf_fused_weight
+        tuning, backend, conn, ns_ids, q, fused, tuning.prf_fused_docs, tuning.prf_fused_weight
     )
     if not extra:
         return {}

@@ -3,11 +3,11 @@
 Items of one namespace written one after another are often one exchange (a question and its
 answer, a remark and the detail that follows). The turn that holds the answer frequently does
 not share the question's words, while the turn next to it does. With
-`MemoryConfig.neighbour_weight` = a > 0, each of the best candidates passes a share of its fused
+`StoreTuning.neighbour_weight` = a > 0, each of the best candidates passes a share of its fused
 relevance to the items written just before and after it in the same namespace (insertion order,
 i.e. item id order): f'(j) = (f(j) + a * max over best neighbours i of f(i)) / (1 + a).
 Neighbours outside the candidate set join it (with their own relevance counted as 0).
-Only items that declare the same session (a value key of `StoreTuning.session_keys`) pass
+Only items that declare the same session (a value key of `MemoryConfig.store.session_keys`) pass
 relevance to each other: independent memories are never smoothed.
 Measured in docs/benchmarks.md ("what we tried").
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.store.keyword.bm25 import KeywordScope, held_terms, query_mass
 from langmem_plus.store.ranking import judgement as jd
 from langmem_plus.store.ranking.common_terms import TermVectors, ordering_side, vector_search
 from langmem_plus.store.ranking.expansion import feedback, feedback_terms, fused_feedback
@@ -63,6 +64,7 @@ from langmem_plus.store.seams import (
     passes,
     prior_columns,
 )
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
 from langmem_plus.text.tokenize import QueryTerms, cut_once, query_terms, tokenize
@@ -112,6 +114,7 @@ class _Search:
     topic: set[str]
     symbols: set[str]
     transcript: bool = False  # the query is a conversation written as a transcript
+    scope: KeywordScope | None = None  # the query's own terms' scope, read once (`_scope`)
     bm25: dict[int, float] = field(default_factory=dict)
     # BM25 over the query's own terms when feedback added terms to `bm25` (None: `bm25` is
     # it): feedback terms rank the candidates but are no evidence that one answers the query
@@ -167,11 +170,13 @@ class Ranker:
     def __init__(
         self,
         config: MemoryConfig,
+        tuning: StoreTuning,
         backend: SearchBackend,
         keyword_text: Callable[[Mapping[str, Any]], str],
         omit_expired: Callable[[], bool],
     ) -> None:
         self.config = config
+        self.tuning = tuning  # the fitted constants (store/tuning.py)
         self.backend = backend
         self.keyword_text = keyword_text
         self.omit_expired = omit_expired
@@ -196,14 +201,14 @@ class Ranker:
     # ------------------------------------------------------------------ stages
     def start(self, rq: RankQuery) -> _Search:
         """The query's terms, weights, topic tokens and code symbols."""
-        cfg = self.config
+        cfg, tun = self.config, self.tuning
         query = rq.query[: cfg.recall.max_query_chars]
         if query != rq.query:
             rq = replace(rq, query=query)
         q = query_terms(query, cfg.recall.max_query_chars)
-        qw = q.qtf_weights(cfg.store.bm25_k3)  # repeated query terms weigh more (bm25_k3)
-        qw = q.single_cjk_weights(cfg.store.cjk_single_char_weight, qw)
-        qw = q.last_line_weights(query, cfg.store.last_line_weight, qw)
+        qw = q.qtf_weights(tun.bm25_k3)  # repeated query terms weigh more (bm25_k3)
+        qw = q.single_cjk_weights(tun.cjk_single_char_weight, qw)
+        qw = q.last_line_weights(query, tun.last_line_weight, qw)
         topic = set(tokenize(rq.current_topic)) if rq.current_topic else set()
         symbols = (
             {s.lower() for s in extract_symbols(query)} if cfg.score.profile == "coding" else set()
@@ -215,15 +220,25 @@ class Ranker:
     def candidates(self, conn: Any, s: _Search) -> None:
         """Keyword and vector candidates, with the first feedback round; substring matches
         when the keyword side has no evidence."""
-        cfg, rq, be = self.config, s.rq, self.backend
-        pool = max(cfg.store.keyword_candidates, s.want * 3)
+        tun, rq, be = self.tuning, s.rq, self.backend
+        pool = max(tun.keyword_candidates, s.want * 3)
         if rq.qvec is not None and be.has_vectors:
             k, ratio = (
-                max(cfg.store.vector_candidates, s.want * 3),
-                cfg.store.vector_common_term_ratio,
+                max(tun.vector_candidates, s.want * 3),
+                tun.vector_common_term_ratio,
             )
             # the query's common words projected out (store/ranking/common_terms.py)
-            s.vec = vector_search(be, conn, rq.ns_ids, s.q, s.qw, rq, k, ratio, self.term_vectors)
+            s.vec = vector_search(
+                be,
+                conn,
+                rq.ns_ids,
+                s.q,
+                lambda: self._scope(conn, s),
+                rq,
+                k,
+                ratio,
+                self.term_vectors,
+            )
         failed: list[BaseException] = []
 
         def vector_hits() -> KeysView[int]:
@@ -235,12 +250,12 @@ class Ranker:
             return s.sims.keys()
 
         try:
-            s.mass = be.keyword_mass(conn, rq.ns_ids, s.q, s.qw)
+            s.mass = query_mass(self._scope(conn, s), s.q, s.qw)
             if self.judgement is not None and rq.qvec is not None:
                 s.facts = jd.query_facts(
-                    rq.query, s.q, lambda: be.keyword_held(conn, rq.ns_ids, s.q, s.qw)
+                    rq.query, s.q, lambda: held_terms(self._scope(conn, s), s.q)
                 )
-            if cfg.store.prf_terms:
+            if tun.prf_terms:
                 self._keyword_with_feedback(conn, s, pool, vector_hits)
             else:
                 s.bm25 = be.keyword_search(
@@ -264,15 +279,21 @@ class Ranker:
             )
             s.bm25 = {**s.bm25, **like}
 
+    def _scope(self, conn: Any, s: _Search) -> KeywordScope:
+        """The query's keyword scope (`SearchBackend.keyword_scope`), read once per query."""
+        if s.scope is None:
+            s.scope = self.backend.keyword_scope(conn, s.rq.ns_ids, s.q, s.qw)
+        return s.scope
+
     def _keyword_with_feedback(
         self, conn: Any, s: _Search, pool: int, vector_hits: Callable[[], KeysView[int]]
     ) -> None:
         """Pseudo-relevance feedback (store/ranking/expansion.py): terms of the best keyword hits, scored
         at a lower weight and added to the keyword scores. The vector-only candidates' BM25
         is read for them alone, the values a first pass over them would have given."""
-        cfg, be, ns_ids = self.config, self.backend, s.rq.ns_ids
+        tun, be, ns_ids = self.tuning, self.backend, s.rq.ns_ids
         s.bm25 = be.keyword_search(conn, ns_ids, s.q, pool, weights=s.qw)
-        terms = feedback_terms(cfg, be, conn, ns_ids, s.q, s.bm25) if s.bm25 else {}
+        terms = feedback_terms(tun, be, conn, ns_ids, s.q, s.bm25) if s.bm25 else {}
         vec_only = list(vector_hits() - s.bm25.keys())  # (order: irrelevant to the scores)
         if vec_only:
             got = be.keyword_score(conn, ns_ids, s.q, vec_only, weights=s.qw)
@@ -280,7 +301,7 @@ class Ranker:
         if s.bm25:
             s.bm25_query, s.own_terms = dict(s.bm25), (s.q, dict(s.qw))
             s.q, s.qw, s.bm25 = feedback(
-                cfg,
+                tun,
                 be,
                 conn,
                 ns_ids,
@@ -317,7 +338,7 @@ class Ranker:
         )
         extra_ids = [r.id for r in scanned if in_range(r, rq.time_range)]
         if extra_ids:
-            pool = max(self.config.store.keyword_candidates, s.want * 3)
+            pool = max(self.tuning.keyword_candidates, s.want * 3)
             s.bm25.update(
                 self.backend.keyword_search(
                     conn, rq.ns_ids, s.q, pool, extra_candidates=extra_ids, weights=s.qw
@@ -359,7 +380,7 @@ class Ranker:
 
     def _fuse(self, s: _Search) -> None:
         """Relevance, keyword, vector and absolute evidence of the candidates (store/ranking/scoring.py)."""
-        st = self.config.store
+        st = self.tuning
         tuning = self._tunings.get(s.transcript)
         if tuning is None or tuning.background != self.vector_background:
             w = st.w_fusion_keyword_transcript if s.transcript else st.w_fusion_keyword
@@ -389,20 +410,20 @@ class Ranker:
         """Second feedback round from the best fused candidates (store/ranking/expansion.py). It only
         re-scores the candidates already held (measured: new candidates it would bring add
         ~0.003 LoCoMo frac@10 for ~0.35 ms more per query)."""
-        cfg = self.config
-        if not (cfg.store.prf_terms and cfg.store.prf_fused_docs and s.rq.qvec is not None and s.q):
+        tun = self.tuning
+        if not (tun.prf_terms and tun.prf_fused_docs and s.rq.qvec is not None and s.q):
             return
         # weights from the relevance before the judgement's scale: a refit moves no rounding
         before = (s.fz if s.fused is None else s.fused.relevance).tolist()
         fused = dict(zip(s.keep, before, strict=True))
-        more = fused_feedback(cfg, self.backend, conn, s.rq.ns_ids, s.q, fused)
+        more = fused_feedback(tun, self.backend, conn, s.rq.ns_ids, s.q, fused)
         if more:
             s.bm = s.bm + _aligned(more, s.keep, 0.0)
             self._fuse(s)
 
     def neighbours(self, conn: Any, s: _Search) -> None:
         """Conversation-context smoothing (store/ranking/neighbours.py), for items that name a session."""
-        alpha = self.config.store.neighbour_weight
+        alpha = self.tuning.neighbour_weight
         if alpha <= 0:
             return
         sessions = list(map(SESSION, map(s.rows.__getitem__, s.keep)))
@@ -420,8 +441,8 @@ class Ranker:
             fetch=lambda ids: be.rows(conn, ids, full=full),
             admit=lambda rows: self._admit(s, rows),
             questions=lambda ids: self._questions(conn, ids),
-            beta=self.config.store.answer_weight,
-            in_context=self.config.store.answer_in_context,
+            beta=self.tuning.answer_weight,
+            in_context=self.tuning.answer_in_context,
         )
         new = s.keep[held:]  # neighbours that joined: no keyword or vector part of their own
         if new:
@@ -429,7 +450,7 @@ class Ranker:
             s.bn, s.vn, s.bm = (np.concatenate((a, none)) for a in (s.bn, s.vn, s.bm))
             s.cos = np.concatenate((s.cos, [s.sims.get(i, np.nan) for i in new]))
         s.side = None
-        s.ev = evidence(s.bn, s.vn, self.config.store.w_evidence_keyword)
+        s.ev = evidence(s.bn, s.vn, self.tuning.w_evidence_keyword)
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
         """The items among `ids` whose indexed text is a question (ends with ? or ？)."""

@@ -30,6 +30,7 @@ import numpy as np
 from langgraph.store.base import MatchCondition
 
 from langmem_plus.store.db.database import in_chunks
+from langmem_plus.store.keyword.bm25 import KeywordScope
 from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.store.seams import CandidateRow, PostingRow, RowFilter, VectorSearch
 from langmem_plus.store.sqlite import rows as sql
@@ -121,18 +122,15 @@ class SqliteBackend:
     def light_rows(
         self, conn: Any, ns_ids: Sequence[int], ids: Iterable[int]
     ) -> dict[int, CandidateRow]:
-        """Light rows through the row cache (store/sqlite/rowcache.py); namespaces small enough for the
-        keyword index to hold whole (`KeywordIndex.loads_whole`) are loaded whole on first use,
-        like their postings (with their values, for `rows`, once this query's keyword passes
-        are ranked from its whole index: `KeywordIndex.serves_resident`)."""
+        """Light rows through the row cache (store/sqlite/rowcache.py); a namespace whose
+        keyword index is held whole (`KeywordIndex.serves_resident`) has its full rows loaded
+        whole on first use, for `rows` to read the winners from memory too."""
         cache = self.rowcache
         if cache.max_rows <= 0:  # turned off (`row_cache_rows=0`)
             return sql.read_rows(conn, ids, full=False)
         cache.sync(conn)
         if self.keyword.serves_resident(ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_full_rows, full=True)
-        elif self.keyword.loads_whole(conn, ns_ids):
-            cache.warm(conn, ns_ids, sql.namespace_rows)
+            cache.warm(conn, ns_ids, sql.namespace_full_rows)
         return cache.get(conn, ids, lambda c, missing: sql.read_rows(c, missing, full=False))
 
     def scan(
@@ -192,36 +190,17 @@ class SqliteBackend:
     def keyword_docs(self, conn: Any, ns_ids: Sequence[int]) -> int:
         return self.keyword.stats(conn, ns_ids).n_docs
 
-    def keyword_mass(
+    def keyword_scope(
         self,
         conn: Any,
         ns_ids: Sequence[int],
         q: QueryTerms,
         weights: Mapping[str, float] | None = None,
-    ) -> float:
-        return self.keyword.query_mass(conn, ns_ids, q, weights)
-
-    def keyword_held(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> frozenset[str]:
-        held = self.keyword.term_docs(conn, ns_ids, q, weights)
-        return frozenset(t for t, n in held.items() if n > 0)
+    ) -> KeywordScope:
+        return self.keyword.scope(conn, ns_ids, q, weights)
 
     def doc_terms(self, conn: Any, item_ids: Sequence[int]) -> Iterable[PostingRow]:
         return self.keyword.doc_terms(conn, item_ids)
-
-    def term_docs(
-        self,
-        conn: Any,
-        ns_ids: Sequence[int],
-        q: QueryTerms,
-        weights: Mapping[str, float] | None = None,
-    ) -> dict[str, int]:
-        return self.keyword.term_docs(conn, ns_ids, q, weights)
 
     # ---------------------------------------------------------------- vector
     @property

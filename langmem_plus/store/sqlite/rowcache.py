@@ -11,8 +11,8 @@ rows of the namespaces loaded whole and searched longest ago are dropped first (
 when that does not make room).
 
 A namespace the keyword index ranks from memory whole (`KeywordIndex.serves_resident`) is
-loaded with its full rows (namespace, key, value): the winners of a search are then read from
-here too. Every change to an item's value also sets a logged column (its update time), so the
+loaded whole with its full rows (namespace, key, value): the winners of a search are then read
+from here too. Every change to an item's value also sets a logged column (its update time), so the
 same feed keeps them exact. A full row counts as 1 + len(value) // 300 rows against the cap.
 """
 
@@ -31,8 +31,8 @@ Fetch = Callable[[sqlite3.Connection, list[int]], dict[int, Any]]
 
 
 class RowCache:
-    """item id -> row (light, or full for small namespaces loaded whole), kept exact through
-    the keyword feed (see the module docstring)."""
+    """item id -> row (light, or full for the namespaces loaded whole), kept exact through the
+    keyword feed (see the module docstring)."""
 
     def __init__(self, max_rows: int = 250_000) -> None:
         self.max_rows = max_rows
@@ -40,8 +40,8 @@ class RowCache:
         self.full = 0  # rows held with their values
         self.weight = 0  # rows held, a full row counting as 1 + len(value) // 300
         self.watermark = 0
-        # namespaces loaded whole -> with their values, least recently used first
-        self.warmed: dict[int, bool] = {}
+        # namespaces loaded whole, least recently used first
+        self.warmed: dict[int, None] = {}
         self._ns_rows: dict[int, list[int]] = {}  # the ids each one's load brought
         self._lock = threading.RLock()
 
@@ -105,20 +105,17 @@ class RowCache:
                     out[i] = r
             return out, missing
 
-    def warm(
-        self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch, full: bool = False
-    ) -> None:
-        """Load every row of these namespaces once (`fetch_ns` reads a namespace list: light
-        rows, or with `full` full rows, which replace light ones loaded before)."""
+    def warm(self, conn: sqlite3.Connection, ns_ids: Sequence[int], fetch_ns: Fetch) -> None:
+        """Load every full row of these namespaces once (`fetch_ns` reads a namespace list;
+        they replace light rows held before)."""
         with self._lock:
             warmed = self.warmed
             for n in ns_ids:  # used now: last to be dropped for room
                 if n in warmed:
                     warmed[n] = warmed.pop(n)
-            todo = [n for n in ns_ids if n not in warmed or (full and not warmed[n])]
-            for n in todo:
+            for n in [n for n in ns_ids if n not in warmed]:
                 got = fetch_ns(conn, [n])
-                warmed[n] = full  # tried: even when it does not fit, not again until dropped
+                warmed[n] = None  # tried: even when it does not fit, not again until dropped
                 weights = list(map(_weight, got.values()))
                 if self._make_room(sum(weights), keep=ns_ids):
                     self._keep(got, weights)

@@ -28,7 +28,6 @@ __all__ = [
     "list_namespaces",
     "namespace_full_rows",
     "namespace_ids",
-    "namespace_rows",
     "read_item",
     "read_rows",
     "scan_rows",
@@ -61,16 +60,6 @@ def read_rows(conn: sqlite3.Connection, ids: Iterable[int], full: bool = True) -
     for part, qs in in_chunks(list(ids)):
         for row in conn.execute(f"{sql}WHERE i.id IN ({qs})", part):
             out[row[0]] = make(row)
-    return out
-
-
-def namespace_rows(conn: sqlite3.Connection, ns_ids: Sequence[int]) -> dict[int, Any]:
-    """Light rows of every item of the namespaces."""
-    out: dict[int, Any] = {}
-    for part, qs in in_chunks(ns_ids):
-        out.update(
-            (r[0], _light(r)) for r in conn.execute(f"{_LIGHT}WHERE i.ns_id IN ({qs})", part)
-        )
     return out
 
 

