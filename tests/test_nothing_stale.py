@@ -170,3 +170,30 @@ def test_a_memory_a_later_exchange_is_about_carries_that_statement() -> None:
     tool = create_search_memory_tool(mem.store, default_user_id=U)
     text = str(tool.invoke({"query": "ThinkPad"}))
     assert any("ThinkPad" in ln and "[newer 2025-04-10: " in ln for ln in text.splitlines())
+
+
+def test_not_anymore_answering_a_reply_marks_what_it_ended() -> None:
+    """ "nope, not anymore" to a reply that assumed the old state is a correction: the
+    earlier exchange that stated it is shown with the later statement, never unmarked."""
+    mem = Memory(embeddings=False)
+    later = T0 + timedelta(days=30)
+    turns = [
+        ("s0", T0, "My dad's on dialysis three times a week, I drive him when I can", "A lot."),
+        (
+            "s1",
+            later,
+            "I want to plan a family trip to the lake in June",
+            "Will dialysis suit your dad?",
+        ),
+        ("s1", later + timedelta(minutes=1), "nope not anymore, he got a transplant", "Great."),
+    ]
+    for session, at, said, reply in turns:
+        msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+        mem.add(msgs, U, session_id=session, timestamp=at)
+    hits = mem.store.search(NS, query="is my dad on dialysis", filter={"kind": "episodic"})
+    first = next(h for h in hits if "three times a week" in h.value["text"])
+    assert first.value.get("corrected_by") or first.value["metadata"].get("followed_by")
+    ctx = build_context(memories=mark_stale(mem.store, hits))
+    for line in ctx.layers["memories"].splitlines():
+        if "three times a week" in line:
+            assert "transplant" in line, line

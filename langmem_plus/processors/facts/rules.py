@@ -72,7 +72,8 @@ _STRONG_ZH = re.compile(
 )
 _STRONG_EN = re.compile(
     r"\b(?:correction\s*[:,-]|I was wrong|I misspoke|I got (?:that|it) wrong|told you wrong|"
-    r"scratch that|my bad|that was years ago|not there anymore|no longer (?:at|in|with|on))",
+    r"scratch that|my bad|that was years ago|not there anymore|no longer (?:at|in|with|on)|"
+    r"not (?:a thing )?any ?more\b)",
     re.I,
 )
 
