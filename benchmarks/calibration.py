@@ -76,6 +76,7 @@ def _turn(system: rq.HybridSystem, query: str, gold: frozenset[str], **kw: Any) 
         standing=np.array([c["relevance"] / scale if scale > 0 else 0.0 for c in comps]),
         gold=np.array([h.key in gold for h in hits], dtype=bool),
         feedback_only=np.array([feedback_only(c) for c in comps], dtype=bool),
+        evidence=np.array([float(c["evidence"]) for c in comps]),
         features=np.array(feats),
         shipped_scale=scale,
         **kw,

@@ -49,14 +49,24 @@ class Turn:
     labelled: bool = True  # own questions: gold known
     names_subject: bool = True  # an `other` question that names the person it asks about
     extra: dict[str, float] = field(default_factory=dict)
-    # hits ranked by feedback terms alone (current_view.feedback_only): never injected
+    # hits ranked by feedback terms alone (floor.feedback_only): never injected
     feedback_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # each hit's own evidence (components["evidence"]): a hit without any is never injected
+    # (floor.no_evidence); empty in a cache written before it was recorded
+    evidence: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def injectable(self, limit: int) -> np.ndarray:
-        """Which of the top `limit` hits the floor may inject at all (bool)."""
-        fb = self.feedback_only[:limit]
+        """Which of the top `limit` hits the floor may inject at all (bool): none ranked by
+        feedback terms alone, none without evidence of its own."""
         n = len(self.standing[:limit])
-        return ~fb if len(fb) == n else np.ones(n, dtype=bool)
+        ok = np.ones(n, dtype=bool)
+        fb = self.feedback_only[:limit]
+        if len(fb) == n:
+            ok &= ~fb
+        ev = self.evidence[:limit]
+        if len(ev) == n:
+            ok &= ev > 0
+        return ok
 
     def label(self, limit: int) -> float | None:
         """1: the store holds something relevant; 0: nothing; None: not used for fitting."""
@@ -69,7 +79,7 @@ class Turn:
         return 0.0
 
 
-ARRAY_FIELDS = ("standing", "gold", "features", "feedback_only")
+ARRAY_FIELDS = ("standing", "gold", "features", "feedback_only", "evidence")
 
 
 def turns_to_json(turns: Iterable[Turn]) -> list[dict[str, Any]]:
@@ -88,6 +98,7 @@ def turns_from_json(rows: Iterable[dict[str, Any]]) -> list[Turn]:
                 "standing": np.asarray(row["standing"], dtype=float),
                 "gold": np.asarray(row["gold"], dtype=bool),
                 "feedback_only": np.asarray(row.get("feedback_only", ()), dtype=bool),
+                "evidence": np.asarray(row.get("evidence", ()), dtype=float),
                 "features": np.asarray(row["features"], dtype=float),
             }
         )

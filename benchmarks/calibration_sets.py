@@ -20,9 +20,10 @@ from pathlib import Path
 
 import retrieval_quality as rq
 
+load_memorybank_cn = rq.load_memorybank_cn  # the labelled set is one of retrieval_quality's
+
 __all__ = ["UNRELATED", "load_memorybank_cn", "load_memorybank_en", "masked"]
 
-LABELS = Path(__file__).resolve().parent / "data" / "memorybank_cn_answers.jsonl"
 _LABEL = re.compile(r"([^:：\n]+)[:：]")
 
 # Questions no memory of these conversations answers (written for this benchmark; the first
@@ -83,31 +84,6 @@ UNRELATED = {
 }
 
 
-def _exchanges(history: dict[str, list[dict[str, str]]]) -> list[tuple[str, str]]:
-    """A user's exchanges as documents keyed `date#index`."""
-    return [
-        (f"{day}#{i}", f"{ex['query']}\n{ex['response']}")
-        for day in sorted(history)
-        for i, ex in enumerate(history[day])
-    ]
-
-
-def load_memorybank_cn(data: Path, max_q: int | None = None) -> list[rq.Unit]:
-    """One unit per labelled MemoryBank-cn user, asked its labelled probing questions."""
-    raw = json.loads((data / "memorybank" / "cn" / "memory_bank_cn.json").read_text("utf-8"))
-    labels = [json.loads(line) for line in LABELS.read_text("utf-8").splitlines() if line]
-    units = []
-    for user in dict.fromkeys(lab["user"] for lab in labels):
-        unit = rq.Unit(f"mb-{user}", _exchanges(raw[user]["history"]))
-        for lab in labels:
-            if lab["user"] == user:
-                gold = frozenset(f"{e['date']}#{e['turn_index']}" for e in lab["evidence"])
-                unit.queries.append(rq.Query(lab["question_ref"]["question"], gold, "memorybank"))
-        unit.queries = unit.queries[:max_q]
-        units.append(unit)
-    return units
-
-
 def load_memorybank_en(data: Path, max_q: int | None = None) -> list[rq.Unit]:
     """One unit per MemoryBank-en user, asked its (unlabelled: no gold) probing questions."""
     root = data / "memorybank" / "en"
@@ -121,7 +97,7 @@ def load_memorybank_en(data: Path, max_q: int | None = None) -> list[rq.Unit]:
         asked = questions.get(user.strip())  # four user keys carry stray spaces
         if not asked:
             continue
-        unit = rq.Unit(f"mbe-{user.strip()}", _exchanges(value["history"]))
+        unit = rq.Unit(f"mbe-{user.strip()}", rq.exchanges(value["history"]))
         unit.queries = [rq.Query(q, frozenset(), "memorybank-unlabelled") for q in asked][:max_q]
         units.append(unit)
     return units

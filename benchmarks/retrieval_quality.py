@@ -2,9 +2,13 @@
 
 Data comes from the shared datasets folder (never copied into the repo):
 LoCoMo dev (one namespace per conversation, one item per turn, questions as queries, gold =
-evidence dialog ids) and MADial-Bench zh/en (query = dialogue before the first test turn,
-corpus = that user's memories, gold = relevant ids). Every system sees the same documents,
-the same tokenizer and the same cached USE embeddings; only the ranking differs.
+evidence dialog ids), MADial-Bench zh/en (query = dialogue before the first test turn,
+corpus = that user's memories, gold = relevant ids) and MemoryBank-cn's labelled probing
+questions (one namespace per user, one item per exchange; gold = the evidence exchanges
+labelled in benchmarks/data/memorybank_cn_answers.jsonl; categories by the question's form:
+preference, dated, told by the assistant, own history). Every system sees the same documents,
+the same tokenizer and the same cached USE embeddings; only the ranking differs. Each set has
+a part to tune on and a held-out part (--locomo-part, --madial-part, --memorybank-part).
 
     python benchmarks/retrieval_quality.py [--data ../shared/datasets] [--smoke]
 """
@@ -191,6 +195,77 @@ def load_madial(data: Path, lang: str, max_q: int | None = None, part: str = "al
         for u in out:
             u.queries = u.queries[: max(1, max_q // len(out))]
     return out
+
+
+MEMORYBANK_LABELS = Path(__file__).resolve().parent / "data" / "memorybank_cn_answers.jsonl"
+_DATED = re.compile(r"\d+月\d+[号日]")
+_TOLD = re.compile(r"你.{0,6}(推荐|建议|告诉|分享|教|给)")
+
+
+def memorybank_category(question: str) -> str:
+    """A MemoryBank-cn probing question's category, by its form: a preference the user stated
+    (喜欢), a day it names, something the assistant told or recommended, else the user's own
+    history."""
+    if "喜欢" in question:
+        return "preference"
+    if _DATED.search(question):
+        return "dated"
+    if _TOLD.search(question):
+        return "told by the assistant"
+    return "own history"
+
+
+def exchanges(history: dict[str, list[dict[str, str]]]) -> list[tuple[str, str]]:
+    """A MemoryBank user's exchanges as documents keyed `date#index`."""
+    return [
+        (f"{day}#{i}", f"{ex['query']}\n{ex['response']}")
+        for day in sorted(history)
+        for i, ex in enumerate(history[day])
+    ]
+
+
+def load_memorybank_cn(data: Path, max_q: int | None = None) -> list[Unit]:
+    """One unit per labelled MemoryBank-cn user, asked its labelled probing questions."""
+    raw = json.loads((data / "memorybank" / "cn" / "memory_bank_cn.json").read_text("utf-8"))
+    labels = _read_jsonl(MEMORYBANK_LABELS)
+    units = []
+    for user in dict.fromkeys(lab["user"] for lab in labels):
+        unit = Unit(f"mb-{user}", exchanges(raw[user]["history"]))
+        for lab in labels:
+            if lab["user"] == user:
+                gold = frozenset(f"{e['date']}#{e['turn_index']}" for e in lab["evidence"])
+                q = lab["question_ref"]["question"]
+                unit.queries.append(Query(q, gold, memorybank_category(q)))
+        unit.queries = unit.queries[:max_q]
+        units.append(unit)
+    return units
+
+
+PREFERENCES = Path(__file__).resolve().parent / "data" / "preferences.jsonl"
+
+
+def load_preferences(path: Path = PREFERENCES, part: str = "all") -> list[Unit]:
+    """The hand-written preference set (benchmarks/data/README.md): one unit per language, a
+    user's preferences and facts, asked questions mostly in other words than the memory.
+    Category: preference or fact (the gold memory's kind), and whether the question shares a
+    word (the project tokenizer's terms) with a gold memory. `part`: the questions with an
+    even (tuning) or odd (held-out) index, or all."""
+    units = []
+    for row in _read_jsonl(path):
+        docs = [(m["key"], m["text"]) for m in row["memories"]]
+        text = dict(docs)
+        unit = Unit(f"pref-{row['lang']}", docs)
+        for i, q in enumerate(row["questions"]):
+            if part != "all" and i % 2 != (part == "odd"):
+                continue
+            gold = frozenset(q["gold"])
+            kind = "preference" if any(k.startswith("p") for k in gold) else "fact"
+            words = set(tokenize(q["question"]))
+            shared = any(words & set(tokenize(text[k])) for k in gold)
+            cat = f"{kind}, {'shares a word' if shared else 'other words'}"
+            unit.queries.append(Query(q["question"], gold, cat))
+        units.append(unit)
+    return units
 
 
 # ============================================================================ embeddings
@@ -484,7 +559,7 @@ def markdown(results: dict[str, Any]) -> str:
         cats = list(next(iter(res["systems"].values()))["by_category"])
         lines += [
             "",
-            f"frac@10 by category, {set_name}:",
+            f"any@5 / frac@10 by category, {set_name}:",
             "",
             "| category | n | " + " | ".join(sys_names) + " |",
             "|---|---|" + "---|" * len(sys_names),
@@ -492,7 +567,11 @@ def markdown(results: dict[str, Any]) -> str:
         for c in cats:
             n = res["systems"][sys_names[0]]["by_category"][c]["n"]
             vals = " | ".join(
-                f"{res['systems'][s]['by_category'][c]['frac@10']:.3f}" for s in sys_names
+                "{any:.3f} / {frac:.3f}".format(
+                    any=res["systems"][s]["by_category"][c]["any@5"],
+                    frac=res["systems"][s]["by_category"][c]["frac@10"],
+                )
+                for s in sys_names
             )
             lines.append(f"| {c} | {n} | {vals} |")
     lines += ["", "USE query embedding cost (uncached, ms, not included above):", ""]
@@ -507,7 +586,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="datasets folder")
     ap.add_argument("--smoke", action="store_true", help="one conversation, a few questions")
-    ap.add_argument("--sets", default="locomo,madial_zh,madial_en")
+    ap.add_argument("--sets", default="locomo,madial_zh,madial_en,memorybank_cn,preferences")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument(
         "--locomo-part",
@@ -520,6 +599,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         choices=("all", "even", "odd"),
         default="all",
         help="MADial dialogues by index in the file: even (tuning) or odd (held out)",
+    )
+    ap.add_argument(
+        "--memorybank-part",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="MemoryBank-cn users by index: even (tuning) or odd (held out)",
+    )
+    ap.add_argument(
+        "--preferences-part",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="the preference set's questions by index: even (tuning) or odd (held out)",
     )
     ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")
     ap.add_argument(
@@ -561,6 +652,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "madial_en": lambda: load_madial(
             args.data, "en", max_q=20 if args.smoke else None, part=args.madial_part
         ),
+        "memorybank_cn": lambda: load_memorybank_cn(args.data, max_q=4 if args.smoke else None),
+        "preferences": lambda: load_preferences(part=args.preferences_part),
     }
     emb = CachedEmbeddings()
     results: dict[str, Any] = {
@@ -574,13 +667,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "smoke": args.smoke,
         "backend": args.backend,
         "session_key": args.session_key,
-        "parts": {"locomo": args.locomo_part, "madial": args.madial_part},
+        "parts": {
+            "locomo": args.locomo_part,
+            "madial": args.madial_part,
+            "memorybank_cn": args.memorybank_part,
+            "preferences": args.preferences_part,
+        },
         "sets": {},
     }
     for set_name in args.sets.split(","):
         units = loaders[set_name]()
         if set_name == "locomo" and args.locomo_part != "all":
             units = units[args.locomo_part == "odd" :: 2]
+        if set_name == "memorybank_cn" and args.memorybank_part != "all":
+            units = units[args.memorybank_part == "odd" :: 2]
         queries = [q.text for u in units for q in u.queries]
         # the store embeds a transcript query as text_to_embed gives it: cache those too
         texts = [t for u in units for _, t in u.docs] + queries

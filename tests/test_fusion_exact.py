@@ -33,8 +33,16 @@ def reference_zscores(values: np.ndarray) -> np.ndarray:
     return (values - float(values.mean())) / sd
 
 
-def reference_standing(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> np.ndarray:
-    """The formulation through NumPy's methods (std, mean, min, max, clip)."""
+def reference_zscore_of(x: float, values: np.ndarray) -> float:
+    sd = float(values.std())
+    return 0.0 if sd <= 1e-12 else float((x - values.mean()) / sd)
+
+
+def reference_standing(
+    bm25: np.ndarray, cosine: np.ndarray, w_keyword: float, background: float | None = None
+) -> np.ndarray:
+    """The formulation through NumPy's methods (std, mean, min, max, clip); with a
+    `background`, the zero is no evidence at all when every candidate stands above it."""
     b = np.maximum(bm25, 0.0)
     has = ~np.isnan(cosine)
     has_v = bool(has.any())
@@ -50,6 +58,9 @@ def reference_standing(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -
     vn = (c - lo) / spread if spread > 1e-9 else np.where(has, 1.0, 0.0)
     raw = wb * reference_zscores(b) + wv * reference_zscores(c)
     r_lo, r_hi = float(raw.min()), float(raw.max())
+    if background is not None and r_hi - r_lo > 1e-12:
+        nothing = wb * reference_zscore_of(0.0, b) + wv * reference_zscore_of(background, c)
+        r_lo = min(r_lo, nothing)
     return (raw - r_lo) / (r_hi - r_lo) if r_hi - r_lo > 1e-12 else wb * bn + wv * vn
 
 
@@ -81,8 +92,9 @@ def test_fusion_equals_the_numpy_reference_exactly(bm: list[float], data: st.Dat
     k = keyword_evidence(b, mass, TUNING.keyword_rate)
     ev = 1.0 - (1.0 - TUNING.w_evidence_keyword * k) * (1.0 - want_v)
     assert np.array_equal(got.evidence, ev)
-    top = max(float(ev[int(np.argmax(want_f))]), ORDER_KEEPING_SCALE)
-    assert np.array_equal(got.relevance, want_f * top)
+    want_r = reference_standing(b, cos, TUNING.w_standing_keyword, TUNING.background)
+    top = max(float(ev[int(np.argmax(want_r))]), ORDER_KEEPING_SCALE)
+    assert np.array_equal(got.relevance, want_r * top)
 
 
 @given(bm25s, st.data())

@@ -234,9 +234,10 @@ def fuse_arrays(
     relevance = standing × the absolute evidence of the query's best candidate: the best
     candidate scores its own evidence (`evidence`: the share of the query's IDF mass matched
     and the cosine above the model's background, independent of every other candidate), the
-    others in proportion to how they stand against it (`standing_minmax`). So a lone or top hit
-    no longer scores the same whatever it is worth, an unrelated query scores low throughout,
-    and the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
+    others in proportion to how they stand against it (`standing_minmax`, whose zero is no
+    evidence at all when every candidate stands above it: a runner-up is not 0 for being the
+    last of a few). So a lone or top hit no longer scores the same whatever it is worth, an
+    unrelated query scores low throughout, and the candidates' order is the standing's. Calibrated in docs/results/calibration.md.
     `bm25_evidence`: the BM25 over the query's own terms when `bm25` holds feedback terms
     too (they rank, they are no evidence of an answer); None: `bm25` itself.
     `side`: the cosines' `CosineSide` when the caller holds it already (a re-fusion).
@@ -254,7 +255,7 @@ def fuse_arrays(
             bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
         )
         ev = evidence(k, v, tuning.w_evidence_keyword)
-    f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword)
+    f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword, tuning.background)
     # the best candidate's evidence; never exactly 0, so candidates without any evidence keep
     # their order (scores near 0, relevance below any floor)
     top = max(float(ev[int(np.argmax(f))]), ORDER_KEEPING_SCALE) if len(f) else 0.0
@@ -281,8 +282,15 @@ def standing_minmax(bm25: np.ndarray, cosine: np.ndarray, w_keyword: float) -> n
     return _standing_minmax(np.maximum(bm25, 0.0), cosine_side(cosine, 0.0), w_keyword)
 
 
-def _standing_minmax(b: np.ndarray, side: CosineSide, w_keyword: float) -> np.ndarray:
-    """`standing_minmax` of non-negative BM25 `b` and the cosines' `CosineSide`."""
+def _standing_minmax(
+    b: np.ndarray, side: CosineSide, w_keyword: float, background: float | None = None
+) -> np.ndarray:
+    """`standing_minmax` of non-negative BM25 `b` and the cosines' `CosineSide`. With a
+    `background`, the zero of the scale is no evidence at all (BM25 0, a cosine at the
+    background) when every candidate stands above it: the runner-up of two relevant
+    candidates is not 0 for being the last (a plain min-max gave it 0, and the same item ~0.4
+    once an unrelated memory joined); among candidates that reach below nothing (the usual
+    pool) the zero stays the worst one's."""
     n = len(b)
     top_b = float(np.maximum.reduce(b)) if n else 0.0
     has_b = top_b > 0
@@ -293,6 +301,8 @@ def _standing_minmax(b: np.ndarray, side: CosineSide, w_keyword: float) -> np.nd
     if n == 0:
         return raw
     r_lo, r_hi = float(np.minimum.reduce(raw)), float(np.maximum.reduce(raw))
+    if background is not None and r_hi - r_lo > 1e-12:
+        r_lo = min(r_lo, _raw_of_nothing(b, side.filled, wb, wv, background))
     if r_hi - r_lo > 1e-12:
         return (raw - r_lo) / (r_hi - r_lo)
     # no spread: the plain weighted inputs
@@ -300,6 +310,22 @@ def _standing_minmax(b: np.ndarray, side: CosineSide, w_keyword: float) -> np.nd
     spread = side.hi - side.lo
     vn = (side.filled - side.lo) / spread if spread > 1e-9 else np.where(side.has, 1.0, 0.0)
     return wb * bn + wv * vn
+
+
+def _raw_of_nothing(b: np.ndarray, c: np.ndarray, wb: float, wv: float, background: float) -> float:
+    """The standing's raw value (w·z_bm25 + (1-w)·z_cos) of a candidate with no evidence at
+    all, BM25 0 and a cosine at the background, on the candidates' standard scores (a signal
+    without spread: 0, as for them)."""
+    return wb * _zscore_of(0.0, b) + wv * _zscore_of(background, c)
+
+
+def _zscore_of(x: float, values: np.ndarray) -> float:
+    """The standard score of `x` over `values` (0 when they do not spread), as `_zscores`."""
+    n = len(values)
+    mean = np.add.reduce(values) / n
+    d = values - mean
+    sd = math.sqrt(float(np.add.reduce(d * d) / n))
+    return 0.0 if sd <= 1e-12 else float((x - mean) / sd)
 
 
 def score_batch(
@@ -315,13 +341,14 @@ def score_batch(
     on_topic: np.ndarray,
     symbol_match: np.ndarray,
     vector_norm: np.ndarray,
-    prior_scale: float = 1.0,
+    prior_scale: float | np.ndarray = 1.0,
 ) -> dict[str, np.ndarray]:
     """Vectorised spec score over candidates; returns the score and every component array.
 
-    `prior_scale` (the query's best absolute evidence) scales the priors (category, recency,
-    use, confidence) with the relevance, so they weigh against it as in the spec whatever the
-    query's strength, and a weak query scores low throughout.
+    `prior_scale` (HybridStore: each candidate's own relevance) scales the priors (category,
+    recency, use, confidence) with the relevance, so they weigh against it as in the spec
+    whatever the query's strength, a weak query scores low throughout, and a candidate with no
+    relevance is not lifted by them.
 
     `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
     (config.default_confidence is used).
