@@ -39,7 +39,6 @@ from langmem_plus.store.ranking.explain import Explanation, page
 from langmem_plus.store.ranking.fallback import like_scores
 from langmem_plus.store.ranking.neighbours import QuestionTurns, with_neighbours
 from langmem_plus.store.ranking.scoring import (
-    ORDER_KEEPING_SCALE,
     CosineSide,
     Fused,
     FusionTuning,
@@ -473,7 +472,7 @@ class Ranker:
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
-            prior_scale=self._prior_scales(s),
+            prior_scale=s.top,
             last_used=prior[0],
             access_count=prior[1],
             confidence=prior[2],
@@ -506,17 +505,9 @@ class Ranker:
             return on_topic, bm25_norm
         return on_topic, 0.0
 
-    def _prior_scales(self, s: _Search) -> np.ndarray:
-        """What each candidate's priors (category, recency, use, confidence) are multiplied by:
-        its own relevance, so a memory that has none is not lifted by being recent or
-        confident, whatever else the query matches, and the score orders by relevance first;
-        never exactly 0, so candidates without any relevance still rank by their priors."""
-        return np.maximum(s.fz, ORDER_KEEPING_SCALE)
-
     def _prior_scale(self, s: _Search) -> float:
-        """The query's scale (`query_evidence`: the relevance of its best candidate, the
-        judgement's or its own evidence); 1 under the coding profile, whose score takes no
-        priors."""
+        """The factor the priors were scaled by (`query_evidence`): the query's best evidence;
+        1 under the coding profile, whose score takes no priors."""
         return 1.0 if self.config.score.profile == "coding" else s.top
 
     def explain(
@@ -567,7 +558,7 @@ class Ranker:
         keys = [str(r.key) for r in rows]
         values = [_value(r.value) for r in rows]
         weight = 0.0 if self.config.score.profile == "coding" else self.config.score.w_recency
-        own = parts["score"] - self._prior_scales(s) * weight * parts["recency"]
+        own = parts["score"] - self._prior_scale(s) * weight * parts["recency"]
         relevance = [float(own[j]) for j in order]
         moved_order, moved = newer_first(
             keys, values, relevance, self.config.recall.newer_version_share

@@ -341,14 +341,13 @@ def score_batch(
     on_topic: np.ndarray,
     symbol_match: np.ndarray,
     vector_norm: np.ndarray,
-    prior_scale: float | np.ndarray = 1.0,
+    prior_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Vectorised spec score over candidates; returns the score and every component array.
 
-    `prior_scale` (HybridStore: each candidate's own relevance) scales the priors (category,
-    recency, use, confidence) with the relevance, so they weigh against it as in the spec
-    whatever the query's strength, a weak query scores low throughout, and a candidate with no
-    relevance is not lifted by them.
+    `prior_scale` (the query's best absolute evidence) scales the priors (category, recency,
+    use, confidence) with the relevance, so they weigh against it as in the spec whatever the
+    query's strength, and a weak query scores low throughout.
 
     `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
     (config.default_confidence is used).
