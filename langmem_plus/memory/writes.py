@@ -80,15 +80,13 @@ class MemoryWriter:
         *,
         index: bool,
     ) -> list[int]:
-        """Log the non-empty messages as turns of session `sid`; returns their turn ids."""
-        ids = []
-        for m in msgs:
-            if m["text"].strip():
-                turn = self.turns.add_turn(
-                    user_id, sid, m["role"], m["text"], created_at=at, index=index
-                )
-                ids.append(turn.id if turn.id is not None else -1)
-        return ids
+        """Log the non-empty messages as turns of session `sid` (one transaction); returns
+        their turn ids."""
+        said = [(m["role"], m["text"]) for m in msgs if m["text"].strip()]
+        if not said:
+            return []
+        logged = self.turns.add_turns(user_id, sid, said, created_at=at, index=index)
+        return [t.id if t.id is not None else -1 for t in logged]
 
     def add_raw(
         self,
