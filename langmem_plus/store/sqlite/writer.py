@@ -54,12 +54,14 @@ class ItemWriter:
     def namespace_ids(
         conn: sqlite3.Connection, namespaces: Iterable[tuple[str, ...]]
     ) -> dict[tuple[str, ...], int]:
-        """The id of each namespace, created when new."""
+        """The id of each namespace, created when new (a known one: one statement)."""
         out: dict[tuple[str, ...], int] = {}
         for ns in set(namespaces):
             s = ns_key(ns)
-            conn.execute("INSERT OR IGNORE INTO namespaces(ns) VALUES (?)", (s,))
-            out[ns] = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()[0]
+            row = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()
+            if row is None:
+                row = (conn.execute("INSERT INTO namespaces(ns) VALUES (?)", (s,)).lastrowid,)
+            out[ns] = int(row[0])
         return out
 
     def apply_puts(
