@@ -12,6 +12,7 @@ a reset entry: a reindex) it is told to restart instead (drop or rebuild what it
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Protocol
@@ -69,10 +70,19 @@ class ChangeFeed:
 
     # ---------------------------------------------------------------- writers
     def append(self, conn: sqlite3.Connection, changes: Iterable[Change]) -> None:
-        """Record changes as (ns_id, ref, op) in the caller's transaction."""
-        conn.executemany(
-            f"INSERT INTO {self.table}(ns_id, {self.ref}, op) VALUES (?, ?, ?)", changes
-        )
+        """Record changes as (ns_id, ref, op) in the caller's transaction, in one statement."""
+        rows = [[int(ns_id), int(ref), int(op)] for ns_id, ref, op in changes]
+        if len(rows) == 1:
+            conn.execute(
+                f"INSERT INTO {self.table}(ns_id, {self.ref}, op) VALUES (?, ?, ?)", rows[0]
+            )
+        elif rows:  # in the given order: their sequence numbers keep it
+            conn.execute(
+                f"INSERT INTO {self.table}(ns_id, {self.ref}, op) SELECT json_extract(value, "
+                "'$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') "
+                "FROM json_each(?) ORDER BY key",
+                (json.dumps(rows),),
+            )
 
     def reset(self, conn: sqlite3.Connection) -> None:
         """Record, in the caller's transaction, that everything was rebuilt: the older

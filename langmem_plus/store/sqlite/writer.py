@@ -102,13 +102,15 @@ class ItemWriter:
                     vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor], self._storage)))
                 cursor += 1
         self._kw.add_many(conn, kw_docs)
+        added: list[tuple[int, int, int]] = []
         for rid, ns_id, path, blob in vec_rows:
             vid = conn.execute(
                 "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
                 (rid, ns_id, path, blob),
             ).lastrowid
             assert vid is not None
-            VECTOR_FEED.append(conn, [(ns_id, vid, OP_ADD)])
+            added.append((ns_id, vid, OP_ADD))
+        VECTOR_FEED.append(conn, added)
 
     def _unindex_existing(
         self,
