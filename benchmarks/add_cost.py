@@ -87,6 +87,14 @@ def _child(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _commit(tree: Path) -> list[str]:
+    """The tree's commit, and "+changes" when its tracked files differ from it."""
+    git = ["git", "-C", str(tree)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "diff", "--quiet", "HEAD"], capture_output=True).returncode
+    return [head.stdout.strip() or "?", *(["+changes"] if dirty else [])]
+
+
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     st = [s for r in runs for s in r["statements"]]
     ms = [m for r in runs for m in r["ms"]]
@@ -117,7 +125,10 @@ def markdown(res: dict[str, Any]) -> str:
             f"this / baseline: statements {r['statements_median']:.2f}x (median), "
             f"time {r['ms_p50']:.2f}x (p50), {r['ms_mean']:.2f}x (mean)"
         )
-    rows += ["", f"`{res['command']}` — {res['machine']}; load: {res['load']}"]
+    trees = ", ".join(f"{name}: {' '.join(c)}" for name, c in res["commits"].items())
+    rows += ["", f"`{res['command']}` — {res['machine']}; load: {res['load']}; {trees}"]
+    if res.get("note"):
+        rows += ["", res["note"]]
     return "\n".join(rows) + "\n"
 
 
@@ -128,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--exchanges", type=int, default=80, help="exchanges per conversation")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per tree, alternated")
     ap.add_argument("--baseline", type=Path, help="another tree of the code, measured beside")
+    ap.add_argument("--note", help="what else ran on the machine (written with the table)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
@@ -146,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "machine": machine(),
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "code": {name: sorted({r["code"] for r in rs}) for name, rs in runs.items()},
+        "commits": {name: _commit(tree) for name, tree in trees.items()},
+        "note": args.note,
         "trees": {name: _summary(rs) for name, rs in runs.items()},
     }
     if "baseline" in res["trees"]:
