@@ -399,9 +399,7 @@ class EpisodeKeeper:
                     self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
-        if stamp is not None:
-            for key in kept.ids:
-                writes[(namespace, key)] = stamp(writes[(namespace, key)])
+        _stamp(writes, namespace, kept.ids, stamp)
         self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         if log is None:
             log = getattr(store, "conversations", None)
@@ -809,6 +807,18 @@ class EpisodeKeeper:
                 *(PutOp(ns, key, None) for ns, key in gone),
             ]
         )
+
+
+def _stamp(
+    writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    namespace: tuple[str, ...],
+    ids: Sequence[str],
+    stamp: Callable[[MemoryRecord], MemoryRecord] | None,
+) -> None:
+    """The records `ids` among `writes`, stamped (`keep_turns`'s `stamp`) before the write."""
+    if stamp is not None:
+        for key in ids:
+            writes[(namespace, key)] = stamp(writes[(namespace, key)])
 
 
 def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:
