@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
-from langmem_plus import HybridStore, Memory
+from langmem_plus import HybridStore, Memory, MemoryConfig
 from langmem_plus.text import tokenize
 
 
@@ -58,6 +58,25 @@ def test_index_fields_changed_reindex_the_same_value(tmp_path, hash_index):
     store.put(("m",), "a", {"text": "green tea", "note": "violin lessons"}, index=False)
     assert store.search(("m",), query="violin") == []
     assert store.check()["ok"]
+    store.close()
+
+
+def test_a_new_vector_form_writes_the_same_text_again(tmp_path, hash_index):
+    """The key covers the vectors' stored form: under another `vector_storage` a put of the
+    same text stores its vector in the configured form, as any other put does."""
+    path = tmp_path / "s.db"
+    old = HybridStore(
+        path, index=hash_index, config=MemoryConfig(store={"vector_storage": "float16"})
+    )
+    old.put(("m",), "a", {"text": "green tea in the morning"})
+    old.close()
+    store = HybridStore(path, index=hash_index)  # int8, the default
+    store.put(("m",), "a", {"text": "green tea in the morning", "n": 2})
+    conn = sqlite3.connect(path)
+    (length,) = conn.execute("SELECT length(vec) FROM vectors").fetchone()
+    conn.close()
+    assert length == hash_index["dims"] + 4  # int8 codes and their scale, not float16
+    assert [h.key for h in store.search(("m",), query="green tea")] == ["a"]
     store.close()
 
 

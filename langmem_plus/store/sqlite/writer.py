@@ -30,10 +30,11 @@ __all__ = [
 ]
 
 
-def index_key(put: PlannedPut) -> str:
-    """A digest of what a put's postings and vectors are made from (its keyword text and the
-    (path, text) pairs embedded): a put of an item whose stored key is the same keeps them."""
-    made_of = json.dumps([put.keyword_text, put.texts], ensure_ascii=False)
+def index_key(put: PlannedPut, storage: VectorStorage) -> str:
+    """A digest of what a put's postings and vectors are made from (its keyword text, the
+    (path, text) pairs embedded and the vectors' stored form): a put of an item whose stored
+    key is the same keeps them."""
+    made_of = json.dumps([put.keyword_text, put.texts, storage], ensure_ascii=False)
     return hashlib.blake2b(made_of.encode(), digest_size=16).hexdigest()
 
 
@@ -78,7 +79,7 @@ class ItemWriter:
         `doc_vecs`: one row per (path, text) of the puts, in their order.
         """
         ns_ids = self.namespace_ids(conn, (k[0] for k in puts))
-        keys = {k: index_key(p) for k, p in puts.items() if p.op.value is not None}
+        keys = {k: index_key(p, self._storage) for k, p in puts.items() if p.op.value is not None}
         existing, same = self._unindex_existing(conn, puts, ns_ids, keys)
         kw_docs: list[tuple[int, int, list[str]]] = []
         vec_rows: list[tuple[int, int, str, bytes]] = []
