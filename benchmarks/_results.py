@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 def command_line(script: str, argv: Sequence[str] | None) -> str:
     """How the benchmark was run, e.g. 'python benchmarks/corrections.py --md x.md'."""
-    return f"python benchmarks/{script} " + " ".join(argv or sys.argv[1:])
+    return f"python benchmarks/{script} " + shlex.join(argv or sys.argv[1:])
 
 
 def machine() -> str:

@@ -4,7 +4,8 @@ embedding, on real conversations, against another tree of the code in the same r
 LoCoMo dev conversations are replayed exchange by exchange (a speaker's turn and the reply,
 with the session's date) into a fresh file store with the bundled USE embeddings, as
 `benchmarks/e2e_memory.py` does. For each `add`: the SQL statements the store's connection
-ran (its trace callback; statements inside triggers not counted) and the wall time less the
+ran (its trace callback; a trigger's program, which the callback reports as the statement
+that fired it again, not counted) and the wall time less the
 time spent in the embedding model. With `--baseline TREE`, rounds alternate between this tree
 and the other one (each run in its own process with that tree first on `PYTHONPATH`), so both
 are measured under the same load.
@@ -51,17 +52,21 @@ def measure(data: Path, convs: int, exchanges: int) -> dict[str, Any]:
             emb = TimedEmbeddings(inner)
             mem = Memory(Path(tmp) / f"{conv.name}.db", embeddings=emb)
             count = [0]
+            last = [""]
 
-            def trace(sql: str, count: list[int] = count) -> None:
-                if not sql.startswith("--"):  # a statement inside a trigger
+            def trace(sql: str, count: list[int] = count, last: list[str] = last) -> None:
+                # a trigger's program is traced as "-- TRIGGER ..." or (Python 3.11's
+                # expanded SQL) as the statement that fired it again: counted once
+                if not sql.startswith("--") and sql != last[0]:
                     count[0] += 1
+                last[0] = sql
 
             mem.store._db.conn.set_trace_callback(trace)
             for ex in conv.exchanges[:exchanges]:
                 kwargs: dict[str, Any] = {"session_id": ex.session_id}
                 if ex.occurred_at is not None:
                     kwargs["timestamp"] = ex.occurred_at
-                count[0] = 0
+                count[0], last[0] = 0, ""
                 e0, t0 = emb.seconds, time.perf_counter()
                 mem.add(ex.messages, conv.name, **kwargs)
                 wall = time.perf_counter() - t0
@@ -80,6 +85,14 @@ def _child(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     cmd += ["--convs", str(args.convs), "--exchanges", str(args.exchanges)]
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def _commit(tree: Path) -> list[str]:
+    """The tree's commit, and "+changes" when its tracked files differ from it."""
+    git = ["git", "-C", str(tree)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "diff", "--quiet", "HEAD"], capture_output=True).returncode
+    return [head.stdout.strip() or "?", *(["+changes"] if dirty else [])]
 
 
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -112,7 +125,10 @@ def markdown(res: dict[str, Any]) -> str:
             f"this / baseline: statements {r['statements_median']:.2f}x (median), "
             f"time {r['ms_p50']:.2f}x (p50), {r['ms_mean']:.2f}x (mean)"
         )
-    rows += ["", f"`{res['command']}` — {res['machine']}; load: {res['load']}"]
+    trees = ", ".join(f"{name}: {' '.join(c)}" for name, c in res["commits"].items())
+    rows += ["", f"`{res['command']}` — {res['machine']}; load: {res['load']}; {trees}"]
+    if res.get("note"):
+        rows += ["", res["note"]]
     return "\n".join(rows) + "\n"
 
 
@@ -123,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--exchanges", type=int, default=80, help="exchanges per conversation")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per tree, alternated")
     ap.add_argument("--baseline", type=Path, help="another tree of the code, measured beside")
+    ap.add_argument("--note", help="what else ran on the machine (written with the table)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--md", type=Path)
@@ -141,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "machine": machine(),
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "code": {name: sorted({r["code"] for r in rs}) for name, rs in runs.items()},
+        "commits": {name: _commit(tree) for name, tree in trees.items()},
+        "note": args.note,
         "trees": {name: _summary(rs) for name, rs in runs.items()},
     }
     if "baseline" in res["trees"]:

@@ -267,7 +267,7 @@ def test_a_version_8_database_gains_the_cost_table(tmp_path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE turn_costs")
     conn.execute("DROP INDEX items_slot")  # migration 014 and its columns
-    for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale"):
+    for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale", "index_key"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
     conn.execute("DELETE FROM schema_version WHERE version > 8")
     conn.commit()

@@ -23,9 +23,9 @@ VALUES = [
 
 
 def _undo_validity(conn) -> None:
-    """Schema 13's items: no validity columns (migration 014)."""
+    """Schema 13's items: no validity columns (migration 014) nor index key (016)."""
     conn.execute("DROP INDEX items_slot")
-    for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale"):
+    for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale", "index_key"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
 
 
@@ -165,6 +165,7 @@ def test_the_word_vectors_table_of_schema_14_is_dropped(tmp_path):
         " PRIMARY KEY (model, word)) WITHOUT ROWID"
     )
     conn.execute("INSERT INTO word_vectors VALUES ('m:1@2', 'oskar', x'0000')")
+    conn.execute("ALTER TABLE items DROP COLUMN index_key")  # migration 016
     conn.execute("DELETE FROM schema_version WHERE version > 14")
     conn.commit()
     conn.close()

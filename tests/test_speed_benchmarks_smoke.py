@@ -1,4 +1,5 @@
-"""Smoke runs of the busy-host and large-namespace benchmarks at tiny sizes (issue #31)."""
+"""Smoke runs of the busy-host, large-namespace and add-cost benchmarks at tiny sizes
+(issues #31, #30)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,19 @@ def test_large_namespace_smoke(tmp_path: Path) -> None:
     (row,) = lat["rows"]
     assert row["variants"]["hnsw"]["approximate"] and not row["variants"]["exact"]["approximate"]
     assert row["fts5"]["p95"] > 0 and row["variants"]["hnsw"]["top10_overlap_with_exact"] > 0.5
+
+
+@pytest.mark.slow
+def test_add_cost_smoke(tmp_path: Path) -> None:
+    """Two rounds of a few exchanges against the same tree: the statements are counted
+    (the same in both: they do not depend on timing) and the tables written."""
+    ac = load_benchmark("add_cost")
+    out, md = tmp_path / "a.json", tmp_path / "a.md"
+    res = ac.main(
+        ["--data", str(_data()), "--convs", "1", "--exchanges", "4", "--rounds", "2",
+         "--baseline", str(ROOT), "--note", "smoke", "--out", str(out), "--md", str(md)]
+    )  # fmt: skip
+    assert out.exists() and "smoke" in md.read_text()
+    this, base = res["trees"]["this"], res["trees"]["baseline"]
+    assert this["adds"] == base["adds"] == 8 and this["statements_median"] > 0
+    assert res["ratio"]["statements_median"] == 1.0

@@ -13,7 +13,7 @@ any LangGraph `BaseStore`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -296,13 +296,16 @@ class EpisodeKeeper:
         log: Any = None,
         derive: bool = True,
         recalled: Sequence[str] = (),
+        stamp: Callable[[MemoryRecord], MemoryRecord] | None = None,
     ) -> list[Kept]:
         """Keep a conversation's new turns: each exchange (`exchanges`) becomes an episode
         dated by its first turn (else `at`), with its facts derived and the facts they replace
         closed. `context` is the reply the first exchange answers (how an untied correction
         is read); each exchange's last reply is the next one's. `recalled`: the memories the
-        reply was given (a reply that repeats them adds no evidence, `without_echoes`). The
-        one write path of `Memory.add`, the middleware and the nodes."""
+        reply was given (a reply that repeats them adds no evidence, `without_echoes`).
+        `stamp`: applied to every record an exchange creates or restates before its one write
+        (`Memory.add`'s metadata). The one write path of `Memory.add`, the middleware and the
+        nodes."""
         out: list[Kept] = []
         for ex in exchanges(turns):
             out.append(
@@ -317,6 +320,7 @@ class EpisodeKeeper:
                     derive=derive,
                     log=log,
                     recalled=recalled,
+                    stamp=stamp,
                 )
             )
             replies = [t.text for t in ex if t.role == "assistant"]
@@ -337,6 +341,7 @@ class EpisodeKeeper:
         derive: bool = True,
         log: Any = None,
         recalled: Sequence[str] = (),
+        stamp: Callable[[MemoryRecord], MemoryRecord] | None = None,
     ) -> Kept:
         """Store the exchange as an episode; with `derive`, add its facts and close old ones.
 
@@ -394,6 +399,7 @@ class EpisodeKeeper:
                     self._correct_followed(store, namespace, episode, follows, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
+        _stamp(writes, namespace, kept.ids, stamp)
         self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         if log is None:
             log = getattr(store, "conversations", None)
@@ -801,6 +807,18 @@ class EpisodeKeeper:
                 *(PutOp(ns, key, None) for ns, key in gone),
             ]
         )
+
+
+def _stamp(
+    writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    namespace: tuple[str, ...],
+    ids: Sequence[str],
+    stamp: Callable[[MemoryRecord], MemoryRecord] | None,
+) -> None:
+    """The records `ids` among `writes`, stamped (`keep_turns`'s `stamp`) before the write."""
+    if stamp is not None:
+        for key in ids:
+            writes[(namespace, key)] = stamp(writes[(namespace, key)])
 
 
 def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:

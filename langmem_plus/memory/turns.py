@@ -88,17 +88,38 @@ class ConversationIndex:
 
         `index=False` logs it only: an episode then holds its searchable copy.
         """
+        return self.add_turns(
+            user_id, session_id, [(role, content)], created_at=created_at, index=index
+        )[0]
+
+    def add_turns(
+        self,
+        user_id: str,
+        session_id: str,
+        turns: Sequence[tuple[str, str]],
+        *,
+        created_at: datetime | None = None,
+        index: bool = True,
+    ) -> list[ConversationTurn]:
+        """Log (role, content) turns of one session, as `add_turn` does each, in one
+        transaction where the log can (`add_turns`)."""
         uid = check_label("user_id", user_id)
         sid = check_id("session_id", session_id)
-        if role not in _ROLES:
-            raise ValidationError(f"role must be one of {list(_ROLES)}, got {role!r}")
-        check_text("content", content, _MAX_TEXT)
+        for role, content in turns:
+            if role not in _ROLES:
+                raise ValidationError(f"role must be one of {list(_ROLES)}, got {role!r}")
+            check_text("content", content, _MAX_TEXT)
         if created_at is not None and not isinstance(created_at, datetime):
             raise ValidationError("created_at must be a datetime")
-        turn = self.log.add_turn(uid, sid, role, content, created_at=created_at or self.now())
+        at = created_at or self.now()
+        many = getattr(self.log, "add_turns", None)
+        if many is not None:
+            logged: list[ConversationTurn] = many(uid, sid, list(turns), created_at=at)
+        else:
+            logged = [self.log.add_turn(uid, sid, r, c, created_at=at) for r, c in turns]
         if index:
-            self.index_turns([turn], backdate=created_at is not None)
-        return turn
+            self.index_turns(logged, backdate=created_at is not None)
+        return logged
 
     def index_turns(self, turns: Sequence[ConversationTurn], *, backdate: bool = True) -> None:
         """Mirror turns as searchable items (their time kept as the item's time); a log that

@@ -14,7 +14,7 @@ from langgraph.store.base import PutOp
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.episodes import EpisodeKeeper, Turn
 from langmem_plus.errors import ValidationError
-from langmem_plus.memory.checks import SETTABLE, make_record, record_of, with_metadata
+from langmem_plus.memory.checks import SETTABLE, make_record, with_metadata
 from langmem_plus.memory.turns import ConversationIndex
 from langmem_plus.model.costs import CostTimer
 from langmem_plus.model.namespaces import user_namespace
@@ -80,15 +80,13 @@ class MemoryWriter:
         *,
         index: bool,
     ) -> list[int]:
-        """Log the non-empty messages as turns of session `sid`; returns their turn ids."""
-        ids = []
-        for m in msgs:
-            if m["text"].strip():
-                turn = self.turns.add_turn(
-                    user_id, sid, m["role"], m["text"], created_at=at, index=index
-                )
-                ids.append(turn.id if turn.id is not None else -1)
-        return ids
+        """Log the non-empty messages as turns of session `sid` (one transaction); returns
+        their turn ids."""
+        said = [(m["role"], m["text"]) for m in msgs if m["text"].strip()]
+        if not said:
+            return []
+        logged = self.turns.add_turns(user_id, sid, said, created_at=at, index=index)
+        return [t.id if t.id is not None else -1 for t in logged]
 
     def add_raw(
         self,
@@ -153,29 +151,11 @@ class MemoryWriter:
             kept = self.keeper().keep_turns(
                 self.store, ns, turns, session_id=sid, at=at or now, context=context,
                 log=self.turns.log, recalled=self._take_recalled(user_id),
+                stamp=(lambda rec: with_metadata(rec, meta)) if meta else None,
             )  # fmt: skip
             for k in kept:
                 tally.add_usage(k.cost)
-        out = list(dict.fromkeys(i for k in kept for i in k.ids))
-        if meta:
-            self._set_metadata(ns, out, meta)
-        return out
-
-    def _set_metadata(self, ns: tuple[str, str], ids: list[str], meta: dict[str, Any]) -> None:
-        """Add `meta` to the records `ids`, keeping each record's own times."""
-        changed = []
-        for i in ids:
-            item = self.store.get(ns, i)
-            if item is not None:
-                changed.append(with_metadata(record_of(item), meta))
-        self.store.batch([PutOp(ns, r.id, r.to_value()) for r in changed])
-        # a put stamps the write time: keep each record's own (recency is computed from it)
-        self.store.restore_item_stats(
-            [
-                (ns, r.id, r.created_at, r.updated_at, r.last_accessed, r.access_count)
-                for r in changed
-            ]
-        )
+        return list(dict.fromkeys(i for k in kept for i in k.ids))
 
     def delete_keys(self, keys: Sequence[tuple[tuple[str, ...], str]]) -> None:
         """Delete store items by (namespace, key), in batches."""

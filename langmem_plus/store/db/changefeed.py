@@ -12,6 +12,7 @@ a reset entry: a reindex) it is told to restart instead (drop or rebuild what it
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Protocol
@@ -63,13 +64,25 @@ class ChangeFeed:
         self.ref = ref
         # connection id -> the head read once for a read transaction (`pinned`)
         self._pinned: dict[int, int] = {}
+        # connection id -> (watermark, head, entries) last read within its pinned transaction:
+        # subscribers at the same watermark (the postings cache, the row cache) read it once
+        self._read: dict[int, tuple[int, int, list[tuple[int, int, int, int]]]] = {}
 
     # ---------------------------------------------------------------- writers
     def append(self, conn: sqlite3.Connection, changes: Iterable[Change]) -> None:
-        """Record changes as (ns_id, ref, op) in the caller's transaction."""
-        conn.executemany(
-            f"INSERT INTO {self.table}(ns_id, {self.ref}, op) VALUES (?, ?, ?)", changes
-        )
+        """Record changes as (ns_id, ref, op) in the caller's transaction, in one statement."""
+        rows = [[int(ns_id), int(ref), int(op)] for ns_id, ref, op in changes]
+        if len(rows) == 1:
+            conn.execute(
+                f"INSERT INTO {self.table}(ns_id, {self.ref}, op) VALUES (?, ?, ?)", rows[0]
+            )
+        elif rows:  # in the given order: their sequence numbers keep it
+            conn.execute(
+                f"INSERT INTO {self.table}(ns_id, {self.ref}, op) SELECT json_extract(value, "
+                "'$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') "
+                "FROM json_each(?) ORDER BY key",
+                (json.dumps(rows),),
+            )
 
     def reset(self, conn: sqlite3.Connection) -> None:
         """Record, in the caller's transaction, that everything was rebuilt: the older
@@ -89,6 +102,7 @@ class ChangeFeed:
 
     def unpin(self, conn: sqlite3.Connection) -> None:
         self._pinned.pop(id(conn), None)
+        self._read.pop(id(conn), None)
 
     def head(self, conn: sqlite3.Connection) -> int:
         """The newest sequence number the log ever gave out, even if compaction emptied it."""
@@ -134,20 +148,40 @@ class ChangeFeed:
         head = self.head(conn)
         if head == sub.watermark:
             return
-        if sub.holds_nothing() or not self.reaches_back_to(conn, sub.watermark):
+        entries = (
+            []
+            if sub.holds_nothing() or head < sub.watermark
+            else self._entries(conn, sub.watermark, head)
+        )
+        # every entry past the watermark must still be there (none compacted away)
+        if not entries or entries[0][0] != sub.watermark + 1:
             sub.restart(conn)
             sub.watermark = head
             return
-        changes: list[Change] = conn.execute(
-            f"SELECT ns_id, {self.ref}, op FROM {self.table} WHERE seq > ? AND seq <= ? "
-            "ORDER BY seq",
-            (sub.watermark, head),
-        ).fetchall()
+        changes: list[Change] = [(ns_id, ref, op) for _seq, ns_id, ref, op in entries]
         if any(c[2] == OP_RESET for c in changes):
             sub.restart(conn)
         else:
             sub.apply(conn, changes)
         sub.watermark = head
+
+    def _entries(
+        self, conn: sqlite3.Connection, watermark: int, head: int
+    ) -> list[tuple[int, int, int, int]]:
+        """(seq, ns_id, ref, op) of the entries past `watermark` up to `head`, in order; read
+        once per pinned transaction for every subscriber at that watermark."""
+        key = id(conn)
+        got = self._read.get(key)
+        if got is not None and got[:2] == (watermark, head):
+            return got[2]
+        rows: list[tuple[int, int, int, int]] = conn.execute(
+            f"SELECT seq, ns_id, {self.ref}, op FROM {self.table} WHERE seq > ? AND seq <= ? "
+            "ORDER BY seq",
+            (watermark, head),
+        ).fetchall()
+        if key in self._pinned:
+            self._read[key] = (watermark, head, rows)
+        return rows
 
 
 def heads(conn: sqlite3.Connection, feeds: Sequence[ChangeFeed]) -> list[int]:

@@ -324,6 +324,10 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
     # new process; keeping it saved one model call on a user's first search, no measured share
     # of a search: docs/benchmarks.md, speed layers)
     ("DROP TABLE IF EXISTS word_vectors",),
+    # 016_index_key: a digest of what an item's postings and vectors were made from
+    # (store/sqlite/writer.py `index_key`): a put that changes only other fields (an episode's
+    # links, a fact's validity) keeps them instead of unindexing and indexing the same text
+    ("ALTER TABLE items ADD COLUMN index_key TEXT",),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -61,33 +61,59 @@ class SQLiteConversationLog:
         symbols: Sequence[str] | None = None,
     ) -> ConversationTurn:
         """Persist one turn and index its code symbols; returns it with its id."""
-        check_turn(user_id, session_id, role, content)
-        syms = list(symbols) if symbols is not None else extract_symbols(content)
-        ts = _epoch(created_at, self._clock)
-        with self._db.write() as conn:
-            tid = conn.execute(
-                "INSERT INTO turns(user_id, session_id, role, content, symbols, created_at) "
-                "VALUES (?,?,?,?,?,?)",
-                (user_id, session_id, role, content, json.dumps(syms, ensure_ascii=False), ts),
-            ).lastrowid
-            if syms:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO symbol_index(symbol, user_id, session_id, turn_id, "
-                    "relevance, context) VALUES (?,?,?,?,?,?)",
-                    [
-                        (s, user_id, session_id, tid, rel, ctx)
-                        for s, rel, ctx in symbol_entries(content, syms)
-                    ],
-                )
-        return ConversationTurn(
-            id=tid,
-            user_id=user_id,
-            session_id=session_id,
-            role=role,  # type: ignore[arg-type]
-            content=content,
-            created_at=_dt(ts),
-            symbols=syms,
+        syms = None if symbols is None else [list(symbols)]
+        return self.add_turns(
+            user_id, session_id, [(role, content)], created_at=created_at, symbols=syms
+        )[0]
+
+    def add_turns(
+        self,
+        user_id: str,
+        session_id: str,
+        turns: Sequence[tuple[str, str]],
+        *,
+        created_at: datetime | None = None,
+        symbols: Sequence[Sequence[str]] | None = None,
+    ) -> list[ConversationTurn]:
+        """Persist (role, content) turns of one session in one transaction and index their
+        code symbols (`symbols`: one list per turn, else extracted); returns them with ids."""
+        for role, content in turns:
+            check_turn(user_id, session_id, role, content)
+        syms = (
+            [list(x) for x in symbols]
+            if symbols is not None
+            else [extract_symbols(c) for _r, c in turns]
         )
+        ts = _epoch(created_at, self._clock)
+        out: list[ConversationTurn] = []
+        with self._db.write() as conn:
+            for (role, content), sy in zip(turns, syms, strict=True):
+                tid = conn.execute(
+                    "INSERT INTO turns(user_id, session_id, role, content, symbols, created_at) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (user_id, session_id, role, content, json.dumps(sy, ensure_ascii=False), ts),
+                ).lastrowid
+                if sy:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO symbol_index(symbol, user_id, session_id, "
+                        "turn_id, relevance, context) VALUES (?,?,?,?,?,?)",
+                        [
+                            (s, user_id, session_id, tid, rel, ctx)
+                            for s, rel, ctx in symbol_entries(content, sy)
+                        ],
+                    )
+                out.append(
+                    ConversationTurn(
+                        id=tid,
+                        user_id=user_id,
+                        session_id=session_id,
+                        role=role,  # type: ignore[arg-type]
+                        content=content,
+                        created_at=_dt(ts),
+                        symbols=sy,
+                    )
+                )
+        return out
 
     def turns(
         self,
@@ -145,38 +171,29 @@ class SQLiteConversationLog:
         linked = 0
         with self._db.write() as conn:
             for namespace, key, spans in links:
-                row = conn.execute(
-                    "SELECT i.id, json_extract(i.value, '$.text') FROM items i "
-                    "JOIN namespaces n ON n.id = i.ns_id WHERE n.ns=? AND i.key=?",
-                    (ns_key(namespace), key),
-                ).fetchone()
-                if row is None or not isinstance(row[1], str):
-                    continue
-                item_id, text = row
-                held = dict(
-                    conn.execute(
-                        f"SELECT id, content FROM turns WHERE id IN ({','.join('?' * len(spans))})",
-                        [t for t, _, _ in spans],
-                    ).fetchall()
-                )
-                ok = [
-                    [turn_id, item_id, start, stop]
-                    for turn_id, start, stop in spans
-                    if held.get(turn_id) and held[turn_id] == text[start:stop]
-                ]
-                if not ok:
-                    continue
+                item = (ns_key(namespace), key)
+                # a span is linked only where the turn's content is that span of the item's text
                 conn.execute(
-                    "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) SELECT "
-                    "json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
-                    "json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each(?)",
-                    (json.dumps(ok),),
+                    "INSERT OR REPLACE INTO turn_text(turn_id, item_id, start, stop) "
+                    "SELECT t.id, i.id, s.start, s.stop FROM (SELECT json_extract(value, '$[0]') "
+                    "AS turn_id, json_extract(value, '$[1]') AS start, json_extract(value, "
+                    "'$[2]') AS stop FROM json_each(?)) s JOIN turns t ON t.id = s.turn_id "
+                    "JOIN items i ON i.id = (SELECT i2.id FROM items i2 JOIN namespaces n "
+                    "ON n.id = i2.ns_id WHERE n.ns = ? AND i2.key = ?) "
+                    "WHERE s.start >= 0 AND s.stop >= s.start AND t.content != '' "
+                    "AND json_type(i.value, '$.text') = 'text' "
+                    "AND t.content = substr(json_extract(i.value, '$.text'), s.start + 1, "
+                    "s.stop - s.start)",
+                    (json.dumps([list(x) for x in spans]), *item),
                 )
-                conn.execute(
-                    f"UPDATE turns SET content='' WHERE id IN ({','.join('?' * len(ok))})",
-                    [r[0] for r in ok],
-                )
-                linked += len(ok)
+                ids = [t for t, _, _ in spans]
+                linked += conn.execute(
+                    f"UPDATE turns SET content='' WHERE id IN ({','.join('?' * len(ids))}) "
+                    "AND content != '' AND id IN (SELECT x.turn_id FROM turn_text x JOIN items i "
+                    "ON i.id = x.item_id JOIN namespaces n ON n.id = i.ns_id "
+                    "WHERE n.ns = ? AND i.key = ?)",
+                    (*ids, *item),
+                ).rowcount
         return linked
 
     def mark_collected(self, turn_ids: Iterable[int]) -> int:

@@ -113,7 +113,7 @@ class Maintenance:
                 value = json.loads(v)
                 conn.execute(
                     "UPDATE items SET doc_len=?, confidence=?, category=?, session=?, kind=?, "
-                    "slot=?, said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
+                    "slot=?, said_at=?, valid_from=?, valid_to=?, stale=?, index_key=NULL WHERE id=?",
                     (
                         len(toks),
                         *rank_fields(value, self._session_keys),

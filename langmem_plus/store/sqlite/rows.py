@@ -167,20 +167,40 @@ def adjacent(
         return shared if shared is not None and j in same else ns.get(j)
 
     out: dict[int, list[int]] = {}
+    lookups: list[tuple[int, int, int]] = []  # (item, step, namespace): a bounded lookup each
     for i in ids:
         own = ns_of(i)
         if own is None:
             continue
-        found: list[int] = []
-        for step, sql in ((-1, _BEFORE), (1, _AFTER)):
-            j = i + step
-            if ns_of(j) == own:
-                found.append(j)
-            else:  # a gap or another namespace's item: bounded lookup
-                row = conn.execute(sql, (i, i + step * _WINDOW, own)).fetchone()
-                if row is not None:
-                    found.append(int(row[0]))
-        out[i] = found
+        out[i] = []
+        for step in (-1, 1):
+            if ns_of(i + step) != own:  # a gap or another namespace's item
+                lookups.append((i, step, own))
+    found = _bounded_lookups(conn, lookups)
+    for i, found_ids in out.items():
+        for step in (-1, 1):
+            j = i + step if ns_of(i + step) == ns_of(i) else found.get((i, step))
+            if j is not None:
+                found_ids.append(int(j))
+    return out
+
+
+_LOOKUPS_PER_STATEMENT = 200  # scalar subqueries in one SELECT (3 parameters each)
+
+
+def _bounded_lookups(
+    conn: sqlite3.Connection, lookups: Sequence[tuple[int, int, int]]
+) -> dict[tuple[int, int], int | None]:
+    """(item, step) -> the nearest item of the namespace within `_WINDOW` ids before
+    (step -1) or after (step 1) it, or None: all of them in one statement (a scalar subquery
+    each) instead of one statement each."""
+    out: dict[tuple[int, int], int | None] = {}
+    for at in range(0, len(lookups), _LOOKUPS_PER_STATEMENT):
+        part = lookups[at : at + _LOOKUPS_PER_STATEMENT]
+        cols = ", ".join(f"({_BEFORE if step < 0 else _AFTER})" for _i, step, _ns in part)
+        args = [x for i, step, own in part for x in (i, i + step * _WINDOW, own)]
+        row = conn.execute(f"SELECT {cols}", args).fetchone()
+        out.update({(i, step): row[n] for n, (i, step, _own) in enumerate(part)})
     return out
 
 

@@ -124,6 +124,7 @@ class SqliteStorage:
         db = Database(path)
         with db.write() as conn:
             conn.execute("DELETE FROM vectors")
+            conn.execute("UPDATE items SET index_key = NULL")  # the next put embeds again
             conn.execute("DELETE FROM vec_log")
             conn.execute("DELETE FROM meta WHERE key IN ('embedding_model','embedding_dims')")
         db.close()

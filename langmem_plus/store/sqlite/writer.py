@@ -8,6 +8,7 @@ every process catch up before their next use.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +26,16 @@ from langmem_plus.text.tokenize import tokenize
 
 __all__ = [
     "ItemWriter",
+    "index_key",
 ]
+
+
+def index_key(put: PlannedPut, storage: VectorStorage) -> str:
+    """A digest of what a put's postings and vectors are made from (its keyword text, the
+    (path, text) pairs embedded and the vectors' stored form): a put of an item whose stored
+    key is the same keeps them."""
+    made_of = json.dumps([put.keyword_text, put.texts, storage], ensure_ascii=False)
+    return hashlib.blake2b(made_of.encode(), digest_size=16).hexdigest()
 
 
 class ItemWriter:
@@ -45,12 +55,14 @@ class ItemWriter:
     def namespace_ids(
         conn: sqlite3.Connection, namespaces: Iterable[tuple[str, ...]]
     ) -> dict[tuple[str, ...], int]:
-        """The id of each namespace, created when new."""
+        """The id of each namespace, created when new (a known one: one statement)."""
         out: dict[tuple[str, ...], int] = {}
         for ns in set(namespaces):
             s = ns_key(ns)
-            conn.execute("INSERT OR IGNORE INTO namespaces(ns) VALUES (?)", (s,))
-            out[ns] = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()[0]
+            row = conn.execute("SELECT id FROM namespaces WHERE ns=?", (s,)).fetchone()
+            if row is None:
+                row = (conn.execute("INSERT INTO namespaces(ns) VALUES (?)", (s,)).lastrowid,)
+            out[ns] = int(row[0])
         return out
 
     def apply_puts(
@@ -61,11 +73,14 @@ class ItemWriter:
         now: float,
     ) -> None:
         """Unindex what the touched keys held, then write their new state (or delete them).
+        A put whose `index_key` is the item's stored one changes only the row: its postings
+        and vectors already hold the same text.
 
         `doc_vecs`: one row per (path, text) of the puts, in their order.
         """
         ns_ids = self.namespace_ids(conn, (k[0] for k in puts))
-        existing = self._unindex_existing(conn, puts, ns_ids)
+        keys = {k: index_key(p, self._storage) for k, p in puts.items() if p.op.value is not None}
+        existing, same = self._unindex_existing(conn, puts, ns_ids, keys)
         kw_docs: list[tuple[int, int, list[str]]] = []
         vec_rows: list[tuple[int, int, str, bytes]] = []
         cursor = 0
@@ -77,47 +92,59 @@ class ItemWriter:
                 if prev is not None:
                     conn.execute("DELETE FROM items WHERE id=?", (prev,))
                 continue
+            kept = (ns_id, key) in same
             tokens = tokenize(p.keyword_text) if op.index is not False else []
-            rid = self._write_item(conn, ns_id, key, op, len(tokens), prev, now)
-            if tokens:
+            rid = self._write_item(conn, ns_id, key, op, len(tokens), prev, now, keys[(ns, key)])
+            if tokens and not kept:
                 kw_docs.append((ns_id, rid, tokens))
             for path, _text in p.texts:
                 assert doc_vecs is not None
-                vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor], self._storage)))
+                if not kept:
+                    vec_rows.append((rid, ns_id, path, encode_vec(doc_vecs[cursor], self._storage)))
                 cursor += 1
         self._kw.add_many(conn, kw_docs)
+        added: list[tuple[int, int, int]] = []
         for rid, ns_id, path, blob in vec_rows:
             vid = conn.execute(
                 "INSERT INTO vectors(item_id, ns_id, path, vec) VALUES (?,?,?,?)",
                 (rid, ns_id, path, blob),
             ).lastrowid
             assert vid is not None
-            VECTOR_FEED.append(conn, [(ns_id, vid, OP_ADD)])
+            added.append((ns_id, vid, OP_ADD))
+        VECTOR_FEED.append(conn, added)
 
     def _unindex_existing(
         self,
         conn: sqlite3.Connection,
         puts: Mapping[tuple[tuple[str, ...], str], PlannedPut],
         ns_ids: Mapping[tuple[str, ...], int],
-    ) -> dict[tuple[int, str], int]:
-        """Remove the postings and vectors of the keys that exist; (ns id, key) -> item id."""
+        keys: Mapping[tuple[tuple[str, ...], str], str],
+    ) -> tuple[dict[tuple[int, str], int], set[tuple[int, str]]]:
+        """Remove the postings and vectors of the keys that exist, except where the put's
+        index key is the stored one; returns (ns id, key) -> item id, and the kept keys."""
         keys_by_ns: dict[int, list[str]] = {}
         for ns, key in puts:
             keys_by_ns.setdefault(ns_ids[ns], []).append(key)
+        wanted = {(ns_ids[ns], key): k for (ns, key), k in keys.items()}
         old: list[tuple[int, int, int]] = []
         existing: dict[tuple[int, str], int] = {}
-        for ns_id, keys in keys_by_ns.items():
-            for part, marks in in_chunks(keys):
-                for rid, key, dl in conn.execute(
-                    f"SELECT id, key, doc_len FROM items WHERE ns_id=? AND key IN ({marks})",
+        same: set[tuple[int, str]] = set()
+        for ns_id, ns_keys in keys_by_ns.items():
+            for part, marks in in_chunks(ns_keys):
+                for rid, key, dl, stored in conn.execute(
+                    f"SELECT id, key, doc_len, index_key FROM items "
+                    f"WHERE ns_id=? AND key IN ({marks})",
                     (ns_id, *part),
                 ):
                     existing[(ns_id, key)] = rid
-                    old.append((ns_id, rid, dl))
+                    if stored is not None and wanted.get((ns_id, key)) == stored:
+                        same.add((ns_id, key))
+                    else:
+                        old.append((ns_id, rid, dl))
         if old:
             self._kw.remove_many(conn, old)
             self.drop_vectors(conn, [o[1] for o in old])
-        return existing
+        return existing, same
 
     def _write_item(
         self,
@@ -128,6 +155,7 @@ class ItemWriter:
         doc_len: int,
         prev: int | None,
         now: float,
+        key_of_index: str,
     ) -> int:
         """Insert the item, or update the existing row `prev`; returns its id. A new
         langmem_plus record is dated when it was said (its `occurred_at`), so an imported
@@ -144,17 +172,29 @@ class ItemWriter:
             rid = conn.execute(
                 "INSERT INTO items(ns_id, key, value, created_at, updated_at, ttl_minutes, "
                 "expires_at, doc_len, indexed, confidence, category, session, kind, slot, "
-                "said_at, valid_from, valid_to, stale) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (ns_id, key, payload, born, born, ttl, expires, doc_len, indexed, *fields),
+                "said_at, valid_from, valid_to, stale, index_key) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    ns_id,
+                    key,
+                    payload,
+                    born,
+                    born,
+                    ttl,
+                    expires,
+                    doc_len,
+                    indexed,
+                    *fields,
+                    key_of_index,
+                ),
             ).lastrowid
             assert rid is not None
             return rid
         conn.execute(
             "UPDATE items SET value=?, updated_at=?, ttl_minutes=?, expires_at=?, doc_len=?, "
             "indexed=?, confidence=?, category=?, session=?, kind=?, slot=?, said_at=?, "
-            "valid_from=?, valid_to=?, stale=? WHERE id=?",
-            (payload, now, ttl, expires, doc_len, indexed, *fields, prev),
+            "valid_from=?, valid_to=?, stale=?, index_key=? WHERE id=?",
+            (payload, now, ttl, expires, doc_len, indexed, *fields, key_of_index, prev),
         )
         return prev
 

@@ -1,0 +1,148 @@
+"""What a write costs in SQL: a put that changes only an item's other fields keeps its
+postings and vectors (store/sqlite/writer.py `index_key`), and one `Memory.add` of an exchange
+runs a bounded number of statements (benchmarks/add_cost.py measures the same on LoCoMo)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+
+from langmem_plus import HybridStore, Memory, MemoryConfig
+from langmem_plus.text import tokenize
+
+
+def _index_rows(path) -> tuple[list, list, list]:
+    conn = sqlite3.connect(path)
+    try:
+        postings = conn.execute(
+            "SELECT term_id, item_id, tf FROM postings ORDER BY 1, 2"
+        ).fetchall()
+        vectors = conn.execute("SELECT id, item_id, path FROM vectors ORDER BY id").fetchall()
+        logs = conn.execute("SELECT op FROM vec_log ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+    return postings, vectors, logs
+
+
+def test_a_put_of_the_same_text_keeps_postings_and_vectors(tmp_path, hash_index):
+    path = tmp_path / "s.db"
+    store = HybridStore(path, index=hash_index)
+    store.put(("m",), "a", {"text": "green tea in the morning", "n": 1})
+    before = _index_rows(path)
+    store.put(("m",), "a", {"text": "green tea in the morning", "n": 2})  # text unchanged
+    assert _index_rows(path) == before  # no vector dropped and added again, no posting
+    assert store.get(("m",), "a").value["n"] == 2
+    assert [h.key for h in store.search(("m",), query="green tea")] == ["a"]
+
+    store.put(("m",), "a", {"text": "black coffee at night", "n": 3})  # text changed
+    postings, vectors, _logs = _index_rows(path)
+    assert postings != before[0] and vectors[0][0] != before[1][0]
+    assert [h.key for h in store.search(("m",), query="coffee")] == ["a"]
+    conn = sqlite3.connect(path)
+    terms = {t for (t,) in conn.execute("SELECT term FROM terms")}
+    conn.close()
+    assert terms == set(tokenize("black coffee at night"))  # the old text's terms are gone
+    store.close()
+    report = HybridStore(path, index=hash_index)
+    assert report.check()["ok"]
+    report.close()
+
+
+def test_index_fields_changed_reindex_the_same_value(tmp_path, hash_index):
+    """The key is what was indexed, not the value: other index fields index it again."""
+    path = tmp_path / "s.db"
+    store = HybridStore(path, index=hash_index)
+    store.put(("m",), "a", {"text": "green tea", "note": "violin lessons"})
+    store.put(("m",), "a", {"text": "green tea", "note": "violin lessons"}, index=["note"])
+    assert [h.key for h in store.search(("m",), query="violin")] == ["a"]
+    store.put(("m",), "a", {"text": "green tea", "note": "violin lessons"}, index=False)
+    assert store.search(("m",), query="violin") == []
+    assert store.check()["ok"]
+    store.close()
+
+
+def test_a_new_vector_form_writes_the_same_text_again(tmp_path, hash_index):
+    """The key covers the vectors' stored form: under another `vector_storage` a put of the
+    same text stores its vector in the configured form, as any other put does."""
+    path = tmp_path / "s.db"
+    old = HybridStore(
+        path, index=hash_index, config=MemoryConfig(store={"vector_storage": "float16"})
+    )
+    old.put(("m",), "a", {"text": "green tea in the morning"})
+    old.close()
+    store = HybridStore(path, index=hash_index)  # int8, the default
+    store.put(("m",), "a", {"text": "green tea in the morning", "n": 2})
+    conn = sqlite3.connect(path)
+    (length,) = conn.execute("SELECT length(vec) FROM vectors").fetchone()
+    conn.close()
+    assert length == hash_index["dims"] + 4  # int8 codes and their scale, not float16
+    assert [h.key for h in store.search(("m",), query="green tea")] == ["a"]
+    store.close()
+
+
+# --------------------------------------------------------------------------- Memory.add
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+# three conversations a week apart, each of two exchanges (a user turn and the reply)
+SESSIONS = [
+    [
+        ("I play the violin every Tuesday evening.", "That sounds lovely."),
+        ("My sister Anna lives in Lyon.", "Lyon is a beautiful city."),
+    ],
+    [
+        ("The violin lessons moved to Thursday evening now.", "Thursday it is."),
+        ("I started learning Spanish this month.", "¡Qué bien!"),
+    ],
+    [
+        ("Anna visited me last weekend from Lyon.", "How nice to see her."),
+        ("We cooked paella together.", "Delicious!"),
+    ],
+]
+
+
+def _traced_adds(path, embeddings, metadata=None) -> list[list[str]]:
+    """The SQL statements of each `Memory.add` of `SESSIONS` (a trigger's program not
+    counted, as benchmarks/add_cost.py counts them)."""
+    mem = Memory(path, embeddings=embeddings)
+    traced: list[str] = []
+
+    def trace(sql: str) -> None:
+        # a trigger's program is traced as the statement that fired it again: counted once
+        if not sql.startswith("--") and not (traced and traced[-1] == sql):
+            traced.append(sql)
+
+    mem.store._db.conn.set_trace_callback(trace)
+    out = []
+    for s, exchanges in enumerate(SESSIONS):
+        for n, (said, reply) in enumerate(exchanges):
+            traced.clear()
+            msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+            at = T0 + timedelta(days=7 * s, minutes=n)
+            mem.add(msgs, "u", session_id=f"s{s}", timestamp=at, metadata=metadata)
+            out.append(list(traced))
+    mem.close()
+    return out
+
+
+# Statements of one exchange added to a store that holds earlier conversations (the most
+# of `SESSIONS`'s adds: 110 before an update that leaves an item's text kept its postings
+# and vectors): a read transaction per search (a fact's slot and restatement, the earlier
+# versions), one to log the turns, one write of the records, the vector index's catch-up,
+# one to link the turns to the episode's text and one for the cost record
+MAX_STATEMENTS_PER_EXCHANGE = 63
+
+
+def test_one_exchange_costs_a_bounded_number_of_statements(tmp_path, hash_embeddings):
+    adds = _traced_adds(tmp_path / "m.db", hash_embeddings)
+    counts = [len(a) for a in adds]
+    assert max(counts) <= MAX_STATEMENTS_PER_EXCHANGE, counts
+    for statements in adds:  # an earlier episode linked to a later one is not indexed again
+        assert not any(s.startswith("DELETE FROM postings") for s in statements)
+        assert sum(s.startswith("BEGIN") for s in statements) <= 9  # transactions
+
+
+def test_metadata_costs_no_statement_more(tmp_path, hash_embeddings):
+    """Record fields in `metadata` are set before the one write: no read-back, no second
+    write (the statements are those of the same exchanges without metadata)."""
+    plain = _traced_adds(tmp_path / "a.db", hash_embeddings)
+    tagged = _traced_adds(tmp_path / "b.db", hash_embeddings, {"category": "hobby", "x": 1})
+    assert [len(a) for a in tagged] == [len(a) for a in plain]
