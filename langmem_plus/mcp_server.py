@@ -31,7 +31,7 @@ from typing import Any
 
 from langmem_plus.agent.tool_results import format_hits, render_results
 from langmem_plus.cli import default_db_path, quiet_jieba
-from langmem_plus.cli.options import is_server_db, keys_db
+from langmem_plus.cli.options import is_server_db, keys_db, require_named_db
 from langmem_plus.episodic.validity import Replacement
 from langmem_plus.errors import LangmemPlusError, MissingExtraError, ValidationError
 from langmem_plus.memory import Memory
@@ -343,9 +343,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.environ.get("LANGMEM_PLUS_EMBEDDINGS") or "default",
     )  # fmt: skip
     parser.add_argument("--model", help="chat model for add_memory inference (init_chat_model)")
+    parser.add_argument(
+        "--create", action="store_true",
+        help="create the database named by --db or LANGMEM_PLUS_DB when it does not exist",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     quiet_jieba()  # stderr is the client's log: no dictionary-loading lines
     db: str | Path = args.db if args.db else default_db_path()
+    if args.db and not args.create:
+        given = sys.argv[1:] if argv is None else list(argv)
+        flag = any(a == "--db" or a.startswith("--db=") for a in given)
+        source = "--db" if flag else "LANGMEM_PLUS_DB"
+        try:
+            require_named_db(args.db, source, hint=f"`langmem-plus-mcp --db {args.db} --create`")
+        except LangmemPlusError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if not is_server_db(str(db)):
         Path(db).parent.mkdir(parents=True, exist_ok=True)
     memory = Memory(

@@ -15,12 +15,15 @@ mcp = pytest.importorskip("mcp")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+NO_EMB = ("--embeddings", "none")
+
+
 def _client(db: Path, *extra: str, env: dict[str, str] | None = None):
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "langmem_plus.mcp_server", "--db", str(db), "--embeddings", "none", *extra],
+        args=["-m", "langmem_plus.mcp_server", "--db", str(db), "--create", *NO_EMB, *extra],
         env={"PYTHONPATH": str(ROOT), **(env or {})},
         cwd=str(ROOT),
     )
@@ -282,3 +285,18 @@ def test_the_console_script_is_declared_and_runs_the_server():
     with pytest.raises(SystemExit) as info:
         main(["--help"])
     assert info.value.code == 0
+
+
+def test_main_refuses_a_database_that_is_not_there(tmp_path, monkeypatch, capsys):
+    """A mistyped --db (or LANGMEM_PLUS_DB) is refused, nothing is created; --create makes it."""
+    from langmem_plus.mcp_server import main
+
+    typo = tmp_path / "no" / "such.db"
+    assert main(["--db", str(typo), "--embeddings", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "no database at" in err and "--create" in err and "(from --db)" in err
+    assert not typo.parent.exists()
+    monkeypatch.setenv("LANGMEM_PLUS_DB", str(typo))
+    assert main(["--embeddings", "none"]) == 2
+    assert "(from LANGMEM_PLUS_DB)" in capsys.readouterr().err
+    assert not typo.parent.exists()

@@ -124,19 +124,25 @@ def require_db(args: argparse.Namespace) -> None:
     is given; the error names the default database. The default database is created on
     first use."""
     source = getattr(args, "db_source", "default")
-    if source == "default" or args.command == "init" or getattr(args, "create", False):
+    if args.command == "init" or getattr(args, "create", False):
         return
-    if is_server_db(args.db):
+    require_named_db(args.db, source, hint=f"`langmem-plus --db {args.db} init`, or add --create")
+
+
+def require_named_db(db: str, source: str, *, hint: str) -> None:
+    """Refuse `db` named by `source` (a flag or an environment variable; "default": the
+    default database, created on first use) when no database is there: the error names the
+    default database and says how to create this one (`hint`)."""
+    if source == "default" or is_server_db(db):
         return
-    path = Path(args.db)
+    path = Path(db)
     if path.is_file() or is_lite_dir(path):
         return
     default = default_db_path()
     state = "exists" if default.is_file() else "not created yet"
     raise ValidationError(
         f"no database at {path.resolve()} (from {source}); the default database is "
-        f"{default} ({state}). Create this one with `langmem-plus --db {args.db} init`, or "
-        "add --create"
+        f"{default} ({state}). Create this one with {hint}"
     )
 
 
