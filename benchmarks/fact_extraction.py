@@ -4,9 +4,10 @@ Data: `benchmarks/data/extraction_dev.jsonl` (issue #13), split into `rules` (th
 written looking at these) and `heldout` (only measured). Each case is one user turn, with
 the assistant turn before it as context where there is one. The realistic batch of issue #30
 (`evaldata.REALISTIC_CLASSES`: complaints, requests to the assistant, restatements, forget
-requests, long turns) is reported apart, by the same two halves, and so is the `fresh` batch
-of the same kinds, written after the rules were changed for the realistic batch and measured
-once (all held out). A case with `earlier` turns
+requests, long turns) is reported apart, by the same two halves, and so are the later batches
+(`evaldata.HELD_OUT_BATCHES`, all held out): `fresh`, of the same kinds, written after the rules
+were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
+the rules, committed before its one measurement and never tuned on. A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -53,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_json, write_text  # noqa: E402
 from evaldata import (  # noqa: E402
-    FRESH,
+    HELD_OUT_BATCHES,
     REALISTIC_CLASSES,
     CorrectionCase,
     ExtractionCase,
@@ -218,8 +219,8 @@ def _prf(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _batch(case: ExtractionCase) -> str:
-    if case.batch == FRESH:
-        return "fresh "
+    if case.batch:
+        return f"{case.batch} "
     return "realistic " if case.cls in REALISTIC_CLASSES else ""
 
 
@@ -230,7 +231,7 @@ def evaluate(split: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     names = ("rules", "heldout") if split is None else (split,)
     parts = [(n, "") for n in names] + [(n, "realistic ") for n in names]
-    parts += [("heldout", "fresh ")] if "heldout" in names else []
+    parts += [("heldout", f"{b} ") for b in HELD_OUT_BATCHES] if "heldout" in names else []
     for name, batch in parts:
         rows = [(c, score_case(c)) for c in cases if c.split == name and _batch(c) == batch]
         by_cls: dict[str, list[dict[str, Any]]] = defaultdict(list)
