@@ -21,6 +21,7 @@ from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
 from langmem_plus.store.db.database import in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, PlannedPut, rank_fields
+from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
 from langmem_plus.text.tokenize import tokenize
 
@@ -166,7 +167,7 @@ class ItemWriter:
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
         record = record_columns(op.value)
-        fields = (*rank_fields(op.value, self._session_keys), *record)
+        fields = (*rank_fields(op.value, self._session_keys), *record_cells(record))
         if prev is None:
             said = record[2]
             born = now if said is None else said  # a record: dated when it was said
