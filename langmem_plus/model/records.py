@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
+    "RECORD_DEFAULTS",
     "Category",
     "ConversationTurn",
     "Kind",
     "MemoryRecord",
-    "RECORD_DEFAULTS",
     "RollingSummary",
     "SessionSummary",
     "Source",
@@ -332,7 +332,7 @@ def record_columns(
     but no `valid_to` is closed from when it was said); `stale`: an episode whose facts were
     all superseded or that a later turn corrected. Values that are no record (no `kind`) give
     (None, None, None, None, None, False): they are always current."""
-    if not isinstance(value, dict) or value.get("kind") not in ("episodic", "semantic"):
+    if not is_record_value(value):
         return None, None, None, None, None, False
     slot = value.get("slot")
     said = _epoch_or_none(value.get("occurred_at"))
