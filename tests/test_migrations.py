@@ -175,3 +175,56 @@ def test_the_word_vectors_table_of_schema_14_is_dropped(tmp_path):
     version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
     conn.close()
     assert "word_vectors" not in tables and version == SCHEMA_VERSION
+
+
+def test_records_of_schema_16_lose_the_fields_they_kept_at_their_default_and_kind_words(
+    tmp_path,
+):
+    from datetime import datetime, timezone
+
+    from langmem_plus.model.records import MemoryRecord
+
+    path = tmp_path / "v16.db"
+    said = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    kept = {"tier": "normal", "who": "user", "source": "user_stated"}
+    fact = {**MemoryRecord(text="User lives in Rome", occurred_at=said).to_value(), **kept}
+    core = {**MemoryRecord(text="User is Ann", tier="core", occurred_at=said).to_value()}
+    episode = {"kind": "episodic", "category": "episode", **kept, "text": "u: hi", "verified": 1}
+    s = HybridStore(path, index=False)
+    for key, v in (("fact", fact), ("core", core), ("episode", episode), ("plain", kept)):
+        s.put(("m",), key, v)
+    s.close()
+    conn = sqlite3.connect(path)  # back to schema 16: values as written then, text index keys
+    for key, v in (("fact", fact), ("episode", episode)):
+        text = json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+        conn.execute("UPDATE items SET value=?, index_key=? WHERE key=?", (text, "ab" * 16, key))
+    conn.execute(
+        "UPDATE items SET kind = CASE kind WHEN 'e' THEN 'episodic' WHEN 's' THEN 'semantic' END"
+    )
+    conn.execute("DELETE FROM schema_version WHERE version > 16")
+    conn.commit()
+    conn.close()
+    s = HybridStore(path, index=False)
+    got = {k: s.get(("m",), k).value for k in ("fact", "core", "episode", "plain")}
+    assert got["fact"] == {k: v for k, v in fact.items() if k not in kept}
+    assert list(got["fact"]) == [k for k in fact if k not in kept]  # in the order written
+    assert got["fact"]["confidence"] == 0.9  # a fact keeps its confidence
+    assert got["core"] == core and got["core"]["tier"] == "core"
+    assert got["episode"] == {k: v for k, v in episode.items() if k not in kept}  # 1 stays
+    assert got["plain"] == kept  # no record: left as it is
+    assert {h.key for h in s.search(("m",), filter={"tier": "normal", "who": "user"})} == {
+        "fact",
+        "episode",
+        "plain",
+    }
+    assert [h.key for h in s.search(("m",), filter={"kind": "episodic"})] == ["episode"]
+    assert {h.key for h in s.search(("m",), filter={"kind": "semantic"})} == {"fact", "core"}
+    s.close()
+    conn = sqlite3.connect(path)
+    kinds = dict(conn.execute("SELECT key, kind FROM items"))
+    assert kinds == {"fact": "s", "core": "s", "episode": "e", "plain": None}
+    keys = dict(conn.execute("SELECT key, typeof(index_key) FROM items"))
+    version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+    conn.close()
+    assert keys["fact"] == keys["episode"] == "null" and keys["core"] == "blob"
+    assert version == SCHEMA_VERSION

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from langgraph.store.base import PutOp
 from milvus_fixtures import LiteFile, requires_lite, wipe
 
 from langmem_plus import HybridStore
+from langmem_plus.model.records import MemoryRecord
 from langmem_plus.store.filters import matches
 from langmem_plus.store.milvus.filters import filter_expr
 
@@ -166,3 +168,29 @@ def test_without_the_doc_field_filters_still_run_client_side(lite: LiteFile) -> 
     got = s.search(("g",), query="coffee", filter={"kind": "fact"}, limit=1)
     assert [h.key for h in got] == ["k7"] and seen[0] == 30
     s.close()
+
+
+# ---------------------------------------------------------------- a record's defaults
+def test_a_condition_a_records_default_satisfies_is_left_to_the_exact_filter() -> None:
+    for at_default in ({"tier": "normal"}, {"who": {"$in": ["user", "x"]}}, {"verified": 0}):
+        assert filter_expr(at_default) == "", at_default
+    assert filter_expr({"tier": "core"}) == 'doc is null or (((doc["tier"] == "core")))'
+    assert 'doc["category"]' in filter_expr({"category": "fact", "who": "user"})
+
+
+def test_lean_records_match_filters_on_their_defaults(store: HybridStore) -> None:
+    wipe(store)
+    lean = MemoryRecord(text="tea at noon", occurred_at=datetime(2025, 3, 1, tzinfo=timezone.utc))
+    store.put(("r",), "lean", lean.to_value())
+    store.put(("r",), "core", MemoryRecord(text="tea forever", tier="core").to_value())
+    store.put(("r",), "other", {"text": "tea party", "kind": "note"})
+    assert "tier" not in store.get(("r",), "lean").value  # type: ignore[union-attr]
+    for flt, want in (
+        ({"tier": "normal"}, {"lean"}),
+        ({"tier": "core"}, {"core"}),
+        ({"who": "user", "source": "user_stated"}, {"lean", "core"}),
+        ({"tier": {"$in": ["normal", "core"]}}, {"lean", "core"}),
+    ):
+        for query in (None, "tea"):
+            got = store.search(("r",), query=query, filter=flt, limit=10)
+            assert {h.key for h in got} == want, (flt, query)

@@ -20,6 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.model.namespaces import MEMORY_ROOT, check_user_id, user_namespace
+from langmem_plus.model.records import with_record_defaults
 from langmem_plus.text.transcript import text_to_embed
 
 __all__ = ["MemoryRetriever", "mmr_order"]
@@ -233,9 +234,10 @@ class MemoryRetriever(BaseRetriever):
             comps = getattr(it, "components", None)
             if comps:
                 meta["score_components"] = dict(comps)
+            value = with_record_defaults(it.value)  # a record's fields at their default too
             for f in ("category", "kind", "who", "confidence"):
-                if isinstance(it.value, dict) and f in it.value:
-                    meta[f] = it.value[f]
+                if isinstance(value, dict) and f in value:
+                    meta[f] = value[f]
             docs.append(Document(page_content=_text_of(it.value), metadata=meta, id=it.key))
         return docs
 

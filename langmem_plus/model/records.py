@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from langmem_plus.text.timeparse import parse_iso
 
 __all__ = [
+    "RECORD_DEFAULTS",
     "Category",
     "ConversationTurn",
     "Kind",
@@ -27,9 +28,11 @@ __all__ = [
     "Tier",
     "UserProfile",
     "as_aware",
+    "is_record_value",
     "new_id",
     "record_columns",
     "utcnow",
+    "with_record_defaults",
 ]
 
 Kind = Literal["episodic", "semantic"]
@@ -39,9 +42,11 @@ Source = Literal["user_stated", "inferred", "system"]
 
 # Fields of the record that are not stored inside `value` (they belong to the item).
 _ITEM_FIELDS = frozenset({"id", "namespace", "last_accessed", "access_count"})
-# always in the stored value, even at their default: what stores and filters read (a fact's
-# confidence too: the score reads it; an episode without one is scored at the default)
-_ALWAYS = ("kind", "category", "tier", "who", "source", "confidence")
+# always in the stored value, even at their default: what tells a record (kind) and what the
+# store keeps as columns (category; a fact's confidence: the score reads it, an episode
+# without one is scored at the default). Other fields at their default are left out, and a
+# filter reads them as their default (`with_record_defaults`).
+_ALWAYS = ("kind", "category", "confidence")
 
 
 def utcnow() -> datetime:
@@ -142,10 +147,11 @@ class MemoryRecord(BaseModel):
 
     def to_value(self) -> dict[str, Any]:
         """The JSON-safe dict stored as the item's `value`: what a reader or a tool needs,
-        lean. Fields at their default are left out (`from_value` restores them), except the
-        ones stores and filters read (kind, category, tier, who, source; a fact's confidence); so are
-        the fields the store keeps itself (id, namespace, access counts) and the created and
-        updated times when they are when it was said (`occurred_at`)."""
+        lean. Fields at their default are left out (`from_value` restores them, a filter reads
+        them as their default: `with_record_defaults`), except the ones the store keeps as
+        columns (kind, category; a fact's confidence); so are the fields the store keeps itself
+        (id, namespace, access counts) and the created and updated times when they are when it
+        was said (`occurred_at`)."""
         said = self.occurred_at
         same = {name for name in ("created_at", "updated_at") if getattr(self, name) == said}
         data = self.model_dump(mode="json", exclude={*_ITEM_FIELDS, *same}, exclude_defaults=True)
@@ -205,6 +211,34 @@ class MemoryRecord(BaseModel):
             last_accessed=getattr(item, "last_accessed", None),
             access_count=int(getattr(item, "access_count", 0) or 0),
         )
+
+
+RECORD_DEFAULTS: dict[str, Any] = {
+    name: f.default
+    for name, f in MemoryRecord.model_fields.items()
+    if name not in {*_ITEM_FIELDS, "kind", "category"}  # those two always stored
+    and f.default_factory is None
+    and not f.is_required()
+    and f.default is not None
+}
+"""The record fields that a stored value leaves out at a default that is a value (tier, who,
+confidence, importance, source, verified, facts_superseded): a filter reads a missing one as
+that default. Fields whose default is empty (None, [], {}) read as missing, as any absent key
+does; kind and category are always stored."""
+
+
+def is_record_value(value: Any) -> bool:
+    """Whether a stored value is a langmem_plus record (a dict whose `kind` is one)."""
+    return isinstance(value, dict) and value.get("kind") in ("episodic", "semantic")
+
+
+def with_record_defaults(value: Any) -> Any:
+    """A record's stored value with the fields it left out at their default filled in
+    (`RECORD_DEFAULTS`), what a filter or a reader of the raw value sees; any other value
+    as it is."""
+    if not is_record_value(value) or RECORD_DEFAULTS.keys() <= value.keys():
+        return value
+    return {**RECORD_DEFAULTS, **value}
 
 
 class ConversationTurn(BaseModel):
@@ -298,7 +332,7 @@ def record_columns(
     but no `valid_to` is closed from when it was said); `stale`: an episode whose facts were
     all superseded or that a later turn corrected. Values that are no record (no `kind`) give
     (None, None, None, None, None, False): they are always current."""
-    if not isinstance(value, dict) or value.get("kind") not in ("episodic", "semantic"):
+    if not is_record_value(value):
         return None, None, None, None, None, False
     slot = value.get("slot")
     said = _epoch_or_none(value.get("occurred_at"))

@@ -11,6 +11,11 @@ Deliberate differences from InMemoryStore: a key containing dots (``"metadata.wh
 as a path when the value has no such literal key; a comparison between two texts that are not
 numbers compares them as text (ISO dates sort so), and one between a number and anything
 else that is not a number, or with a missing field, is False instead of raising TypeError.
+
+A langmem_plus record's value leaves its fields at their default out (model/records.py
+`to_value`); a filter reads such a missing field as its default (`RECORD_DEFAULTS`: tier,
+who, source, importance, verified, ...), so ``{"tier": "normal"}`` matches a record stored
+without one. Only a record's own top-level fields; any other value is read as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langmem_plus.errors import InvalidQueryError
+from langmem_plus.model.records import with_record_defaults
 
 __all__ = ["MAX_FILTER_DEPTH", "matches", "validate_filter"]
 
@@ -224,7 +230,8 @@ def _compare(item_value: Any, flt: Any) -> bool:
 
 
 def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    """True when `value` satisfies every condition of `flt` (None matches everything)."""
+    """True when `value` satisfies every condition of `flt` (None matches everything); a
+    record's fields left out at their default read as that default."""
     if not flt:
         return True
-    return _holds(value, flt)
+    return _holds(with_record_defaults(value), flt)

@@ -9,7 +9,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from langmem_plus.model.records import record_columns
+from langmem_plus.model.records import RECORD_DEFAULTS, record_columns
 from langmem_plus.store.db.termpack import pack_terms
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Step"]
@@ -46,6 +46,26 @@ def _backfill_validity(conn: sqlite3.Connection) -> None:
         "UPDATE items SET kind=?, slot=?, said_at=?, valid_from=?, valid_to=?, stale=? WHERE id=?",
         [(*record_columns(json.loads(v)), rid) for rid, v in rows],
     )
+
+
+def _lean_record_values(conn: sqlite3.Connection) -> None:
+    """Leave out of the records stored so far the fields at their default that they kept
+    (tier, who, source, ...: a filter reads a missing one as its default); a fact's
+    confidence stays (the score reads it). The stored text is otherwise the same."""
+    drop = {k: v for k, v in RECORD_DEFAULTS.items() if k != "confidence"}
+    rows = conn.execute("SELECT id, value FROM items WHERE kind IS NOT NULL").fetchall()
+    changed = []
+    for rid, text in rows:
+        value = json.loads(text)
+        lean = {k: v for k, v in value.items() if not (k in drop and _same(v, drop[k]))}
+        if len(lean) < len(value):
+            changed.append((json.dumps(lean, ensure_ascii=False, separators=(",", ":")), rid))
+    conn.executemany("UPDATE items SET value=? WHERE id=?", changed)
+
+
+def _same(stored: object, default: object) -> bool:
+    """A stored field equal to its default, of the same JSON type (1 is no `true`)."""
+    return type(stored) is type(default) and stored == default
 
 
 # Migration 011's trigger body: the turns that read their text from the OLD item get their
@@ -328,6 +348,16 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
     # (store/sqlite/writer.py `index_key`): a put that changes only other fields (an episode's
     # links, a fact's validity) keeps them instead of unindexing and indexing the same text
     ("ALTER TABLE items ADD COLUMN index_key TEXT",),
+    # 017_lean_records: records keep no field at its default in their value (model/records.py
+    # `to_value`, `RECORD_DEFAULTS`); a record's kind is a letter (store/sqlite/rows.py
+    # `KIND_CODES`); index keys are 8-byte blobs (a key of 016's form, 32 hex digits, is
+    # cleared: that item's next put indexes it again)
+    (
+        _lean_record_values,
+        "UPDATE items SET kind = CASE kind WHEN 'episodic' THEN 'e' WHEN 'semantic' THEN 's' "
+        "ELSE kind END WHERE kind IS NOT NULL",
+        "UPDATE items SET index_key = NULL WHERE typeof(index_key) = 'text'",
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,7 +12,10 @@ translates without changing that runs in Milvus:
   (`"meta.who"`) as the literal key or the path, either may hold.
 
 Everything else (`$ne`, `$nin`, None, booleans, lists, keys or strings with quotes,
-backslashes or control characters) is left to the exact filter. An item whose value is not
+backslashes or control characters) is left to the exact filter, and so is a condition on a
+record field that its default satisfies (``{"tier": "normal"}``): a record's value leaves that
+field out at its default (model/records.py `RECORD_DEFAULTS`), and the exact filter reads it
+as the default. An item whose value is not
 strict JSON (NaN, infinities) has no `doc` and always passes the pre-filter.
 """
 
@@ -21,6 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from langmem_plus.model.records import RECORD_DEFAULTS
+from langmem_plus.store.filters import matches
 
 __all__ = ["MAX_IN_VALUES", "filter_expr"]
 
@@ -113,6 +119,8 @@ def filter_expr(flt: Mapping[str, Any] | None, field: str = "doc") -> str:
         return ""
     parts = []
     for key, cond in flt.items():
+        if key in RECORD_DEFAULTS and matches({"kind": "semantic"}, {key: cond}):
+            continue  # a record may hold it by leaving the field out
         paths = _paths(field, key)
         got = _condition(paths, cond) if paths else None
         if got is not None:

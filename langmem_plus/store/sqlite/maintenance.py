@@ -21,6 +21,7 @@ from langmem_plus.store.db.changefeed import VECTOR_FEED
 from langmem_plus.store.db.database import NS_SEP, Database, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, rank_fields
+from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
 from langmem_plus.store.vector.index import VectorIndex
 from langmem_plus.text.tokenize import tokenize
@@ -117,7 +118,7 @@ class Maintenance:
                     (
                         len(toks),
                         *rank_fields(value, self._session_keys),
-                        *record_columns(value),
+                        *record_cells(record_columns(value)),
                         rid,
                     ),
                 )

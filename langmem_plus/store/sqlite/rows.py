@@ -23,6 +23,7 @@ from langmem_plus.store.seams import (
 )
 
 __all__ = [
+    "KIND_CODES",
     "adjacent",
     "like_rows",
     "list_namespaces",
@@ -30,19 +31,32 @@ __all__ = [
     "namespace_ids",
     "read_item",
     "read_rows",
+    "record_cells",
     "scan_rows",
 ]
+
+KIND_CODES = {"episodic": "e", "semantic": "s"}
+"""A record's kind as the `kind` column holds it: one letter (a row is read back with the
+word, `_KIND`)."""
+_KIND = "CASE i.kind WHEN 'e' THEN 'episodic' WHEN 's' THEN 'semantic' END"
+
+
+def record_cells(columns: Sequence[Any]) -> tuple[Any, ...]:
+    """`record_columns`'s (kind, slot, said_at, valid_from, valid_to, stale) as the item
+    columns store them (the kind as its code)."""
+    kind = columns[0]
+    return (None if kind is None else KIND_CODES[kind], *columns[1:])
 
 
 _FULL = (
     "SELECT i.id, n.ns, i.key, i.value, i.created_at, i.updated_at, i.last_accessed, "
     "i.access_count, i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, "
-    "i.kind, i.slot, i.said_at, i.valid_from, i.valid_to, i.stale "
+    f"{_KIND}, i.slot, i.said_at, i.valid_from, i.valid_to, i.stale "
     "FROM items i JOIN namespaces n ON n.id=i.ns_id "
 )
 _LIGHT = (
     "SELECT i.id, i.created_at, i.updated_at, i.last_accessed, i.access_count, "
-    "i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, i.kind, i.slot, "
+    f"i.ttl_minutes, i.expires_at, i.confidence, i.category, i.session, {_KIND}, i.slot, "
     "i.said_at, i.valid_from, i.valid_to, i.stale FROM items i "
 )
 _make = CandidateRow._make
@@ -87,6 +101,8 @@ def scan_rows(
     the `items_slot` index for a slot)."""
     out: list[CandidateRow] = []
     cols = {k: v for k, v in (columns or {}).items() if k in _SCAN_COLUMNS}
+    if "kind" in cols:  # RowFilter's kind is a record's ("episodic" or "semantic")
+        cols["kind"] = KIND_CODES[cols["kind"]]
     where = "".join(f" AND i.{k}=?" for k in cols)
     for part, qs in in_chunks(ns_ids):
         sql = f"{_FULL}WHERE i.ns_id IN ({qs}){where} ORDER BY i.id"

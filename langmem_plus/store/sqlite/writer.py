@@ -21,6 +21,7 @@ from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
 from langmem_plus.store.db.database import in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
 from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, PlannedPut, rank_fields
+from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
 from langmem_plus.text.tokenize import tokenize
 
@@ -30,12 +31,13 @@ __all__ = [
 ]
 
 
-def index_key(put: PlannedPut, storage: VectorStorage) -> str:
+def index_key(put: PlannedPut, storage: VectorStorage) -> bytes:
     """A digest of what a put's postings and vectors are made from (its keyword text, the
     (path, text) pairs embedded and the vectors' stored form): a put of an item whose stored
-    key is the same keeps them."""
+    key is the same keeps them. 8 bytes, stored as a blob (a key in an older form, 32 hex
+    digits, never equals one: that item is indexed again on its next put)."""
     made_of = json.dumps([put.keyword_text, put.texts, storage], ensure_ascii=False)
-    return hashlib.blake2b(made_of.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(made_of.encode(), digest_size=8).digest()
 
 
 class ItemWriter:
@@ -118,7 +120,7 @@ class ItemWriter:
         conn: sqlite3.Connection,
         puts: Mapping[tuple[tuple[str, ...], str], PlannedPut],
         ns_ids: Mapping[tuple[str, ...], int],
-        keys: Mapping[tuple[tuple[str, ...], str], str],
+        keys: Mapping[tuple[tuple[str, ...], str], bytes],
     ) -> tuple[dict[tuple[int, str], int], set[tuple[int, str]]]:
         """Remove the postings and vectors of the keys that exist, except where the put's
         index key is the stored one; returns (ns id, key) -> item id, and the kept keys."""
@@ -155,7 +157,7 @@ class ItemWriter:
         doc_len: int,
         prev: int | None,
         now: float,
-        key_of_index: str,
+        key_of_index: bytes,
     ) -> int:
         """Insert the item, or update the existing row `prev`; returns its id. A new
         langmem_plus record is dated when it was said (its `occurred_at`), so an imported
@@ -165,7 +167,7 @@ class ItemWriter:
         expires = now + ttl * 60 if ttl is not None else None
         payload = json.dumps(op.value, ensure_ascii=False, separators=(",", ":"))
         record = record_columns(op.value)
-        fields = (*rank_fields(op.value, self._session_keys), *record)
+        fields = (*rank_fields(op.value, self._session_keys), *record_cells(record))
         if prev is None:
             said = record[2]
             born = now if said is None else said  # a record: dated when it was said
