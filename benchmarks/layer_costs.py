@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import shutil
 import sys
 import tempfile
@@ -61,45 +60,6 @@ def _no_patch() -> Iterator[None]:
     return _swapped(PostingsCache, "_patch_resident", drop)
 
 
-def _no_question_memo() -> Iterator[None]:
-    """Every question check reads the rows' values again."""
-    from langmem_plus.store.ranking.neighbours import QuestionTurns
-
-    def judge(self: Any, rows: Any) -> set[int]:
-        out = set()
-        for i, row in rows.items():
-            text = self.text_of(json.loads(row.value or "null") or {}).rstrip()
-            if text.endswith(("?", "？")):
-                out.add(i)
-        return out
-
-    return _swapped(QuestionTurns, "__call__", judge)
-
-
-def _no_cut_once() -> Iterator[None]:
-    """jieba cuts each Chinese run every time a search reads it."""
-    from langmem_plus.store.ranking import ranker
-
-    return _swapped(ranker, "cut_once", contextlib.nullcontext)
-
-
-def _no_basis_memo() -> Iterator[None]:
-    """The common words' orthonormal basis made again for every query."""
-    from langmem_plus.store.ranking.common_terms import TermVectors, orthonormal
-
-    return _swapped(TermVectors, "basis", lambda self, words: orthonormal(self(words)))
-
-
-def _no_adjacent_same() -> Iterator[None]:
-    """The neighbours query reads every candidate's namespace, known or not."""
-    from langmem_plus.store.sqlite import rows as sql
-    from langmem_plus.store.sqlite.backend import SqliteBackend
-
-    return _swapped(
-        SqliteBackend, "adjacent", lambda self, conn, ids, same=(): sql.adjacent(conn, ids, ())
-    )
-
-
 @contextlib.contextmanager
 def _swapped(owner: Any, name: str, value: Any) -> Iterator[None]:
     old = getattr(owner, name)
@@ -118,14 +78,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], Callable[[], Any] | None]] = {
     "no_postings_cache": ({"keyword_cache_postings": 0}, None),
     "no_warm_whole": ({"keyword_cache_warm_docs": 0}, None),
     "no_row_cache": ({"row_cache_rows": 0}, None),
-    "no_question_memo": ({}, _no_question_memo),
-    "no_cut_once": ({}, _no_cut_once),
-    "no_basis_memo": ({}, _no_basis_memo),
-    "no_adjacent_same": ({}, _no_adjacent_same),
 }
 REAL_DEFAULT = [
     "default", "no_resident", "no_patch", "no_postings_cache", "no_row_cache",
-    "no_question_memo", "no_cut_once", "no_basis_memo", "no_adjacent_same",
 ]  # fmt: skip
 SCALE_DEFAULT = ["default", "no_postings_cache", "no_warm_whole", "no_row_cache"]
 

@@ -192,7 +192,7 @@ def test_calibration_smoke(data: Path, tmp_path: Path) -> None:
 
 def test_layer_costs_smoke(data: Path) -> None:
     lc = load_benchmark("layer_costs")
-    names = ["default", "no_patch", "no_question_memo"]
+    names = ["default", "no_patch", "no_row_cache"]
     res = lc.main(
         ["--data", str(data), "--part", "real", "--smoke", "--rounds", "1",
          "--variants", ",".join(names)]

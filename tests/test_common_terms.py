@@ -23,7 +23,6 @@ from langmem_plus.store.ranking.common_terms import (
     MIN_DOCS,
     TermVectors,
     common_words,
-    orthonormal,
     project_out,
 )
 from langmem_plus.store.tuning import StoreTuning
@@ -192,20 +191,6 @@ def test_the_projected_vector_is_orthogonal_to_every_direction_and_keeps_its_len
     for d in dirs:
         assert abs(float(out @ d)) / float(np.linalg.norm(d)) < 1e-4 * float(np.linalg.norm(q))
     assert np.array_equal(project_out(q, []), q)
-    assert np.array_equal(project_out(q, (), orthonormal(dirs)), out)  # a basis made before
-
-
-def test_the_basis_of_the_same_words_is_made_once_and_equals_a_fresh_one() -> None:
-    emb = CountingEmbeddings(16)
-    vectors = TermVectors(emb, size=2)
-    basis = vectors.basis(["Oskar", "小林"])
-    assert vectors.basis(["Oskar", "小林"]) is basis  # kept
-    fresh = orthonormal(TermVectors(CountingEmbeddings(16))(["Oskar", "小林"]))
-    assert len(basis) == len(fresh) == 2
-    assert all(np.array_equal(a, b) for a, b in zip(basis, fresh, strict=True))
-    vectors.basis(["Ines"])
-    vectors.basis(["Oskar"])  # past `size` lists of words: forgotten, then made again
-    assert vectors.basis(["Oskar", "小林"]) is not basis
 
 
 @requires_lite

@@ -2,8 +2,7 @@
 
 `neighbours.smooth` computes the smoothed relevance of every candidate at once; the reference
 below is the formula of the module docstring written item by item (how the stage computed it
-before). Question turns are remembered per row object (`QuestionTurns`): a changed row is
-judged again.
+before).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from langmem_plus.store.ranking.neighbours import QuestionTurns, inherit, smooth
+from langmem_plus.store.ranking.neighbours import inherit, question_turns, smooth
 from langmem_plus.store.seams import CandidateRow
 
 
@@ -93,20 +92,10 @@ def _row(i: int, text: str) -> CandidateRow:
     return CandidateRow(i, "ns", f"k{i}", value, 0.0, 0.0, None, 0, None, None, None, None, "s1")
 
 
-def test_question_turns_are_judged_again_when_the_row_changes() -> None:
-    read: list[str] = []
-
+def test_question_turns_are_the_rows_whose_text_ends_with_a_question_mark() -> None:
     def text_of(value: Mapping[str, Any]) -> str:
-        read.append(value["text"])
         return str(value["text"])
 
-    asked = QuestionTurns(text_of, size=3)
-    a, b = _row(1, "What breed is he? "), _row(2, "A beagle.")
-    assert asked({1: a, 2: b}) == {1}
-    assert asked({1: a, 2: b}) == {1}
-    assert len(read) == 2  # the same row objects: remembered
-    changed = _row(1, "He is a beagle.")  # the item changed: a new row object
-    assert asked({1: changed, 2: b}) == set()
-    assert read[-1] == "He is a beagle."
-    assert asked({3: _row(3, "你好吗？"), 4: _row(4, "ok")}) == {3}  # past `size`: starts again
-    assert asked({1: changed}) == set()
+    rows = {1: _row(1, "What breed is he? "), 2: _row(2, "A beagle."), 3: _row(3, "你好吗？")}
+    assert question_turns(rows, text_of) == {1, 3}
+    assert question_turns({1: _row(1, "He is a beagle.")}, text_of) == set()

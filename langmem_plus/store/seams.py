@@ -6,7 +6,7 @@ import functools
 import json
 import operator
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -547,11 +547,8 @@ class SearchBackend(Protocol):
         self, conn: Any, ns_ids: Sequence[int], word: str, k: int
     ) -> list[tuple[int, str]]: ...
 
-    def adjacent(
-        self, conn: Any, ids: Iterable[int], same: Collection[int] = ()
-    ) -> dict[int, list[int]]:
-        """item id -> the items written just before and after it in its namespace; `same`:
-        items known to share one namespace (a one-namespace search's candidates)."""
+    def adjacent(self, conn: Any, ids: Iterable[int]) -> dict[int, list[int]]:
+        """item id -> the items written just before and after it in its namespace."""
         ...
 
     def list_namespaces(

@@ -16,9 +16,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -27,7 +25,6 @@ from langmem_plus.text.stopwords import STOPWORDS
 
 __all__ = [
     "QueryTerms",
-    "cut_once",
     "is_stopword",
     "query_terms",
     "stem",
@@ -51,30 +48,6 @@ _SPLIT_RE = re.compile(r"[._/\-:>$]+")
 
 _jieba_lock = threading.Lock()
 _jieba_ready = False
-
-
-_CUTS: ContextVar[dict[str, list[str]] | None] = ContextVar("langmem_plus_cuts", default=None)
-
-
-@contextmanager
-def cut_once() -> Iterator[None]:
-    """Within this block (one search reading its query: its terms, its last line, the words
-    behind its common terms), each run of Chinese text is cut by jieba once."""
-    token = _CUTS.set({})
-    try:
-        yield
-    finally:
-        _CUTS.reset(token)
-
-
-def _jieba_cut(text: str) -> list[str]:
-    memo = _CUTS.get()
-    if memo is None:
-        return _cut(text)
-    got = memo.get(text)
-    if got is None:
-        got = memo[text] = _cut(text)
-    return got
 
 
 def _cut(text: str) -> list[str]:
@@ -176,7 +149,7 @@ def tokenize(text: str) -> list[str]:
         kind = m.lastgroup
         raw = m.group()
         if kind == "cjk":
-            for tok in _jieba_cut(raw):
+            for tok in _cut(raw):
                 tok = tok.strip()
                 if tok and tok not in STOPWORDS:
                     out.append(tok)

@@ -236,9 +236,7 @@ class MilvusSearch:
         got.sort(key=lambda e: -int(e["seq"]))
         return [(int(e["seq"]), e["value"]) for e in got[:k]]
 
-    def adjacent(
-        self, conn: MilvusSession, ids: Iterable[int], same: Any = ()
-    ) -> dict[int, list[int]]:
+    def adjacent(self, conn: MilvusSession, ids: Iterable[int]) -> dict[int, list[int]]:
         """id -> the items written just before and after it in its namespace and session
         (on SQLite: in its namespace; only same-session neighbours are used either way)."""
         ids = set(ids)

@@ -55,7 +55,6 @@ class TermVectors:
         self.embeddings = embeddings
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._bases: dict[tuple[str, ...], list[np.ndarray]] = {}  # `basis`'s answers
         self._lock = threading.Lock()
 
     def __call__(self, words: Sequence[str]) -> list[np.ndarray]:
@@ -79,19 +78,6 @@ class TermVectors:
                 while len(self._cache) > self.size:
                     self._cache.popitem(last=False)
         return [found[w] for w in words]
-
-    def basis(self, words: Sequence[str]) -> list[np.ndarray]:
-        """`orthonormal` of the words' vectors, kept per list of words (a namespace's common
-        words come back query after query): made from the vectors `__call__` gives."""
-        key = tuple(words)
-        got = self._bases.get(key)
-        if got is None:
-            got = orthonormal(self(words))
-            with self._lock:
-                if len(self._bases) >= self.size:
-                    self._bases.clear()
-                self._bases[key] = got
-        return got
 
 
 def common_words(
@@ -123,14 +109,11 @@ def orthonormal(directions: Sequence[np.ndarray]) -> list[np.ndarray]:
     return basis
 
 
-def project_out(
-    qvec: np.ndarray, directions: Sequence[np.ndarray], basis: list[np.ndarray] | None = None
-) -> np.ndarray:
-    """`qvec` without its components along `directions` (made orthonormal first, or their
-    `basis` when given), renormalised to the query vector's length; `qvec` itself when
-    nothing of it would be left."""
-    if basis is None:
-        basis = orthonormal(directions)
+def project_out(qvec: np.ndarray, directions: Sequence[np.ndarray]) -> np.ndarray:
+    """`qvec` without its components along `directions` (made orthonormal first),
+    renormalised to the query vector's length; `qvec` itself when nothing of it would be
+    left."""
+    basis = orthonormal(directions)
     v = np.asarray(qvec, dtype=np.float64)
     out = v.copy()
     for b in basis:
@@ -193,7 +176,7 @@ def vector_search(
         if n_docs >= MIN_DOCS:
             words = common_words(rq.query, q, term_counts(scope(), q), n_docs, ratio)
             if words:
-                proj = project_out(qvec, (), vectors.basis(words))
+                proj = project_out(qvec, vectors(words))
                 return ProjectedSearch(backend.vector_search(conn, ns_ids, proj, k), qvec)
     return backend.vector_search(conn, ns_ids, qvec, k)
 

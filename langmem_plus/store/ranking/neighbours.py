@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["QuestionTurns", "inherit", "smooth", "with_neighbours"]
+__all__ = ["inherit", "question_turns", "smooth", "with_neighbours"]
 
 
 def smooth(
@@ -94,34 +94,17 @@ def inherit(
     return dict(zip(ids, out.tolist(), strict=True))
 
 
-class QuestionTurns:
-    """Which of some rows are question turns (their indexed text ends with ? or ？), each
-    answer remembered with the row object it was read from: the row cache hands out the same
-    object until its item changes, so a remembered answer is never stale, and a row read anew
-    is judged anew. `text_of` gives an item value's indexed text. At most `size` answers are
-    held (then all are forgotten): each keeps its row alive, so the bound is what the memory
-    beyond the row cache's own can reach."""
-
-    def __init__(self, text_of: Callable[[Mapping[str, Any]], str], size: int = 8_192) -> None:
-        self.text_of = text_of
-        self.size = size
-        self._seen: dict[int, tuple[Any, bool]] = {}  # item id -> (row, is a question)
-
-    def __call__(self, rows: Mapping[int, Any]) -> set[int]:
-        """The ids of `rows` (full rows: their `value` is the item's JSON) that are questions."""
-        out: set[int] = set()
-        seen = self._seen
-        for i, row in rows.items():
-            got = seen.get(i)
-            if got is None or got[0] is not row:
-                text = self.text_of(json.loads(row.value or "null") or {}).rstrip()
-                got = (row, text.endswith(("?", "？")))
-                if len(seen) >= self.size:  # bounded: forget everything, start again
-                    seen.clear()
-                seen[i] = got
-            if got[1]:
-                out.add(i)
-        return out
+def question_turns(
+    rows: Mapping[int, Any], text_of: Callable[[Mapping[str, Any]], str]
+) -> set[int]:
+    """The ids of `rows` (full rows: their `value` is the item's JSON) whose indexed text
+    (`text_of` an item value) is a question: it ends with ? or ？."""
+    out: set[int] = set()
+    for i, row in rows.items():
+        text = text_of(json.loads(row.value or "null") or {}).rstrip()
+        if text.endswith(("?", "？")):
+            out.add(i)
+    return out
 
 
 def next_turns(nbrs: Mapping[int, list[int]]) -> dict[int, int]:

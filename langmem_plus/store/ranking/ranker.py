@@ -37,7 +37,7 @@ from langmem_plus.store.ranking.common_terms import TermVectors, ordering_side, 
 from langmem_plus.store.ranking.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.ranking.explain import Explanation, page
 from langmem_plus.store.ranking.fallback import like_scores
-from langmem_plus.store.ranking.neighbours import QuestionTurns, with_neighbours
+from langmem_plus.store.ranking.neighbours import question_turns, with_neighbours
 from langmem_plus.store.ranking.scoring import (
     CosineSide,
     Fused,
@@ -67,7 +67,7 @@ from langmem_plus.store.seams import (
 from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.intent import is_preference_query
 from langmem_plus.text.symbols import extract_symbols
-from langmem_plus.text.tokenize import QueryTerms, cut_once, query_terms, tokenize
+from langmem_plus.text.tokenize import QueryTerms, query_terms, tokenize
 from langmem_plus.text.transcript import is_transcript
 
 __all__ = ["DEMOTION", "RankQuery", "Ranker"]
@@ -181,11 +181,10 @@ class Ranker:
         self.keyword_text = keyword_text
         self.omit_expired = omit_expired
         self._tunings: dict[bool, FusionTuning] = {}  # by whether the query is a transcript
-        self._question_turns = QuestionTurns(keyword_text)
 
     def rank(self, conn: Any, rq: RankQuery) -> list[MemorySearchItem]:
         """The ranked page `rq.offset : rq.offset + rq.limit` of the query's hits."""
-        with self.backend.query_scope(), cut_once():  # statistics read, Chinese cut, once
+        with self.backend.query_scope():  # the namespaces' statistics read once
             s = self.start(rq)
             self.candidates(conn, s)
             self.rows(conn, s)
@@ -430,14 +429,13 @@ class Ranker:
         if sessions.count(None) == len(sessions):
             return
         be, full, held = self.backend, s.need_value, len(s.keep)
-        same = s.rows.keys() if len(s.rq.ns_ids) == 1 else ()  # all in the one namespace
         s.keep, s.fz = with_neighbours(
             s.keep,
             s.rows,
             s.fz,
             s.want,
             alpha,
-            adjacent=lambda ids: be.adjacent(conn, ids, same),
+            adjacent=lambda ids: be.adjacent(conn, ids),
             fetch=lambda ids: be.rows(conn, ids, full=full),
             admit=lambda rows: self._admit(s, rows),
             questions=lambda ids: self._questions(conn, ids),
@@ -454,7 +452,7 @@ class Ranker:
 
     def _questions(self, conn: Any, ids: Iterable[int]) -> set[int]:
         """The items among `ids` whose indexed text is a question (ends with ? or ？)."""
-        return self._question_turns(self.backend.rows(conn, ids, full=True))
+        return question_turns(self.backend.rows(conn, ids, full=True), self.keyword_text)
 
     def score(self, s: _Search) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spec score of every kept candidate, and the symbol match it used."""

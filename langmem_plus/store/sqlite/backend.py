@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -148,10 +148,8 @@ class SqliteBackend:
     ) -> list[tuple[int, str]]:
         return sql.like_rows(conn, ns_ids, word, k)
 
-    def adjacent(
-        self, conn: Any, ids: Iterable[int], same: Collection[int] = ()
-    ) -> dict[int, list[int]]:
-        return sql.adjacent(conn, ids, same)
+    def adjacent(self, conn: Any, ids: Iterable[int]) -> dict[int, list[int]]:
+        return sql.adjacent(conn, ids)
 
     def list_namespaces(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from langgraph.store.base import MatchCondition
@@ -160,27 +160,16 @@ _BEFORE = "SELECT id FROM items WHERE id < ? AND id >= ? AND ns_id = ? ORDER BY 
 _AFTER = "SELECT id FROM items WHERE id > ? AND id <= ? AND ns_id = ? ORDER BY id LIMIT 1"
 
 
-def adjacent(
-    conn: sqlite3.Connection, ids: Iterable[int], same: Collection[int] = ()
-) -> dict[int, list[int]]:
-    """item id -> ids of the items written just before and after it in its namespace.
-    `same`: items known to be in one namespace (a one-namespace search's candidates); when
-    every one of `ids` is among them, their namespace is read for one item only."""
+def adjacent(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, list[int]]:
+    """item id -> ids of the items written just before and after it in its namespace."""
     ids = sorted(set(ids))
     if not ids:
         return {}
-    share = bool(same) and all(i in same for i in ids)
-    if share:
-        probe = sorted({ids[0], *(j for i in ids for j in (i - 1, i + 1) if j not in same)})
-    else:
-        probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
+    probe = sorted({j for i in ids for j in (i - 1, i, i + 1)})
     ns: dict[int, int] = {}
     for part, qs in in_chunks(probe):
         ns.update(conn.execute(f"SELECT id, ns_id FROM items WHERE id IN ({qs})", part))
-    shared = ns.get(ids[0]) if share else None
-
-    def ns_of(j: int) -> int | None:
-        return shared if shared is not None and j in same else ns.get(j)
+    ns_of = ns.get
 
     out: dict[int, list[int]] = {}
     lookups: list[tuple[int, int, int]] = []  # (item, step, namespace): a bounded lookup each
