@@ -101,6 +101,19 @@ class StoreTuning(BaseModel):
         "what a memory is about, so its order leans on the embedding. Chosen on the even half "
         "of MADial-Bench with the bundled USE embeddings (docs/benchmarks.md).",
     )
+    fusion_full_share_evidence: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="The keyword evidence (keyword_evidence_rate) of a query's best keyword "
+        "candidate at which BM25 takes its full share (w_fusion_keyword) of the standing; below "
+        "it the share shrinks in proportion, to 0 with no query term matched "
+        "(scoring.keyword_share): a question in other words than the memory, whose few "
+        "keyword hits match only its common words, is ordered by the embedding. Not for "
+        "transcript queries (a conversation matches a small share of its words by nature; "
+        "measured: MADial any@5 -0.03). Chosen on the even halves of LoCoMo and the preference "
+        "set (docs/results/retrieval_categories.md; 0: off).",
+    )
     w_evidence_keyword: float = Field(
         0.8,
         ge=0,

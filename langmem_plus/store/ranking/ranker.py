@@ -388,6 +388,8 @@ class Ranker:
                 keyword_rate=st.keyword_evidence_rate,
                 w_evidence_keyword=st.w_evidence_keyword,
                 background=self.vector_background,
+                # a transcript matches a small share of its words by nature: the full share
+                full_share_evidence=0.0 if s.transcript else st.fusion_full_share_evidence,
             )
         if s.side is None:
             s.side = cosine_side(s.cos, self.vector_background)

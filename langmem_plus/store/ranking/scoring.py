@@ -27,6 +27,7 @@ __all__ = [
     "evidence",
     "fuse_arrays",
     "keyword_evidence",
+    "keyword_share",
     "score_batch",
     "standing",
     "vector_evidence",
@@ -38,12 +39,14 @@ _DAY = 86400.0
 @dataclass(frozen=True)
 class FusionTuning:
     """The knobs of `fuse_arrays`: BM25's share in the standing, the keyword evidence's rate
-    and weight, and the embedding model's background cosine."""
+    and weight, the embedding model's background cosine, and the keyword evidence at which
+    BM25 takes its full share (`keyword_share`; 0: always)."""
 
     w_standing_keyword: float
     keyword_rate: float
     w_evidence_keyword: float
     background: float
+    full_share_evidence: float = 0.0
 
 
 @dataclass
@@ -255,11 +258,28 @@ def fuse_arrays(
             bm25 if bm25_evidence is None else bm25_evidence, mass, tuning.keyword_rate
         )
         ev = evidence(k, v, tuning.w_evidence_keyword)
-    f = _standing_minmax(np.maximum(bm25, 0.0), side, tuning.w_standing_keyword, tuning.background)
+    w = keyword_share(tuning.w_standing_keyword, k, tuning.full_share_evidence)
+    f = _standing_minmax(np.maximum(bm25, 0.0), side, w, tuning.background)
     # the best candidate's evidence; never exactly 0, so candidates without any evidence keep
     # their order (scores near 0, relevance below any floor)
     top = max(float(ev[int(np.argmax(f))]), ORDER_KEEPING_SCALE) if len(f) else 0.0
     return Fused(relevance=f * top, keyword=k, vector=v, evidence=ev)
+
+
+def keyword_share(w_keyword: float, keyword: np.ndarray, full_at: float) -> float:
+    """BM25's share in a query's standing: `w_keyword` when the query's best keyword
+    candidate matches enough of it (keyword evidence >= `full_at`), less in proportion below.
+
+    BM25 among the candidates counts by standard scores, which reward standing out, not how
+    much of the query is matched: a question in other words than the memory ("which language
+    do I code in?" against "backend services in Go") matches only its common words ("like")
+    or a feedback term, those few hits stand far out, and they pushed the memory the
+    embedding found first below the top 5. With little keyword evidence the order leans on
+    the embedding; with none (no query term matched, or only feedback or substring scores),
+    on it alone. `full_at` 0: always `w_keyword`."""
+    if full_at <= 0 or not len(keyword):
+        return w_keyword
+    return w_keyword * min(1.0, float(np.maximum.reduce(keyword)) / full_at)
 
 
 def _zscores(values: np.ndarray) -> np.ndarray:
