@@ -17,7 +17,9 @@ holds a `superseded` word and no current one. **Superseded wins** when no hit sh
 current value, or one that shows only the old value ranks above the first that shows the
 current one. For `both_stand` scenarios (two values that both stay true) the failure counted
 is a value missing from the top 10. Matching is case-insensitive substring matching, as the
-data's README defines it. Every figure is also given per split: `tuned` (the scenarios the
+data's README defines it, after a question's `not_stale` phrases (mentions of an old word
+that do not state the old value, e.g. the old car now driven by someone else) are left out.
+Every figure is also given per split: `tuned` (the scenarios the
 offline correction rules were written after reading) and `heldout` (written afterwards,
 only measured), so the gap shows how much of the figure is tuning.
 
@@ -63,11 +65,24 @@ def exchanges(case: CorrectionCase) -> list[tuple[str, Any, list[dict[str, str]]
     return out
 
 
+def without_mentions(text: str, not_stale: Sequence[str] = ()) -> str:
+    """`text` lowercased, less the question's `not_stale` phrases: mentions of an old word
+    that do not state the superseded value ("a team dinner Thursday" when therapy moved off
+    Thursdays), which a substring match cannot tell from the old value itself."""
+    low = text.lower()
+    for phrase in not_stale:
+        low = low.replace(phrase.lower(), " ")
+    return low
+
+
 def judge(
-    texts: Sequence[str], current: Sequence[str], superseded: Sequence[str]
+    texts: Sequence[str],
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Ranks of the first hit showing the current value and of one showing only the old."""
-    low = [t.lower() for t in texts]
+    low = [without_mentions(t, not_stale) for t in texts]
     cur = [w.lower() for w in current]
     old = [w.lower() for w in superseded]
 
@@ -82,13 +97,19 @@ def judge(
     return {"rank_current": r_cur, "rank_old_only": r_old, "all_current": all_cur, "lost": lost}
 
 
-def stale_unmarked(context: str, current: Sequence[str], superseded: Sequence[str]) -> bool:
+def stale_unmarked(
+    context: str,
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
+) -> bool:
     """Whether injected context states the old value unmarked: a line of it holds a
-    superseded word, no current word, and no mark of being superseded or of a newer
-    statement (`superseded=`, `now=`, `newer=`, as the context layers write them)."""
+    superseded word (outside the question's `not_stale` mentions), no current word, and no
+    mark of being superseded or of a newer statement (`superseded=`, `now=`, `newer=`, as
+    the context layers write them)."""
     cur = [w.lower() for w in current]
     old = [w.lower() for w in superseded]
-    for line in context.lower().splitlines():
+    for line in without_mentions(context, not_stale).splitlines():
         if not any(w in line for w in old) or any(w in line for w in cur):
             continue
         if not any(mark in line for mark in ("superseded=", " now=", " newer=", "newer_says=")):
@@ -130,7 +151,7 @@ def run(
                 last = max(t.occurred_at for t in case.turns if t.occurred_at is not None)
                 for q in case.questions:
                     hits = mem.search(q.question, case.id, limit=K)
-                    verdict = judge([h.text for h in hits], q.current, q.superseded)
+                    verdict = judge([h.text for h in hits], q.current, q.superseded, q.not_stale)
                     context = injected(mem, case.id, q.question, last + timedelta(hours=1))
                     rows[name].append(
                         {
@@ -140,7 +161,7 @@ def run(
                             "split": case.split,
                             **verdict,
                             "stale_unmarked": bool(q.superseded)
-                            and stale_unmarked(context, q.current, q.superseded),
+                            and stale_unmarked(context, q.current, q.superseded, q.not_stale),
                         }
                     )
         for mem in mems.values():
