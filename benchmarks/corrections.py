@@ -11,7 +11,9 @@ through two systems, interleaved:
 Then each question is asked (`Memory.search`, top 10), and put to the agent's recall (the
 middleware's engine) to see what would be injected: **old value injected unmarked** counts
 the corrections whose injected context holds a line with the old value, not the current one,
-and no mark of being superseded (target: at most 5 %). A hit *shows the current value* when
+and no mark of being superseded (target: at most 5 %); **old value injected without the
+current value** counts those whose context holds a line with the old value and no current
+word even in its marks (a mark showing a later statement that is not the new value). A hit *shows the current value* when
 its text holds one of the question's `current` words; it *shows only the old value* when it
 holds a `superseded` word and no current one. **Superseded wins** when no hit shows the
 current value, or one that shows only the old value ranks above the first that shows the
@@ -117,6 +119,24 @@ def stale_unmarked(
     return False
 
 
+def stale_without_current(
+    context: str,
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
+) -> bool:
+    """Whether injected context states the old value without the current one: a line holds a
+    superseded word (outside `not_stale`) and, in its text and its marks alike, no current
+    word. Stricter than `stale_unmarked`: a mark that shows a later statement which does not
+    hold the current value (where the talk went next) counts too."""
+    cur = [w.lower() for w in current]
+    old = [w.lower() for w in superseded]
+    return any(
+        any(w in line for w in old) and not any(w in line for w in cur)
+        for line in without_mentions(context, not_stale).splitlines()
+    )
+
+
 def injected(memory: Memory, user: str, question: str, when: Any) -> str:
     """The memory context an agent turn with `question` gets (the middleware's engine)."""
     engine = MemoryEngine(store=memory.store, config=memory.config, clock=lambda: when)
@@ -162,6 +182,10 @@ def run(
                             **verdict,
                             "stale_unmarked": bool(q.superseded)
                             and stale_unmarked(context, q.current, q.superseded, q.not_stale),
+                            "stale_without_current": bool(q.superseded)
+                            and stale_without_current(
+                                context, q.current, q.superseded, q.not_stale
+                            ),
                         }
                     )
         for mem in mems.values():
@@ -193,6 +217,8 @@ def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "superseded_wins": share(corr),
         # asked about the corrected thing, the injected context states the old value unmarked
         "stale_unmarked": share(corr, "stale_unmarked"),
+        # ... or marked with a later statement that does not hold the current value
+        "stale_without_current": share(corr, "stale_without_current"),
         "both_stand_lost": share(both),
         "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / n, 3),
         "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / n, 3),
@@ -228,19 +254,22 @@ def markdown(res: dict[str, Any]) -> str:
         f"{res['scenarios']} scenarios, {res['questions']} questions.",
         "",
         "| system | superseded wins (corrections) | old value injected unmarked "
+        "| old value injected without the current value "
         "| both-stand value lost | current @1 | current @10 | ingest p50 / p95 ms |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, v in s.items():
         lines.append(
-            f"| {name} | {v['superseded_wins']} | {v['stale_unmarked']} | {v['both_stand_lost']} "
+            f"| {name} | {v['superseded_wins']} | {v['stale_unmarked']} "
+            f"| {v['stale_without_current']} | {v['both_stand_lost']} "
             f"| {v['current_at_1']} | {v['current_at_10']} "
             f"| {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
         )
         for sp, w in v["splits"].items():
             lines.append(
                 f"| {name}, {sp} ({w['questions']} q) | {w['superseded_wins']} "
-                f"| {w['stale_unmarked']} | {w['both_stand_lost']} | {w['current_at_1']} "
+                f"| {w['stale_unmarked']} | {w['stale_without_current']} "
+                f"| {w['both_stand_lost']} | {w['current_at_1']} "
                 f"| {w['current_at_10']} | |"
             )
     lines += [

@@ -38,3 +38,18 @@ def test_judge_leaves_out_not_stale_mentions() -> None:
     assert before["lost"] and before["rank_old_only"] == 0
     after = corr.judge(texts, ["Mondays"], ["Thursday"], ["Thursday team dinner"])
     assert not after["lost"] and after["rank_old_only"] is None and after["rank_current"] == 1
+
+
+def test_a_mark_without_the_current_value_counts_as_without_it() -> None:
+    drifted = (
+        '<memory n="4" newer="2024-05-03" newer_says="Got the rain jacket">'
+        '"Weekend ride on my Trek"</memory>'
+    )
+    shown = '<memory n="4" newer="2024-04-22" newer_says="Just the VanMoof now">"my Trek"</memory>'
+    assert not corr.stale_unmarked(drifted, ["VanMoof"], ["Trek"])
+    assert corr.stale_without_current(drifted, ["VanMoof"], ["Trek"])
+    assert not corr.stale_without_current(shown, ["VanMoof"], ["Trek"])
+    assert corr.stale_without_current(CIVIC_NOW, ["Model 3"], ["Civic"])
+    assert not corr.stale_without_current(
+        CIVIC_NOW, ["Model 3"], ["Civic"], ["Eli already dented the Civic"]
+    )

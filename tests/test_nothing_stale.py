@@ -268,3 +268,53 @@ def test_an_answer_denying_the_reply_marks_the_reply_and_what_it_named() -> None
         "哈哈早就卖了，现在骑电动车上班",
     )
     assert _unmarked(mem, "比亚迪 开车", "比亚迪") == []
+
+
+def _chain(links: dict[str, list[str]], said: dict[str, tuple[int, str, str]]) -> InMemoryStore:
+    """Episodes `said` (key: day, session, user turn) with their `followed_by` links."""
+    from langmem_plus.episodic.episodes import episode_record
+
+    store = InMemoryStore()
+    for key, (day, sid, text) in said.items():
+        turns = [{"role": "user", "text": text}, {"role": "assistant", "text": "Ok."}]
+        rec = episode_record(NS, turns, session_id=sid, occurred_at=T0 + timedelta(days=day))
+        rec.metadata = {**rec.metadata, "followed_by": links.get(key, [])}
+        store.put(NS, key, rec.to_value())
+    return store
+
+
+def _newer(store: InMemoryStore, key: str) -> str:
+    from langmem_plus.episodic.validity import newer_statement
+
+    item = store.get(NS, key)
+    assert item is not None
+    got = newer_statement(store, NS, item.value, key)
+    assert got is not None
+    return got.now
+
+
+def test_the_newer_statement_is_the_change_not_where_the_talk_went_next() -> None:
+    said = {
+        "a": (0, "s0", "I drive a 2015 Corolla to work, 40 minutes each way"),
+        "b": (30, "s1", "Switched to the bus, sold the Corolla to my neighbour"),
+        "c": (31, "s2", "The bus wifi is surprisingly decent for email"),
+        "d": (60, "s3", "Reading a lot more on the commute these days"),
+    }
+    # the change, then talk that follows it and the first statement: the change is shown
+    store = _chain({"a": ["b", "d"], "b": ["c"]}, said)
+    assert _newer(store, "a") == said["b"][2]
+    # a change of a change: the last one
+    said["c"] = (31, "s2", "Now I bike instead of the bus, the 7 line is too crowded")
+    store = _chain({"a": ["b", "d"], "b": ["c"]}, said)
+    assert _newer(store, "a") == said["c"][2]
+
+
+def test_without_a_change_word_the_first_later_conversation_is_shown() -> None:
+    said = {
+        "a": (0, "s0", "Our cat Miso eats the salmon kibble from the corner shop"),
+        "b": (30, "s1", "Took Miso to the vet, she is a bit heavy"),
+        "c": (30, "s1", "Miso eats the duck pate from the vet these days, 40 g a day"),
+        "d": (60, "s2", "Miso learned to open the cupboard lol"),
+    }
+    store = _chain({"a": ["b", "c", "d"]}, said)
+    assert _newer(store, "a") == f"{said['b'][2]}; {said['c'][2]}"
