@@ -11,13 +11,17 @@ through two systems, interleaved:
 Then each question is asked (`Memory.search`, top 10), and put to the agent's recall (the
 middleware's engine) to see what would be injected: **old value injected unmarked** counts
 the corrections whose injected context holds a line with the old value, not the current one,
-and no mark of being superseded (target: at most 5 %). A hit *shows the current value* when
+and no mark of being superseded (target: at most 5 %); **old value injected without the
+current value** counts those whose context holds a line with the old value and no current
+word even in its marks (a mark showing a later statement that is not the new value). A hit *shows the current value* when
 its text holds one of the question's `current` words; it *shows only the old value* when it
 holds a `superseded` word and no current one. **Superseded wins** when no hit shows the
 current value, or one that shows only the old value ranks above the first that shows the
 current one. For `both_stand` scenarios (two values that both stay true) the failure counted
 is a value missing from the top 10. Matching is case-insensitive substring matching, as the
-data's README defines it. Every figure is also given per split: `tuned` (the scenarios the
+data's README defines it, after a question's `not_stale` phrases (mentions of an old word
+that do not state the old value, e.g. the old car now driven by someone else) are left out.
+Every figure is also given per split: `tuned` (the scenarios the
 offline correction rules were written after reading) and `heldout` (written afterwards,
 only measured), so the gap shows how much of the figure is tuning.
 
@@ -63,11 +67,24 @@ def exchanges(case: CorrectionCase) -> list[tuple[str, Any, list[dict[str, str]]
     return out
 
 
+def without_mentions(text: str, not_stale: Sequence[str] = ()) -> str:
+    """`text` lowercased, less the question's `not_stale` phrases: mentions of an old word
+    that do not state the superseded value ("a team dinner Thursday" when therapy moved off
+    Thursdays), which a substring match cannot tell from the old value itself."""
+    low = text.lower()
+    for phrase in not_stale:
+        low = low.replace(phrase.lower(), " ")
+    return low
+
+
 def judge(
-    texts: Sequence[str], current: Sequence[str], superseded: Sequence[str]
+    texts: Sequence[str],
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Ranks of the first hit showing the current value and of one showing only the old."""
-    low = [t.lower() for t in texts]
+    low = [without_mentions(t, not_stale) for t in texts]
     cur = [w.lower() for w in current]
     old = [w.lower() for w in superseded]
 
@@ -82,18 +99,42 @@ def judge(
     return {"rank_current": r_cur, "rank_old_only": r_old, "all_current": all_cur, "lost": lost}
 
 
-def stale_unmarked(context: str, current: Sequence[str], superseded: Sequence[str]) -> bool:
+def stale_unmarked(
+    context: str,
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
+) -> bool:
     """Whether injected context states the old value unmarked: a line of it holds a
-    superseded word, no current word, and no mark of being superseded or of a newer
-    statement (`superseded=`, `now=`, `newer=`, as the context layers write them)."""
+    superseded word (outside the question's `not_stale` mentions), no current word, and no
+    mark of being superseded or of a newer statement (`superseded=`, `now=`, `newer=`, as
+    the context layers write them)."""
     cur = [w.lower() for w in current]
     old = [w.lower() for w in superseded]
-    for line in context.lower().splitlines():
+    for line in without_mentions(context, not_stale).splitlines():
         if not any(w in line for w in old) or any(w in line for w in cur):
             continue
         if not any(mark in line for mark in ("superseded=", " now=", " newer=", "newer_says=")):
             return True
     return False
+
+
+def stale_without_current(
+    context: str,
+    current: Sequence[str],
+    superseded: Sequence[str],
+    not_stale: Sequence[str] = (),
+) -> bool:
+    """Whether injected context states the old value without the current one: a line holds a
+    superseded word (outside `not_stale`) and, in its text and its marks alike, no current
+    word. Stricter than `stale_unmarked`: a mark that shows a later statement which does not
+    hold the current value (where the talk went next) counts too."""
+    cur = [w.lower() for w in current]
+    old = [w.lower() for w in superseded]
+    return any(
+        any(w in line for w in old) and not any(w in line for w in cur)
+        for line in without_mentions(context, not_stale).splitlines()
+    )
 
 
 def injected(memory: Memory, user: str, question: str, when: Any) -> str:
@@ -130,7 +171,7 @@ def run(
                 last = max(t.occurred_at for t in case.turns if t.occurred_at is not None)
                 for q in case.questions:
                     hits = mem.search(q.question, case.id, limit=K)
-                    verdict = judge([h.text for h in hits], q.current, q.superseded)
+                    verdict = judge([h.text for h in hits], q.current, q.superseded, q.not_stale)
                     context = injected(mem, case.id, q.question, last + timedelta(hours=1))
                     rows[name].append(
                         {
@@ -140,7 +181,11 @@ def run(
                             "split": case.split,
                             **verdict,
                             "stale_unmarked": bool(q.superseded)
-                            and stale_unmarked(context, q.current, q.superseded),
+                            and stale_unmarked(context, q.current, q.superseded, q.not_stale),
+                            "stale_without_current": bool(q.superseded)
+                            and stale_without_current(
+                                context, q.current, q.superseded, q.not_stale
+                            ),
                         }
                     )
         for mem in mems.values():
@@ -172,6 +217,8 @@ def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "superseded_wins": share(corr),
         # asked about the corrected thing, the injected context states the old value unmarked
         "stale_unmarked": share(corr, "stale_unmarked"),
+        # ... or marked with a later statement that does not hold the current value
+        "stale_without_current": share(corr, "stale_without_current"),
         "both_stand_lost": share(both),
         "current_at_1": round(sum(r["rank_current"] == 0 for r in rows) / n, 3),
         "current_at_10": round(sum(r["rank_current"] is not None for r in rows) / n, 3),
@@ -207,19 +254,22 @@ def markdown(res: dict[str, Any]) -> str:
         f"{res['scenarios']} scenarios, {res['questions']} questions.",
         "",
         "| system | superseded wins (corrections) | old value injected unmarked "
+        "| old value injected without the current value "
         "| both-stand value lost | current @1 | current @10 | ingest p50 / p95 ms |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, v in s.items():
         lines.append(
-            f"| {name} | {v['superseded_wins']} | {v['stale_unmarked']} | {v['both_stand_lost']} "
+            f"| {name} | {v['superseded_wins']} | {v['stale_unmarked']} "
+            f"| {v['stale_without_current']} | {v['both_stand_lost']} "
             f"| {v['current_at_1']} | {v['current_at_10']} "
             f"| {v['ingest_p50_ms']} / {v['ingest_p95_ms']} |"
         )
         for sp, w in v["splits"].items():
             lines.append(
                 f"| {name}, {sp} ({w['questions']} q) | {w['superseded_wins']} "
-                f"| {w['stale_unmarked']} | {w['both_stand_lost']} | {w['current_at_1']} "
+                f"| {w['stale_unmarked']} | {w['stale_without_current']} "
+                f"| {w['both_stand_lost']} | {w['current_at_1']} "
                 f"| {w['current_at_10']} | |"
             )
     lines += [

@@ -72,6 +72,9 @@ class CorrectionQuestion:
     question: str
     current: tuple[str, ...]
     superseded: tuple[str, ...]
+    # phrases that mention an old word without stating the superseded value ("a team dinner
+    # Thursday" beside therapy moved off Thursdays): left out before a text is judged
+    not_stale: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,12 @@ def load_corrections(path: Path | None = None) -> list[CorrectionCase]:
             for t in row["turns"]
         )
         questions = tuple(
-            CorrectionQuestion(q["question"], tuple(q["current"]), tuple(q["superseded"]))
+            CorrectionQuestion(
+                q["question"],
+                tuple(q["current"]),
+                tuple(q["superseded"]),
+                tuple(q.get("not_stale", ())),
+            )
             for q in row["questions"]
         )
         split = row.get("split", "tuned")
@@ -308,6 +316,12 @@ def check_corrections(cases: list[CorrectionCase], report: ValidationReport) -> 
                     err(f"{where}: {w!r} is in no user turn")
             if set(map(str.casefold, q.current)) & set(map(str.casefold, q.superseded)):
                 err(f"{where}: a word is both current and superseded")
+            for phrase in q.not_stale:
+                low = phrase.casefold()
+                if not any(w.casefold() in low for w in q.superseded):
+                    err(f"{where}: not_stale {phrase!r} holds no superseded word")
+                if not any(low in t.text.casefold() for t in c.turns):
+                    err(f"{where}: not_stale {phrase!r} is in no turn")
             # No current word may be said only before its superseded value is; and the
             # current value may not be introduced before the old one (a swapped label).
             for s in q.superseded:

@@ -138,6 +138,7 @@ def test_corrections_smoke(tmp_path: Path) -> None:
     assert out.exists() and res["scenarios"] == 3
     for s in res["systems"].values():
         assert 0.0 <= s["superseded_wins"] <= 1.0 and s["questions"] >= 3
+        assert 0.0 <= s["stale_unmarked"] <= s["stale_without_current"] <= 1.0
 
 
 def test_corrections_judge() -> None:

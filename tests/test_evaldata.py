@@ -122,3 +122,17 @@ def test_validator_catches_schema_errors(tmp_path: Path) -> None:
     assert any("bad fact" in e for e in errors)
     assert any("category 'typo'" in e for e in errors)
     assert any("both_stand with superseded" in e for e in errors)
+
+
+def test_validator_checks_not_stale_phrases(tmp_path: Path) -> None:
+    d = _copy(tmp_path)
+
+    def bad_phrases(rows: list[dict]) -> None:
+        q = next(r for r in rows if r["id"] == "en-09")["questions"][0]
+        q["not_stale"] = ["went to my cousin Eli", "Eli scratched the Civic"]
+
+    _rewrite(d / "corrections.jsonl", bad_phrases)
+    errors = ev.validate(d).errors
+    assert any("en-09" in e and "holds no superseded word" in e for e in errors), errors
+    assert any("en-09" in e and "is in no turn" in e for e in errors), errors
+    assert ev.validate().ok

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from _agent_fakes import FakeClock, scripted
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
@@ -19,7 +20,9 @@ from langmem_plus.agent.middleware import MemoryMiddleware
 from langmem_plus.agent.tools import create_search_memory_tool
 from langmem_plus.episodic.episodes import EpisodeKeeper, Turn, without_echoes
 from langmem_plus.episodic.validity import replacement
+from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
+from langmem_plus.processors.facts.denial import denies_reply
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 U = "u"
@@ -197,3 +200,121 @@ def test_not_anymore_answering_a_reply_marks_what_it_ended() -> None:
     for line in ctx.layers["memories"].splitlines():
         if "three times a week" in line:
             assert "transplant" in line, line
+
+
+def test_denies_reply_reads_what_the_reply_assumed() -> None:
+    for said in (
+        "haha no, sold it last spring, it's a Brompton now",
+        "lol I never accepted that offer, stayed at Globex",
+        "I didn't end up taking the Lisbon flat",
+        "don't have it anymore, my sister took it",
+        "哈哈早就卖了，现在骑电动车",
+        "那套房子最后没买成",
+    ):
+        assert denies_reply(said), said
+    for said in (
+        "No thanks, I'm good",
+        "I never thought about it that way",
+        "I sold my first guitar at 15 and still regret it",
+        "never mind, it's fine",
+        "我卖了很多年保险",
+        "I never take a day off in December",
+    ):
+        assert not denies_reply(said), said
+    with pytest.raises(ValidationError):
+        denies_reply(None)  # type: ignore[arg-type]
+
+
+def _untied(mem: Memory, first: str, opener: str, reply: str, answer: str) -> None:
+    """`first` in one conversation; 60 days later a reply that assumes it, and the answer."""
+    later = T0 + timedelta(days=60)
+    for sid, at, said, back in (
+        ("s0", T0, first, "Noted."),
+        ("s1", later, opener, reply),
+        ("s1", later + timedelta(minutes=2), answer, "Got it."),
+    ):
+        msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": back}]
+        mem.add(msgs, U, session_id=sid, timestamp=at)
+
+
+def _unmarked(mem: Memory, query: str, old: str) -> list[str]:
+    hits = mem.store.search(NS, query=query, filter={"kind": "episodic"}, limit=10)
+    ctx = build_context(memories=mark_stale(mem.store, hits)).layers.get("memories", "")
+    return [
+        ln
+        for ln in ctx.splitlines()
+        if old in ln and "newer=" not in ln and "superseded=" not in ln
+    ]
+
+
+def test_an_answer_denying_the_reply_marks_the_reply_and_what_it_named() -> None:
+    """ "lol I never took that one" to a reply about the old value: the exchange holding
+    that reply and the earlier one stating the value are shown with the newer statement."""
+    mem = Memory(embeddings=False)
+    _untied(
+        mem,
+        "Got offered a studio on Elm Street, radiator clanks all night but rent is fine",
+        "Finally sleeping properly these days",
+        "Did the Elm Street radiator finally get fixed?",
+        "lol I never took that one, I'm in a loft on Harbor Road",
+    )
+    assert _unmarked(mem, "Elm Street radiator studio", "Elm Street") == []
+    mem = Memory(embeddings=False)
+    _untied(
+        mem,
+        "我有一辆白色的比亚迪，每天开车上班",
+        "这周末想去郊外露营",
+        "开比亚迪去吗？后备箱应该够大。",
+        "哈哈早就卖了，现在骑电动车上班",
+    )
+    assert _unmarked(mem, "比亚迪 开车", "比亚迪") == []
+
+
+def _chain(links: dict[str, list[str]], said: dict[str, tuple[int, str, str]]) -> InMemoryStore:
+    """Episodes `said` (key: day, session, user turn) with their `followed_by` links."""
+    from langmem_plus.episodic.episodes import episode_record
+
+    store = InMemoryStore()
+    for key, (day, sid, text) in said.items():
+        turns = [{"role": "user", "text": text}, {"role": "assistant", "text": "Ok."}]
+        rec = episode_record(NS, turns, session_id=sid, occurred_at=T0 + timedelta(days=day))
+        rec.metadata = {**rec.metadata, "followed_by": links.get(key, [])}
+        store.put(NS, key, rec.to_value())
+    return store
+
+
+def _newer(store: InMemoryStore, key: str) -> str:
+    from langmem_plus.episodic.validity import newer_statement
+
+    item = store.get(NS, key)
+    assert item is not None
+    got = newer_statement(store, NS, item.value, key)
+    assert got is not None
+    return got.now
+
+
+def test_the_newer_statement_is_the_change_not_where_the_talk_went_next() -> None:
+    said = {
+        "a": (0, "s0", "I drive a 2015 Corolla to work, 40 minutes each way"),
+        "b": (30, "s1", "Switched to the bus, sold the Corolla to my neighbour"),
+        "c": (31, "s2", "The bus wifi is surprisingly decent for email"),
+        "d": (60, "s3", "Reading a lot more on the commute these days"),
+    }
+    # the change, then talk that follows it and the first statement: the change is shown
+    store = _chain({"a": ["b", "d"], "b": ["c"]}, said)
+    assert _newer(store, "a") == said["b"][2]
+    # a change of a change: the last one
+    said["c"] = (31, "s2", "Now I bike instead of the bus, the 7 line is too crowded")
+    store = _chain({"a": ["b", "d"], "b": ["c"]}, said)
+    assert _newer(store, "a") == said["c"][2]
+
+
+def test_without_a_change_word_the_first_later_conversation_is_shown() -> None:
+    said = {
+        "a": (0, "s0", "Our cat Miso eats the salmon kibble from the corner shop"),
+        "b": (30, "s1", "Took Miso to the vet, she is a bit heavy"),
+        "c": (30, "s1", "Miso eats the duck pate from the vet these days, 40 g a day"),
+        "d": (60, "s2", "Miso learned to open the cupboard lol"),
+    }
+    store = _chain({"a": ["b", "c", "d"]}, said)
+    assert _newer(store, "a") == f"{said['b'][2]}; {said['c'][2]}"

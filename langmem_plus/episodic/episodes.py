@@ -488,11 +488,14 @@ class EpisodeKeeper:
     ) -> bool:
         """The user says that something was wrong or is over: an untied correction (read
         against the reply it answers) or one in so many words."""
+        from langmem_plus.processors.facts.denial import denies_reply
         from langmem_plus.processors.facts.rules import is_correction
 
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         untied = context is not None and any(f.correction and f.corrects for f in facts)
-        return untied or is_correction(said)
+        # "lol I never took that one": what the reply assumed does not hold
+        denied = bool(context and context.strip()) and denies_reply(said)
+        return untied or denied or is_correction(said)
 
     def _correct_older(
         self,

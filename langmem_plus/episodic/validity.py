@@ -107,15 +107,19 @@ def _from_episode(
     ep = ep or _get(store, namespace, key)
     if ep is None:
         return []
-    found = [f for f in (_get(store, namespace, i) for i in ep.derived_ids) if f is not None]
-    texts = [f.text for f in found if f.is_current] if facts else []
-    if not texts:
-        roles, spans = ep.metadata.get("roles"), ep.metadata.get("spans")
-        if isinstance(roles, list) and isinstance(spans, list) and len(roles) == len(spans):
-            texts = [ep.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user"]
-        else:
-            texts = [ep.text]
-    return [Replacement(ep.occurred_at or ep.created_at, t) for t in texts]
+    texts: list[str] = []
+    if facts:
+        found = [f for f in (_get(store, namespace, i) for i in ep.derived_ids) if f is not None]
+        texts = [f.text for f in found if f.is_current]
+    return [Replacement(ep.occurred_at or ep.created_at, t) for t in texts or _user_said(ep)]
+
+
+def _user_said(ep: MemoryRecord) -> list[str]:
+    """What the user said in episode `ep` (its user turns; all its text without spans)."""
+    roles, spans = ep.metadata.get("roles"), ep.metadata.get("spans")
+    if isinstance(roles, list) and isinstance(spans, list) and len(roles) == len(spans):
+        return [ep.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user"]
+    return [ep.text]
 
 
 def newer_statement(
@@ -134,41 +138,69 @@ def newer_statement(
         starts = [(str(s), None) for s in value.get("source_ids") or ()]
     else:
         return None
-    best: MemoryRecord | None = None
+    best: list[MemoryRecord] = []
     for eid, known in starts:
         ep = _record(known, eid, namespace) if known is not None else _get(store, namespace, eid)
-        ep = _newest_version(store, namespace, ep, eid)
-        if (
-            ep is not None
-            and ep.id not in {e for e, _ in starts}
-            and (
-                best is None
-                or (ep.occurred_at or ep.created_at) > (best.occurred_at or best.created_at)
-            )
-        ):
-            best = ep
-    if best is None:
+        got = [v for v in _later_versions(store, namespace, ep, eid) if v.id not in dict(starts)]
+        if got and (not best or _when(got[-1]) > _when(best[-1])):
+            best = got
+    if not best:
         return None
-    said = _from_episode(store, namespace, best.id, best, facts=False)
-    return Replacement(best.occurred_at or best.created_at, said[0].now) if said else None
+    said = [_user_said(v)[0] for v in best]
+    return Replacement(_when(best[0]), "; ".join(dict.fromkeys(said)))
 
 
-def _newest_version(
+_MAX_SHOWN = 2  # later exchanges shown with a memory when none reports a change
+
+
+def _when(rec: MemoryRecord) -> datetime:
+    return rec.occurred_at or rec.created_at
+
+
+def _later_versions(
     store: BaseStore, namespace: tuple[str, ...], ep: MemoryRecord | None, eid: str
-) -> MemoryRecord | None:
-    """The newest of the chain of later versions of episode `ep` (`followed_by`), `ep` itself
-    when there is none."""
-    seen = {eid}
+) -> list[MemoryRecord]:
+    """The later versions of episode `ep` to show with it ([] when there is none).
+    Following `followed_by`: the newest later exchange that reports a change in so many
+    words ("换了iPhone 15", "correction on the offsite"), and on from it; where none does,
+    the first later conversation's exchanges about it (at most `_MAX_SHOWN`: where a change
+    said without words shows, before the talk moves on to "got the rain jacket")."""
+    start, seen = ep, {eid}
     for _ in range(_MAX_HOPS):
         later = (
             [str(k) for k in (ep.metadata.get("followed_by") or ()) if k not in seen] if ep else []
         )
-        nxt = [r for r in (_get(store, namespace, k) for k in later) if r is not None]
-        if not nxt:
+        nxt = sorted(
+            (r for r in (_get(store, namespace, k) for k in later) if r is not None), key=_when
+        )
+        changes = [r for r in nxt if _reports_change(r)]
+        if not changes:
+            if ep is start and nxt:
+                first = [r for r in nxt if _one_conversation(r, nxt[0])]
+                return first[:_MAX_SHOWN]
             break
-        ep = max(nxt, key=lambda r: r.occurred_at or r.created_at)
+        ep = changes[-1]
         seen.add(ep.id)
-    return ep
+    return [ep] if ep is not None and ep is not start else []
+
+
+def _one_conversation(a: MemoryRecord, b: MemoryRecord) -> bool:
+    """Said in one conversation (its session; without one, the same day)."""
+    if a.session_id is not None and b.session_id is not None:
+        return a.session_id == b.session_id
+    return _when(a).date() == _when(b).date()
+
+
+def _reports_change(ep: MemoryRecord) -> bool:
+    """Whether the user in episode `ep` says in so many words that something changed, was
+    wrong, or did not happen (or the episode corrected an earlier one)."""
+    from langmem_plus.processors.facts.denial import denies_reply
+    from langmem_plus.processors.facts.rules import is_change, is_correction
+
+    if ep.metadata.get("corrects"):
+        return True
+    said = " ".join(_user_said(ep))
+    return is_change(said) or is_correction(said) or denies_reply(said)
 
 
 def _record(value: Mapping[str, Any], key: str, namespace: tuple[str, ...]) -> MemoryRecord | None:

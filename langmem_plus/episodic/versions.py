@@ -78,7 +78,9 @@ def earlier_versions(
     too (the reply they answer, which names what an untied "nope, she moved" is about): a
     user who names their own subject is not about the previous topic of the conversation.
     Kept when said in an earlier conversation and sharing at least `MIN_SHARED_WORDS`
-    content words with what the user said now; the best `MAX_FOLLOWS`, best first. With
+    content words with what the user said now (with `corrects_reply`, the search with the
+    reply may share them with the reply: "ha no, I sold that thing" is about the Trek the
+    reply named); the best `MAX_FOLLOWS`, best first. With
     `corrects_reply` (the turn says the reply it answers was wrong), the exchange that
     holds that reply is followed too, even within the conversation: the correction is a
     newer version of what that reply said. With `changed` (the turn says a value changed
@@ -92,7 +94,9 @@ def earlier_versions(
         queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
         for n, query in enumerate(queries):
             meaning = MEANING_EVIDENCE if changed and n == 0 else None
-            out = _best_earlier(store, namespace, episode, query, words, meaning)
+            # a turn that says the reply was wrong is about what that reply named ("the Trek")
+            shared = words | _words(context) if n == 1 and corrects_reply and context else words
+            out = _best_earlier(store, namespace, episode, query, shared, meaning)
             if out:
                 break
     if corrects_reply and context and context.strip():
