@@ -288,6 +288,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return [fact(text, kind=kind, subject="third_person", slot=slot)]  # type: ignore[arg-type]
 
 
+# what "we <verb>" says of the team, said of it in the singular
+_WE_VERB = {"are": "is", "are on": "is on", "use": "uses", "run": "runs", "deploy": "deploys",
+            "deploy to": "deploys to", "host": "hosts", "build on": "builds on",
+            "build with": "builds with", "ship": "ships", "live": "lives"}  # fmt: skip
+
+
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'our builds run on Bazel' -> a standing fact about the user's team."""
     t = cl[i].text
@@ -310,9 +316,12 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     )
     value = re.split(r",| so | but | because ", m.group(3))[0].strip()
     slot = device_slot(value)
+    verb = m.group(2)
+    if re.match(r"we\b", t, re.I):  # "we deploy" -> "The user's team deploys"
+        verb = _WE_VERB.get(verb.lower(), verb)
     return [
         fact(
-            f"{what} {m.group(2)} {value}",
+            f"{what} {verb} {value}",
             subject="team",
             slot=slot and f"team.{slot}",
             value=value,

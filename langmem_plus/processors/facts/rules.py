@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from langmem_plus.errors import ValidationError
+from langmem_plus.processors.facts import guards
 from langmem_plus.processors.facts.chinese import ZH_RULES
 from langmem_plus.processors.facts.corrections import Repair, self_correction, untied_correction
 from langmem_plus.processors.facts.derived import DerivedFact
@@ -149,7 +150,10 @@ def rule_facts(
         if role == "assistant":
             before = text
             continue
-        for f in _turn_facts(text, before):
+        for found in _turn_facts(text, before):
+            f = found if found.forget else guards.checked(found)
+            if f is None or (not f.forget and guards.assistant_known(f, before)):
+                continue
             key = (f.subject, f.slot, f.value) if f.slot and f.value else f.text
             if key not in seen:
                 seen.add(key)
@@ -253,7 +257,8 @@ _AND_VERBS = (
     r"prefers|drive|drives|speak|speaks|own|owns|run|runs|play|plays|use|uses"
 )
 _AND_SPLIT_RE = re.compile(
-    rf"^(?P<head>(?:I|I'm|I've|my|My)\b.+?),? (?:and|but) (?:(?P<subj>(?:I|I'm|I've|my|we|our)\b.+)"
+    rf"^(?P<head>(?:I|I'm|I've|my|My|we|We|our|Our)\b.+?),? (?:and|but) "
+    rf"(?:(?P<subj>(?:I|I'm|I've|my|we|our)\b.+)"
     rf"|(?P<verb>(?:{_AND_VERBS})\b.+))$"
 )
 
@@ -261,7 +266,8 @@ _AND_SPLIT_RE = re.compile(
 def _and_split(clauses: list[Clause]) -> list[Clause]:
     """English statements joined by "and"/"but" read one by one: "I live in Beijing and work
     as a nurse" is two facts about the user, "I love hiking and my wife loves painting" one
-    about the user and one about the wife (a shared subject is said again)."""
+    about the user and one about the wife, "we deploy with Terraform and our CI is GitHub
+    Actions" two about the team (a shared subject is said again)."""
     out: list[Clause] = []
     for c in clauses:
         m = None if c.question or CJK_RE.search(c.text) else _AND_SPLIT_RE.match(c.text)

@@ -1,0 +1,118 @@
+"""Precision rules of the offline fact rules (issue #30): one fact per fact, in the third
+person, naming what it is about; complaints are not wishes; a request to the assistant gives
+the user facts inside it or an instruction, never the two spliced; what the assistant's turn
+already shows it knows is not a new fact. Examples written for these tests, not dev-set cases.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.rules import rule_facts
+
+FIRST_PERSON = re.compile(r"\b(?:I|me|my|we|us|our)\b|我")
+DEICTIC = re.compile(r"[这那](?:家|个|里|边)(?:$|[了的吧])|\b(?:that|this) (?:one|place)\b")
+
+
+def facts_of(text: str, context: str | None = None) -> list[DerivedFact]:
+    return rule_facts([{"role": "user", "text": text}], context=context)
+
+
+def texts(text: str, context: str | None = None) -> list[str]:
+    return [f.text for f in facts_of(text, context)]
+
+
+# ------------------------------------------------------------------ one fact per fact
+
+
+def test_first_person_tail_is_trimmed_from_a_relation_fact() -> None:
+    found = texts("My brother Tom is allergic to peanuts, so no nut desserts when he visits us")
+    assert found == ["User's brother Tom is allergic to peanuts"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "we host everything on Hetzner and our docs live in Confluence",
+            [
+                "The user's team hosts everything on Hetzner",
+                "The user's team's docs live in Confluence",
+            ],
+        ),
+        (
+            "We use Jira for tickets and our standup is at 9:45",
+            ["The user's team uses Jira for tickets", "The user's team's standup is at 9:45"],
+        ),
+    ],
+)
+def test_two_team_statements_joined_by_and_are_two_facts(text: str, expected: list[str]) -> None:
+    found = facts_of(text)
+    assert [f.text for f in found] == expected
+    assert all(f.subject == "team" for f in found)
+
+
+def test_no_fact_keeps_a_first_person_word() -> None:
+    turns = [
+        "My sister Ana works at Google, so she gets us free lunch sometimes",
+        "we host everything on Hetzner and our docs live in Confluence",
+        "我们组后端全是Rust写的，部署用的K8s",
+        "My wife is a nurse, she works nights so I do the school run",
+    ]
+    for turn in turns:
+        for t in texts(turn):
+            assert not FIRST_PERSON.search(t.replace("User", "")), (turn, t)
+
+
+# ----------------------------------------------------------------------------- deictics
+
+
+@pytest.mark.parametrize(
+    "text", ["我平时只用这个", "我超喜欢那家", "以后就去那家吧", "我最近迷上那款了"]
+)
+def test_a_demonstrative_that_names_nothing_is_not_stored(text: str) -> None:
+    assert not [t for t in texts(text) if DEICTIC.search(t)]
+
+
+def test_a_place_named_before_its_demonstrative_is_kept() -> None:
+    found = texts("我们公司的北京办公室在国贸那边，二十楼")
+    assert found and "国贸" in found[0]
+
+
+# ------------------------------------------------------- what the assistant already knows
+
+
+@pytest.mark.parametrize(
+    ("context", "text"),
+    [
+        ("你上次说在用小米手机，要不要我按MIUI的界面给你讲？", "对，我现在用小米手机"),
+        ("你之前提到你对花生过敏，这道菜我去掉了花生。", "嗯我对花生过敏"),
+        ("Since you're vegetarian, here is a tofu version.", "yes I'm vegetarian"),
+    ],
+)
+def test_a_restatement_of_what_the_assistant_shows_it_knows_is_no_new_fact(
+    context: str, text: str
+) -> None:
+    assert facts_of(text, context) == []
+
+
+@pytest.mark.parametrize(
+    ("context", "text", "word"),
+    [
+        ("你之前提到你对花生过敏，这道菜我去掉了花生。", "我对芒果也过敏", "芒果"),
+        ("Since you're vegetarian, here is a tofu version.", "I'm vegan now actually", "vegan"),
+        # the assistant asked, it did not show it knew: the answer is news
+        ("你是在上海工作吗？", "对，我在上海工作", "上海"),
+    ],
+)
+def test_news_after_such_a_turn_is_kept(context: str, text: str, word: str) -> None:
+    assert any(word in t for t in texts(text, context))
+
+
+def test_an_untied_change_does_not_splice_the_assistants_you_said() -> None:
+    found = texts("早换了，现在用的是Pixel 8", "你之前说在用华为手机，要我按鸿蒙的界面讲吗？")
+    assert found and "Pixel 8" in found[0]
+    assert not any(re.search(r"说|提到", t) for t in found)
