@@ -116,3 +116,70 @@ def test_an_untied_change_does_not_splice_the_assistants_you_said() -> None:
     found = texts("早换了，现在用的是Pixel 8", "你之前说在用华为手机，要我按鸿蒙的界面讲吗？")
     assert found and "Pixel 8" in found[0]
     assert not any(re.search(r"说|提到", t) for t in found)
+
+
+# ------------------------------------------------------------ complaints are not wishes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这破快递又丢件了，以后再也不用这家了",
+        "这个破电脑又蓝屏了，以后再也不买联想了",
+        "以后我再也不熬夜了，太伤身体",
+        "以后我每天早上跑步",
+    ],
+)
+def test_a_complaint_or_resolution_is_not_an_instruction(text: str) -> None:
+    assert [f for f in facts_of(text) if f.kind == "instruction"] == []
+
+
+def test_a_request_beside_a_complaint_still_counts() -> None:
+    found = facts_of("每次开会都拖到八点，真的要命，以后开会提前提醒我")
+    assert [f.kind for f in found] == ["instruction"]
+    assert "提醒用户" in found[0].text
+
+
+# ---------------------------------------------- requests carry facts, never spliced with "you"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "From now on when you plan meals, keep in mind I don't eat beef and all I have "
+            "is a rice cooker",
+            ["User doesn't eat beef", "User only has a rice cooker"],
+        ),
+        (
+            "from now on when you recommend books, keep in mind my son is 9",
+            ["User's son is 9"],
+        ),
+        ("以后推荐餐厅的时候记住我不吃辣", ["用户不吃辣"]),
+        ("以后给我推荐菜谱的时候注意一下，我不吃羊肉", ["用户不吃羊肉"]),
+    ],
+)
+def test_a_request_to_keep_something_in_mind_gives_the_facts_inside(
+    text: str, expected: list[str]
+) -> None:
+    assert texts(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "from now on, don't use emojis when you reply",
+            ["the assistant replies"],
+        ),
+        (
+            "Whenever I ask you for a playlist, give me at least 20 songs",
+            ["ask the assistant for a playlist"],
+        ),
+    ],
+)
+def test_an_instruction_names_the_assistant_not_you(text: str, words: list[str]) -> None:
+    found = facts_of(text)
+    assert [f.kind for f in found] == ["instruction"]
+    assert all(w in found[0].text for w in words)
+    assert not re.search(r"\byou\b", found[0].text)

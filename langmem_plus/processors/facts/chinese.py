@@ -22,7 +22,7 @@ from langmem_plus.processors.facts.patterns import (
     device_slot,
 )
 from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
-from langmem_plus.text.clauses import Clause
+from langmem_plus.text.clauses import Clause, split_clauses
 from langmem_plus.text.person import zh_third
 from langmem_plus.text.scripts import CJK
 
@@ -86,8 +86,15 @@ _TEAM_VERB = re.compile(
 
 # a complaint: what it says happens is not what the user asks for
 _COMPLAINT = re.compile(
-    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸"
+    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸|要命|气人|离谱|"
+    rf"醉了|吐了|坑死|这个?破[{CJK}]|破[{CJK}]{{1,4}}又|又[^，,。！!]{{1,8}}了[，,。！!]"
 )
+# a request made to the assistant, which a complaint beside it does not cancel
+_TO_ASSISTANT = re.compile(r"你|给我|帮我|提醒我|告诉我|叫我|回复我|回答我")
+# "以后再也不点这家了", "以后我每天跑步": the user's own resolution, asked of no one
+_RESOLUTION = re.compile(r"^(?:我|(?:就)?再也不|永远不|绝不|打死也?不|坚决不)")
+# "推荐餐厅的时候记住我不吃辣": what the request asks to keep in mind is a fact about the user
+_KEEP_IN_MIND = re.compile(r"(?:注意一下|注意|留意一下|留意|记住|记着|记得|别忘了)[，,\s]*")
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
     r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
@@ -213,11 +220,35 @@ def _when_then(cl: list[Clause], i: int, body: str) -> tuple[int, str]:
     return i, body
 
 
+def _said_inside(said: str) -> list[DerivedFact]:
+    """The user facts a request asks to keep in mind, read by the clause rules on their own;
+    none when it asks to keep in mind what the next clauses say (they are read on their own)
+    or no rule is sure (the request is not stored spliced with them)."""
+    parts = split_clauses(said)
+    out: list[DerivedFact] = []
+    for k in range(len(parts)):
+        for rule in ZH_RULES:
+            if rule is not standing and (found := rule(parts, k, False)):
+                out.extend(found)
+                break
+    return out
+
+
+def _not_a_request(body: str) -> list[DerivedFact] | None:
+    """What a standing clause gives when it asks nothing of the assistant: nothing for the
+    user's own resolution, the facts inside for "keep in mind ..."; None for a request."""
+    if _RESOLUTION.match(body) and not _TO_ASSISTANT.search(body):
+        return []
+    if keep := _KEEP_IN_MIND.search(body):
+        return _said_inside(body[keep.end() :])
+    return None
+
+
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction; a complaint ("每次开会
     都要我来做记录，凭什么") is none."""
     t = cl[i].text
-    if any(_COMPLAINT.search(c.text) for c in cl):
+    if any(_COMPLAINT.search(c.raw) for c in cl) and not _TO_ASSISTANT.search(t):
         return []
     if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
         return []
@@ -232,6 +263,8 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         i, body = _when_then(cl, i, body)
         if "叫我" in body or len(body) < 3:
             return []
+        if (instead := _not_a_request(body)) is not None:
+            return instead
         more = [
             c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
         ]

@@ -35,6 +35,7 @@ from langmem_plus.processors.facts.english_patterns import (
     NOW,
     NOW_STOP,
     ON_NOW,
+    ONLY_HAVE,
     OR_ELSE,
     PERSON,
     PRONOUNS,
@@ -137,7 +138,11 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     body = [t] if when else [EN_STANDING_RE.sub("", t).strip(" ,")]
     for c in cl[i + 1 : i + 4]:
         if (
-            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, re.I)
+            re.match(
+                r"(?:I|I'm|I am|my|we|we're|our|all I|it's|that's|because|since|as|lol|so)\b",
+                c.text,
+                re.I,
+            )
             or c.question
         ):
             break
@@ -145,11 +150,72 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=re.I).strip(" ,")
     if len(text) < 6:
         return []
+    if inner := _KEEP_IN_MIND.search(text):
+        return _said_inside(inner.group("said"))
+    if re.fullmatch(r"(?:when|whenever|if|before|after|once) you [^,]+", text, re.I):
+        return []  # only when, nothing asked: what follows is read by its own rules
     if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, re.I):
         return [
-            fact(f"User doesn't want the assistant to {en_third(neg.group(1))}", kind="instruction")
+            fact(
+                f"User doesn't want the assistant to {_to_assistant(en_third(neg.group(1)))}",
+                kind="instruction",
+            )
         ]
-    return [fact(f"User wants: {en_third(text)}", kind="instruction", slot=None)]
+    return [fact(f"User wants: {_to_assistant(en_third(text))}", kind="instruction", slot=None)]
+
+
+# a request that carries what the user is: "when you suggest recipes, keep in mind I don't eat
+# pork" says a fact about the user, the request is only why it was said
+_KEEP_IN_MIND = re.compile(
+    r"\b(?:keep in mind|remember|bear in mind|note|be aware|don'?t forget)(?: that)?,? "
+    r"(?P<said>(?:all |also )?(?:I|I'm|I've|my|we|we're|our)\b.+)$",
+    re.I,
+)
+_INNER_SPLIT = re.compile(r",? (?:and|but|plus) (?=(?:all |also )?(?:I|I'm|I've|my|we|our)\b)|, ")
+
+
+def _said_inside(said: str) -> list[DerivedFact]:
+    """The user facts a request carries, each read by the clause rules on its own (none when
+    no rule is sure: the request itself is not stored spliced with them)."""
+    parts = [Clause(p, False) for p in _INNER_SPLIT.split(said) if p.strip()]
+    out: list[DerivedFact] = []
+    for k in range(len(parts)):
+        for rule in EN_RULES:
+            if rule is not standing and (found := rule(parts, k, False)):
+                out.extend(found)
+                break
+    return out
+
+
+_NOT_S = frozenset(
+    ("is", "was", "can", "could", "will", "would", "should", "must", "might", "may", "did",
+     "does", "has", "had", "always", "never", "also", "just", "really", "still", "already")
+)  # fmt: skip
+_IRREGULAR = {"are": "is", "do": "does", "have": "has", "don't": "doesn't", "were": "was"}
+
+
+def _to_assistant(text: str) -> str:
+    """The assistant named in a request to it ("when you suggest recipes" -> "when the
+    assistant suggests recipes"): "you" in a memory would read as the reader."""
+
+    def subj(m: re.Match[str]) -> str:
+        verb = m.group(3)
+        if verb in _IRREGULAR:
+            verb = _IRREGULAR[verb]
+        elif verb not in _NOT_S and not verb.endswith("s") and verb.isalpha():
+            verb = (
+                verb[:-1] + "ies"
+                if re.search(r"[^aeiou]y$", verb)
+                else verb + ("es" if verb.endswith(("sh", "ch", "x", "o")) else "s")
+            )
+        return f"{m.group(1)}{'The' if m.group(2)[0].isupper() else 'the'} assistant {verb}"
+
+    text = re.sub(r"\byou're\b", "the assistant is", text, flags=re.I)
+    text = re.sub(r"\byour\b", "the assistant's", text, flags=re.I)
+    text = re.sub(
+        r"(^|\b(?:when|if|whenever|before|after|once|unless) )(you) ([a-z']+)", subj, text
+    )
+    return re.sub(r"\byou\b", "the assistant", text, flags=re.I)
 
 
 def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -180,6 +246,9 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if m := AGE.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := ONLY_HAVE.match(t):
+        what = m.group(1).strip()
+        return [fact(f"User only has {en_third(what)}", slot=None, value=what)]
     if m := NO_HABIT.match(t):
         verb = m.group(1).lower()
         return [fact(f"User doesn't {verb}", slot=verb, value="no")]

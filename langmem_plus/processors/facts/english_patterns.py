@@ -174,3 +174,7 @@ RESCHEDULED = re.compile(
 BAD_START = re.compile(
     r"^(?:i|i'm|we|it|it's|that|this|they|he|she|you|what|how|so|and|but|oh)\b", _I
 )
+# "all I have is an air fryer and a microwave": what the user has, and nothing else
+ONLY_HAVE = re.compile(
+    r"^(?:all (?:I|we) (?:have|own|'ve got|got) (?:is|are)|I (?:only|just) have) (.{3,60})$", _I
+)

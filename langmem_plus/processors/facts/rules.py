@@ -183,7 +183,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     if isinstance(repair, Repair):
         text = repair.text
-    clauses = _and_split(split_clauses(text))
+    clauses = _and_split(_said_to_keep(split_clauses(text)))
     facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
@@ -258,7 +258,7 @@ _AND_VERBS = (
 )
 _AND_SPLIT_RE = re.compile(
     rf"^(?P<head>(?:I|I'm|I've|my|My|we|We|our|Our)\b.+?),? (?:and|but) "
-    rf"(?:(?P<subj>(?:I|I'm|I've|my|we|our)\b.+)"
+    rf"(?:(?P<subj>(?:all |also )?(?:I|I'm|I've|my|we|our)\b.+)"
     rf"|(?P<verb>(?:{_AND_VERBS})\b.+))$"
 )
 
@@ -276,6 +276,16 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
             continue
         second = m.group("subj") or "I " + m.group("verb")
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
+    return out
+
+
+def _said_to_keep(clauses: list[Clause]) -> list[Clause]:
+    """A later clause that asks to keep something in mind ("…, keep in mind my daughter is
+    7") is read as what it asks to keep: the asking is not part of the fact."""
+    out = clauses[:1]
+    for c in clauses[1:]:
+        m = None if c.question else ZH_REMEMBER_RE.match(c.text) or EN_REMEMBER_RE.match(c.text)
+        out.append(Clause(c.text[m.end() :], False) if m and c.text[m.end() :] else c)
     return out
 
 
