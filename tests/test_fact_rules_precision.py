@@ -183,3 +183,35 @@ def test_an_instruction_names_the_assistant_not_you(text: str, words: list[str])
     assert [f.kind for f in found] == ["instruction"]
     assert all(w in found[0].text for w in words)
     assert not re.search(r"\byou\b", found[0].text)
+
+
+# ------------------------------------------------------ a team's statements, one by one
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "我们公司的代码都在GitLab上，CI用的Jenkins",
+            ["用户公司的代码都在GitLab上", "用户公司的CI用的Jenkins"],
+        ),
+        (
+            "我们组前端用的Vue，状态管理用Pinia，不用Vuex",
+            ["用户团队的前端用的Vue", "用户团队的状态管理用Pinia，不用Vuex"],
+        ),
+    ],
+)
+def test_a_teams_second_topic_is_its_own_fact(text: str, expected: list[str]) -> None:
+    found = facts_of(text)
+    assert [f.text for f in found] == expected
+    assert all(f.subject == "team" for f in found)
+
+
+def test_a_qualifier_stays_with_its_statement() -> None:
+    assert texts("我们组每周三开周会，十点开始") == ["用户团队每周三开周会，十点开始"]
+
+
+def test_a_tool_value_is_the_whole_name() -> None:
+    found = facts_of("我们组数据库用的PostgreSQL，缓存用Redis")
+    assert found[0].value == "PostgreSQL"
+    assert [f.text for f in found] == ["用户团队的数据库用的PostgreSQL", "用户团队的缓存用Redis"]

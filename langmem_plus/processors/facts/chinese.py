@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import continuation, fact
+from langmem_plus.processors.facts.helpers import continuation, continued, fact
 from langmem_plus.processors.facts.patterns import (
     ONE_OFF_ZH,
     ZH_ATTR,
@@ -80,7 +80,7 @@ _TEAM = re.compile(
     r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
 )
 _TEAM_VERB = re.compile(
-    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|用的是?\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
 )
 
@@ -401,6 +401,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return [fact(_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
 
 
+# a clause that names its own topic and its value ("数据库用的PostgreSQL", "CI是Jenkins")
+_OWN_TOPIC = re.compile(
+    rf"^(?![不没也都还而但就])[{CJK}A-Za-z][{CJK}A-Za-z /+.-]{{0,15}}?\s*(?:用的是|用的|用|是|在)\s*\S"
+)
+
+
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """我们组的代码都在 GitLab 上 -> a standing fact about the user's team or project."""
     t = cl[i].text
@@ -415,12 +421,21 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
-    if re.match(r"每|周|星期|礼拜|用|在|不", rest):
-        owner = owner.rstrip("的")
-    more = continuation(cl, i, zh=True)
-    text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
-    slot = device_slot(rest)
-    return [fact(text, subject="team", slot=slot and f"team.{slot}", value=device_name(rest))]
+    # one fact per statement: "数据库用的PostgreSQL" after "后端全是Go写的" is the team's
+    # second fact; "不用Redux" only qualifies the one before it
+    stated = [rest]
+    for more in continued(cl, i, zh=True):
+        if _OWN_TOPIC.match(more):
+            stated.append(more)
+        else:
+            stated[-1] += f"，{more}"
+    out = []
+    for said in stated:
+        who = owner.rstrip("的") if re.match(r"每|周|星期|礼拜|用|在|不", said) else owner
+        slot = device_slot(said)
+        out.append(fact(who + zh_third(said), subject="team", slot=slot and f"team.{slot}",
+                        value=device_name(said)))  # fmt: skip
+    return out
 
 
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:

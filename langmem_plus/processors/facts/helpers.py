@@ -57,6 +57,12 @@ def fact(
 
 def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) -> str:
     """Short descriptive clauses right after `start` that belong to the same statement."""
+    taken = continued(clauses, start, zh=zh, limit=limit)
+    return "，".join(taken) if zh else ", ".join(taken)
+
+
+def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) -> list[str]:
+    """The texts of `continuation`'s clauses, one by one."""
     taken: list[str] = []
     for c in clauses[start + 1 : start + 1 + limit]:
         t = c.text
@@ -83,4 +89,4 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
         ):
             break
         taken.append(t)
-    return "，".join(taken) if zh else ", ".join(taken)
+    return taken

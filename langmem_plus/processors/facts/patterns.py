@@ -78,7 +78,12 @@ def device_slot(value: str) -> str | None:
 def device_name(value: str) -> str | None:
     """The device or tool `value` names, as said ("Jira" in "还是用 Jira 管需求"), if any: the
     value of its slot, so that saying it again is known as a restatement."""
-    return next((m.group() for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+    m = next((m for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+    if m is None:
+        return None
+    # the whole name it begins ("PostgreSQL", not "PostgreS")
+    whole = re.match(r"[A-Za-z0-9.+#-]*", value[m.end() :])
+    return m.group() + whole.group() if m.group()[-1:].isascii() and whole else m.group()
 
 
 EN_STATES = {
