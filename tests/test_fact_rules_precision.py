@@ -215,3 +215,37 @@ def test_a_tool_value_is_the_whole_name() -> None:
     found = facts_of("我们组数据库用的PostgreSQL，缓存用Redis")
     assert found[0].value == "PostgreSQL"
     assert [f.text for f in found] == ["用户团队的数据库用的PostgreSQL", "用户团队的缓存用Redis"]
+
+
+# ------------------------------------------------------- facts that name what they are about
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "他们家的烤肉真的绝了，下周还想去",
+        "that bakery was awful, never going back there",
+        "we split up in March, so don't bring him up anymore",
+    ],
+)
+def test_a_fact_about_nothing_named_is_not_stored(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_pronouns_stated_as_such_are_kept() -> None:
+    assert texts("btw I use he/him pronouns") == ["User uses he/him pronouns"]
+
+
+def test_a_named_person_keeps_their_pronoun() -> None:
+    found = texts("my sister Lena lives in Oslo, she teaches math there")
+    assert found and found[0].startswith("User's sister Lena")
+
+
+def test_a_feeling_after_news_is_not_part_of_the_fact() -> None:
+    assert texts("my son just got into Michigan!! so proud of him") == [
+        "User's son just got into Michigan"
+    ]
+
+
+def test_a_repeated_annoyance_about_a_relation_is_not_a_fact() -> None:
+    assert facts_of("ugh my son's school cancelled again, second snow day this month") == []

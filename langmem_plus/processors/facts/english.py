@@ -67,7 +67,7 @@ from langmem_plus.text.person import en_third
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"
 _STANDING_IMPERATIVE = re.compile(
-    r"^(?:please )?(?:always|never) (?!been\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
+    r"^(?:please )?(?:always|never) (?!been\b|on\b|in\b|at\b|for\b|with\b|\w+ing\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
     r"^(?:please )?(?:don'?t|do not) .{2,}\b(?:with me|for me|ever|anymore|again)\b",
     re.I,
 )
@@ -76,7 +76,8 @@ EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 # a complaint: what it says happens is not what the user asks for
 _COMPLAINT = re.compile(
     r"\b(?:ugh|so annoying|annoying|losing my mind|unbelievable|seriously|typical|drives me "
-    r"crazy|sick of|fed up|can't stand it)\b",
+    r"crazy|sick of|fed up|can't stand it|awful|terrible|horrible|the worst|nightmare|"
+    r"never going back)\b",
     re.I,
 )
 # what a request to the assistant says
@@ -333,7 +334,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (
         ONE_OFF_EN.search(rest)
         or not re.search(durable, rest, re.I)
-        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, re.I)
+        or re.search(r"\b(?:so|really|always|keeps?|again)\b", rest, re.I)
     ):
         return []
     if t[: m.start()].strip() and not re.match(

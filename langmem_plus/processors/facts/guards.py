@@ -26,9 +26,15 @@ _ZH_DEICTIC = re.compile(
 )
 _EN_DEICTIC = re.compile(
     r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
-    r"work|working|stay|staying) (?:there|here))\b",
+    r"work|working|stay|staying|back) (?:there|here))\b",
     re.I,
 )
+# a plan or wish whose verb ends it, with nothing it is about ("下周还想去"); "去" after a
+# place is a whole plan ("下周去成都")
+_ZH_NO_OBJECT = re.compile(r"(?:想|要|会|打算|准备|还)(?:再)?(?:去|来|回|做|买|吃|弄|试试)了?$")
+# he / she with no one named in the fact it is said in ("don't mention her anymore")
+_PRONOUN = re.compile(r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|[他她](?!们)", re.I)
+_NAMED = re.compile(r"\bUser's \w+|用户的\S|\b(?!User\b|The\b)[A-Z][a-z]+")
 _CLAUSE_SEP = re.compile(r"[，,；;]\s*")
 
 
@@ -38,6 +44,8 @@ def _bad(text: str, kind: str) -> bool:
         return True
     if kind != "instruction" and _YOU.search(text):
         return True
+    if _ZH_NO_OBJECT.search(text):
+        return True
     return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
 
 
@@ -45,6 +53,8 @@ def checked(f: DerivedFact) -> DerivedFact | None:
     """`f` when it is one clean fact; trimmed to its first clauses when a later clause carries
     the user's or the assistant's own words ("..., no shrimp recipes when she's eating with
     us"); None when its head does."""
+    if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
+        return None
     parts = _CLAUSE_SEP.split(f.text)
     keep: list[str] = []
     for part in parts:

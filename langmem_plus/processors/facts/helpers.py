@@ -81,7 +81,8 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
             re.match(
                 r"(?:I|I'm|we|we're|it's|that's|so|but|because|which|and I|ouch|wow|"
                 r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
-                r"tell|let|skip|give|lol)\b",
+                r"tell|let|skip|give|lol|proud|happy|glad|excited|sad|worried|nervous|scared|"
+                r"stressed|annoyed|yay|omg|can't wait|not looking forward)\b",
                 t,
                 re.I,
             )
