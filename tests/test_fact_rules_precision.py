@@ -249,3 +249,25 @@ def test_a_feeling_after_news_is_not_part_of_the_fact() -> None:
 
 def test_a_repeated_annoyance_about_a_relation_is_not_a_fact() -> None:
     assert facts_of("ugh my son's school cancelled again, second snow day this month") == []
+
+
+def test_our_x_and_the_y_are_two_team_facts() -> None:
+    assert texts("our backend is written in Kotlin and the mobile app is Flutter") == [
+        "The user's team's backend is written in Kotlin",
+        "The user's team's mobile app is Flutter",
+    ]
+
+
+def test_we_live_is_the_users_household_not_their_team() -> None:
+    found = facts_of("I have a dog, and we live in a flat near Leeds")
+    homes = [f for f in found if f.slot == "home.location"]
+    assert [(f.subject, f.text) for f in homes] == [("user", "User lives in a flat near Leeds")]
+
+
+def test_moving_from_a_city_to_another_is_where_the_user_lives() -> None:
+    f = facts_of("I moved from Leeds to Bristol last spring for work")[0]
+    assert (f.text, f.slot, f.value) == (
+        "User moved from Leeds to Bristol",
+        "home.location",
+        "Bristol",
+    )

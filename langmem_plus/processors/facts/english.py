@@ -380,6 +380,9 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
         return []
+    if re.match(r"we live\b", t, re.I):
+        # "we live in ..." is the user's household, not their team
+        return [fact(f"User lives {m.group(3)}", kind="profile", slot="home.location")]
     noun = (m.group(1) or "").strip()
     what = (
         f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
@@ -493,6 +496,10 @@ def _switched(m: re.Match[str]) -> DerivedFact:
     )
     team = who.startswith(("we", "our"))
     new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+    if not thing and not team and re.search(r"\bmoved from\b", m.group(0), re.I):
+        # "I moved from Chicago to Denver": where the user lives, not a tool
+        f = fact(f"User moved from {old} to {new}", kind="profile", slot="home.location", value=new)
+        return f.model_copy(update={"corrects": old})
     owner = "The user's team" if team else "User"
     verb = "uses" if team else "now uses"
     purpose = f" for {en_third(thing)}" if thing else ""

@@ -258,9 +258,12 @@ _AND_VERBS = (
 )
 _AND_SPLIT_RE = re.compile(
     rf"^(?P<head>(?:I|I'm|I've|my|My|we|We|our|Our)\b.+?),? (?:and|but) "
-    rf"(?:(?P<subj>(?:all |also )?(?:I|I'm|I've|my|we|our)\b.+)"
+    rf"(?:(?P<subj>(?:all |also )?(?:I|I'm|I've|my|we|our)\b.+|the \w+(?: \w+)? (?:is|are|runs?|uses?)\b.+)"
     rf"|(?P<verb>(?:{_AND_VERBS})\b.+))$"
 )
+
+
+_THE_TOO = re.compile(r"the (\w+(?: \w+)? (?:is|are|runs?|uses?)\b.+)$")
 
 
 def _and_split(clauses: list[Clause]) -> list[Clause]:
@@ -275,6 +278,11 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
             out.append(c)
             continue
         second = m.group("subj") or "I " + m.group("verb")
+        if the := _THE_TOO.match(second):
+            if not re.match(r"(?:we|our)\b", c.text, re.I):
+                out.append(c)
+                continue
+            second = "our " + the.group(1)  # "our API is in Go and the frontend is Next.js"
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
     return out
 
