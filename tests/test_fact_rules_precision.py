@@ -271,3 +271,35 @@ def test_moving_from_a_city_to_another_is_where_the_user_lives() -> None:
         "home.location",
         "Bristol",
     )
+
+
+# ------------------------------------------------- recall kept up: the same kinds, read whole
+
+
+def test_a_request_to_the_assistant_said_mid_turn_is_an_instruction() -> None:
+    found = facts_of("我们组前端用的Vue，你写的例子别再用React了")
+    asks = [f for f in found if f.kind == "instruction"]
+    assert len(asks) == 1 and "别再用React" in asks[0].text
+    assert not asks[0].text.startswith("用户希望的")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("周六下午两点和Tom去看Dune IMAX，票买好了", ["周六下午两点", "Tom", "Dune"]),
+        ("下个月3号带孩子去三亚玩一周，机票还没买", ["下个月3号", "三亚"]),
+    ],
+)
+def test_a_plan_with_its_day_and_a_longer_activity(text: str, words: list[str]) -> None:
+    found = facts_of(text)
+    assert [f.kind for f in found] == ["plan"]
+    assert all(w in found[0].text for w in words)
+
+
+def test_practising_is_learning_said_with_its_own_verb() -> None:
+    assert texts("我最近在练吉他") == ["用户在练吉他"]
+
+
+@pytest.mark.parametrize("text", ["我最近在学吉他", "我们组其他人都用Vim"])
+def test_a_pronoun_character_inside_a_word_is_no_pronoun(text: str) -> None:
+    assert facts_of(text)

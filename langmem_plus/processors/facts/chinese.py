@@ -65,7 +65,7 @@ _JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)
 _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
 _AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
 _LEARNING = re.compile(
-    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
+    r"^我?(?:最近|现在|这阵子)?(?:在学|在练|开始学|开始练|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
 )
 _PET = re.compile(
     r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
@@ -139,9 +139,11 @@ _INSTEAD = re.compile(
 _MOVED = re.compile(
     r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
 )
-_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
+_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,23})$")
 _PLAN = re.compile(
-    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
+    r"^(?:我)?(?:"
+    + ZH_DAY
+    + r"(?:\d{1,2}[号日])?|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
     r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
 )
 # a value that names a day or a time of day (so the slot is the thing's time)
@@ -201,7 +203,7 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def _ask(text: str) -> str:
     """A request to the assistant said of the user: "订机票你提醒我带护照" -> "订机票时提醒用户带护照"
     (the assistant is who a request is made to; "你" is never rewritten as the user)."""
-    text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+", "", text)
+    text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+(?!的)", "", text)
     text = re.sub(
         r"^(\S+?)(?<!时)(?<!的时候)你(?=提醒|告诉|记得|帮|给|用|别|不要|先|再|都)", r"\1时", text
     )
@@ -252,7 +254,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
         return []
-    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}", t) or (
+    if re.match(r"(?:你\S{0,10}?)?(?:别再|不要再|不用再|以后别)\S{2,}", t) or (
         re.match(r"每次\S{1,8}都\S{2,}", t) and re.search(r"你|给我|帮我|提醒我|告诉我", t)
     ):
         return [fact(f"用户希望{_ask(t)}", kind="instruction")]
@@ -310,7 +312,7 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (m := _LEARNING.match(t)) and not ONE_OFF_ZH.search(t):
         return [
             fact(
-                f"用户在学{m.group(1)}",
+                f"用户在{'练' if '练' in t[: m.start(1)] else '学'}{m.group(1)}",
                 kind="fact",
                 slot=f"learning.{m.group(1)}",
                 value=m.group(1),

@@ -33,7 +33,10 @@ _EN_DEICTIC = re.compile(
 # place is a whole plan ("下周去成都")
 _ZH_NO_OBJECT = re.compile(r"(?:想|要|会|打算|准备|还)(?:再)?(?:去|来|回|做|买|吃|弄|试试)了?$")
 # he / she with no one named in the fact it is said in ("don't mention her anymore")
-_PRONOUN = re.compile(r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|[他她](?!们)", re.I)
+_PRONOUN = re.compile(
+    r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|(?:^|[，,\s]|给|跟|和|让|叫|提|说)[他她](?!们)",
+    re.I,
+)
 _NAMED = re.compile(r"\bUser's \w+|用户的\S|\b(?!User\b|The\b)[A-Z][a-z]+")
 _CLAUSE_SEP = re.compile(r"[，,；;]\s*")
 
