@@ -303,3 +303,15 @@ def test_practising_is_learning_said_with_its_own_verb() -> None:
 @pytest.mark.parametrize("text", ["我最近在学吉他", "我们组其他人都用Vim"])
 def test_a_pronoun_character_inside_a_word_is_no_pronoun(text: str) -> None:
     assert facts_of(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my daughter has asthma, so gym class is tricky", ["User's daughter has asthma"]),
+        ("my roommate is a baker, she makes the best sourdough", ["User's roommate is a baker"]),
+        ("btw my niece's name is Ada, she's 4", ["User's niece is Ada, she's 4"]),
+    ],
+)
+def test_a_consequence_or_a_new_statement_is_not_appended(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
