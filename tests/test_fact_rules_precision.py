@@ -315,3 +315,16 @@ def test_a_pronoun_character_inside_a_word_is_no_pronoun(text: str) -> None:
 )
 def test_a_consequence_or_a_new_statement_is_not_appended(text: str, expected: list[str]) -> None:
     assert texts(text) == expected
+
+
+def test_a_teams_weekly_habit_after_its_tool_is_its_own_fact() -> None:
+    assert texts("我们组用的是钉钉，代码在Gitee上，每周二下午开周会") == [
+        "用户团队用的是钉钉",
+        "用户团队的代码在Gitee上",
+        "用户团队每周二下午开周会",
+    ]
+
+
+def test_our_team_is_said_once() -> None:
+    found = texts("Our team uses Bitbucket for code and we ship every Wednesday")
+    assert found and found[0] == "The user's team uses Bitbucket for code"

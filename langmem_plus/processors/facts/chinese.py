@@ -405,7 +405,8 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 
 # a clause that names its own topic and its value ("数据库用的PostgreSQL", "CI是Jenkins")
 _OWN_TOPIC = re.compile(
-    rf"^(?![不没也都还而但就])[{CJK}A-Za-z][{CJK}A-Za-z /+.-]{{0,15}}?\s*(?:用的是|用的|用|是|在)\s*\S"
+    rf"^(?![不没也都还而但就每])[{CJK}A-Za-z][{CJK}A-Za-z /+.-]{{0,15}}?\s*(?:用的是|用的|用|是|在)\s*\S"
+    rf"|^(?:每(?:周|天|个?月)|(?:周|星期|礼拜)[一二三四五六日天])"
 )
 
 

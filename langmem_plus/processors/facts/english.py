@@ -384,6 +384,7 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         # "we live in ..." is the user's household, not their team
         return [fact(f"User lives {m.group(3)}", kind="profile", slot="home.location")]
     noun = (m.group(1) or "").strip()
+    noun = "" if noun.lower() in ("team", "company", "group", "org") else noun
     what = (
         f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
     )
