@@ -328,3 +328,10 @@ def test_a_teams_weekly_habit_after_its_tool_is_its_own_fact() -> None:
 def test_our_team_is_said_once() -> None:
     found = texts("Our team uses Bitbucket for code and we ship every Wednesday")
     assert found and found[0] == "The user's team uses Bitbucket for code"
+
+
+def test_what_follows_from_a_restated_fact_is_no_new_fact() -> None:
+    found = texts("as I mentioned, I'm allergic to dogs, so no dog park for me")
+    assert found == ["User is allergic to dogs"]
+    # said for the first time, the consequence still counts
+    assert "User avoids milk" in texts("I'm lactose intolerant, so no milk for me")

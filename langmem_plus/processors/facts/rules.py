@@ -183,7 +183,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     if isinstance(repair, Repair):
         text = repair.text
-    clauses = _and_split(_said_to_keep(split_clauses(text)))
+    clauses = _and_split(_said_to_keep(_no_restated_consequence(split_clauses(text))))
     facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
@@ -285,6 +285,22 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
             second = "our " + the.group(1)  # "our API is in Go and the frontend is Next.js"
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
     return out
+
+
+# the user saying they said it before: what follows from it ("so no cat cafe for me") is the
+# request of the moment, not a new fact
+_RESTATED = re.compile(
+    r"\b(?:as I (?:said|mentioned|told you)|like I (?:said|told you)|I (?:already )?told you)\b|"
+    r"我(?:之前|不是|早就)?(?:跟你)?说(?:过|了)|跟你说过",
+    re.I,
+)
+
+
+def _no_restated_consequence(clauses: list[Clause]) -> list[Clause]:
+    """The clauses without the consequences ("so ...", "所以…") of a restated fact."""
+    if not any(_RESTATED.search(c.raw) for c in clauses):
+        return clauses
+    return [c for c in clauses if not re.match(r"(?:so|所以)\b", c.raw.strip(), re.I)]
 
 
 def _said_to_keep(clauses: list[Clause]) -> list[Clause]:
