@@ -335,3 +335,9 @@ def test_what_follows_from_a_restated_fact_is_no_new_fact() -> None:
     assert found == ["User is allergic to dogs"]
     # said for the first time, the consequence still counts
     assert "User avoids milk" in texts("I'm lactose intolerant, so no milk for me")
+
+
+def test_a_self_corrected_time_said_in_english_keeps_its_plan() -> None:
+    found = facts_of("周六 2pm 去看牙医，哦不对，是 3pm")
+    assert [f.text for f in found] == ["用户周六下午3点去看牙医"]
+    assert found[0].correction and found[0].corrects == "2pm"

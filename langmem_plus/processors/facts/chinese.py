@@ -153,7 +153,7 @@ _VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "�
               "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
 
 
-def _ampm(text: str) -> str:
+def zh_ampm(text: str) -> str:
     """'3pm' -> '下午3点' inside a Chinese fact, so that it reads and matches as said in zh."""
 
     def rep(m: re.Match[str]) -> str:
@@ -400,7 +400,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     slot = _rel_slot(rel, rest)
     grade = _GRADE.search(rest) if slot and slot.endswith(".school_year") else None
     value = re.sub(r"^(?:小学|初中|高中|大学)", "", grade.group()) if grade else None
-    return [fact(_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
+    return [fact(zh_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
 
 
 # a clause that names its own topic and its value ("数据库用的PostgreSQL", "CI是Jenkins")
@@ -556,7 +556,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             act = f"{act}（{zh_third(cl[i - 1].text)}）"
         more = continuation(cl, i, zh=True, limit=1)
         more = more if len(more) <= 6 else ""
-        when = _ampm(m.group(1) + (m.group(2) or "").strip())
+        when = zh_ampm(m.group(1) + (m.group(2) or "").strip())
         sep = " " if re.match(r"[A-Za-z]", act) else ""
         act = zh_third(re.sub(r"^我(?!们)", "", act))  # "周六上午十点我要带我妈去…"
         text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
@@ -566,7 +566,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         and i + 1 < len(cl)
         and re.match(r"^(?:去|回|到|看|做|开|上|见|接|送)\S{1,10}$", cl[i + 1].text)
     ):
-        when = _ampm(only.group(1) + only.group(2))
+        when = zh_ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
     # "周一早上就要" (a deadline in a complaint) says no action: no plan
@@ -580,7 +580,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         slot = f"trip.{day.group()}" if day and trip else None
         return [
             fact(
-                "用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1)
+                "用户" + zh_third(zh_ampm(body)),
+                kind="plan",
+                slot=slot,
+                value=trip and trip.group(1),
             )
         ]
     return []

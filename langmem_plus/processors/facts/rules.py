@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from langmem_plus.errors import ValidationError
 from langmem_plus.processors.facts import guards
-from langmem_plus.processors.facts.chinese import ZH_RULES
+from langmem_plus.processors.facts.chinese import ZH_RULES, zh_ampm
 from langmem_plus.processors.facts.corrections import Repair, self_correction, untied_correction
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.english import EN_RULES
@@ -192,7 +192,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return [
             f.model_copy(update={"correction": True, "corrects": repair.old})
             for f in facts
-            if repair.new in f.text
+            if repair.new in f.text or zh_ampm(repair.new) in f.text  # "4pm" said as "下午4点"
         ]
     return _marked(facts, lead, text, context)
 
