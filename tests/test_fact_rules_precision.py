@@ -341,3 +341,19 @@ def test_a_self_corrected_time_said_in_english_keeps_its_plan() -> None:
     found = facts_of("周六 2pm 去看牙医，哦不对，是 3pm")
     assert [f.text for f in found] == ["用户周六下午3点去看牙医"]
     assert found[0].correction and found[0].corrects == "2pm"
+
+
+@pytest.mark.parametrize(
+    ("text", "when"),
+    [
+        ("physio on the 9th at 4:15, then straight to work", "the 9th at 4:15"),
+        ("I've got a vet appointment on Nov 12", "Nov 12"),
+    ],
+)
+def test_a_plan_on_a_date_not_only_a_weekday(text: str, when: str) -> None:
+    found = facts_of(text)
+    assert [f.kind for f in found] == ["plan"] and when in found[0].text
+
+
+def test_a_month_word_inside_another_word_is_no_date() -> None:
+    assert all(f.kind != "plan" for f in facts_of("I've been married 5 years"))

@@ -136,7 +136,11 @@ ZH_CLOCK = (
 EN_DAY = (
     r"\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|"
     r"thurs|fri|sat|sun)s?|tomorrow|tmrw|tmr|tonight|"
-    r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
+    r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    # a date: "the 14th", "March 3", "Jun 5th"
+    r"the \d{1,2}(?:st|nd|rd|th)|(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.? "
+    r"\d{1,2}(?:st|nd|rd|th)?)\b"
 )
 EN_TIME = r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|\d{1,2})\b"
 ONE_OFF_ZH = re.compile(r"今天|昨天|刚才|刚刚|上午|下午茶|这次|这回|今晚")
