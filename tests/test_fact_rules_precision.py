@@ -357,3 +357,30 @@ def test_a_plan_on_a_date_not_only_a_weekday(text: str, when: str) -> None:
 
 def test_a_month_word_inside_another_word_is_no_date() -> None:
     assert all(f.kind != "plan" for f in facts_of("I've been married 5 years"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "subject"),
+    [
+        ("my train leaves at 6:15 on Friday", "User's train leaves at 6:15 on Friday", "user"),
+        ("our retro starts at 4pm", "The user's team's retro starts at 4pm", "team"),
+        (
+            "my bus arrives at 8:10, wait no, 8:20 - they changed the timetable",
+            "User's bus arrives at 8:20",
+            "user",
+        ),
+    ],
+)
+def test_when_a_thing_of_the_users_starts_or_lands(text: str, expected: str, subject: str) -> None:
+    found = facts_of(text)
+    assert [(f.text, f.subject) for f in found] == [(expected, subject)]
+
+
+def test_the_thing_of_nobody_named_has_no_time_fact() -> None:
+    assert facts_of("the movie starts at 8") == []
+
+
+def test_where_the_user_is_now_after_leaving_a_place() -> None:
+    found = facts_of("lol I left Leeds ages ago, I'm in Bristol now")
+    assert [(f.text, f.slot) for f in found] == [("User lives in Bristol", "home.location")]
+    assert facts_of("I'm in Bristol now") == []  # a visit, as far as anyone can tell

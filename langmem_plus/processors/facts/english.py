@@ -18,6 +18,7 @@ from langmem_plus.processors.facts.english_patterns import (
     HARD_NO,
     HAVE_REL,
     IM_JOB,
+    IN_NOW,
     ITS_NAME,
     JOB,
     JUST_NAME,
@@ -293,6 +294,10 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if (m := ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
+    left = any(re.search(r"\b(?:left|moved (?:out of|away from))\b", c.text, re.I) for c in cl)
+    if left and (m := IN_NOW.match(t)):  # "I left Denver two years ago, I'm in Austin now"
+        return [fact(f"User lives in {m.group(1)}", kind="profile", slot="home.location",
+                     value=m.group(1))]  # fmt: skip
     if m := LIVE.match(t):
         return [
             fact(

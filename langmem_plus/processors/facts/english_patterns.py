@@ -178,3 +178,14 @@ BAD_START = re.compile(
 ONLY_HAVE = re.compile(
     r"^(?:all (?:I|we) (?:have|own|'ve got|got) (?:is|are)|I (?:only|just) have) (.{3,60})$", _I
 )
+# "my flight lands at 7:40 on Sunday", "the meeting starts at 10 tomorrow": a thing's time
+STARTS_AT = re.compile(
+    r"^(my |our )([a-z][\w' ]{1,24}?) (lands|leaves|departs|starts|begins|ends|arrives) "
+    r"(?:at )?(" + EN_TIME + r")(?: (?:on )?(" + EN_DAY + r"))?"
+    r"(?: (?:they|it|he|she|we|so|but|because)\b.*)?$",  # a dash's aside after it is dropped
+    _I,
+)
+# "I'm in Austin now" after "I left Denver": where the user lives now
+IN_NOW = re.compile(
+    r"^I'?m (?:in|based in|living in) ((?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))*) now$", _I
+)

@@ -15,6 +15,7 @@ from langmem_plus.processors.facts.english_patterns import (
     FRAGMENT,
     GOING,
     HAVE_PLAN,
+    STARTS_AT,
     WE_STATE,
 )
 from langmem_plus.processors.facts.helpers import continuation, fact
@@ -81,6 +82,16 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=when,
             )
         ]
+    if (m := STARTS_AT.match(t)) and not BAD_START.match(m.group(2)):
+        day = _day(m.group(5)) if m.group(5) else ""
+        when = m.group(4) + (
+            f" {day}" if day in ("tomorrow", "tonight") else f" on {day}" * bool(day)
+        )
+        team = m.group(1).lower().startswith("our")
+        owner = "The user's team's" if team else "User's"
+        return [fact(f"{owner} {m.group(2)} {m.group(3)} at {when}", kind="plan",
+                     subject="team" if team else "user", slot=f"{m.group(2).lower()}.time",
+                     value=when)]  # fmt: skip
     if m := COMING.match(t):
         who, day = m.group(1), _day(m.group(2))
         return [
