@@ -397,3 +397,7 @@ def test_tuned_batches_keep_precision_and_recall() -> None:
     for part in ("unseen-2026-11-28 heldout", "fresh heldout", "realistic heldout"):
         assert res[part]["all"]["precision"] >= 0.95, (part, res[part]["all"])
     assert res["rules"]["all"]["recall"] >= 0.897, res["rules"]["all"]
+
+
+def test_mini_is_not_the_assistant() -> None:
+    assert texts("我超喜欢迷你库珀") == ["用户喜欢迷你库珀"]

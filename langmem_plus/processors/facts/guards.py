@@ -17,7 +17,7 @@ __all__ = ["assistant_known", "checked"]
 _EN_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|us|our|ours)\b")
 _ZH_FIRST = re.compile(r"我(?!们)|咱")
 # the assistant, left in a fact that is not an instruction to it
-_YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|你(?!们)", re.I)
+_YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # 迷你: "mini"
 # a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
 # "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
 _ZH_DEICTIC = re.compile(
