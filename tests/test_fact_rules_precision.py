@@ -401,3 +401,8 @@ def test_tuned_batches_keep_precision_and_recall() -> None:
 
 def test_mini_is_not_the_assistant() -> None:
     assert texts("我超喜欢迷你库珀") == ["用户喜欢迷你库珀"]
+
+
+@pytest.mark.parametrize("text", ["帮我记一下这个链接", "记一下那个地址"])
+def test_remembering_this_or_that_stores_nothing_it_cannot_name(text: str) -> None:
+    assert facts_of(text) == []

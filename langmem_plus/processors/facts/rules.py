@@ -318,8 +318,8 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
     (an aside after it is not part of what was to be remembered)."""
     first = clauses[0]
     t = first.text
-    if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b", t):
-        return []
+    if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b|^[这那]", t):
+        return []  # "记一下这个链接": what "这个" is, is not in the words
     if CJK_RE.search(t):
         if t.startswith(("我们", "咱们")):
             return [fact("用户团队" + zh_third(t[2:]), subject="team", confidence=0.8)]
