@@ -406,3 +406,23 @@ def test_mini_is_not_the_assistant() -> None:
 @pytest.mark.parametrize("text", ["帮我记一下这个链接", "记一下那个地址"])
 def test_remembering_this_or_that_stores_nothing_it_cannot_name(text: str) -> None:
     assert facts_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "always the same story with this bank, card blocked again",
+        "never again am I booking that hostel",
+    ],
+)
+def test_always_or_never_in_venting_is_no_request(text: str) -> None:
+    assert [f for f in facts_of(text) if f.kind == "instruction"] == []
+
+
+def test_a_time_put_first_is_not_what_the_user_gives_up() -> None:
+    found = facts_of("从今天开始我不喝奶茶了")
+    assert [(f.text, f.value) for f in found] == [("用户不喝奶茶了", "不喝奶茶")]
+
+
+def test_a_trailing_please_is_not_part_of_the_request() -> None:
+    assert texts("stop sending me emoji please") == ["User wants: stop sending the user emoji"]

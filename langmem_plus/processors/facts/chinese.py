@@ -281,9 +281,14 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+_SINCE = re.compile(r"^(?:从(?:今天|现在|明天|今以后|下周|下个月|这周)(?:开始|起)|今天起)[，,]?\s*")
+# a time or a manner put first ("从今天开始我不喝…", "其实我受不了…") is no object
+_NOT_OBJECT = re.compile(r"从|开始|今天|明天|以后|现在|最近|每天|平时|其实|一直|已经|本来|真的")
+
+
 def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """我乳糖不耐受 / 我已经不喝酒了 / 我是左撇子 -> durable facts about the user."""
-    t = cl[i].text
+    t = _SINCE.sub("", cl[i].text)  # "从今天开始我不喝咖啡了": from when is not what
     if m := _STATE.match(t):
         slot, kind = ZH_STATES[m.group(1)]
         if m.group(1) == "结婚" and re.search(r"结婚了", t) and not re.search(ZH_DAY, t):
@@ -483,10 +488,10 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := _CANT_LIVE.match(t):
         return [fact(f"用户离不开{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
                      value="离不开")]  # fmt: skip
-    if m := _CANT_STAND.match(t):
+    if (m := _CANT_STAND.match(t)) and not _NOT_OBJECT.search(m.group("obj")):
         obj = m.group("obj").strip()
         return [fact(f"用户受不了{obj}", kind="preference", slot=f"likes.{obj}", value="不喜欢")]
-    if m := _WONT.match(t):
+    if (m := _WONT.match(t)) and not _NOT_OBJECT.search(m.group("obj")):
         verb, obj = m.group("v1") or m.group("v2"), m.group("obj").strip()
         return [
             fact(f"用户不{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=f"不{verb}")

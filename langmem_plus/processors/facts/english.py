@@ -68,7 +68,8 @@ from langmem_plus.text.person import en_third
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"
 _STANDING_IMPERATIVE = re.compile(
-    r"^(?:please )?(?:always|never) (?!been\b|on\b|in\b|at\b|for\b|with\b|\w+ing\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
+    r"^(?:please )?(?:always|never) (?!(?:been|on|in|at|for|with|the|a|an|this|that|so|again|am|is|"
+    r"are|was|were|\w+ing)\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
     r"^(?:please )?(?:don'?t|do not) .{2,}\b(?:with me|for me|ever|anymore|again)\b",
     re.I,
 )
@@ -129,7 +130,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if cl[i].question or any(_COMPLAINT.search(c.raw) for c in cl):
         return []
     if _STANDING_IMPERATIVE.match(t):
-        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
+        ask = re.sub(r"^please\s+|,?\s+please$", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
         return [fact(f"User wants: {en_third(ask)}", kind="instruction")]
     m = EN_STANDING_RE.search(t)
     if not m or m.group(0).lower() in ("always", "never"):
