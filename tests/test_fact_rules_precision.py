@@ -426,3 +426,12 @@ def test_a_time_put_first_is_not_what_the_user_gives_up() -> None:
 
 def test_a_trailing_please_is_not_part_of_the_request() -> None:
     assert texts("stop sending me emoji please") == ["User wants: stop sending the user emoji"]
+
+
+def test_a_value_denied_without_a_pause_is_not_kept_in_the_fact() -> None:
+    assert texts("刚才说错了，我儿子是八岁不是七岁") == ["用户的儿子是八岁"]
+
+
+def test_a_relations_age_now_is_theirs() -> None:
+    f = facts_of("my daughter's 9 now, not 8")[0]
+    assert (f.subject, f.slot, f.value) == ("third_person", "daughter.age", "9")

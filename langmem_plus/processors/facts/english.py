@@ -532,6 +532,9 @@ def _now_value(cl: list[Clause], i: int) -> list[DerivedFact]:
     more = continuation(cl, i, zh=False, limit=1)
     owner = "The user's team's" if team else "User's"
     text = f"{owner} {thing} is {val} now" + (f", {more}" if more else "")
+    if rel := EN_REL.get(thing.lower()):  # "my son's 7 now": the son's, not the user's
+        slot = f"{rel}.age" if re.fullmatch(r"\d{1,3}", val) else f"{rel}.{thing.lower()}"
+        return [fact(text, subject="third_person", slot=slot, value=val)]
     slot = f"team.{thing}" if team else thing
     return [fact(text, subject="team" if team else "user", slot=slot, value=val)]
 

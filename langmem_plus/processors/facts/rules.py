@@ -47,6 +47,8 @@ _DENIED_RE = re.compile(
     r"[，,]\s*(?:而|并)?不是\s*([^\s，,。！!？?]{1,12})[。.!！]*$|,\s*not\s+([\w .'-]{1,30}?)[.!]*$",
     re.I,
 )
+# "六岁不是五岁": the same, said without a pause
+_GLUED_NOT_RE = re.compile(r"是[^\s，,。不]{1,8}?((?:而)?不是[^\s，,。！!？?]{1,8})(?=[。.!！]*$)")
 # "忘掉我住在北京这件事" / "把X这条忘了吧" / "forget that I live in Beijing"
 _ZH_FORGET_RE = re.compile(
     r"^(?:请|麻烦)?你?(?:帮我)?(?:(?:忘掉|忘记掉|删掉|删除|别再记着?|不要再记着?)(?P<what>[^，,。！!？?]+)"
@@ -215,6 +217,14 @@ def _marked(
     that does not hold (a fact that states it is dropped)."""
     denied = _DENIED_RE.search(text)
     old = denied.group(1) or denied.group(2) if denied else None
+    glued = None if denied else _GLUED_NOT_RE.search(text)
+    if glued:  # "我女儿是六岁不是五岁": the fact without the value that does not hold
+        facts = [
+            f.model_copy(update={"text": f.text.replace(glued.group(1), "").rstrip("，, ")})
+            if glued.group(1) in f.text
+            else f
+            for f in facts
+        ]
     if old:
         facts = [f for f in facts if old not in f.text]
     elif not (
