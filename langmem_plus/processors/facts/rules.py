@@ -209,6 +209,20 @@ def _sarcastic(raw: str, text: str) -> bool:
     )
 
 
+def _without_glued_denial(facts: list[DerivedFact], text: str) -> list[DerivedFact]:
+    """ "我女儿是六岁不是五岁": the facts without the value that does not hold."""
+    glued = _GLUED_NOT_RE.search(text)
+    if not glued:
+        return facts
+    said = glued.group(1)
+    return [
+        f.model_copy(update={"text": f.text.replace(said, "").rstrip("，, ")})
+        if said in f.text
+        else f
+        for f in facts
+    ]
+
+
 def _marked(
     facts: list[DerivedFact], lead: str, text: str, context: str | None
 ) -> list[DerivedFact]:
@@ -217,14 +231,8 @@ def _marked(
     that does not hold (a fact that states it is dropped)."""
     denied = _DENIED_RE.search(text)
     old = denied.group(1) or denied.group(2) if denied else None
-    glued = None if denied else _GLUED_NOT_RE.search(text)
-    if glued:  # "我女儿是六岁不是五岁": the fact without the value that does not hold
-        facts = [
-            f.model_copy(update={"text": f.text.replace(glued.group(1), "").rstrip("，, ")})
-            if glued.group(1) in f.text
-            else f
-            for f in facts
-        ]
+    if not denied:
+        facts = _without_glued_denial(facts, text)
     if old:
         facts = [f for f in facts if old not in f.text]
     elif not (
