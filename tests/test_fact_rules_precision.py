@@ -435,3 +435,24 @@ def test_a_value_denied_without_a_pause_is_not_kept_in_the_fact() -> None:
 def test_a_relations_age_now_is_theirs() -> None:
     f = facts_of("my daughter's 9 now, not 8")[0]
     assert (f.subject, f.slot, f.value) == ("third_person", "daughter.age", "9")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "quick context: I'm a third-year law student at Georgetown, exams start soon",
+            "User is a third-year law student at Georgetown",
+        ),
+        (
+            "bit stressed tbh, first day at the new job at Canva was rough",
+            "User started a new job at Canva",
+        ),
+    ],
+)
+def test_what_the_user_studies_or_a_new_job_said_in_passing(text: str, expected: str) -> None:
+    assert expected in texts(text)
+
+
+def test_a_job_that_may_come_is_no_new_job() -> None:
+    assert facts_of("if I get the new job at Canva I'll move to Sydney") == []

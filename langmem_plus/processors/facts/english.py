@@ -30,6 +30,7 @@ from langmem_plus.processors.facts.english_patterns import (
     MY_ATTR,
     MY_NAME,
     MY_THING,
+    NEW_JOB,
     NO_FOR_ME,
     NO_HABIT,
     NOT_CALL,
@@ -45,6 +46,7 @@ from langmem_plus.processors.facts.english_patterns import (
     RESCHEDULED,
     SINCE,
     STATE,
+    STUDENT,
     SWITCH,
     TEAM,
     WORK,
@@ -237,6 +239,17 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := IM_JOB.match(t):
         text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")
         return [fact(text, kind="profile", slot="job", value=m.group(1))]
+    if m := STUDENT.match(t):
+        at = f" at {m.group(2)}" if m.group(2) else ""
+        return [fact(f"User is a {m.group(1)}{at}", kind="profile", slot="school",
+                     value=m.group(2) or m.group(1))]  # fmt: skip
+    if (
+        (m := NEW_JOB.search(t))
+        and not cl[i].question
+        and not re.search(r"\b(?:if|when|maybe|might)\b", t, re.I)
+    ):
+        return [fact(f"User started a new job at {m.group(1)}", kind="event", slot="job",
+                     value=m.group(1))]  # fmt: skip
     if m := FROM.match(t):
         return [
             fact(f"User is from {m.group(1)}", kind="profile", slot="hometown", value=m.group(1))

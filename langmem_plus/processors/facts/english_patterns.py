@@ -189,3 +189,17 @@ STARTS_AT = re.compile(
 IN_NOW = re.compile(
     r"^I'?m (?:in|based in|living in) ((?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))*) now$", _I
 )
+# "I'm a second-year PhD student in computational biology at UW": where and what the user studies
+STUDENT = re.compile(
+    r"^I'?m (?:a|an) ((?:(?:first|second|third|fourth|fifth|final|\d(?:st|nd|rd|th))[- ]year )?"
+    r"(?:PhD|Ph\.D\.|master'?s|grad|graduate|undergrad|undergraduate|college|university|med|"
+    r"medical|law|high school|MBA) student(?: in [a-z][\w -]{2,30}?)?)"
+    r"(?: at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*))?$",
+    _I,
+)
+# "first week at the new job at Stripe", "just started a new job at Figma": the user's new job
+NEW_JOB = re.compile(
+    r"\b(?:first (?:day|week|month) (?:at|of) (?:the |my )?new job|(?:just )?started (?:a |my |the )?"
+    r"new job) at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)",
+    _I,
+)
