@@ -456,3 +456,9 @@ def test_what_the_user_studies_or_a_new_job_said_in_passing(text: str, expected:
 
 def test_a_job_that_may_come_is_no_new_job() -> None:
     assert facts_of("if I get the new job at Canva I'll move to Sydney") == []
+
+
+def test_a_long_turn_about_work_gives_its_job_and_its_tool() -> None:
+    found = texts("我现在在一家做跨境电商的公司做运营，平时用Excel做报表，周末一般去游泳")
+    assert "用户在一家做跨境电商的公司做运营" in found
+    assert "用户平时用Excel做报表" in found

@@ -51,6 +51,16 @@ _JOB = re.compile(
     + ZH_DAY
     + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
+# "我现在在一家做新能源车的公司做测试": where and as what the user works
+_JOB_AT = re.compile(
+    r"^我(?:现在|目前)?在\s*(一家\S{0,14}?(?:公司|企业|外企|国企|央企|工厂|医院|学校|银行|工作室))\s*(?:做|当)\s*"
+    r"([^\s，,了]{2,8})$"
+)
+# "平时用Python写自动化脚本": the tool the user does something with
+_USE_FOR = re.compile(
+    rf"^我?(平时|一般|主要|日常|工作中)(?:都|也)?用\s*([A-Za-z][\w.+#]{{0,20}}|[{CJK}]{{2,6}})\s*"
+    r"(写|做|开发|处理|画|剪|记)([^\s，,了]{1,12})$"
+)
 _NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
 # "我在成都住了五年了": where the user has lived for years
 _LIVED_IN = re.compile(r"^我(?:已经)?在\s*([^\s，,]{2,8}?)住了\S{0,6}$")
@@ -341,6 +351,13 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
     if switched and (m := re.match(rf"^(?:我)?现在在\s*([A-Za-z{CJK}]{{2,8}})$", t)):
         return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
+    if m := _JOB_AT.match(t):
+        return [fact(f"用户在{m.group(1)}做{m.group(2)}", kind="profile", slot="job",
+                     value=m.group(2))]  # fmt: skip
+    if (m := _USE_FOR.match(t)) and not ONE_OFF_ZH.search(t):
+        how, tool, verb, what = m.groups()
+        return [fact(f"用户{how}用{tool}{verb}{what}", kind="fact",
+                     slot=device_slot(tool) or f"tool.{verb}{what}", value=tool)]  # fmt: skip
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
         return [
