@@ -141,7 +141,9 @@ NOTES = (
     'as new from a restated fact ("as I mentioned, …, so no X for me"); an untied correction '
     'no longer splices the assistant\'s "你上次说"; plus recall on the same kinds (a request '
     "said mid-turn, plans on a date or with a longer activity, when the user's thing starts or "
-    'lands, "I\'m in X now" after leaving a place, "we live in" as the household). While '
+    'lands, "I\'m in X now" after leaving a place, "we live in" as the household, what the '
+    'user studies, a new job said in passing, "在一家…公司做X", the tool the user does '
+    'something with, a relation\'s age "now"). While '
     "checking changes, prediction diffs on `heldout` were printed, so four of its turns were "
     "seen (third_person-en-02, team_fact-en-02, team_fact-en-04, "
     'self_correction_midturn-en-02); one change came from one of them ("never on Fridays": '
