@@ -462,3 +462,14 @@ def test_a_long_turn_about_work_gives_its_job_and_its_tool() -> None:
     found = texts("我现在在一家做跨境电商的公司做运营，平时用Excel做报表，周末一般去游泳")
     assert "用户在一家做跨境电商的公司做运营" in found
     assert "用户平时用Excel做报表" in found
+
+
+def test_a_when_clause_and_what_the_assistant_is_to_do_are_one_instruction() -> None:
+    found = facts_of('以后每次我说"翻译"，你就翻成英文')
+    assert [f.kind for f in found] == ["instruction"]
+    assert "助手就翻成英文" in found[0].text
+
+
+def test_a_teams_meeting_moved_is_the_teams() -> None:
+    found = facts_of("我们组例会改成周四了")
+    assert [(f.text, f.subject) for f in found] == [("用户团队的例会改到了周四", "team")]

@@ -229,6 +229,9 @@ def _when_then(cl: list[Clause], i: int, body: str) -> tuple[int, str]:
     asks = nxt is not None and re.match(r"(?:记得|请)?(?:提醒|告诉|帮|给)", nxt.text)
     if cond and nxt is not None and (asks or not nxt.question):
         return i + 1, f"{cond.group(1)}时{re.sub(r'^(?:记得|请|你)+', '', nxt.text)}"
+    # "每次我说'总结一下'，你就用三点总结": the condition and what the assistant is to do
+    if re.match(r"(?:每次|每当|只要)\S", body) and nxt is not None and re.match(r"你", nxt.text):
+        return i + 1, f"{body}，{nxt.text}"
     return i, body
 
 
@@ -553,7 +556,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
-    m = _MOVED.match(t)
+    team = re.match(r"(?:我们|咱们)(组里|组|团队|team|项目|公司|部门)?的?", t, re.I)
+    m = _MOVED.match(t[team.end() :] if team else t)
     if (
         not m
         or ONE_OFF_ZH.search(m.group(1))
@@ -565,6 +569,10 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return []
     timey = _TIMEY.search(val)
     slot = f"{thing}.time" if timey else (device_slot(val) or thing)
+    if team:  # "我们组周会改成周二了": the team's, not "用户的们组周会"
+        return [
+            fact(f"用户团队的{thing}改到了{val}", subject="team", slot=f"team.{slot}", value=val)
+        ]
     return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
 
 
