@@ -7,7 +7,8 @@ the assistant turn before it as context where there is one. The realistic batch 
 requests, long turns) is reported apart, by the same two halves, and so are the later batches
 (`evaldata.HELD_OUT_BATCHES`, all held out): `fresh`, of the same kinds, written after the rules
 were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
-the rules, committed before its one measurement and never tuned on. A case with `earlier` turns
+the rules and committed before its first measurement (then read and tuned on, so its figure is
+a tuned one now; see NOTES). A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -98,10 +99,10 @@ NOTES = (
     "facts, 14 negative; complaints, requests to the assistant, restatements after earlier "
     "turns, corrections and changes, plans, chit-chat, long turns, code talk) was written "
     "without reading the rule code, the rule tests or the other cases, committed before it "
-    "was measured (d8beb50), measured once on main's rules (b8b21bb), and never tuned on. "
-    "It is the only figure on chat the rules have not seen:",
+    "was measured (d8beb50) and measured once on main's rules (b8b21bb). Its first "
+    "measurement, the last figure on chat the rules had not seen:",
     "",
-    "| unseen-2026-11-28 (first and only measurement) | cases | predicted | gold | P | R "
+    "| unseen-2026-11-28 (first measurement, before it was read) | cases | predicted | gold | P | R "
     "| neg. FP rate |",
     "|---|---|---|---|---|---|---|",
     "| all | 40 | 14 | 43 | 0.714 | 0.233 | 0.071 (1/14) |",
@@ -119,8 +120,35 @@ NOTES = (
     'right are flawed too: "用户现在用的是iPhone 15，不再上次说在用小米手机" (the assistant\'s '
     "words spliced in) and \"The user's team deploy everything with Terraform on AWS and our CI "
     'is GitHub Actions" (two facts, "our" kept). No restatement was stored as new. Issue '
-    "#30's target (P >= 0.95 on held-out chat) is not met on unseen chat, and recall there is "
-    "a quarter.",
+    "#30's target (P >= 0.95 on held-out chat) was not met on unseen chat, and recall there "
+    "was a quarter.",
+    "",
+    'That batch was then read and tuned on (issue #30, "precision first"), together with the '
+    "`rules` split and about 230 new hand-written turns (`tests/test_fact_rules_precision.py` "
+    "keeps the ones that became tests), so its figure below is a tuned one like the others. "
+    "The changes are general rules, each with new examples: every kept fact is checked "
+    "(`processors/facts/guards.py`: no first-person word left in it, trimmed to the clauses "
+    'before one; no assistant "you" outside an instruction; no demonstrative that names '
+    'nothing, "这家", "那个", "that one", "going back there"; no he/she with no one named; no '
+    'plan verb with no object, "下周还想去"); a fact that only restates what the assistant\'s '
+    'turn shows it knows ("你上次说…", "since you\'re…", "as you mentioned") is not new; a '
+    'complaint or the user\'s own resolution ("以后再也不…", "never going back") is no '
+    'instruction; a request to keep something in mind ("when you suggest recipes, keep in '
+    "mind I don't eat pork and all I have is an air fryer\") gives the user facts inside it, "
+    'and an instruction names "the assistant", never "you"; a team\'s second topic ("数据库用'
+    '的PostgreSQL", "and our CI is…", "and the frontend is…") is its own fact; a consequence '
+    '("so …", "所以…") or a new he/she statement is not appended to a fact, and nothing follows '
+    'as new from a restated fact ("as I mentioned, …, so no X for me"); an untied correction '
+    'no longer splices the assistant\'s "你上次说"; plus recall on the same kinds (a request '
+    "said mid-turn, plans on a date or with a longer activity, when the user's thing starts or "
+    'lands, "I\'m in X now" after leaving a place, "we live in" as the household, what the '
+    'user studies, a new job said in passing, "在一家…公司做X", the tool the user does '
+    'something with, a relation\'s age "now"). While '
+    "checking changes, prediction diffs on `heldout` were printed, so four of its turns were "
+    "seen (third_person-en-02, team_fact-en-02, team_fact-en-04, "
+    'self_correction_midturn-en-02); one change came from one of them ("never on Fridays": '
+    '"never" before a preposition is no request). A new unseen batch is the next honest '
+    "figure.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import continuation, fact
+from langmem_plus.processors.facts.helpers import continuation, continued, fact
 from langmem_plus.processors.facts.patterns import (
     ONE_OFF_ZH,
     ZH_ATTR,
@@ -22,7 +22,7 @@ from langmem_plus.processors.facts.patterns import (
     device_slot,
 )
 from langmem_plus.processors.lexicon import JOBS_ZH, longest_first
-from langmem_plus.text.clauses import Clause
+from langmem_plus.text.clauses import Clause, split_clauses
 from langmem_plus.text.person import zh_third
 from langmem_plus.text.scripts import CJK
 
@@ -51,6 +51,16 @@ _JOB = re.compile(
     + ZH_DAY
     + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
+# "我现在在一家做新能源车的公司做测试": where and as what the user works
+_JOB_AT = re.compile(
+    r"^我(?:现在|目前)?在\s*(一家\S{0,14}?(?:公司|企业|外企|国企|央企|工厂|医院|学校|银行|工作室))\s*(?:做|当)\s*"
+    r"([^\s，,了]{2,8})$"
+)
+# "平时用Python写自动化脚本": the tool the user does something with
+_USE_FOR = re.compile(
+    rf"^我?(平时|一般|主要|日常|工作中)(?:都|也)?用\s*([A-Za-z][\w.+#]{{0,20}}|[{CJK}]{{2,6}})\s*"
+    r"(写|做|开发|处理|画|剪|记)([^\s，,了]{1,12})$"
+)
 _NOW_USE = re.compile(r"^我?(?:现在|目前)(?:改|换)?(?:用|在用)\s*(\S.{0,15}?)(?:了)?$")
 # "我在成都住了五年了": where the user has lived for years
 _LIVED_IN = re.compile(r"^我(?:已经)?在\s*([^\s，,]{2,8}?)住了\S{0,6}$")
@@ -65,7 +75,7 @@ _JOB_IS = re.compile(r"^我(?:现在|目前|其实)?是(?:个|一个|一名|做)
 _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
 _AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
 _LEARNING = re.compile(
-    r"^我?(?:最近|现在|这阵子)?(?:在学|开始学|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
+    r"^我?(?:最近|现在|这阵子)?(?:在学|在练|开始学|开始练|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
 )
 _PET = re.compile(
     r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
@@ -80,14 +90,21 @@ _TEAM = re.compile(
     r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
 )
 _TEAM_VERB = re.compile(
-    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
+    r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|用的是?\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
     r"部署|托管|要求|必须|规定|是做|位于|每周|每天|每个月"
 )
 
 # a complaint: what it says happens is not what the user asks for
 _COMPLAINT = re.compile(
-    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸"
+    r"烦死|烦得|气死|凭什么|受不了|受够|服了|无语|崩溃|头秃|太过分|烦人|真的想砸|要命|气人|离谱|"
+    rf"醉了|吐了|坑死|这个?破[{CJK}]|破[{CJK}]{{1,4}}又|又[^，,。！!]{{1,8}}了[，,。！!]"
 )
+# a request made to the assistant, which a complaint beside it does not cancel
+_TO_ASSISTANT = re.compile(r"你|给我|帮我|提醒我|告诉我|叫我|回复我|回答我")
+# "以后再也不点这家了", "以后我每天跑步": the user's own resolution, asked of no one
+_RESOLUTION = re.compile(r"^(?:我|(?:就)?再也不|永远不|绝不|打死也?不|坚决不)")
+# "推荐餐厅的时候记住我不吃辣": what the request asks to keep in mind is a fact about the user
+_KEEP_IN_MIND = re.compile(r"(?:注意一下|注意|留意一下|留意|记住|记着|记得|别忘了)[，,\s]*")
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
     r"(考过了|通过了|毕业了|结婚|订婚|离职|辞职|入职|升职|加薪|怀孕了|退休|领证|上岸了|"
@@ -132,9 +149,11 @@ _INSTEAD = re.compile(
 _MOVED = re.compile(
     r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
 )
-_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,13})$")
+_FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,23})$")
 _PLAN = re.compile(
-    r"^(?:我)?(?:" + ZH_DAY + r"|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
+    r"^(?:我)?(?:"
+    + ZH_DAY
+    + r"(?:\d{1,2}[号日])?|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
     r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
 )
 # a value that names a day or a time of day (so the slot is the thing's time)
@@ -144,7 +163,7 @@ _VERB_SLOT = {"喝": "drink", "吃": "food", "用": "tool", "穿": "clothes", "�
               "听": "music", "玩": "game", "碰": "food"}  # fmt: skip
 
 
-def _ampm(text: str) -> str:
+def zh_ampm(text: str) -> str:
     """'3pm' -> '下午3点' inside a Chinese fact, so that it reads and matches as said in zh."""
 
     def rep(m: re.Match[str]) -> str:
@@ -194,7 +213,7 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
 def _ask(text: str) -> str:
     """A request to the assistant said of the user: "订机票你提醒我带护照" -> "订机票时提醒用户带护照"
     (the assistant is who a request is made to; "你" is never rewritten as the user)."""
-    text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+", "", text)
+    text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+(?!的)", "", text)
     text = re.sub(
         r"^(\S+?)(?<!时)(?<!的时候)你(?=提醒|告诉|记得|帮|给|用|别|不要|先|再|都)", r"\1时", text
     )
@@ -210,18 +229,45 @@ def _when_then(cl: list[Clause], i: int, body: str) -> tuple[int, str]:
     asks = nxt is not None and re.match(r"(?:记得|请)?(?:提醒|告诉|帮|给)", nxt.text)
     if cond and nxt is not None and (asks or not nxt.question):
         return i + 1, f"{cond.group(1)}时{re.sub(r'^(?:记得|请|你)+', '', nxt.text)}"
+    # "每次我说'总结一下'，你就用三点总结": the condition and what the assistant is to do
+    if re.match(r"(?:每次|每当|只要)\S", body) and nxt is not None and re.match(r"你", nxt.text):
+        return i + 1, f"{body}，{nxt.text}"
     return i, body
+
+
+def _said_inside(said: str) -> list[DerivedFact]:
+    """The user facts a request asks to keep in mind, read by the clause rules on their own;
+    none when it asks to keep in mind what the next clauses say (they are read on their own)
+    or no rule is sure (the request is not stored spliced with them)."""
+    parts = split_clauses(said)
+    out: list[DerivedFact] = []
+    for k in range(len(parts)):
+        for rule in ZH_RULES:
+            if rule is not standing and (found := rule(parts, k, False)):
+                out.extend(found)
+                break
+    return out
+
+
+def _not_a_request(body: str) -> list[DerivedFact] | None:
+    """What a standing clause gives when it asks nothing of the assistant: nothing for the
+    user's own resolution, the facts inside for "keep in mind ..."; None for a request."""
+    if _RESOLUTION.match(body) and not _TO_ASSISTANT.search(body):
+        return []
+    if keep := _KEEP_IN_MIND.search(body):
+        return _said_inside(body[keep.end() :])
+    return None
 
 
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """以后/从现在开始 + a request, or 都用X吧 -> a standing instruction; a complaint ("每次开会
     都要我来做记录，凭什么") is none."""
     t = cl[i].text
-    if any(_COMPLAINT.search(c.text) for c in cl):
+    if any(_COMPLAINT.search(c.raw) for c in cl) and not _TO_ASSISTANT.search(t):
         return []
     if re.search(r"叫我|称呼|这次|这回|先", t) and not ZH_STANDING_RE.match(t):
         return []
-    if re.match(r"(?:别再|不要再|不用再|以后别)\S{2,}", t) or (
+    if re.match(r"(?:你\S{0,10}?)?(?:别再|不要再|不用再|以后别)\S{2,}", t) or (
         re.match(r"每次\S{1,8}都\S{2,}", t) and re.search(r"你|给我|帮我|提醒我|告诉我", t)
     ):
         return [fact(f"用户希望{_ask(t)}", kind="instruction")]
@@ -232,6 +278,8 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         i, body = _when_then(cl, i, body)
         if "叫我" in body or len(body) < 3:
             return []
+        if (instead := _not_a_request(body)) is not None:
+            return instead
         more = [
             c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
         ]
@@ -246,9 +294,14 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+_SINCE = re.compile(r"^(?:从(?:今天|现在|明天|今以后|下周|下个月|这周)(?:开始|起)|今天起)[，,]?\s*")
+# a time or a manner put first ("从今天开始我不喝…", "其实我受不了…") is no object
+_NOT_OBJECT = re.compile(r"从|开始|今天|明天|以后|现在|最近|每天|平时|其实|一直|已经|本来|真的")
+
+
 def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """我乳糖不耐受 / 我已经不喝酒了 / 我是左撇子 -> durable facts about the user."""
-    t = cl[i].text
+    t = _SINCE.sub("", cl[i].text)  # "从今天开始我不喝咖啡了": from when is not what
     if m := _STATE.match(t):
         slot, kind = ZH_STATES[m.group(1)]
         if m.group(1) == "结婚" and re.search(r"结婚了", t) and not re.search(ZH_DAY, t):
@@ -277,7 +330,7 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (m := _LEARNING.match(t)) and not ONE_OFF_ZH.search(t):
         return [
             fact(
-                f"用户在学{m.group(1)}",
+                f"用户在{'练' if '练' in t[: m.start(1)] else '学'}{m.group(1)}",
                 kind="fact",
                 slot=f"learning.{m.group(1)}",
                 value=m.group(1),
@@ -301,6 +354,13 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     switched = any(re.search(r"换工作|跳槽|换了份工作|入职", c.text) for c in cl)
     if switched and (m := re.match(rf"^(?:我)?现在在\s*([A-Za-z{CJK}]{{2,8}})$", t)):
         return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
+    if m := _JOB_AT.match(t):
+        return [fact(f"用户在{m.group(1)}做{m.group(2)}", kind="profile", slot="job",
+                     value=m.group(2))]  # fmt: skip
+    if (m := _USE_FOR.match(t)) and not ONE_OFF_ZH.search(t):
+        how, tool, verb, what = m.groups()
+        return [fact(f"用户{how}用{tool}{verb}{what}", kind="fact",
+                     slot=device_slot(tool) or f"tool.{verb}{what}", value=tool)]  # fmt: skip
     if (m := _JOB.match(t)) and not ONE_OFF_ZH.search(t):
         slot = "job" if m.group(2) in ("上班", "工作", "实习") else "school"
         return [
@@ -365,7 +425,14 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     slot = _rel_slot(rel, rest)
     grade = _GRADE.search(rest) if slot and slot.endswith(".school_year") else None
     value = re.sub(r"^(?:小学|初中|高中|大学)", "", grade.group()) if grade else None
-    return [fact(_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
+    return [fact(zh_ampm(text), kind=kind, subject="third_person", slot=slot, value=value)]  # type: ignore[arg-type]
+
+
+# a clause that names its own topic and its value ("数据库用的PostgreSQL", "CI是Jenkins")
+_OWN_TOPIC = re.compile(
+    rf"^(?![不没也都还而但就每])[{CJK}A-Za-z][{CJK}A-Za-z /+.-]{{0,15}}?\s*(?:用的是|用的|用|是|在)\s*\S"
+    rf"|^(?:每(?:周|天|个?月)|(?:周|星期|礼拜)[一二三四五六日天])"
+)
 
 
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -382,12 +449,21 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
-    if re.match(r"每|周|星期|礼拜|用|在|不", rest):
-        owner = owner.rstrip("的")
-    more = continuation(cl, i, zh=True)
-    text = owner + zh_third(rest) + (f"，{zh_third(more)}" if more else "")
-    slot = device_slot(rest)
-    return [fact(text, subject="team", slot=slot and f"team.{slot}", value=device_name(rest))]
+    # one fact per statement: "数据库用的PostgreSQL" after "后端全是Go写的" is the team's
+    # second fact; "不用Redux" only qualifies the one before it
+    stated = [rest]
+    for more in continued(cl, i, zh=True):
+        if _OWN_TOPIC.match(more):
+            stated.append(more)
+        else:
+            stated[-1] += f"，{more}"
+    out = []
+    for said in stated:
+        who = owner.rstrip("的") if re.match(r"每|周|星期|礼拜|用|在|不", said) else owner
+        slot = device_slot(said)
+        out.append(fact(who + zh_third(said), subject="team", slot=slot and f"team.{slot}",
+                        value=device_name(said)))  # fmt: skip
+    return out
 
 
 def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -432,10 +508,10 @@ def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := _CANT_LIVE.match(t):
         return [fact(f"用户离不开{m.group(1)}", kind="preference", slot=f"likes.{m.group(1)}",
                      value="离不开")]  # fmt: skip
-    if m := _CANT_STAND.match(t):
+    if (m := _CANT_STAND.match(t)) and not _NOT_OBJECT.search(m.group("obj")):
         obj = m.group("obj").strip()
         return [fact(f"用户受不了{obj}", kind="preference", slot=f"likes.{obj}", value="不喜欢")]
-    if m := _WONT.match(t):
+    if (m := _WONT.match(t)) and not _NOT_OBJECT.search(m.group("obj")):
         verb, obj = m.group("v1") or m.group("v2"), m.group("obj").strip()
         return [
             fact(f"用户不{verb}{obj}", kind="preference", slot=f"likes.{obj}", value=f"不{verb}")
@@ -480,7 +556,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
-    m = _MOVED.match(t)
+    team = re.match(r"(?:我们|咱们)(组里|组|团队|team|项目|公司|部门)?的?", t, re.I)
+    m = _MOVED.match(t[team.end() :] if team else t)
     if (
         not m
         or ONE_OFF_ZH.search(m.group(1))
@@ -492,6 +569,10 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return []
     timey = _TIMEY.search(val)
     slot = f"{thing}.time" if timey else (device_slot(val) or thing)
+    if team:  # "我们组周会改成周二了": the team's, not "用户的们组周会"
+        return [
+            fact(f"用户团队的{thing}改到了{val}", subject="team", slot=f"team.{slot}", value=val)
+        ]
     return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
 
 
@@ -505,7 +586,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             act = f"{act}（{zh_third(cl[i - 1].text)}）"
         more = continuation(cl, i, zh=True, limit=1)
         more = more if len(more) <= 6 else ""
-        when = _ampm(m.group(1) + (m.group(2) or "").strip())
+        when = zh_ampm(m.group(1) + (m.group(2) or "").strip())
         sep = " " if re.match(r"[A-Za-z]", act) else ""
         act = zh_third(re.sub(r"^我(?!们)", "", act))  # "周六上午十点我要带我妈去…"
         text = f"用户{when}{sep}{act}" + (f"，{more}" if more else "")
@@ -515,7 +596,7 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         and i + 1 < len(cl)
         and re.match(r"^(?:去|回|到|看|做|开|上|见|接|送)\S{1,10}$", cl[i + 1].text)
     ):
-        when = _ampm(only.group(1) + only.group(2))
+        when = zh_ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
     # "周一早上就要" (a deadline in a complaint) says no action: no plan
@@ -529,7 +610,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         slot = f"trip.{day.group()}" if day and trip else None
         return [
             fact(
-                "用户" + zh_third(_ampm(body)), kind="plan", slot=slot, value=trip and trip.group(1)
+                "用户" + zh_third(zh_ampm(body)),
+                kind="plan",
+                slot=slot,
+                value=trip and trip.group(1),
             )
         ]
     return []

@@ -129,6 +129,10 @@ def _zh_old(context: str) -> tuple[str, str, str]:
         r"^.*?你(?:们(?:组|团队|公司|项目|team)?)?(?:不是|还在|还是|还|是不是|是|的)?", "", first
     )
     stmt = re.sub(r"(?:对吧|对不对|是吧|没错吧|对|吗|吧|呢|了)+$", "", stmt)
+    # "你上次说在用小米手机": what was said, without the assistant's "you said"
+    stmt = re.sub(
+        r"^(?:之前|上次|以前|刚才|前面)?(?:说过?|提到过?|讲过)(?:你)?(?:在(?=用))?", "", stmt
+    )
     return "", stmt, stmt
 
 

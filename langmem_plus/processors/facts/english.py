@@ -18,6 +18,7 @@ from langmem_plus.processors.facts.english_patterns import (
     HARD_NO,
     HAVE_REL,
     IM_JOB,
+    IN_NOW,
     ITS_NAME,
     JOB,
     JUST_NAME,
@@ -29,12 +30,14 @@ from langmem_plus.processors.facts.english_patterns import (
     MY_ATTR,
     MY_NAME,
     MY_THING,
+    NEW_JOB,
     NO_FOR_ME,
     NO_HABIT,
     NOT_CALL,
     NOW,
     NOW_STOP,
     ON_NOW,
+    ONLY_HAVE,
     OR_ELSE,
     PERSON,
     PRONOUNS,
@@ -43,6 +46,7 @@ from langmem_plus.processors.facts.english_patterns import (
     RESCHEDULED,
     SINCE,
     STATE,
+    STUDENT,
     SWITCH,
     TEAM,
     WORK,
@@ -66,7 +70,8 @@ from langmem_plus.text.person import en_third
 # requests that hold for good: 'please always reply in Spanish', 'stop recommending podcasts',
 # "don't use emojis with me"
 _STANDING_IMPERATIVE = re.compile(
-    r"^(?:please )?(?:always|never) (?!been\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
+    r"^(?:please )?(?:always|never) (?!(?:been|on|in|at|for|with|the|a|an|this|that|so|again|am|is|"
+    r"are|was|were|\w+ing)\b)[a-z]+\b.{2,}|^(?:please )?stop [a-z]+ing\b.{2,}|"
     r"^(?:please )?(?:don'?t|do not) .{2,}\b(?:with me|for me|ever|anymore|again)\b",
     re.I,
 )
@@ -75,7 +80,8 @@ EnRule = Callable[[list[Clause], int, bool], list[DerivedFact]]
 # a complaint: what it says happens is not what the user asks for
 _COMPLAINT = re.compile(
     r"\b(?:ugh|so annoying|annoying|losing my mind|unbelievable|seriously|typical|drives me "
-    r"crazy|sick of|fed up|can't stand it)\b",
+    r"crazy|sick of|fed up|can't stand it|awful|terrible|horrible|the worst|nightmare|"
+    r"never going back)\b",
     re.I,
 )
 # what a request to the assistant says
@@ -126,7 +132,7 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if cl[i].question or any(_COMPLAINT.search(c.raw) for c in cl):
         return []
     if _STANDING_IMPERATIVE.match(t):
-        ask = re.sub(r"^please\s+", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
+        ask = re.sub(r"^please\s+|,?\s+please$", "", re.sub(r"\bme\b", "the user", t), flags=re.I)
         return [fact(f"User wants: {en_third(ask)}", kind="instruction")]
     m = EN_STANDING_RE.search(t)
     if not m or m.group(0).lower() in ("always", "never"):
@@ -137,7 +143,11 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     body = [t] if when else [EN_STANDING_RE.sub("", t).strip(" ,")]
     for c in cl[i + 1 : i + 4]:
         if (
-            re.match(r"(?:I|I'm|I am|it's|that's|because|since|as|lol|so)\b", c.text, re.I)
+            re.match(
+                r"(?:I|I'm|I am|my|we|we're|our|all I|it's|that's|because|since|as|lol|so)\b",
+                c.text,
+                re.I,
+            )
             or c.question
         ):
             break
@@ -145,11 +155,72 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     text = re.sub(r"\bplease\b\s*", "", ", ".join(b for b in body if b), flags=re.I).strip(" ,")
     if len(text) < 6:
         return []
+    if inner := _KEEP_IN_MIND.search(text):
+        return _said_inside(inner.group("said"))
+    if re.fullmatch(r"(?:when|whenever|if|before|after|once) you [^,]+", text, re.I):
+        return []  # only when, nothing asked: what follows is read by its own rules
     if neg := re.match(r"(?:don'?t|do not|never|no more)\s+(.+)$", text, re.I):
         return [
-            fact(f"User doesn't want the assistant to {en_third(neg.group(1))}", kind="instruction")
+            fact(
+                f"User doesn't want the assistant to {_to_assistant(en_third(neg.group(1)))}",
+                kind="instruction",
+            )
         ]
-    return [fact(f"User wants: {en_third(text)}", kind="instruction", slot=None)]
+    return [fact(f"User wants: {_to_assistant(en_third(text))}", kind="instruction", slot=None)]
+
+
+# a request that carries what the user is: "when you suggest recipes, keep in mind I don't eat
+# pork" says a fact about the user, the request is only why it was said
+_KEEP_IN_MIND = re.compile(
+    r"\b(?:keep in mind|remember|bear in mind|note|be aware|don'?t forget)(?: that)?,? "
+    r"(?P<said>(?:all |also )?(?:I|I'm|I've|my|we|we're|our)\b.+)$",
+    re.I,
+)
+_INNER_SPLIT = re.compile(r",? (?:and|but|plus) (?=(?:all |also )?(?:I|I'm|I've|my|we|our)\b)|, ")
+
+
+def _said_inside(said: str) -> list[DerivedFact]:
+    """The user facts a request carries, each read by the clause rules on its own (none when
+    no rule is sure: the request itself is not stored spliced with them)."""
+    parts = [Clause(p, False) for p in _INNER_SPLIT.split(said) if p.strip()]
+    out: list[DerivedFact] = []
+    for k in range(len(parts)):
+        for rule in EN_RULES:
+            if rule is not standing and (found := rule(parts, k, False)):
+                out.extend(found)
+                break
+    return out
+
+
+_NOT_S = frozenset(
+    ("is", "was", "can", "could", "will", "would", "should", "must", "might", "may", "did",
+     "does", "has", "had", "always", "never", "also", "just", "really", "still", "already")
+)  # fmt: skip
+_IRREGULAR = {"are": "is", "do": "does", "have": "has", "don't": "doesn't", "were": "was"}
+
+
+def _to_assistant(text: str) -> str:
+    """The assistant named in a request to it ("when you suggest recipes" -> "when the
+    assistant suggests recipes"): "you" in a memory would read as the reader."""
+
+    def subj(m: re.Match[str]) -> str:
+        verb = m.group(3)
+        if verb in _IRREGULAR:
+            verb = _IRREGULAR[verb]
+        elif verb not in _NOT_S and not verb.endswith("s") and verb.isalpha():
+            verb = (
+                verb[:-1] + "ies"
+                if re.search(r"[^aeiou]y$", verb)
+                else verb + ("es" if verb.endswith(("sh", "ch", "x", "o")) else "s")
+            )
+        return f"{m.group(1)}{'The' if m.group(2)[0].isupper() else 'the'} assistant {verb}"
+
+    text = re.sub(r"\byou're\b", "the assistant is", text, flags=re.I)
+    text = re.sub(r"\byour\b", "the assistant's", text, flags=re.I)
+    text = re.sub(
+        r"(^|\b(?:when|if|whenever|before|after|once|unless) )(you) ([a-z']+)", subj, text
+    )
+    return re.sub(r"\byou\b", "the assistant", text, flags=re.I)
 
 
 def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -168,6 +239,17 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if m := IM_JOB.match(t):
         text = f"User is a {m.group(1)}" + (f" at {m.group(2)}" if m.group(2) else "")
         return [fact(text, kind="profile", slot="job", value=m.group(1))]
+    if m := STUDENT.match(t):
+        at = f" at {m.group(2)}" if m.group(2) else ""
+        return [fact(f"User is a {m.group(1)}{at}", kind="profile", slot="school",
+                     value=m.group(2) or m.group(1))]  # fmt: skip
+    if (
+        (m := NEW_JOB.search(t))
+        and not cl[i].question
+        and not re.search(r"\b(?:if|when|maybe|might)\b", t, re.I)
+    ):
+        return [fact(f"User started a new job at {m.group(1)}", kind="event", slot="job",
+                     value=m.group(1))]  # fmt: skip
     if m := FROM.match(t):
         return [
             fact(f"User is from {m.group(1)}", kind="profile", slot="hometown", value=m.group(1))
@@ -180,6 +262,9 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if m := AGE.match(t):
         return [fact(f"User is {m.group(1)}", kind="profile", slot="age", value=m.group(1))]
+    if m := ONLY_HAVE.match(t):
+        what = m.group(1).strip()
+        return [fact(f"User only has {en_third(what)}", slot=None, value=what)]
     if m := NO_HABIT.match(t):
         verb = m.group(1).lower()
         return [fact(f"User doesn't {verb}", slot=verb, value="no")]
@@ -223,6 +308,10 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         ]
     if (m := ON_NOW.match(t)) and (dev := device_slot(m.group(1))):
         return [fact(f"User is on {m.group(1)} now", kind="preference", slot=dev, value=m.group(1))]
+    left = any(re.search(r"\b(?:left|moved (?:out of|away from))\b", c.text, re.I) for c in cl)
+    if left and (m := IN_NOW.match(t)):  # "I left Denver two years ago, I'm in Austin now"
+        return [fact(f"User lives in {m.group(1)}", kind="profile", slot="home.location",
+                     value=m.group(1))]  # fmt: skip
     if m := LIVE.match(t):
         return [
             fact(
@@ -264,7 +353,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if (
         ONE_OFF_EN.search(rest)
         or not re.search(durable, rest, re.I)
-        or re.search(r"\b(?:so|really|always|keeps?)\b", rest, re.I)
+        or re.search(r"\b(?:so|really|always|keeps?|again)\b", rest, re.I)
     ):
         return []
     if t[: m.start()].strip() and not re.match(
@@ -288,6 +377,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return [fact(text, kind=kind, subject="third_person", slot=slot)]  # type: ignore[arg-type]
 
 
+# what "we <verb>" says of the team, said of it in the singular
+_WE_VERB = {"are": "is", "are on": "is on", "use": "uses", "run": "runs", "deploy": "deploys",
+            "deploy to": "deploys to", "host": "hosts", "build on": "builds on",
+            "build with": "builds with", "ship": "ships", "live": "lives"}  # fmt: skip
+
+
 def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'our builds run on Bazel' -> a standing fact about the user's team."""
     t = cl[i].text
@@ -304,15 +399,22 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
         return []
+    if re.match(r"we live\b", t, re.I):
+        # "we live in ..." is the user's household, not their team
+        return [fact(f"User lives {m.group(3)}", kind="profile", slot="home.location")]
     noun = (m.group(1) or "").strip()
+    noun = "" if noun.lower() in ("team", "company", "group", "org") else noun
     what = (
         f"The user's team's {noun}" if noun and t.lower().startswith("our") else "The user's team"
     )
     value = re.split(r",| so | but | because ", m.group(3))[0].strip()
     slot = device_slot(value)
+    verb = m.group(2)
+    if re.match(r"we\b", t, re.I):  # "we deploy" -> "The user's team deploys"
+        verb = _WE_VERB.get(verb.lower(), verb)
     return [
         fact(
-            f"{what} {m.group(2)} {value}",
+            f"{what} {verb} {value}",
             subject="team",
             slot=slot and f"team.{slot}",
             value=value,
@@ -414,6 +516,10 @@ def _switched(m: re.Match[str]) -> DerivedFact:
     )
     team = who.startswith(("we", "our"))
     new = re.split(r"\s(?:last|this|next|yesterday|today)\b|,", new)[0]
+    if not thing and not team and re.search(r"\bmoved from\b", m.group(0), re.I):
+        # "I moved from Chicago to Denver": where the user lives, not a tool
+        f = fact(f"User moved from {old} to {new}", kind="profile", slot="home.location", value=new)
+        return f.model_copy(update={"corrects": old})
     owner = "The user's team" if team else "User"
     verb = "uses" if team else "now uses"
     purpose = f" for {en_third(thing)}" if thing else ""
@@ -439,6 +545,9 @@ def _now_value(cl: list[Clause], i: int) -> list[DerivedFact]:
     more = continuation(cl, i, zh=False, limit=1)
     owner = "The user's team's" if team else "User's"
     text = f"{owner} {thing} is {val} now" + (f", {more}" if more else "")
+    if rel := EN_REL.get(thing.lower()):  # "my son's 7 now": the son's, not the user's
+        slot = f"{rel}.age" if re.fullmatch(r"\d{1,3}", val) else f"{rel}.{thing.lower()}"
+        return [fact(text, subject="third_person", slot=slot, value=val)]
     slot = f"team.{thing}" if team else thing
     return [fact(text, subject="team" if team else "user", slot=slot, value=val)]
 

@@ -174,3 +174,32 @@ RESCHEDULED = re.compile(
 BAD_START = re.compile(
     r"^(?:i|i'm|we|it|it's|that|this|they|he|she|you|what|how|so|and|but|oh)\b", _I
 )
+# "all I have is an air fryer and a microwave": what the user has, and nothing else
+ONLY_HAVE = re.compile(
+    r"^(?:all (?:I|we) (?:have|own|'ve got|got) (?:is|are)|I (?:only|just) have) (.{3,60})$", _I
+)
+# "my flight lands at 7:40 on Sunday", "the meeting starts at 10 tomorrow": a thing's time
+STARTS_AT = re.compile(
+    r"^(my |our )([a-z][\w' ]{1,24}?) (lands|leaves|departs|starts|begins|ends|arrives) "
+    r"(?:at )?(" + EN_TIME + r")(?: (?:on )?(" + EN_DAY + r"))?"
+    r"(?: (?:they|it|he|she|we|so|but|because)\b.*)?$",  # a dash's aside after it is dropped
+    _I,
+)
+# "I'm in Austin now" after "I left Denver": where the user lives now
+IN_NOW = re.compile(
+    r"^I'?m (?:in|based in|living in) ((?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))*) now$", _I
+)
+# "I'm a second-year PhD student in computational biology at UW": where and what the user studies
+STUDENT = re.compile(
+    r"^I'?m (?:a|an) ((?:(?:first|second|third|fourth|fifth|final|\d(?:st|nd|rd|th))[- ]year )?"
+    r"(?:PhD|Ph\.D\.|master'?s|grad|graduate|undergrad|undergraduate|college|university|med|"
+    r"medical|law|high school|MBA) student(?: in [a-z][\w -]{2,30}?)?)"
+    r"(?: at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*))?$",
+    _I,
+)
+# "first week at the new job at Stripe", "just started a new job at Figma": the user's new job
+NEW_JOB = re.compile(
+    r"\b(?:first (?:day|week|month) (?:at|of) (?:the |my )?new job|(?:just )?started (?:a |my |the )?"
+    r"new job) at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)",
+    _I,
+)

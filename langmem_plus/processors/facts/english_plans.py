@@ -15,6 +15,7 @@ from langmem_plus.processors.facts.english_patterns import (
     FRAGMENT,
     GOING,
     HAVE_PLAN,
+    STARTS_AT,
     WE_STATE,
 )
 from langmem_plus.processors.facts.helpers import continuation, fact
@@ -60,6 +61,20 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+def _starts_at(t: str) -> list[DerivedFact]:
+    """'my flight lands at 7:40 on Sunday' -> when the user's (or team's) thing is."""
+    m = STARTS_AT.match(t)
+    if not m or BAD_START.match(m.group(2)):
+        return []
+    day = _day(m.group(5)) if m.group(5) else ""
+    when = m.group(4) + (f" {day}" if day in ("tomorrow", "tonight") else f" on {day}" * bool(day))
+    team = m.group(1).lower().startswith("our")
+    owner = "The user's team's" if team else "User's"
+    return [fact(f"{owner} {m.group(2)} {m.group(3)} at {when}", kind="plan",
+                 subject="team" if team else "user", slot=f"{m.group(2).lower()}.time",
+                 value=when)]  # fmt: skip
+
+
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
     t = cl[i].text
@@ -81,6 +96,8 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=when,
             )
         ]
+    if starts := _starts_at(t):
+        return starts
     if m := COMING.match(t):
         who, day = m.group(1), _day(m.group(2))
         return [

@@ -57,11 +57,19 @@ def fact(
 
 def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) -> str:
     """Short descriptive clauses right after `start` that belong to the same statement."""
+    taken = continued(clauses, start, zh=zh, limit=limit)
+    return "，".join(taken) if zh else ", ".join(taken)
+
+
+def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) -> list[str]:
+    """The texts of `continuation`'s clauses, one by one."""
     taken: list[str] = []
     for c in clauses[start + 1 : start + 1 + limit]:
         t = c.text
         if c.question or not t or re.match(r"(?:而|并)?不是|not\b", t, re.I):
             break  # "，不是五岁" / ", not July": the value that does not hold
+        if re.match(r"(?:so|but|because|所以|但是|不过|因为|可是)\b", c.raw.strip(), re.I):
+            break  # ", so homework time is a battle": a consequence is a statement of its own
         if zh:
             if re.search(
                 r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|倒是|忙|"
@@ -73,9 +81,12 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
                 break
         elif (
             re.match(
+                # a new "she ..." is a statement of its own; "he's 7" still says who he is
                 r"(?:I|I'm|we|we're|it's|that's|so|but|because|which|and I|ouch|wow|"
+                r"(?:she|he)(?!'s \d| is \d)|they|they're|"
                 r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
-                r"tell|let|skip|give|lol)\b",
+                r"tell|let|skip|give|lol|proud|happy|glad|excited|sad|worried|nervous|scared|"
+                r"stressed|annoyed|yay|omg|can't wait|not looking forward)\b",
                 t,
                 re.I,
             )
@@ -83,4 +94,4 @@ def continuation(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2)
         ):
             break
         taken.append(t)
-    return "，".join(taken) if zh else ", ".join(taken)
+    return taken

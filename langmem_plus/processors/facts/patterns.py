@@ -78,7 +78,12 @@ def device_slot(value: str) -> str | None:
 def device_name(value: str) -> str | None:
     """The device or tool `value` names, as said ("Jira" in "还是用 Jira 管需求"), if any: the
     value of its slot, so that saying it again is known as a restatement."""
-    return next((m.group() for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+    m = next((m for pat, _ in DEVICE_SLOTS if (m := pat.search(value))), None)
+    if m is None:
+        return None
+    # the whole name it begins ("PostgreSQL", not "PostgreS")
+    whole = re.match(r"[A-Za-z0-9.+#-]*", value[m.end() :])
+    return m.group() + whole.group() if m.group()[-1:].isascii() and whole else m.group()
 
 
 EN_STATES = {
@@ -131,7 +136,11 @@ ZH_CLOCK = (
 EN_DAY = (
     r"\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|"
     r"thurs|fri|sat|sun)s?|tomorrow|tmrw|tmr|tonight|"
-    r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
+    r"next (?:week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    # a date: "the 14th", "March 3", "Jun 5th"
+    r"the \d{1,2}(?:st|nd|rd|th)|(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.? "
+    r"\d{1,2}(?:st|nd|rd|th)?)\b"
 )
 EN_TIME = r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|\d{1,2})\b"
 ONE_OFF_ZH = re.compile(r"今天|昨天|刚才|刚刚|上午|下午茶|这次|这回|今晚")

@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from langmem_plus.errors import ValidationError
-from langmem_plus.processors.facts.chinese import ZH_RULES
+from langmem_plus.processors.facts import guards
+from langmem_plus.processors.facts.chinese import ZH_RULES, zh_ampm
 from langmem_plus.processors.facts.corrections import Repair, self_correction, untied_correction
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.english import EN_RULES
@@ -46,6 +47,8 @@ _DENIED_RE = re.compile(
     r"[，,]\s*(?:而|并)?不是\s*([^\s，,。！!？?]{1,12})[。.!！]*$|,\s*not\s+([\w .'-]{1,30}?)[.!]*$",
     re.I,
 )
+# "六岁不是五岁": the same, said without a pause
+_GLUED_NOT_RE = re.compile(r"是[^\s，,。不]{1,8}?((?:而)?不是[^\s，,。！!？?]{1,8})(?=[。.!！]*$)")
 # "忘掉我住在北京这件事" / "把X这条忘了吧" / "forget that I live in Beijing"
 _ZH_FORGET_RE = re.compile(
     r"^(?:请|麻烦)?你?(?:帮我)?(?:(?:忘掉|忘记掉|删掉|删除|别再记着?|不要再记着?)(?P<what>[^，,。！!？?]+)"
@@ -149,7 +152,10 @@ def rule_facts(
         if role == "assistant":
             before = text
             continue
-        for f in _turn_facts(text, before):
+        for found in _turn_facts(text, before):
+            f = found if found.forget else guards.checked(found)
+            if f is None or (not f.forget and guards.assistant_known(f, before)):
+                continue
             key = (f.subject, f.slot, f.value) if f.slot and f.value else f.text
             if key not in seen:
                 seen.add(key)
@@ -179,7 +185,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return []
     if isinstance(repair, Repair):
         text = repair.text
-    clauses = _and_split(split_clauses(text))
+    clauses = _and_split(_said_to_keep(_no_restated_consequence(split_clauses(text))))
     facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
@@ -188,7 +194,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
         return [
             f.model_copy(update={"correction": True, "corrects": repair.old})
             for f in facts
-            if repair.new in f.text
+            if repair.new in f.text or zh_ampm(repair.new) in f.text  # "4pm" said as "下午4点"
         ]
     return _marked(facts, lead, text, context)
 
@@ -203,6 +209,20 @@ def _sarcastic(raw: str, text: str) -> bool:
     )
 
 
+def _without_glued_denial(facts: list[DerivedFact], text: str) -> list[DerivedFact]:
+    """ "我女儿是六岁不是五岁": the facts without the value that does not hold."""
+    glued = _GLUED_NOT_RE.search(text)
+    if not glued:
+        return facts
+    said = glued.group(1)
+    return [
+        f.model_copy(update={"text": f.text.replace(said, "").rstrip("，, ")})
+        if said in f.text
+        else f
+        for f in facts
+    ]
+
+
 def _marked(
     facts: list[DerivedFact], lead: str, text: str, context: str | None
 ) -> list[DerivedFact]:
@@ -211,6 +231,8 @@ def _marked(
     that does not hold (a fact that states it is dropped)."""
     denied = _DENIED_RE.search(text)
     old = denied.group(1) or denied.group(2) if denied else None
+    if not denied:
+        facts = _without_glued_denial(facts, text)
     if old:
         facts = [f for f in facts if old not in f.text]
     elif not (
@@ -253,15 +275,20 @@ _AND_VERBS = (
     r"prefers|drive|drives|speak|speaks|own|owns|run|runs|play|plays|use|uses"
 )
 _AND_SPLIT_RE = re.compile(
-    rf"^(?P<head>(?:I|I'm|I've|my|My)\b.+?),? (?:and|but) (?:(?P<subj>(?:I|I'm|I've|my|we|our)\b.+)"
+    rf"^(?P<head>(?:I|I'm|I've|my|My|we|We|our|Our)\b.+?),? (?:and|but) "
+    rf"(?:(?P<subj>(?:all |also )?(?:I|I'm|I've|my|we|our)\b.+|the \w+(?: \w+)? (?:is|are|runs?|uses?)\b.+)"
     rf"|(?P<verb>(?:{_AND_VERBS})\b.+))$"
 )
+
+
+_THE_TOO = re.compile(r"the (\w+(?: \w+)? (?:is|are|runs?|uses?)\b.+)$")
 
 
 def _and_split(clauses: list[Clause]) -> list[Clause]:
     """English statements joined by "and"/"but" read one by one: "I live in Beijing and work
     as a nurse" is two facts about the user, "I love hiking and my wife loves painting" one
-    about the user and one about the wife (a shared subject is said again)."""
+    about the user and one about the wife, "we deploy with Terraform and our CI is GitHub
+    Actions" two about the team (a shared subject is said again)."""
     out: list[Clause] = []
     for c in clauses:
         m = None if c.question or CJK_RE.search(c.text) else _AND_SPLIT_RE.match(c.text)
@@ -269,7 +296,38 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
             out.append(c)
             continue
         second = m.group("subj") or "I " + m.group("verb")
+        if the := _THE_TOO.match(second):
+            if not re.match(r"(?:we|our)\b", c.text, re.I):
+                out.append(c)
+                continue
+            second = "our " + the.group(1)  # "our API is in Go and the frontend is Next.js"
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
+    return out
+
+
+# the user saying they said it before: what follows from it ("so no cat cafe for me") is the
+# request of the moment, not a new fact
+_RESTATED = re.compile(
+    r"\b(?:as I (?:said|mentioned|told you)|like I (?:said|told you)|I (?:already )?told you)\b|"
+    r"我(?:之前|不是|早就)?(?:跟你)?说(?:过|了)|跟你说过",
+    re.I,
+)
+
+
+def _no_restated_consequence(clauses: list[Clause]) -> list[Clause]:
+    """The clauses without the consequences ("so ...", "所以…") of a restated fact."""
+    if not any(_RESTATED.search(c.raw) for c in clauses):
+        return clauses
+    return [c for c in clauses if not re.match(r"(?:so|所以)\b", c.raw.strip(), re.I)]
+
+
+def _said_to_keep(clauses: list[Clause]) -> list[Clause]:
+    """A later clause that asks to keep something in mind ("…, keep in mind my daughter is
+    7") is read as what it asks to keep: the asking is not part of the fact."""
+    out = clauses[:1]
+    for c in clauses[1:]:
+        m = None if c.question else ZH_REMEMBER_RE.match(c.text) or EN_REMEMBER_RE.match(c.text)
+        out.append(Clause(c.text[m.end() :], False) if m and c.text[m.end() :] else c)
     return out
 
 
@@ -278,8 +336,8 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
     (an aside after it is not part of what was to be remembered)."""
     first = clauses[0]
     t = first.text
-    if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b", t):
-        return []
+    if first.question or len(t) < 3 or re.search(r"你|吗|\byou\b|^[这那]", t):
+        return []  # "记一下这个链接": what "这个" is, is not in the words
     if CJK_RE.search(t):
         if t.startswith(("我们", "咱们")):
             return [fact("用户团队" + zh_third(t[2:]), subject="team", confidence=0.8)]

@@ -1,0 +1,108 @@
+"""Last checks on a rule's fact before it is kept: one fact in the user's voice, said in the
+third person, that names what it is about. A fact that fails is trimmed to the part that
+passes, or dropped: a wrong fact is worse than a missing one, and the episode keeps the words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.processors.facts.helpers import tidy
+from langmem_plus.text.scripts import CJK
+
+__all__ = ["assistant_known", "checked"]
+
+# first-person words a rewritten fact must not keep ("... when she's eating with us")
+_EN_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|us|our|ours)\b")
+_ZH_FIRST = re.compile(r"我(?!们)|咱")
+# the assistant, left in a fact that is not an instruction to it
+_YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # 迷你: "mini"
+# a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
+# "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
+_ZH_DEICTIC = re.compile(
+    r"(?:[这那](?:家|个|款|位|间|种|样)|(?<=[点去买用吃喝住选换找到来看订坐搬回])[这那](?:里|儿|边))"
+    r"(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+)
+_EN_DEICTIC = re.compile(
+    r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
+    r"work|working|stay|staying|back) (?:there|here))\b",
+    re.I,
+)
+# a plan or wish whose verb ends it, with nothing it is about ("下周还想去"); "去" after a
+# place is a whole plan ("下周去成都")
+_ZH_NO_OBJECT = re.compile(r"(?:想|要|会|打算|准备|还)(?:再)?(?:去|来|回|做|买|吃|弄|试试)了?$")
+# he / she with no one named in the fact it is said in ("don't mention her anymore")
+_PRONOUN = re.compile(
+    r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|(?:^|[，,\s]|给|跟|和|让|叫|提|说)[他她](?!们)",
+    re.I,
+)
+_NAMED = re.compile(r"\bUser's \w+|用户的\S|\b(?!User\b|The\b)[A-Z][a-z]+")
+_CLAUSE_SEP = re.compile(r"[，,；;]\s*")
+
+
+def _bad(text: str, kind: str) -> bool:
+    """Whether one clause of a fact keeps a first-person word, the assistant or a deictic."""
+    if _EN_FIRST.search(text) or _ZH_FIRST.search(text):
+        return True
+    if kind != "instruction" and _YOU.search(text):
+        return True
+    if _ZH_NO_OBJECT.search(text):
+        return True
+    return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
+
+
+def checked(f: DerivedFact) -> DerivedFact | None:
+    """`f` when it is one clean fact; trimmed to its first clauses when a later clause carries
+    the user's or the assistant's own words ("..., no shrimp recipes when she's eating with
+    us"); None when its head does."""
+    if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
+        return None
+    parts = _CLAUSE_SEP.split(f.text)
+    keep: list[str] = []
+    for part in parts:
+        if _bad(part, f.kind):
+            break
+        keep.append(part)
+    if len(keep) == len(parts):
+        return f
+    if not keep:
+        return None
+    sep = "，" if re.search(rf"[{CJK}]", f.text) else ", "
+    text = tidy(sep.join(keep))
+    if f.value and f.value not in text:
+        return None  # what it states went with the trimmed words
+    return f.model_copy(update={"text": text})
+
+
+# an assistant turn that shows it already knows what the user says ("你上次说在用小米手机",
+# "since you're in Denver", "as you mentioned")
+_KNOWN = re.compile(
+    r"你(?:之前|上次|以前|刚才|前面)?(?:说过|说|提到过?|讲过)|记得你|\b(?:you (?:said|mentioned|told me)|"
+    r"as you (?:said|mentioned)|since you(?:'re| are| have|'ve)?)\b",
+    re.I,
+)
+_KEY = re.compile(rf"[{CJK}]{{2,}}|[A-Za-z][\w+#.-]*\d*|\d[\w:.]*")
+_EN_STOP = frozenset(
+    ("user", "user's", "the", "a", "an", "is", "are", "was", "has", "have", "their", "they",
+     "them", "in", "at", "on", "of", "to", "and", "for", "with", "now", "still")
+)  # fmt: skip
+
+
+def assistant_known(f: DerivedFact, context: str | None) -> bool:
+    """Whether `f` only restates what the assistant's turn before it shows it already knows:
+    every content word of the fact is in that turn, which says it knows ("你上次说…")."""
+    if not context or not _KNOWN.search(context) or f.correction:
+        return False
+    ctx = context.lower()
+    words = [w.lower() for w in _KEY.findall(f.text)]
+    words = [w for w in words if w not in _EN_STOP]
+    for w in words:
+        if re.search(rf"[{CJK}]", w):
+            w = re.sub(r"^用户的?|现在|目前|还是|一直|已经|仍然|还|也|都", "", w)
+            # a Chinese run is read in pairs: each two-character piece must be in the turn
+            if any(w[k : k + 2] not in ctx for k in range(max(1, len(w) - 1))):
+                return False
+        elif w not in ctx:
+            return False
+    return bool(words)
