@@ -22,8 +22,9 @@ is a value missing from the top 10. Matching is case-insensitive substring match
 data's README defines it, after a question's `not_stale` phrases (mentions of an old word
 that do not state the old value, e.g. the old car now driven by someone else) are left out.
 Every figure is also given per split: `tuned` (the scenarios the
-offline correction rules were written after reading) and `heldout` (written afterwards,
-only measured), so the gap shows how much of the figure is tuning.
+offline correction rules were written after reading), `heldout` (written afterwards,
+only measured) and `unseen` (written by someone who had not read the rules or the other
+scenarios, measured once), so the gap shows how much of the figure is tuning.
 
     python benchmarks/corrections.py --out docs/results/corrections.json --md docs/results/corrections.md
 """
@@ -297,7 +298,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="corrections.jsonl (default: bundled)")
     ap.add_argument("--max-cases", type=int, default=None)
-    ap.add_argument("--split", choices=["tuned", "heldout"], default=None, help="one part only")
+    ap.add_argument(
+        "--split", choices=["tuned", "heldout", "unseen"], default=None, help="one part only"
+    )
     ap.add_argument("--embeddings", choices=["default", "none"], default="default")
     ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")
     ap.add_argument("--out", type=Path)
