@@ -146,3 +146,28 @@ def test_metadata_costs_no_statement_more(tmp_path, hash_embeddings):
     plain = _traced_adds(tmp_path / "a.db", hash_embeddings)
     tagged = _traced_adds(tmp_path / "b.db", hash_embeddings, {"category": "hobby", "x": 1})
     assert [len(a) for a in tagged] == [len(a) for a in plain]
+
+
+def test_an_earlier_version_is_not_read_again(tmp_path, hash_embeddings):
+    """The earlier exchange a new one follows is written from the record its search read
+    (`earlier_episodes`), not fetched again by id before the write."""
+    mem = Memory(tmp_path / "m.db", embeddings=hash_embeddings)
+    got: list[str] = []
+    real_get = mem.store.get
+
+    def spy(namespace, key, **kw):  # type: ignore[no-untyped-def]
+        got.append(key)
+        return real_get(namespace, key, **kw)
+
+    ids = []
+    for s, exchanges in enumerate(SESSIONS):
+        for n, (said, reply) in enumerate(exchanges):
+            msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+            at = T0 + timedelta(days=7 * s, minutes=n)
+            ids.append(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
+            mem.store.get = spy  # type: ignore[method-assign]  (from the second add on)
+    read_by_adds = set(got)
+    followed = [i for i in ids if mem.get(i).metadata.get("followed_by")]
+    assert followed  # the later exchanges about Anna and the violin follow earlier ones
+    assert not read_by_adds & set(followed), read_by_adds
+    mem.close()

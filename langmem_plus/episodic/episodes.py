@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_versions
+from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
@@ -383,7 +383,7 @@ class EpisodeKeeper:
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
         if derive:
             changed = self._corrects(dialogue, facts, context)
-            follows = earlier_versions(
+            earlier = earlier_episodes(
                 store,
                 namespace,
                 episode,
@@ -391,12 +391,15 @@ class EpisodeKeeper:
                 corrects_reply=self._corrects_reply(dialogue, facts, context),
                 changed=changed,
             )
-            if follows:
+            if earlier:
+                # the records as the search read them: not read again before the write
+                read = {(namespace, rec.id): rec for rec in earlier}
+                follows = [rec.id for rec in earlier]
                 episode.metadata = {**episode.metadata, FOLLOWS: follows}
                 if not _only_questions(dialogue):  # a question states nothing newer
-                    self._link_back(store, namespace, episode, follows, writes)
+                    self._link_back(namespace, episode, follows, read, writes)
                 if changed and not episode.metadata.get("corrects"):
-                    self._correct_followed(store, namespace, episode, follows, writes)
+                    self._correct_followed(namespace, episode, follows, read, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         _stamp(writes, namespace, kept.ids, stamp)
@@ -436,18 +439,17 @@ class EpisodeKeeper:
 
     @staticmethod
     def _link_back(
-        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
+        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
-        """Each earlier exchange this one follows notes it (`metadata.followed_by`), so that
-        wherever the earlier one is shown the newer statement can be shown with it."""
+        """Each earlier exchange this one follows (`known`: as read, or as to be written)
+        notes it (`metadata.followed_by`), so that wherever the earlier one is shown the newer
+        statement can be shown with it."""
         for key in follows:
-            old = writes.get((namespace, key))
-            if old is None:
-                old = record_of_item(store.get(namespace, key))
+            old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.kind != "episodic":
                 continue
             later = [str(k) for k in old.metadata.get(FOLLOWED_BY) or ()]
@@ -456,10 +458,10 @@ class EpisodeKeeper:
 
     @staticmethod
     def _correct_followed(
-        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
+        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
         """A change reported about what an earlier exchange said (the one it follows, found
@@ -469,9 +471,7 @@ class EpisodeKeeper:
         said = _content_words(_user_text(episode))
         marked = []
         for key in follows:
-            old = writes.get((namespace, key))
-            if old is None:
-                old = record_of_item(store.get(namespace, key))
+            old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.corrected_by is not None or old.kind != "episodic":
                 continue
             if len(said & _content_words(_user_text(old))) < 2:
