@@ -171,3 +171,63 @@ def test_an_earlier_version_is_not_read_again(tmp_path, hash_embeddings):
     assert followed  # the later exchanges about Anna and the violin follow earlier ones
     assert not read_by_adds & set(followed), read_by_adds
     mem.close()
+
+
+def test_a_write_inside_a_write_is_part_of_it(tmp_path):
+    """`Database.write` inside a write joins it: one BEGIN/COMMIT, and an error that leaves
+    the outer one rolls back what the inner one wrote."""
+    from langmem_plus.store.db.database import Database
+
+    db = Database(tmp_path / "d.db")
+    traced: list[str] = []
+    db.conn.set_trace_callback(traced.append)
+    with db.write() as conn:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('a', '1')")
+        with db.write() as inner:
+            inner.execute("INSERT INTO meta(key, value) VALUES ('b', '2')")
+    assert sum(s.startswith(("BEGIN", "COMMIT")) for s in traced) == 2
+    try:
+        with db.write() as conn:
+            with db.write() as inner:
+                inner.execute("INSERT INTO meta(key, value) VALUES ('c', '3')")
+            raise RuntimeError("after the inner write")
+    except RuntimeError:
+        pass
+    assert db.get_meta("a") == "1" and db.get_meta("b") == "2" and db.get_meta("c") is None
+    with db.write() as conn:  # a fresh transaction after the rollback
+        conn.execute("INSERT INTO meta(key, value) VALUES ('d', '4')")
+    assert db.get_meta("d") == "4"
+    db.close()
+
+
+def test_write_with_commits_the_puts_and_the_log_together(tmp_path, hash_index):
+    """`HybridStore.write_with`: the puts and what `then` writes to the store's conversation
+    log in one transaction; an error in `then` leaves neither; only puts are taken."""
+    import pytest
+    from langgraph.store.base import GetOp, PutOp
+
+    from langmem_plus.errors import ValidationError
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    log = store.conversations
+    traced: list[str] = []
+    store._db.conn.set_trace_callback(traced.append)
+    store.write_with(
+        [PutOp(("m",), "a", {"text": "green tea"})],
+        lambda: log.add_turns("u", "s", [("user", "green tea")]),
+    )
+    assert sum(s.startswith("BEGIN IMMEDIATE") for s in traced) == 1
+    assert store.get(("m",), "a") is not None and len(log.turns("u", "s")) == 1
+
+    def fail() -> None:
+        log.add_turns("u", "s", [("user", "black coffee")])
+        raise RuntimeError("the log write failed")
+
+    with pytest.raises(RuntimeError):
+        store.write_with([PutOp(("m",), "b", {"text": "black coffee"})], fail)
+    assert store.get(("m",), "b") is None and len(log.turns("u", "s")) == 1
+    assert "b" not in [h.key for h in store.search(("m",), query="black coffee")]
+    with pytest.raises(ValidationError):
+        store.write_with([GetOp(("m",), "a")], lambda: None)  # type: ignore[list-item]
+    assert store.check()["ok"]
+    store.close()

@@ -403,10 +403,14 @@ class EpisodeKeeper:
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         _stamp(writes, namespace, kept.ids, stamp)
-        self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         if log is None:
             log = getattr(store, "conversations", None)
-        self._share_text(log, namespace, episode, turn_ids)
+        self._write(
+            store,
+            writes,
+            [(namespace, fid) for fid in kept.forgotten_ids],
+            then=lambda: self._share_text(log, namespace, episode, turn_ids),
+        )
         return kept
 
     def rederive(self, store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord) -> Kept:
@@ -802,14 +806,22 @@ class EpisodeKeeper:
         store: BaseStore,
         writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         gone: Sequence[tuple[tuple[str, ...], str]] = (),
+        then: Callable[[], object] | None = None,
     ) -> None:
-        # one write: a new record is dated by the store when it was said (its occurred_at)
-        store.batch(
-            [
-                *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
-                *(PutOp(ns, key, None) for ns, key in gone),
-            ]
-        )
+        """One write: a new record is dated by the store when it was said (its occurred_at);
+        `then` (the turns' text shared with the episode) in the same transaction where the
+        store has one (`HybridStore.write_with`), else after it."""
+        ops = [
+            *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
+            *(PutOp(ns, key, None) for ns, key in gone),
+        ]
+        write_with = getattr(store, "write_with", None)
+        if then is not None and write_with is not None:
+            write_with(ops, then)
+            return
+        store.batch(ops)
+        if then is not None:
+            then()
 
 
 def _stamp(

@@ -301,6 +301,20 @@ class HybridStore(BaseStore):
         doc_vecs, q_vecs = self._embed_sync(plan)
         return self._execute(plan, doc_vecs, q_vecs)
 
+    def write_with(self, ops: Iterable[PutOp], then: Callable[[], object]) -> None:
+        """Puts (as `batch`) and then `then()` in the same write transaction: one commit for
+        the items and what the caller writes beside them in this store's conversation log
+        (`conversations`; on SQLite its writes join the open transaction, elsewhere `then`
+        runs after the puts). The embedding is done before the transaction starts. `then`
+        writes; it does not read through the store (its caches follow committed writes)."""
+        ops = list(ops)
+        if not all(isinstance(op, PutOp) for op in ops):
+            raise ValidationError("write_with takes PutOps only")
+        plan = self._plan(ops)
+        doc_vecs, q_vecs = self._embed_sync(plan)
+        with blas_limit(1):
+            self._execute_batch(plan, doc_vecs, q_vecs, then)
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async `batch`: embeddings awaited, SQLite work in a worker thread (loop never blocks).
 
@@ -391,7 +405,11 @@ class HybridStore(BaseStore):
             return self._execute_batch(plan, doc_vecs, q_vecs)
 
     def _execute_batch(
-        self, plan: Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
+        self,
+        plan: Plan,
+        doc_vecs: np.ndarray | None,
+        q_vecs: dict[str, np.ndarray],
+        then: Callable[[], object] | None = None,
     ) -> list[Result]:
         self._ensure_open()
         if doc_vecs is not None and doc_vecs.shape[1] != self.dims:
@@ -424,12 +442,14 @@ class HybridStore(BaseStore):
                                 refresh.extend(h._rowid for h in hits if h._rowid is not None)
                         elif isinstance(op, ListNamespacesOp):
                             results[i] = self._list_namespaces(conn, op, now)
-            if plan.puts or refresh:
+            if plan.puts or refresh or then is not None:
                 with io.write() as conn:
                     if refresh:
                         io.refresh_ttl(conn, refresh, now)
                     if plan.puts:
                         io.apply_puts(conn, plan.puts, doc_vecs, now)
+                    if then is not None:
+                        then()
                 if plan.puts:
                     io.after_puts()
         return results
