@@ -125,10 +125,12 @@ def _traced_adds(path, embeddings, metadata=None) -> list[list[str]]:
 
 # Statements of one exchange added to a store that holds earlier conversations (the most
 # of `SESSIONS`'s adds: 110 before an update that leaves an item's text kept its postings
-# and vectors): a read transaction per search (a fact's slot and restatement, the earlier
-# versions), one to log the turns, one write of the records, the vector index's catch-up,
-# one to link the turns to the episode's text and one for the cost record
-MAX_STATEMENTS_PER_EXCHANGE = 63
+# and vectors, 63 before the transactions below were merged): a read transaction per search
+# (a fact's slot and restatement, the earlier versions), one write to read the reply it
+# answers and log its turns, one write of the records with the turns linked to the
+# episode's text, the vector index's catch-up and one write for the cost record
+MAX_STATEMENTS_PER_EXCHANGE = 59
+MAX_TRANSACTIONS_PER_EXCHANGE = 7
 
 
 def test_one_exchange_costs_a_bounded_number_of_statements(tmp_path, hash_embeddings):
@@ -137,7 +139,7 @@ def test_one_exchange_costs_a_bounded_number_of_statements(tmp_path, hash_embedd
     assert max(counts) <= MAX_STATEMENTS_PER_EXCHANGE, counts
     for statements in adds:  # an earlier episode linked to a later one is not indexed again
         assert not any(s.startswith("DELETE FROM postings") for s in statements)
-        assert sum(s.startswith("BEGIN") for s in statements) <= 9  # transactions
+        assert sum(s.startswith("BEGIN") for s in statements) <= MAX_TRANSACTIONS_PER_EXCHANGE
 
 
 def test_metadata_costs_no_statement_more(tmp_path, hash_embeddings):
@@ -230,4 +232,23 @@ def test_write_with_commits_the_puts_and_the_log_together(tmp_path, hash_index):
     with pytest.raises(ValidationError):
         store.write_with([GetOp(("m",), "a")], lambda: None)  # type: ignore[list-item]
     assert store.check()["ok"]
+    store.close()
+
+
+def test_puts_inside_an_open_write_reach_the_vector_index_once_committed(tmp_path, hash_index):
+    """A batch inside a caller's write transaction leaves the FAISS index alone until the
+    transaction commits (a rollback leaves no vector behind); the next read catches up."""
+    import pytest
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    store.put(("m",), "a", {"text": "green tea"})
+    with pytest.raises(RuntimeError), store.conversations.transaction():
+        store.put(("m",), "b", {"text": "black coffee"})
+        raise RuntimeError("the caller's write fails")
+    assert store._vec.count() == 1 and store.get(("m",), "b") is None
+    with store.conversations.transaction():
+        store.put(("m",), "c", {"text": "oolong tea"})
+    assert store._vec.count() == 1  # not yet: nothing read since the commit
+    assert "c" in [h.key for h in store.search(("m",), query="oolong tea")]
+    assert store._vec.count() == 2 and store.check()["ok"]
     store.close()
