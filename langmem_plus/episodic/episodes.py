@@ -382,24 +382,7 @@ class EpisodeKeeper:
             about = context if self._corrects_reply(dialogue, facts, context) else None
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
         if derive:
-            changed = self._corrects(dialogue, facts, context)
-            earlier = earlier_episodes(
-                store,
-                namespace,
-                episode,
-                context,
-                corrects_reply=self._corrects_reply(dialogue, facts, context),
-                changed=changed,
-            )
-            if earlier:
-                # the records as the search read them: not read again before the write
-                read = {(namespace, rec.id): rec for rec in earlier}
-                follows = [rec.id for rec in earlier]
-                episode.metadata = {**episode.metadata, FOLLOWS: follows}
-                if not _only_questions(dialogue):  # a question states nothing newer
-                    self._link_back(namespace, episode, follows, read, writes)
-                if changed and not episode.metadata.get("corrects"):
-                    self._correct_followed(namespace, episode, follows, read, writes)
+            self._follow_earlier(store, namespace, dialogue, facts, context, episode, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         _stamp(writes, namespace, kept.ids, stamp)
@@ -440,6 +423,38 @@ class EpisodeKeeper:
         said = " ".join(t["text"] for t in dialogue if t["role"] == "user")
         corrected = any(f.correction for f in facts)
         return corrected or cls._corrects_reply(dialogue, facts, context) or is_change(said)
+
+    def _follow_earlier(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        dialogue: Sequence[Mapping[str, str]],
+        facts: Sequence[DerivedFact],
+        context: str | None,
+        episode: MemoryRecord,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Note the older exchanges this one is a newer version of (`earlier_episodes`) on
+        it, and this one on them; a reported change marks them corrected. They are written
+        from the records the search read: not read again before the write."""
+        changed = self._corrects(dialogue, facts, context)
+        earlier = earlier_episodes(
+            store,
+            namespace,
+            episode,
+            context,
+            corrects_reply=self._corrects_reply(dialogue, facts, context),
+            changed=changed,
+        )
+        if not earlier:
+            return
+        read = {(namespace, rec.id): rec for rec in earlier}
+        follows = [rec.id for rec in earlier]
+        episode.metadata = {**episode.metadata, FOLLOWS: follows}
+        if not _only_questions(dialogue):  # a question states nothing newer
+            self._link_back(namespace, episode, follows, read, writes)
+        if changed and not episode.metadata.get("corrects"):
+            self._correct_followed(namespace, episode, follows, read, writes)
 
     @staticmethod
     def _link_back(
