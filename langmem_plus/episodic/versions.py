@@ -89,7 +89,8 @@ def earlier_episodes(
     corrects_reply: bool = False,
     changed: bool = False,
 ) -> list[MemoryRecord]:
-    """The older episodes (as the search read them: the write side need not read them again) in `namespace` most about what `episode`'s user turns say.
+    """The older episodes in `namespace` most about what `episode`'s user turns say, as
+    the search read them (the write side links them without reading them again).
 
     Found by a search with those turns alone, then (when that finds none) with `context`
     too (the reply they answer, which names what an untied "nope, she moved" is about): a
