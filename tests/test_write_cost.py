@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
+from conftest import HashEmbeddings
+
 from langmem_plus import HybridStore, Memory, MemoryConfig
 from langmem_plus.text import tokenize
 
@@ -251,4 +253,62 @@ def test_puts_inside_an_open_write_reach_the_vector_index_once_committed(tmp_pat
     assert store._vec.count() == 1  # not yet: nothing read since the commit
     assert "c" in [h.key for h in store.search(("m",), query="oolong tea")]
     assert store._vec.count() == 2 and store.check()["ok"]
+    store.close()
+
+
+class _Recording(HashEmbeddings):
+    """Hash embeddings that note every document text they embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.documents.extend(texts)
+        return super().embed_documents(texts)
+
+
+def test_a_record_written_again_with_its_text_is_not_embedded_again(tmp_path):
+    """An exchange's write embeds its new records only: an earlier episode given a link back
+    (`followed_by`) keeps its vectors without its text being embedded again, and the store
+    ends as it would with every text embedded (same vectors, a consistent index)."""
+    emb = _Recording()
+    mem = Memory(tmp_path / "m.db", embeddings=emb)
+    for s, exchanges in enumerate(SESSIONS):
+        for n, (said, reply) in enumerate(exchanges):
+            msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+            at = T0 + timedelta(days=7 * s, minutes=n)
+            before = len(emb.documents)
+            rec = mem.get(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
+            assert rec.text in emb.documents[before:]
+    linked = [r for r in mem.get_all("u").items if r.metadata.get("followed_by")]
+    assert linked  # earlier episodes were written again (a link back), their text not embedded
+    assert len(emb.documents) == len(set(emb.documents))  # no text embedded twice
+    assert mem.store.check()["ok"]
+    mem.close()
+
+
+def test_write_with_embeds_a_text_the_caller_wrongly_held_unchanged(tmp_path, hash_index):
+    """`same_text` is a hint the store checks: a put whose stored text differs after all is
+    embedded and indexed (the batch written again), never left with the old vectors."""
+    from langgraph.store.base import PutOp
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    store.put(("m",), "a", {"text": "green tea in the morning"})
+    store.put(("m",), "b", {"text": "violin lessons on tuesday"})
+    logged: list[int] = []
+    store.write_with(
+        [
+            PutOp(("m",), "a", {"text": "black coffee at night"}),  # changed, held unchanged
+            PutOp(("m",), "b", {"text": "violin lessons on tuesday", "n": 1}),  # unchanged
+        ],
+        lambda: logged.append(1),
+        same_text=[(("m",), "a"), (("m",), "b")],
+    )
+    assert logged == [1]  # `then` ran once: in the write that committed
+    assert store.search(("m",), query="black coffee at night", limit=1)[0].key == "a"
+    assert store.get(("m",), "b").value["n"] == 1
+    assert store.search(("m",), query="violin lessons", limit=1)[0].key == "b"
+    report = store.check()
+    assert report["ok"], report
     store.close()

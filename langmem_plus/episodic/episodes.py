@@ -13,7 +13,7 @@ any LangGraph `BaseStore`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -393,6 +393,7 @@ class EpisodeKeeper:
             writes,
             [(namespace, fid) for fid in kept.forgotten_ids],
             then=lambda: self._share_text(log, namespace, episode, turn_ids),
+            new={(namespace, key) for key in (episode.id, *kept.fact_ids)},
         )
         return kept
 
@@ -822,17 +823,19 @@ class EpisodeKeeper:
         writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         gone: Sequence[tuple[tuple[str, ...], str]] = (),
         then: Callable[[], object] | None = None,
+        new: Collection[tuple[tuple[str, ...], str]] = (),
     ) -> None:
         """One write: a new record is dated by the store when it was said (its occurred_at);
         `then` (the turns' text shared with the episode) in the same transaction where the
-        store has one (`HybridStore.write_with`), else after it."""
+        store has one (`HybridStore.write_with`), else after it. The records not `new` were
+        read from the store and keep their text: their text is not embedded again."""
         ops = [
             *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
             *(PutOp(ns, key, None) for ns, key in gone),
         ]
         write_with = getattr(store, "write_with", None)
         if then is not None and write_with is not None:
-            write_with(ops, then)
+            write_with(ops, then, same_text=[k for k in writes if k not in new])
             return
         store.batch(ops)
         if then is not None:
