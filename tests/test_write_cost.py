@@ -4,6 +4,7 @@ runs a bounded number of statements (benchmarks/add_cost.py measures the same on
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
@@ -312,3 +313,15 @@ def test_write_with_embeds_a_text_the_caller_wrongly_held_unchanged(tmp_path, ha
     report = store.check()
     assert report["ok"], report
     store.close()
+
+
+def test_an_add_without_a_session_opens_no_empty_transaction(tmp_path, hash_embeddings):
+    """Without `session_id` nothing is logged and no reply is read: no write is opened for it."""
+    mem = Memory(tmp_path / "m.db", embeddings=hash_embeddings)
+    mem.add("I play the violin every Tuesday evening.", "u")
+    traced: list[str] = []
+    mem.store._db.conn.set_trace_callback(traced.append)
+    mem.add("My sister Anna lives in Lyon.", "u")
+    mem.close()
+    pairs = list(itertools.pairwise(traced))
+    assert ("BEGIN IMMEDIATE", "COMMIT") not in pairs, traced

@@ -145,11 +145,11 @@ class MemoryWriter:
         said = [m for m in msgs if m["role"] in ("user", "assistant") and m["text"].strip()]
         ids: list[int | None] = [None] * len(said)
         context = None
-        with self._log_transaction():  # the last reply read and the turns logged: one
-            if sid is not None:
+        if sid is not None:
+            with self._log_transaction():  # the last reply read and the turns logged: one
                 context = self.last_reply(user_id, sid)
-            if log and sid:
-                ids = list(self.log(user_id, sid, said, at, index=False))
+                if log:
+                    ids = list(self.log(user_id, sid, said, at, index=False))
         turns = [Turn(m["role"], m["text"], at, i) for m, i in zip(said, ids, strict=False)]
         with timer.stage("knowledge", meter=False) as tally:
             kept = self.keeper().keep_turns(
