@@ -141,3 +141,41 @@ def test_memory_uses_an_injected_log() -> None:
         assert mem.add(said, "ann", session_id="s2")
         assert [t.content for t in log.turns("ann", "s2")] == ["I moved to Lyon", "Ok"]
         assert mem.store.conversations.turns("ann") == []  # nothing went to the store's log
+
+
+def test_recent_turns_are_the_last_of_the_session_in_order() -> None:
+    """`recent_turns` (the bounded read `Memory.add` makes for the reply a turn answers) is
+    the tail of `turns`, shared text included; a bad limit is refused."""
+    store = HybridStore(index=False)
+    log = store.conversations
+    log.add_turns(
+        "u", "s", [("user", f"q{i}") if i % 2 == 0 else ("assistant", f"a{i}") for i in range(9)]
+    )
+    log.add_turns("u", "other", [("user", "elsewhere")])
+    log.add_turns("v", "s", [("user", "someone else")])
+    for n in (1, 4, 9, 20):
+        assert log.recent_turns("u", "s", n) == log.turns("u", "s")[-n:]
+    assert log.recent_turns("u", "none", 4) == []
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ValidationError):
+            log.recent_turns("u", "s", bad)  # type: ignore[arg-type]
+
+
+def test_memory_add_reads_only_the_end_of_a_long_session(tmp_path) -> None:
+    """The reply a turn answers is read from the session's last turns, not from all of it:
+    the cost of an add does not grow with the conversation."""
+    mem = Memory(tmp_path / "m.db", embeddings=False)
+    log = mem.store.conversations
+    log.add_turns("u", "s", [("user", "hello"), ("assistant", "Your order ships Monday.")] * 50)
+    calls: list[tuple[Any, ...]] = []
+    real = log.turns
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kw)
+
+    log.turns = spy  # type: ignore[method-assign]
+    assert mem.writer.last_reply("u", "s") == "Your order ships Monday."
+    mem.add("No, it was Tuesday.", "u", session_id="s")
+    assert calls == []
+    mem.close()

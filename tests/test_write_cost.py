@@ -4,8 +4,11 @@ runs a bounded number of statements (benchmarks/add_cost.py measures the same on
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from datetime import datetime, timedelta, timezone
+
+from conftest import HashEmbeddings
 
 from langmem_plus import HybridStore, Memory, MemoryConfig
 from langmem_plus.text import tokenize
@@ -125,10 +128,12 @@ def _traced_adds(path, embeddings, metadata=None) -> list[list[str]]:
 
 # Statements of one exchange added to a store that holds earlier conversations (the most
 # of `SESSIONS`'s adds: 110 before an update that leaves an item's text kept its postings
-# and vectors): a read transaction per search (a fact's slot and restatement, the earlier
-# versions), one to log the turns, one write of the records, the vector index's catch-up,
-# one to link the turns to the episode's text and one for the cost record
-MAX_STATEMENTS_PER_EXCHANGE = 63
+# and vectors, 63 before the transactions below were merged): a read transaction per search
+# (a fact's slot and restatement, the earlier versions), one write to read the reply it
+# answers and log its turns, one write of the records with the turns linked to the
+# episode's text, the vector index's catch-up and one write for the cost record
+MAX_STATEMENTS_PER_EXCHANGE = 59
+MAX_TRANSACTIONS_PER_EXCHANGE = 7
 
 
 def test_one_exchange_costs_a_bounded_number_of_statements(tmp_path, hash_embeddings):
@@ -137,7 +142,7 @@ def test_one_exchange_costs_a_bounded_number_of_statements(tmp_path, hash_embedd
     assert max(counts) <= MAX_STATEMENTS_PER_EXCHANGE, counts
     for statements in adds:  # an earlier episode linked to a later one is not indexed again
         assert not any(s.startswith("DELETE FROM postings") for s in statements)
-        assert sum(s.startswith("BEGIN") for s in statements) <= 9  # transactions
+        assert sum(s.startswith("BEGIN") for s in statements) <= MAX_TRANSACTIONS_PER_EXCHANGE
 
 
 def test_metadata_costs_no_statement_more(tmp_path, hash_embeddings):
@@ -146,3 +151,177 @@ def test_metadata_costs_no_statement_more(tmp_path, hash_embeddings):
     plain = _traced_adds(tmp_path / "a.db", hash_embeddings)
     tagged = _traced_adds(tmp_path / "b.db", hash_embeddings, {"category": "hobby", "x": 1})
     assert [len(a) for a in tagged] == [len(a) for a in plain]
+
+
+def test_an_earlier_version_is_not_read_again(tmp_path, hash_embeddings):
+    """The earlier exchange a new one follows is written from the record its search read
+    (`earlier_episodes`), not fetched again by id before the write."""
+    mem = Memory(tmp_path / "m.db", embeddings=hash_embeddings)
+    got: list[str] = []
+    real_get = mem.store.get
+
+    def spy(namespace, key, **kw):  # type: ignore[no-untyped-def]
+        got.append(key)
+        return real_get(namespace, key, **kw)
+
+    ids = []
+    for s, exchanges in enumerate(SESSIONS):
+        for n, (said, reply) in enumerate(exchanges):
+            msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+            at = T0 + timedelta(days=7 * s, minutes=n)
+            ids.append(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
+            mem.store.get = spy  # type: ignore[method-assign]  (from the second add on)
+    read_by_adds = set(got)
+    followed = [i for i in ids if mem.get(i).metadata.get("followed_by")]
+    assert followed  # the later exchanges about Anna and the violin follow earlier ones
+    assert not read_by_adds & set(followed), read_by_adds
+    mem.close()
+
+
+def test_a_write_inside_a_write_is_part_of_it(tmp_path):
+    """`Database.write` inside a write joins it: one BEGIN/COMMIT, and an error that leaves
+    the outer one rolls back what the inner one wrote."""
+    from langmem_plus.store.db.database import Database
+
+    db = Database(tmp_path / "d.db")
+    traced: list[str] = []
+    db.conn.set_trace_callback(traced.append)
+    with db.write() as conn:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('a', '1')")
+        with db.write() as inner:
+            inner.execute("INSERT INTO meta(key, value) VALUES ('b', '2')")
+    assert sum(s.startswith(("BEGIN", "COMMIT")) for s in traced) == 2
+    try:
+        with db.write() as conn:
+            with db.write() as inner:
+                inner.execute("INSERT INTO meta(key, value) VALUES ('c', '3')")
+            raise RuntimeError("after the inner write")
+    except RuntimeError:
+        pass
+    assert db.get_meta("a") == "1" and db.get_meta("b") == "2" and db.get_meta("c") is None
+    with db.write() as conn:  # a fresh transaction after the rollback
+        conn.execute("INSERT INTO meta(key, value) VALUES ('d', '4')")
+    assert db.get_meta("d") == "4"
+    db.close()
+
+
+def test_write_with_commits_the_puts_and_the_log_together(tmp_path, hash_index):
+    """`HybridStore.write_with`: the puts and what `then` writes to the store's conversation
+    log in one transaction; an error in `then` leaves neither; only puts are taken."""
+    import pytest
+    from langgraph.store.base import GetOp, PutOp
+
+    from langmem_plus.errors import ValidationError
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    log = store.conversations
+    traced: list[str] = []
+    store._db.conn.set_trace_callback(traced.append)
+    store.write_with(
+        [PutOp(("m",), "a", {"text": "green tea"})],
+        lambda: log.add_turns("u", "s", [("user", "green tea")]),
+    )
+    assert sum(s.startswith("BEGIN IMMEDIATE") for s in traced) == 1
+    assert store.get(("m",), "a") is not None and len(log.turns("u", "s")) == 1
+
+    def fail() -> None:
+        log.add_turns("u", "s", [("user", "black coffee")])
+        raise RuntimeError("the log write failed")
+
+    with pytest.raises(RuntimeError):
+        store.write_with([PutOp(("m",), "b", {"text": "black coffee"})], fail)
+    assert store.get(("m",), "b") is None and len(log.turns("u", "s")) == 1
+    assert "b" not in [h.key for h in store.search(("m",), query="black coffee")]
+    with pytest.raises(ValidationError):
+        store.write_with([GetOp(("m",), "a")], lambda: None)  # type: ignore[list-item]
+    assert store.check()["ok"]
+    store.close()
+
+
+def test_puts_inside_an_open_write_reach_the_vector_index_once_committed(tmp_path, hash_index):
+    """A batch inside a caller's write transaction leaves the FAISS index alone until the
+    transaction commits (a rollback leaves no vector behind); the next read catches up."""
+    import pytest
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    store.put(("m",), "a", {"text": "green tea"})
+    with pytest.raises(RuntimeError), store.conversations.transaction():
+        store.put(("m",), "b", {"text": "black coffee"})
+        raise RuntimeError("the caller's write fails")
+    assert store._vec.count() == 1 and store.get(("m",), "b") is None
+    with store.conversations.transaction():
+        store.put(("m",), "c", {"text": "oolong tea"})
+    assert store._vec.count() == 1  # not yet: nothing read since the commit
+    assert "c" in [h.key for h in store.search(("m",), query="oolong tea")]
+    assert store._vec.count() == 2 and store.check()["ok"]
+    store.close()
+
+
+class _Recording(HashEmbeddings):
+    """Hash embeddings that note every document text they embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.documents.extend(texts)
+        return super().embed_documents(texts)
+
+
+def test_a_record_written_again_with_its_text_is_not_embedded_again(tmp_path):
+    """An exchange's write embeds its new records only: an earlier episode given a link back
+    (`followed_by`) keeps its vectors without its text being embedded again, and the store
+    ends as it would with every text embedded (same vectors, a consistent index)."""
+    emb = _Recording()
+    mem = Memory(tmp_path / "m.db", embeddings=emb)
+    for s, exchanges in enumerate(SESSIONS):
+        for n, (said, reply) in enumerate(exchanges):
+            msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": reply}]
+            at = T0 + timedelta(days=7 * s, minutes=n)
+            before = len(emb.documents)
+            rec = mem.get(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
+            assert rec.text in emb.documents[before:]
+    linked = [r for r in mem.get_all("u").items if r.metadata.get("followed_by")]
+    assert linked  # earlier episodes were written again (a link back), their text not embedded
+    assert len(emb.documents) == len(set(emb.documents))  # no text embedded twice
+    assert mem.store.check()["ok"]
+    mem.close()
+
+
+def test_write_with_embeds_a_text_the_caller_wrongly_held_unchanged(tmp_path, hash_index):
+    """`same_text` is a hint the store checks: a put whose stored text differs after all is
+    embedded and indexed (the batch written again), never left with the old vectors."""
+    from langgraph.store.base import PutOp
+
+    store = HybridStore(tmp_path / "s.db", index=hash_index)
+    store.put(("m",), "a", {"text": "green tea in the morning"})
+    store.put(("m",), "b", {"text": "violin lessons on tuesday"})
+    logged: list[int] = []
+    store.write_with(
+        [
+            PutOp(("m",), "a", {"text": "black coffee at night"}),  # changed, held unchanged
+            PutOp(("m",), "b", {"text": "violin lessons on tuesday", "n": 1}),  # unchanged
+        ],
+        lambda: logged.append(1),
+        same_text=[(("m",), "a"), (("m",), "b")],
+    )
+    assert logged == [1]  # `then` ran once: in the write that committed
+    assert store.search(("m",), query="black coffee at night", limit=1)[0].key == "a"
+    assert store.get(("m",), "b").value["n"] == 1
+    assert store.search(("m",), query="violin lessons", limit=1)[0].key == "b"
+    report = store.check()
+    assert report["ok"], report
+    store.close()
+
+
+def test_an_add_without_a_session_opens_no_empty_transaction(tmp_path, hash_embeddings):
+    """Without `session_id` nothing is logged and no reply is read: no write is opened for it."""
+    mem = Memory(tmp_path / "m.db", embeddings=hash_embeddings)
+    mem.add("I play the violin every Tuesday evening.", "u")
+    traced: list[str] = []
+    mem.store._db.conn.set_trace_callback(traced.append)
+    mem.add("My sister Anna lives in Lyon.", "u")
+    mem.close()
+    pairs = list(itertools.pairwise(traced))
+    assert ("BEGIN IMMEDIATE", "COMMIT") not in pairs, traced

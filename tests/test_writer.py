@@ -20,6 +20,7 @@ class Put:
     op: PutOp
     texts: list[tuple[str, str]] = field(default_factory=list)
     keyword_text: str = ""
+    unembedded: bool = False
 
 
 def test_writer_puts_overwrites_and_deletes_with_every_change_logged():

@@ -13,7 +13,7 @@ any LangGraph `BaseStore`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_versions
+from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
@@ -382,28 +382,19 @@ class EpisodeKeeper:
             about = context if self._corrects_reply(dialogue, facts, context) else None
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
         if derive:
-            changed = self._corrects(dialogue, facts, context)
-            follows = earlier_versions(
-                store,
-                namespace,
-                episode,
-                context,
-                corrects_reply=self._corrects_reply(dialogue, facts, context),
-                changed=changed,
-            )
-            if follows:
-                episode.metadata = {**episode.metadata, FOLLOWS: follows}
-                if not _only_questions(dialogue):  # a question states nothing newer
-                    self._link_back(store, namespace, episode, follows, writes)
-                if changed and not episode.metadata.get("corrects"):
-                    self._correct_followed(store, namespace, episode, follows, writes)
+            self._follow_earlier(store, namespace, dialogue, facts, context, episode, writes)
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         _stamp(writes, namespace, kept.ids, stamp)
-        self._write(store, writes, [(namespace, fid) for fid in kept.forgotten_ids])
         if log is None:
             log = getattr(store, "conversations", None)
-        self._share_text(log, namespace, episode, turn_ids)
+        self._write(
+            store,
+            writes,
+            [(namespace, fid) for fid in kept.forgotten_ids],
+            then=lambda: self._share_text(log, namespace, episode, turn_ids),
+            new={(namespace, key) for key in (episode.id, *kept.fact_ids)},
+        )
         return kept
 
     def rederive(self, store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord) -> Kept:
@@ -434,20 +425,51 @@ class EpisodeKeeper:
         corrected = any(f.correction for f in facts)
         return corrected or cls._corrects_reply(dialogue, facts, context) or is_change(said)
 
+    def _follow_earlier(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        dialogue: Sequence[Mapping[str, str]],
+        facts: Sequence[DerivedFact],
+        context: str | None,
+        episode: MemoryRecord,
+        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+    ) -> None:
+        """Note the older exchanges this one is a newer version of (`earlier_episodes`) on
+        it, and this one on them; a reported change marks them corrected. They are written
+        from the records the search read: not read again before the write."""
+        changed = self._corrects(dialogue, facts, context)
+        earlier = earlier_episodes(
+            store,
+            namespace,
+            episode,
+            context,
+            corrects_reply=self._corrects_reply(dialogue, facts, context),
+            changed=changed,
+        )
+        if not earlier:
+            return
+        read = {(namespace, rec.id): rec for rec in earlier}
+        follows = [rec.id for rec in earlier]
+        episode.metadata = {**episode.metadata, FOLLOWS: follows}
+        if not _only_questions(dialogue):  # a question states nothing newer
+            self._link_back(namespace, episode, follows, read, writes)
+        if changed and not episode.metadata.get("corrects"):
+            self._correct_followed(namespace, episode, follows, read, writes)
+
     @staticmethod
     def _link_back(
-        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
+        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
-        """Each earlier exchange this one follows notes it (`metadata.followed_by`), so that
-        wherever the earlier one is shown the newer statement can be shown with it."""
+        """Each earlier exchange this one follows (`known`: as read, or as to be written)
+        notes it (`metadata.followed_by`), so that wherever the earlier one is shown the newer
+        statement can be shown with it."""
         for key in follows:
-            old = writes.get((namespace, key))
-            if old is None:
-                old = record_of_item(store.get(namespace, key))
+            old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.kind != "episodic":
                 continue
             later = [str(k) for k in old.metadata.get(FOLLOWED_BY) or ()]
@@ -456,10 +478,10 @@ class EpisodeKeeper:
 
     @staticmethod
     def _correct_followed(
-        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
+        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
         """A change reported about what an earlier exchange said (the one it follows, found
@@ -469,9 +491,7 @@ class EpisodeKeeper:
         said = _content_words(_user_text(episode))
         marked = []
         for key in follows:
-            old = writes.get((namespace, key))
-            if old is None:
-                old = record_of_item(store.get(namespace, key))
+            old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.corrected_by is not None or old.kind != "episodic":
                 continue
             if len(said & _content_words(_user_text(old))) < 2:
@@ -802,14 +822,24 @@ class EpisodeKeeper:
         store: BaseStore,
         writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         gone: Sequence[tuple[tuple[str, ...], str]] = (),
+        then: Callable[[], object] | None = None,
+        new: Collection[tuple[tuple[str, ...], str]] = (),
     ) -> None:
-        # one write: a new record is dated by the store when it was said (its occurred_at)
-        store.batch(
-            [
-                *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
-                *(PutOp(ns, key, None) for ns, key in gone),
-            ]
-        )
+        """One write: a new record is dated by the store when it was said (its occurred_at);
+        `then` (the turns' text shared with the episode) in the same transaction where the
+        store has one (`HybridStore.write_with`), else after it. The records not `new` were
+        read from the store and keep their text: their text is not embedded again."""
+        ops = [
+            *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
+            *(PutOp(ns, key, None) for ns, key in gone),
+        ]
+        write_with = getattr(store, "write_with", None)
+        if then is not None and write_with is not None:
+            write_with(ops, then, same_text=[k for k in writes if k not in new])
+            return
+        store.batch(ops)
+        if then is not None:
+            then()
 
 
 def _stamp(

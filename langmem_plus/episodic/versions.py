@@ -29,6 +29,7 @@ __all__ = [
     "MEANING_EVIDENCE",
     "MIN_SHARED_WORDS",
     "NO_EVIDENCE",
+    "earlier_episodes",
     "earlier_versions",
 ]
 
@@ -72,7 +73,24 @@ def earlier_versions(
     corrects_reply: bool = False,
     changed: bool = False,
 ) -> list[str]:
-    """Ids of the older episodes in `namespace` most about what `episode`'s user turns say.
+    """Ids of `earlier_episodes`."""
+    found = earlier_episodes(
+        store, namespace, episode, context, corrects_reply=corrects_reply, changed=changed
+    )
+    return [rec.id for rec in found]
+
+
+def earlier_episodes(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    context: str | None = None,
+    *,
+    corrects_reply: bool = False,
+    changed: bool = False,
+) -> list[MemoryRecord]:
+    """The older episodes in `namespace` most about what `episode`'s user turns say, as
+    the search read them (the write side links them without reading them again).
 
     Found by a search with those turns alone, then (when that finds none) with `context`
     too (the reply they answer, which names what an untied "nope, she moved" is about): a
@@ -89,7 +107,7 @@ def earlier_versions(
     (evidence at least `MEANING_EVIDENCE`)."""
     said = _user_said(episode)
     words = _words(said)
-    out: list[str] = []
+    out: list[MemoryRecord] = []
     if len(words) >= MIN_SHARED_WORDS:
         queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
         for n, query in enumerate(queries):
@@ -101,7 +119,7 @@ def earlier_versions(
                 break
     if corrects_reply and context and context.strip():
         answered = _answered(store, namespace, episode, context.strip())
-        if answered is not None and answered not in out:
+        if answered is not None and answered.id not in {r.id for r in out}:
             out.append(answered)
     return out
 
@@ -113,14 +131,14 @@ def _best_earlier(
     query: str,
     words: set[str],
     meaning: float | None = None,
-) -> list[str]:
+) -> list[MemoryRecord]:
     """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
     search's order, except that one with next to no evidence of its own (HybridStore's
     `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
     meaning) comes after those with some; a store that gives no evidence keeps its order."""
     when = episode.occurred_at or episode.created_at
-    found: list[tuple[float, int, str]] = []
+    found: list[tuple[float, int, MemoryRecord]] = []
     hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
     for n, it in enumerate(hits):
         old = _record(it)
@@ -130,8 +148,8 @@ def _best_earlier(
             continue
         shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
         if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
-            found.append((float(_evidence(it) < NO_EVIDENCE), n, old.id))
-    return [key for _, _, key in sorted(found)[:MAX_FOLLOWS]]
+            found.append((float(_evidence(it) < NO_EVIDENCE), n, old))
+    return [rec for _, _, rec in sorted(found, key=lambda f: f[:2])[:MAX_FOLLOWS]]
 
 
 def _evidence(item: Any, unknown: float = 1.0) -> float:
@@ -143,7 +161,7 @@ def _evidence(item: Any, unknown: float = 1.0) -> float:
 
 def _answered(
     store: BaseStore, namespace: tuple[str, ...], episode: MemoryRecord, reply: str
-) -> str | None:
+) -> MemoryRecord | None:
     """The older exchange of `episode`'s conversation whose text holds `reply`, if found."""
     when = episode.occurred_at or episode.created_at
     for it in store.search(
@@ -154,7 +172,7 @@ def _answered(
             continue
         said_before = (old.occurred_at or old.created_at) <= when
         if said_before and _same_session(old, episode) and reply in old.text:
-            return old.id
+            return old
     return None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
 
@@ -141,11 +142,14 @@ class MemoryWriter:
         (the write driver `EpisodeKeeper.keep_turns`, as in the middleware; timed as stage
         ``knowledge``, with the FactDeriver's calls and tokens)."""
         ns = user_namespace(user_id)
-        context = self.last_reply(user_id, sid) if sid is not None else None
         said = [m for m in msgs if m["role"] in ("user", "assistant") and m["text"].strip()]
         ids: list[int | None] = [None] * len(said)
-        if log and sid:
-            ids = list(self.log(user_id, sid, said, at, index=False))
+        context = None
+        if sid is not None:
+            with self._log_transaction():  # the last reply read and the turns logged: one
+                context = self.last_reply(user_id, sid)
+                if log:
+                    ids = list(self.log(user_id, sid, said, at, index=False))
         turns = [Turn(m["role"], m["text"], at, i) for m, i in zip(said, ids, strict=False)]
         with timer.stage("knowledge", meter=False) as tally:
             kept = self.keeper().keep_turns(
@@ -157,14 +161,22 @@ class MemoryWriter:
                 tally.add_usage(k.cost)
         return list(dict.fromkeys(i for k in kept for i in k.ids))
 
+    def _log_transaction(self) -> AbstractContextManager[Any]:
+        """One write transaction of the conversation log, where it has them."""
+        begin = getattr(self.turns.log, "transaction", None)
+        return begin() if begin is not None else nullcontext()
+
     def delete_keys(self, keys: Sequence[tuple[tuple[str, ...], str]]) -> None:
         """Delete store items by (namespace, key), in batches."""
         for i in range(0, len(keys), 500):
             self.store.batch([PutOp(ns, key, None) for ns, key in keys[i : i + 500]])
 
     def last_reply(self, user_id: str, sid: str) -> str | None:
-        """The last assistant turn logged in the session (what an untied correction answers)."""
-        for turn in reversed(self.turns.log.turns(user_id, sid)[-4:]):
+        """The last assistant turn logged in the session (what an untied correction answers),
+        among its last four turns (a bounded read where the log has one)."""
+        recent = getattr(self.turns.log, "recent_turns", None)
+        last = recent(user_id, sid, 4) if recent else self.turns.log.turns(user_id, sid)[-4:]
+        for turn in reversed(last):
             if turn.role == "assistant":
                 return turn.content
         return None

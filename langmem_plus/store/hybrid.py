@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,6 +57,7 @@ from langmem_plus.store.seams import (
     MemorySearchItem,
     RowFilter,
     StorageBackend,
+    TextChanged,
     TimeRange,
     Validity,
     as_epoch,
@@ -292,7 +293,7 @@ class HybridStore(BaseStore):
         return Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
     def _embed_inputs(self, plan: Plan) -> list[str]:
-        return [t for p in plan.puts.values() for _, t in p.texts]
+        return [t for p in plan.puts.values() if not p.unembedded for _, t in p.texts]
 
     # ================================================================ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -300,6 +301,41 @@ class HybridStore(BaseStore):
         plan = self._plan(ops)
         doc_vecs, q_vecs = self._embed_sync(plan)
         return self._execute(plan, doc_vecs, q_vecs)
+
+    def write_with(
+        self,
+        ops: Iterable[PutOp],
+        then: Callable[[], object],
+        *,
+        same_text: Collection[tuple[tuple[str, ...], str]] = (),
+    ) -> None:
+        """Puts (as `batch`) and then `then()` in the same write transaction: one commit for
+        the items and what the caller writes beside them in this store's conversation log
+        (`conversations`; on SQLite its writes join the open transaction, elsewhere `then`
+        runs after the puts). The embedding is done before the transaction starts. `then`
+        writes; it does not read through the store (its caches follow committed writes).
+
+        `same_text`: the (namespace, key) of puts that the caller read from the store and
+        whose indexed text it left as it was (an earlier record given a link or closed):
+        SQLite keeps their vectors without embedding the text again; should a stored text
+        differ after all, the batch is embedded in full and written again."""
+        ops = list(ops)
+        if not all(isinstance(op, PutOp) for op in ops):
+            raise ValidationError("write_with takes PutOps only")
+        plan = self._plan(ops)
+        if isinstance(self._storage, SqliteStorage):
+            for key in set(same_text) & plan.puts.keys():
+                plan.puts[key].unembedded = plan.puts[key].op.value is not None
+        doc_vecs, q_vecs = self._embed_sync(plan)
+        try:
+            with blas_limit(1):
+                self._execute_batch(plan, doc_vecs, q_vecs, then)
+        except TextChanged:  # rolled back: embed every text and write again
+            for p in plan.puts.values():
+                p.unembedded = False
+            doc_vecs, q_vecs = self._embed_sync(plan)
+            with blas_limit(1):
+                self._execute_batch(plan, doc_vecs, q_vecs, then)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async `batch`: embeddings awaited, SQLite work in a worker thread (loop never blocks).
@@ -391,7 +427,11 @@ class HybridStore(BaseStore):
             return self._execute_batch(plan, doc_vecs, q_vecs)
 
     def _execute_batch(
-        self, plan: Plan, doc_vecs: np.ndarray | None, q_vecs: dict[str, np.ndarray]
+        self,
+        plan: Plan,
+        doc_vecs: np.ndarray | None,
+        q_vecs: dict[str, np.ndarray],
+        then: Callable[[], object] | None = None,
     ) -> list[Result]:
         self._ensure_open()
         if doc_vecs is not None and doc_vecs.shape[1] != self.dims:
@@ -424,12 +464,14 @@ class HybridStore(BaseStore):
                                 refresh.extend(h._rowid for h in hits if h._rowid is not None)
                         elif isinstance(op, ListNamespacesOp):
                             results[i] = self._list_namespaces(conn, op, now)
-            if plan.puts or refresh:
+            if plan.puts or refresh or then is not None:
                 with io.write() as conn:
                     if refresh:
                         io.refresh_ttl(conn, refresh, now)
                     if plan.puts:
                         io.apply_puts(conn, plan.puts, doc_vecs, now)
+                    if then is not None:
+                        then()
                 if plan.puts:
                     io.after_puts()
         return results

@@ -34,6 +34,9 @@ class PutPlan:
     op: PutOp
     texts: list[tuple[str, str]] = field(default_factory=list)  # (path, text) to embed
     keyword_text: str = ""
+    # not embedded: the caller holds the stored item's indexed text unchanged, so the writer
+    # keeps its vectors (and raises `TextChanged` should the stored text differ after all)
+    unembedded: bool = False
 
 
 @dataclass

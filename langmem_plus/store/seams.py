@@ -43,6 +43,7 @@ __all__ = [
     "RowFilter",
     "SearchBackend",
     "StorageBackend",
+    "TextChanged",
     "TimeRange",
     "Validity",
     "VectorSearch",
@@ -468,6 +469,12 @@ class PlannedPut(Protocol):
     op: PutOp
     texts: list[tuple[str, str]]
     keyword_text: str
+    unembedded: bool  # no vectors given: the stored item's must be kept (`TextChanged`)
+
+
+class TextChanged(Exception):
+    """A put planned `unembedded` would change the stored item's indexed text: the batch is
+    embedded in full and written again (store-internal; never reaches a caller)."""
 
 
 def rank_fields(

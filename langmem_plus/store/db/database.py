@@ -164,6 +164,7 @@ class Database:
             if self.read_only and not exists:
                 raise ReadOnlyStoreError(f"there is no database at {self.path} to open read-only")
         self.lock = threading.RLock()
+        self._writing = False  # a write transaction is open (held by the thread with `lock`)
         if self.read_only:
             assert self.path is not None
             self.conn = _connect_read_only(self.path)
@@ -300,15 +301,21 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        """A write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error). A write inside
+        a write (on the thread that holds it) is part of it: the outer one commits, and an
+        error that leaves either rolls back both."""
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.path} was opened read-only (read-only media or no write permission); "
                 "writes are refused. Open a writable copy to change it."
             )
         with self.lock:
+            if self._writing:
+                yield self.conn
+                return
             self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
             self._deleted_text = False
+            self._writing = True
             try:
                 yield self.conn
             except BaseException:
@@ -318,6 +325,8 @@ class Database:
                 self._retry(lambda: self.conn.execute("COMMIT"))
                 if self._deleted_text:
                     self.purge_wal()
+            finally:
+                self._writing = False
 
     def purge_wal(self) -> bool:
         """Copy the WAL into the database and truncate it, so deleted text leaves the disk.

@@ -8,7 +8,8 @@ here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
@@ -48,6 +49,13 @@ class SQLiteConversationLog:
     def __init__(self, db: Database, clock: Clock = system_clock) -> None:
         self._db = db
         self._clock = clock
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Calls made inside as one write transaction (reads inside see its writes; the
+        store's own writes inside join it too)."""
+        with self._db.write():
+            yield
 
     # ---------------------------------------------------------------- turns
     def add_turn(
@@ -139,6 +147,19 @@ class SQLiteConversationLog:
         with self._db.read() as conn:
             rows = conn.execute(sql, args).fetchall()
         return [_turn(r) for r in rows]
+
+    def recent_turns(self, user_id: str, session_id: str, limit: int) -> list[ConversationTurn]:
+        """The last `limit` turns of a session, oldest first: one bounded read (what a new
+        turn answers does not need the whole conversation read)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError(f"limit must be a positive integer, got {limit!r}")
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_TURN_COLS} FROM {_TURN_FROM} WHERE t.user_id=? AND t.session_id=? "
+                "ORDER BY t.id DESC LIMIT ?",
+                (user_id, session_id, limit),
+            ).fetchall()
+        return [_turn(r) for r in reversed(rows)]
 
     def get_turn(self, turn_id: int) -> ConversationTurn | None:
         """One turn by id, or None."""

@@ -178,7 +178,10 @@ class SqliteStorage:
             checks.mark_vectorless(self.db, conn, puts)
 
     def after_puts(self) -> None:
-        if self.vec is not None:
+        """The FAISS index catches up with the committed puts. Not inside a write that is
+        still open (puts made within a caller's `Database.write`): it would read entries that
+        may yet roll back; the next read catches up (`before_reads`)."""
+        if self.vec is not None and not self.db.conn.in_transaction:
             with self.db.read() as conn:
                 self.vec.sync(conn)
 

@@ -20,7 +20,7 @@ from langmem_plus.model.records import record_columns
 from langmem_plus.store.db.changefeed import OP_ADD, OP_REMOVE, VECTOR_FEED
 from langmem_plus.store.db.database import in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
-from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, PlannedPut, rank_fields
+from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, PlannedPut, TextChanged, rank_fields
 from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
 from langmem_plus.text.tokenize import tokenize
@@ -78,7 +78,9 @@ class ItemWriter:
         A put whose `index_key` is the item's stored one changes only the row: its postings
         and vectors already hold the same text.
 
-        `doc_vecs`: one row per (path, text) of the puts, in their order.
+        `doc_vecs`: one row per (path, text) of the puts, in their order (none for a put
+        planned `unembedded`: should its stored index key differ, `TextChanged` is raised and
+        the caller's transaction rolls back).
         """
         ns_ids = self.namespace_ids(conn, (k[0] for k in puts))
         keys = {k: index_key(p, self._storage) for k, p in puts.items() if p.op.value is not None}
@@ -99,6 +101,10 @@ class ItemWriter:
             rid = self._write_item(conn, ns_id, key, op, len(tokens), prev, now, keys[(ns, key)])
             if tokens and not kept:
                 kw_docs.append((ns_id, rid, tokens))
+            if p.unembedded:  # its vectors are those stored: they must be kept
+                if p.texts and not kept:
+                    raise TextChanged(f"{key} would index another text")
+                continue
             for path, _text in p.texts:
                 assert doc_vecs is not None
                 if not kept:
