@@ -132,8 +132,9 @@ def test_priors_never_lift_an_item_without_evidence_above_a_more_relevant_one(
     gate keep the query's scale."""
     relevance = np.array([min(r, 1.0) * scale for r, _ in items])
     ev = np.array([0.4 if has else 0.0 for _, has in items])
-    got = np.broadcast_to(prior_scales(relevance, ev, scale, floor, share), relevance.shape)
-    gate = min(floor, share * scale)
+    best = scale  # no judgement: the scale is the best evidence
+    got = np.broadcast_to(prior_scales(relevance, ev, scale, best, floor, share), relevance.shape)
+    gate = min(floor, share * best)
     priors = 0.6  # any equal priors
     score = 0.4 * relevance + got * priors
     for i in range(len(items)):

@@ -126,9 +126,10 @@ class StoreTuning(BaseModel):
         ge=0,
         le=1,
         description="The priors (category, recency, use, confidence) of a candidate with no "
-        "evidence of its own are scaled by the query's scale only when its relevance reaches "
-        "the relevance floor, or this share of the query's best when that is lower (a weak "
-        "query); else by its own relevance, so they never lift a memory with no relevance "
+        "evidence of its own are scaled by the query's scale only when its relevance, on the "
+        "scale of the query's best evidence, reaches the floor calibrated on that scale "
+        "(floor.DEFAULT_FLOOR) or this share of the best when that is lower (a weak query); "
+        "else by its own relevance, so they never lift a memory with no relevance "
         "(scoring.prior_scales; docs/concepts.md).",
     )
     keyword_evidence_rate: float = Field(

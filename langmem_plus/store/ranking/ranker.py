@@ -515,15 +515,14 @@ class Ranker:
 
     def _prior_scales(self, s: _Search) -> float | np.ndarray:
         """What each candidate's priors are multiplied by (scoring.prior_scales, gated at
-        the relevance floor that applies to the search's hits: none without a query vector,
-        as store/ranking/floor.py's `floor_for`), kept on `s` for the explanation."""
+        DEFAULT_FLOOR on the scale of the query's best evidence, the floor calibrated on it;
+        no gate without a query vector, as no floor), kept on `s` for the explanation."""
         if self.config.score.profile == "coding" or s.rq.qvec is None:
             s.priors = self._prior_scale(s)
             return s.priors
-        floor = self.config.recall.min_relevance
-        if floor is None:
-            floor = self.judgement.floor if self.judgement is not None else DEFAULT_FLOOR
-        s.priors = prior_scales(s.fz, s.ev, s.top, floor, self.tuning.prior_gate_share)
+        best = s.facts.best_evidence if s.facts is not None else s.top
+        share = self.tuning.prior_gate_share
+        s.priors = prior_scales(s.fz, s.ev, s.top, best, DEFAULT_FLOOR, share)
         return s.priors
 
     def explain(

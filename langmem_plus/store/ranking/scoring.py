@@ -353,19 +353,25 @@ def _zscore_of(x: float, values: np.ndarray) -> float:
 
 
 def prior_scales(
-    relevance: np.ndarray, evidence: np.ndarray, scale: float, floor: float, share: float
+    relevance: np.ndarray,
+    evidence: np.ndarray,
+    scale: float,
+    best: float,
+    floor: float,
+    share: float,
 ) -> float | np.ndarray:
     """What each candidate's priors (category, recency, use, confidence) are multiplied by.
 
     The query's `scale` for a candidate with evidence of its own (`evidence` > 0: some of the
-    query's words, a cosine above the model's background) or with relevance at the gate, the
-    lower of the relevance `floor` and `share` of the scale (in a weak query whose best is
-    below the floor, half the best still counts); for any other candidate its own relevance
-    (never exactly 0, so they keep their order). The priors reorder what has relevance; they
-    never lift a memory with none above one that has it (a recent, unrelated memory scored
-    ~0.43 within a question that matched something). Returns the scale itself, a float, when
-    every candidate takes it (the usual case)."""
-    gate = min(floor, share * scale)
+    query's words, a cosine above the model's background) or with relevance at the gate; for
+    any other candidate its own `relevance` (never exactly 0, so they keep their order). The
+    priors reorder what has relevance; they never lift a memory with none above one that has
+    it (a recent, unrelated memory scored ~0.43 within a question that matched something).
+    The gate is read on the scale of the query's best evidence `best` (the relevance before a
+    relevance judgement rescales it, so a judgement moves no rank): the lower of `floor` and
+    `share` of the best (in a weak query, half the best still counts). Returns the scale
+    itself, a float, when every candidate takes it (the usual case)."""
+    gate = min(floor, share * best) * scale / best if best > 0 else 0.0
     full = (evidence > 0) | (relevance >= gate)
     if full.all():
         return scale
