@@ -14,7 +14,7 @@ from langchain.agents import create_agent
 
 from langmem_plus import HybridStore, Memory
 from langmem_plus.agent.middleware import MemoryMiddleware
-from langmem_plus.store.ranking.scoring import FusionTuning, fuse_arrays
+from langmem_plus.store.ranking.scoring import FusionTuning, fuse_arrays, prior_scales
 
 TUNING = FusionTuning(
     w_standing_keyword=0.55, keyword_rate=1.5, w_evidence_keyword=0.8, background=0.2
@@ -43,12 +43,6 @@ def test_the_runner_up_of_two_relevant_memories_is_not_zero_for_losing() -> None
     assert with_other[UNRELATED]["relevance"] < 0.05
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue #31.2 item 3, not shipped: weighing the priors by each item's own relevance "
-    "raised the corrections suite's superseded wins 0.045 -> 0.179 (a corrected value is often "
-    "found by its recency alone); docs/concepts.md",
-)
 def test_priors_never_lift_a_memory_with_no_relevance() -> None:
     """Within a question that matches something, an unrelated memory scores ~0.43 from its
     recency and default confidence alone (relevance < 0.1, evidence 0): the goal is that the
@@ -99,3 +93,55 @@ def test_adding_unrelated_candidates_never_zeroes_one_with_evidence(
         assert np.all(got.evidence[:n] > 0)
         assert np.all(got.relevance[:n] > 0)
         assert np.all(got.relevance <= got.relevance.max())
+
+
+def test_the_score_explains_itself_with_each_items_prior_scale() -> None:
+    """`prior_scale` is what a hit's priors were multiplied by: the query's scale for the
+    memories with evidence, their own relevance for the unrelated ones."""
+    from langmem_plus.config import MemoryConfig
+
+    cfg = MemoryConfig().score
+    got = _relevance([*HOME, UNRELATED], QUESTION)
+    for text, c in got.items():
+        priors = (
+            cfg.w_category * c["category_boost"]
+            + cfg.w_recency * c["recency"]
+            + cfg.w_frequency * c["frequency"]
+            + cfg.w_confidence * c["confidence"]
+        )
+        expect = cfg.w_keyword * c["relevance"] + c["prior_scale"] * priors
+        assert c["score"] == pytest.approx(expect * c["topic_boost"], rel=1e-6)
+        want = c["relevance"] if text == UNRELATED else c["query_evidence"]
+        assert c["prior_scale"] == pytest.approx(want)
+
+
+rel = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@given(
+    st.lists(st.tuples(rel, st.booleans()), min_size=1, max_size=30),
+    st.floats(0.01, 1.0),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+)
+def test_priors_never_lift_an_item_without_evidence_above_a_more_relevant_one(
+    items: list[tuple[float, bool]], scale: float, floor: float, share: float
+) -> None:
+    """With the same priors, a candidate with no evidence whose relevance is below the gate
+    never scores above any candidate at least as relevant; candidates with evidence or at the
+    gate keep the query's scale."""
+    relevance = np.array([min(r, 1.0) * scale for r, _ in items])
+    ev = np.array([0.4 if has else 0.0 for _, has in items])
+    best = scale  # no judgement: the scale is the best evidence
+    got = np.broadcast_to(prior_scales(relevance, ev, scale, best, floor, share), relevance.shape)
+    gate = min(floor, share * best)
+    priors = 0.6  # any equal priors
+    score = 0.4 * relevance + got * priors
+    for i in range(len(items)):
+        if ev[i] > 0 or relevance[i] >= gate:
+            assert got[i] == scale
+            continue
+        assert got[i] <= max(relevance[i], 1e-15)
+        for j in range(len(items)):
+            if relevance[j] >= relevance[i]:
+                assert score[i] <= score[j] + 1e-12

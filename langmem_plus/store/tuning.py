@@ -121,6 +121,17 @@ class StoreTuning(BaseModel):
         description="Weight of the keyword evidence in the absolute evidence of relevance "
         "1 - (1 - w·keyword)(1 - vector), which puts the relevance on one scale for every query.",
     )
+    prior_gate_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="The priors (category, recency, use, confidence) of a candidate with no "
+        "evidence of its own are scaled by the query's scale only when its relevance, on the "
+        "scale of the query's best evidence, reaches the floor calibrated on that scale "
+        "(floor.DEFAULT_FLOOR) or this share of the best when that is lower (a weak query); "
+        "else by its own relevance, so they never lift a memory with no relevance "
+        "(scoring.prior_scales; docs/concepts.md).",
+    )
     keyword_evidence_rate: float = Field(
         1.5,
         gt=0,

@@ -37,6 +37,7 @@ from langmem_plus.store.ranking.common_terms import TermVectors, ordering_side, 
 from langmem_plus.store.ranking.expansion import feedback, feedback_terms, fused_feedback
 from langmem_plus.store.ranking.explain import Explanation, page
 from langmem_plus.store.ranking.fallback import like_scores
+from langmem_plus.store.ranking.floor import DEFAULT_FLOOR
 from langmem_plus.store.ranking.neighbours import question_turns, with_neighbours
 from langmem_plus.store.ranking.scoring import (
     CosineSide,
@@ -45,6 +46,7 @@ from langmem_plus.store.ranking.scoring import (
     cosine_side,
     evidence,
     fuse_arrays,
+    prior_scales,
     score_batch,
 )
 from langmem_plus.store.ranking.versions import newer_first
@@ -137,6 +139,7 @@ class _Search:
     vn: np.ndarray = field(default_factory=_no_values)
     ev: np.ndarray = field(default_factory=_no_values)
     top: float = 1.0  # the query's scale (scales the relevance and the priors)
+    priors: float | np.ndarray = 1.0  # what the priors were multiplied by (`_prior_scales`)
     facts: jd.QueryFacts | None = None  # what the relevance judgement reads
     side: CosineSide | None = None  # the vector side of fusion (`cos`'s), kept for re-fusion
     fused: Fused | None = None  # the last fusion (its evidence is kept by a re-fusion)
@@ -472,7 +475,7 @@ class Ranker:
             config=cfg,
             now=s.rq.now,
             fused=s.fz,
-            prior_scale=s.top,
+            prior_scale=self._prior_scales(s),
             last_used=prior[0],
             access_count=prior[1],
             confidence=prior[2],
@@ -506,9 +509,21 @@ class Ranker:
         return on_topic, 0.0
 
     def _prior_scale(self, s: _Search) -> float:
-        """The factor the priors were scaled by (`query_evidence`): the query's best evidence;
-        1 under the coding profile, whose score takes no priors."""
+        """The query's scale (`query_evidence`); 1 under the coding profile, whose score
+        takes no priors."""
         return 1.0 if self.config.score.profile == "coding" else s.top
+
+    def _prior_scales(self, s: _Search) -> float | np.ndarray:
+        """What each candidate's priors are multiplied by (scoring.prior_scales, gated at
+        DEFAULT_FLOOR on the scale of the query's best evidence, the floor calibrated on it;
+        no gate without a query vector, as no floor), kept on `s` for the explanation."""
+        if self.config.score.profile == "coding" or s.rq.qvec is None:
+            s.priors = self._prior_scale(s)
+            return s.priors
+        best = s.facts.best_evidence if s.facts is not None else s.top
+        share = self.tuning.prior_gate_share
+        s.priors = prior_scales(s.fz, s.ev, s.top, best, DEFAULT_FLOOR, share)
+        return s.priors
 
     def explain(
         self, conn: Any, s: _Search, parts: dict[str, np.ndarray], sym: np.ndarray
@@ -536,6 +551,7 @@ class Ranker:
             s.vn,
             s.ev,
             np.full(len(s.ev), self._prior_scale(s)),
+            np.broadcast_to(np.asarray(s.priors, dtype=np.float64), s.ev.shape),
             *jd.judged_columns(s.facts, s.top, s.cos, len(s.ev)),
             parts["category_boost"],
             parts["recency"],
@@ -558,7 +574,7 @@ class Ranker:
         keys = [str(r.key) for r in rows]
         values = [_value(r.value) for r in rows]
         weight = 0.0 if self.config.score.profile == "coding" else self.config.score.w_recency
-        own = parts["score"] - self._prior_scale(s) * weight * parts["recency"]
+        own = parts["score"] - s.priors * weight * parts["recency"]
         relevance = [float(own[j]) for j in order]
         moved_order, moved = newer_first(
             keys, values, relevance, self.config.recall.newer_version_share

@@ -28,6 +28,7 @@ __all__ = [
     "fuse_arrays",
     "keyword_evidence",
     "keyword_share",
+    "prior_scales",
     "score_batch",
     "standing",
     "vector_evidence",
@@ -69,7 +70,9 @@ class ScoreParts:
     compatibility; before 0.x it held the fused relevance); `vector` the cosine and
     `vector_norm` the vector evidence (cosine above the model's background); `evidence` the
     two combined, this item's own absolute evidence; `query_evidence` the query's scale, the
-    factor that scales the relevance and the priors (category, recency, use, confidence) alike.
+    factor that scales the relevance and the priors (category, recency, use, confidence) alike;
+    `prior_scale` what this item's priors were multiplied by: the query's scale, or for an item
+    with no evidence of its own and little relevance its relevance (`prior_scales`).
     The scale is the judgement that the scope holds something about the query where the
     store's embeddings have one (store/ranking/judgement.py), else the evidence of the query's best
     candidate. What the judgement reads, the same for every hit of a query: `best_evidence`
@@ -91,6 +94,7 @@ class ScoreParts:
     vector_norm: float = 0.0
     evidence: float = 0.0
     query_evidence: float = 1.0
+    prior_scale: float = 1.0
     best_evidence: float = 0.0
     best_cosine: float = 0.0
     unseen_names: float = 0.0
@@ -348,6 +352,32 @@ def _zscore_of(x: float, values: np.ndarray) -> float:
     return 0.0 if sd <= 1e-12 else float((x - mean) / sd)
 
 
+def prior_scales(
+    relevance: np.ndarray,
+    evidence: np.ndarray,
+    scale: float,
+    best: float,
+    floor: float,
+    share: float,
+) -> float | np.ndarray:
+    """What each candidate's priors (category, recency, use, confidence) are multiplied by.
+
+    The query's `scale` for a candidate with evidence of its own (`evidence` > 0: some of the
+    query's words, a cosine above the model's background) or with relevance at the gate; for
+    any other candidate its own `relevance` (never exactly 0, so they keep their order). The
+    priors reorder what has relevance; they never lift a memory with none above one that has
+    it (a recent, unrelated memory scored ~0.43 within a question that matched something).
+    The gate is read on the scale of the query's best evidence `best` (the relevance before a
+    relevance judgement rescales it, so a judgement moves no rank): the lower of `floor` and
+    `share` of the best (in a weak query, half the best still counts). Returns the scale
+    itself, a float, when every candidate takes it (the usual case)."""
+    gate = min(floor, share * best) * scale / best if best > 0 else 0.0
+    full = (evidence > 0) | (relevance >= gate)
+    if full.all():
+        return scale
+    return np.where(full, scale, np.maximum(relevance, ORDER_KEEPING_SCALE))
+
+
 def score_batch(
     *,
     config: MemoryConfig,
@@ -361,13 +391,14 @@ def score_batch(
     on_topic: np.ndarray,
     symbol_match: np.ndarray,
     vector_norm: np.ndarray,
-    prior_scale: float = 1.0,
+    prior_scale: float | np.ndarray = 1.0,
 ) -> dict[str, np.ndarray]:
     """Vectorised spec score over candidates; returns the score and every component array.
 
-    `prior_scale` (the query's best absolute evidence) scales the priors (category, recency,
-    use, confidence) with the relevance, so they weigh against it as in the spec whatever the
-    query's strength, and a weak query scores low throughout.
+    `prior_scale` (HybridStore: the query's scale, per candidate `prior_scales`) scales the
+    priors (category, recency, use, confidence) with the relevance, so they weigh against it
+    as in the spec whatever the query's strength, a weak query scores low throughout, and a
+    candidate with no relevance is not lifted by them.
 
     `last_used` holds epoch seconds (NaN: never), `confidence` NaN means "none given"
     (config.default_confidence is used).
