@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langmem_plus.episodic.echoes import without_recall_quotes
+from langmem_plus.episodic.values import changed_values
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
 from langmem_plus.processors.facts.rules import is_change, is_correction
@@ -70,7 +71,7 @@ def test_a_transcript_reply_quoting_the_old_value_adds_no_evidence() -> None:
 
 
 def test_an_untied_correction_of_a_quoting_reply_marks_that_exchange() -> None:
-    """"nah that's over" answers a reply that built on a recalled memory: the exchange holding
+    """An untied "nah that's over" answers a reply that built on a recalled memory: the exchange holding
     that reply (kept without its quote) is corrected by the answer."""
     mem = Memory(embeddings=False)
     _add(mem, 0, "started keto on Jan 2, no bread no rice", "Good luck!")
@@ -113,3 +114,37 @@ def test_mood_and_the_moment_are_no_change(said: str) -> None:
 def test_that_is_over_says_the_earlier_statement_no_longer_holds() -> None:
     assert is_correction("nah that's over, doctor wanted more whole grains")
     assert not is_correction("the game is over, we lost")
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "changed"),
+    [
+        ("场地那天被包了，只能往后推，现在是12月6号", "婚礼定在11月2号了！场地在郊区", {"11月2号"}),
+        ("standup 改成10:45了", "每天 standup 早上9:15", {"9:15"}),
+        ("her birthday is Jun 21, not the 12th", "her birthday is Jun 12", {"jun12"}),
+        ("rent goes up to $2,100 in May", "my rent is $1,900", {"$1900"}),
+        # the same value again, or values of different forms, are no change
+        ("搬家还是定在16号", "搬家定在16号", set()),
+        ("dinner at 7:30", "dinner on Oct 3", set()),
+        ("no numbers here", "my rent is $1,900", set()),
+    ],
+)
+def test_changed_values_compares_values_of_one_form(new: str, old: str, changed: set[str]) -> None:
+    assert changed_values(new, old) == changed
+
+
+def test_changed_values_rejects_what_is_no_text() -> None:
+    with pytest.raises(ValidationError):
+        changed_values("x", None)  # type: ignore[arg-type]
+
+
+def test_a_date_said_again_different_closes_the_fact_that_states_the_old_one() -> None:
+    """A change report sharing one word with the statement it follows ("场地") and saying
+    the date anew: the old statement is corrected and its dated fact closed."""
+    mem = Memory(embeddings=False)
+    _add(mem, 0, "婚礼定在11月2号了！场地是郊区一个花园，可以坐100人", "恭喜！")
+    _add(mem, 60, "场地那天被别人包了，我们只能往后推，现在是12月6号", "辛苦了。")
+    facts = [h for h in mem.search("婚礼 11月2号", U, limit=10) if h.memory.kind == "semantic"]
+    assert all("11月2号" not in h.text for h in facts)
+    old = [h for h in mem.search("婚礼定在11月2号", U, limit=10) if "11月2号" in h.text]
+    assert old and all(h.memory.corrected_by is not None for h in old)

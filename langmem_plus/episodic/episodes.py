@@ -22,6 +22,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.echoes import without_recall_quotes
+from langmem_plus.episodic.values import changed_values
 from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
@@ -473,7 +474,7 @@ class EpisodeKeeper:
         if not _only_questions(dialogue):  # a question states nothing newer
             self._link_back(namespace, episode, follows, read, writes)
         if changed and not episode.metadata.get("corrects"):
-            self._correct_followed(namespace, episode, follows, read, writes)
+            self._correct_followed(store, namespace, episode, follows, read, writes)
 
     @staticmethod
     def _link_back(
@@ -494,8 +495,9 @@ class EpisodeKeeper:
             old.metadata = {**old.metadata, FOLLOWED_BY: [*later, episode.id][-_MAX_FOLLOWERS:]}
             writes[(namespace, old.id)] = old
 
-    @staticmethod
     def _correct_followed(
+        self,
+        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
@@ -503,24 +505,32 @@ class EpisodeKeeper:
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
         """A change reported about what an earlier exchange said (the one it follows, found
-        by `earlier_versions`) and sharing at least two content words with what the user said
-        now, or the exchange of this conversation whose reply it says was wrong: that exchange
-        is corrected by this one, so it is marked and ranked lower wherever
-        it is shown."""
-        said = _content_words(_user_text(episode))
+        by `earlier_episodes`) and sharing at least two content words with what the user said
+        now, or one word and a value said again different (a date, a time, an amount:
+        `values.changed_values`), or the exchange of this conversation whose reply it says
+        was wrong: that exchange is corrected by this one, so it is marked and ranked lower
+        wherever it is shown. Its facts that state a changed value are closed."""
+        now_said = _user_text(episode)
+        said = _content_words(now_said)
         marked = []
         for key in follows:
             old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.corrected_by is not None or old.kind != "episodic":
                 continue
             # an exchange of this conversation is followed only as the one whose reply the
-            # turn says was wrong (`versions.earlier_versions`): it is what the turn corrects
+            # turn says was wrong (`versions.earlier_episodes`): it is what the turn corrects
             answered = old.session_id is not None and old.session_id == episode.session_id
-            if not answered and len(said & _content_words(_user_text(old))) < 2:
+            shared = len(said & _content_words(_user_text(old)))
+            changed = changed_values(now_said, _user_text(old)) if shared == 1 else set()
+            if not answered and shared < 2 and not changed:
                 continue  # linked through the reply or in meaning only: too weak to mark
             old.corrected_by = episode.id
             writes[(namespace, old.id)] = old
             marked.append(old.id)
+            for fid in old.derived_ids if changed else ():
+                fact = writes.get((namespace, fid)) or record_of_item(store.get(namespace, fid))
+                if fact is not None and fact.is_current and changed_values(now_said, fact.text):
+                    self._close(store, namespace, fact, episode.id, episode.occurred_at, writes)
         if marked:
             episode.metadata = {**episode.metadata, "corrects": marked}
 
