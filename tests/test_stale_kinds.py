@@ -14,6 +14,7 @@ from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.values import changed_values
 from langmem_plus.errors import ValidationError
 from langmem_plus.memory import Memory
+from langmem_plus.processors.facts.denial import denies_reply
 from langmem_plus.processors.facts.rules import is_change, is_correction
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -148,3 +149,11 @@ def test_a_date_said_again_different_closes_the_fact_that_states_the_old_one() -
     assert all("11月2号" not in h.text for h in facts)
     old = [h for h in mem.search("婚礼定在11月2号", U, limit=10) if "11月2号" in h.text]
     assert old and all(h.memory.corrected_by is not None for h in old)
+
+
+def test_a_denial_without_its_subject_denies_the_reply() -> None:
+    """An assistant's "How's the new role at Lumen going?" answered "never ended up starting there": what
+    the reply assumed does not hold."""
+    assert denies_reply("never ended up starting there, they froze the position")
+    assert denies_reply("I didn't end up going, it rained")
+    assert not denies_reply("the meeting never ended, ugh")
