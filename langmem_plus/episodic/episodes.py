@@ -21,6 +21,8 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.config import MemoryConfig
+from langmem_plus.episodic.echoes import without_recall_quotes
+from langmem_plus.episodic.values import changed_values
 from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
@@ -51,8 +53,10 @@ def without_echoes(
     """An exchange's turns (with their log ids) less what the replies only repeat of the
     memories they were given: a reply line holding a recalled memory's text adds no evidence
     (after a correction it would restate the old value), nor does a lead-in line left alone
-    ("From what I remember:"). A reply left empty is dropped; a shortened one loses its log
+    ("From what I remember:"); a quote of memories recognised by its form goes too, recalled
+    or not (`_unquoted`). A reply left empty is dropped; a shortened one loses its log
     id, so the log keeps its own text (nothing said is lost: the log holds every turn)."""
+    said = _unquoted(said)
     # each line of a recalled memory (an episode holds several: a reply quotes them one by one)
     marks = [m for m in (_norm(ln) for r in recalled for ln in r.split("\n")) if len(m) >= 4]
     if not marks:
@@ -76,6 +80,21 @@ def without_echoes(
         text = "\n".join(kept).strip()
         if text:
             out.append(({"role": "assistant", "text": text}, None))
+    return out
+
+
+def _unquoted(
+    said: Sequence[tuple[dict[str, str], int | None]],
+) -> list[tuple[dict[str, str], int | None]]:
+    """The turns less what the replies quote of recalled memories by their form alone
+    (`echoes.without_recall_quotes`: "From what I remember: - User …")."""
+    out: list[tuple[dict[str, str], int | None]] = []
+    for turn, tid in said:
+        text = turn["text"] if turn["role"] != "assistant" else without_recall_quotes(turn["text"])
+        if text == turn["text"]:
+            out.append((turn, tid))
+        elif text:
+            out.append(({"role": turn["role"], "text": text}, None))
     return out
 
 
@@ -455,7 +474,7 @@ class EpisodeKeeper:
         if not _only_questions(dialogue):  # a question states nothing newer
             self._link_back(namespace, episode, follows, read, writes)
         if changed and not episode.metadata.get("corrects"):
-            self._correct_followed(namespace, episode, follows, read, writes)
+            self._correct_followed(store, namespace, episode, follows, read, writes)
 
     @staticmethod
     def _link_back(
@@ -476,8 +495,9 @@ class EpisodeKeeper:
             old.metadata = {**old.metadata, FOLLOWED_BY: [*later, episode.id][-_MAX_FOLLOWERS:]}
             writes[(namespace, old.id)] = old
 
-    @staticmethod
     def _correct_followed(
+        self,
+        store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
         follows: Sequence[str],
@@ -485,20 +505,32 @@ class EpisodeKeeper:
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
         """A change reported about what an earlier exchange said (the one it follows, found
-        by `earlier_versions`) and sharing at least two content words with what the user said
-        now: that exchange is corrected by this one, so it is marked and ranked lower wherever
-        it is shown."""
-        said = _content_words(_user_text(episode))
+        by `earlier_episodes`) and sharing at least two content words with what the user said
+        now, or one word and a value said again different (a date, a time, an amount:
+        `values.changed_values`), or the exchange of this conversation whose reply it says
+        was wrong: that exchange is corrected by this one, so it is marked and ranked lower
+        wherever it is shown. Its facts that state a changed value are closed."""
+        now_said = _user_text(episode)
+        said = _content_words(now_said)
         marked = []
         for key in follows:
             old = writes.get((namespace, key)) or known.get((namespace, key))
             if old is None or old.corrected_by is not None or old.kind != "episodic":
                 continue
-            if len(said & _content_words(_user_text(old))) < 2:
+            # an exchange of this conversation is followed only as the one whose reply the
+            # turn says was wrong (`versions.earlier_episodes`): it is what the turn corrects
+            answered = old.session_id is not None and old.session_id == episode.session_id
+            shared = len(said & _content_words(_user_text(old)))
+            changed = changed_values(now_said, _user_text(old)) if shared == 1 else set()
+            if not answered and shared < 2 and not changed:
                 continue  # linked through the reply or in meaning only: too weak to mark
             old.corrected_by = episode.id
             writes[(namespace, old.id)] = old
             marked.append(old.id)
+            for fid in old.derived_ids if changed else ():
+                fact = writes.get((namespace, fid)) or record_of_item(store.get(namespace, fid))
+                if fact is not None and fact.is_current and changed_values(now_said, fact.text):
+                    self._close(store, namespace, fact, episode.id, episode.occurred_at, writes)
         if marked:
             episode.metadata = {**episode.metadata, "corrects": marked}
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.model.records import MemoryRecord
 from langmem_plus.store.ranking.versions import FOLLOWS
 from langmem_plus.text import tokenize
@@ -171,7 +172,9 @@ def _answered(
         if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
             continue
         said_before = (old.occurred_at or old.created_at) <= when
-        if said_before and _same_session(old, episode) and reply in old.text:
+        # the episode keeps the reply less what it quoted of recalled memories
+        held = reply in old.text or without_recall_quotes(reply) in old.text
+        if said_before and _same_session(old, episode) and held:
             return old
     return None
 

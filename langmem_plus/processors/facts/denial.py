@@ -17,7 +17,9 @@ _LEAD_RE = re.compile(r"^(?:ha+h?|heh|lmao|lmfao|rofl|xd)\b[\s,!.:]*", re.I)
 _NEVER_RE = re.compile(
     r"\bI (?:never|didn'?t(?: end up| actually)?) (?:took|take|taking|accepted|accept|joined|join|"
     r"bought|buy|signed|sign|went (?:for|with|through with)|go (?:for|with|through with))\b"
-    r"(?! (?:a|an) )",
+    r"(?! (?:a|an) )|"
+    # the subject is often dropped: "never ended up starting there", "didn't end up going"
+    r"(?:^|\bI )(?:never|didn'?t) end(?:ed)? up \w+ing\b",
     re.I,
 )
 # the thing the reply names is gone: "sold that thing", "got rid of it", "don't have it anymore"

@@ -76,7 +76,7 @@ _STRONG_ZH = re.compile(
 _STRONG_EN = re.compile(
     r"\b(?:correction\s*[:,-]|I was wrong|I misspoke|I got (?:that|it) wrong|told you wrong|"
     r"scratch that|my bad|that was years ago|not there anymore|no longer (?:at|in|with|on)|"
-    r"not (?:a thing )?any ?more\b)",
+    r"not (?:a thing )?any ?more\b|that'?s (?:over|done with)\b)",
     re.I,
 )
 
@@ -94,7 +94,12 @@ _CHANGE = re.compile(
     r"现在(?:都|已经|改|换|是|迷上)|搬到|搬去|换成|换了|改成|改到|挪到|调到|跳槽|入职|不再|"
     r"已经不|戒了|先停了|\bswitched (?:to|over)|\bmoved (?:my|the|it|to|over)\b|\bdown to\b|"
     r"\bchanged to\b|\bno longer\b|\bupgraded to\b|\binstead of\b|"
-    r"\bnow (?:I|we|it'?s|on|at|in|use)\b",
+    r"\bnow (?:I|we|it'?s|on|at|in|use)\b|"
+    # a clause that says how things are now and ends on 了: "现在基本都去超级猩猩了",
+    # "现在周六上午改去学围棋了", "现在全切到 Cursor 了"
+    r"现在[^，,。！!？?]{0,10}?(?:都去|都用|只去|改|换|切)[^，,。！!？?]{0,20}了|切到|往后推|推到|推迟到|"
+    # the new state said with "now" at its end: "I'm fully remote now", "X is what I'm doing now"
+    r"\bI'?m (?!(?:so|very|really|pretty|too|kinda|super)\b)[\w -]{1,30} now\b|\bis what I'?m \w+ now\b",
     re.I,
 )
 
