@@ -300,7 +300,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", type=Path, default=None, help="corrections.jsonl (default: bundled)")
     ap.add_argument("--max-cases", type=int, default=None)
     ap.add_argument(
-        "--split", choices=["tuned", "heldout", "unseen"], default=None, help="one part only"
+        "--split",
+        choices=["tuned", "heldout", "unseen", "unseen2"],
+        default=None,
+        help="one part only",
     )
     ap.add_argument("--embeddings", choices=["default", "none"], default="default")
     ap.add_argument("--set-config", nargs="*", default=[], metavar="SECTION.FIELD=JSON")

@@ -54,8 +54,9 @@ UNSEEN_B = "unseen-2026-11-28b"
 UNSEEN_BATCHES = (UNSEEN, UNSEEN_B)
 HELD_OUT_BATCHES = (FRESH, *UNSEEN_BATCHES)
 # `unseen`: correction scenarios written without reading the rules or the other scenarios,
-# committed before their one measurement
-CORRECTION_SPLITS = ("tuned", "heldout", "unseen")
+# committed before their one measurement; `unseen2`: a second such batch, written the same way
+# while the stale-value marking was being changed
+CORRECTION_SPLITS = ("tuned", "heldout", "unseen", "unseen2")
 POLARITIES = ("positive", "negative")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_QUOTE_CHARS = 12
