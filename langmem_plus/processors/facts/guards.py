@@ -11,7 +11,7 @@ from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.helpers import tidy
 from langmem_plus.text.scripts import CJK
 
-__all__ = ["assistant_known", "checked"]
+__all__ = ["assistant_known", "checked", "well_formed"]
 
 # first-person words a rewritten fact must not keep ("... when she's eating with us")
 _EN_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|us|our|ours)\b")
@@ -52,10 +52,50 @@ def _bad(text: str, kind: str) -> bool:
     return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
 
 
+# the body of a wish or instruction ("用户希望…", "User wants: …")
+_WISH = re.compile(r"^(?:用户希望|User wants:?\s*)(?P<body>.+)$")
+# a wish whose body opens with the user again: a condition rewritten into a second subject
+# ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
+_WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
+# a body that ends before what it asks for: a verb's complement with no verb after it
+# ("…提醒用户下", "…提醒一下"), a dangling function word ("remind me to", "use the")
+_DANGLING = re.compile(
+    r"(?:一下|(?:用户|助手)下)$|\b(?:to|the|a|an|and|or|of|for|with|at|in|on|by|from|that)$",
+    re.I,
+)
+# a change reported as done ("standup 改成下午了", "the call moved to 3pm"): news, no request;
+# a wish that asks not to ("别再用Java了") keeps its 了
+_ZH_CHANGE_DONE = re.compile(r"(?:改成|改为|改到|换成|换到|调到|挪到|搬到|变成)[^别]*了$")
+_EN_CHANGE_DONE = re.compile(
+    r"\b(?:moved|changed|switched|shifted|got (?:moved|changed|pushed)|was (?:moved|changed|pushed))"
+    r" (?:to|over|back)\b",
+    re.I,
+)
+# an event that names nothing of its own: a verb and a bare definite noun ("User got the
+# job": which job?); a capitalised name ("sold the Civic") or any more words names it
+_EN_BARE = re.compile(r"^(?:The )?User (?:\w+ ){1,2}the [a-z]+[.!]*$")
+
+
+def well_formed(f: DerivedFact) -> bool:
+    """Whether `f` says something whole on its own: a wish whose body is a request (not the
+    user again as its subject, not cut off, not a change reported as done), and a fact with
+    content beyond its verb. What fails is not stored; the episode keeps the words."""
+    wish = _WISH.match(f.text)
+    if wish:
+        body = wish.group("body").strip().rstrip("。.!！")
+        if _WISH_SELF.match(body) or _DANGLING.search(body):
+            return False
+        if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
+            return False
+    return not _EN_BARE.match(f.text)
+
+
 def checked(f: DerivedFact) -> DerivedFact | None:
     """`f` when it is one clean fact; trimmed to its first clauses when a later clause carries
     the user's or the assistant's own words ("..., no shrimp recipes when she's eating with
-    us"); None when its head does."""
+    us"); None when its head does, or when it is not well formed (`well_formed`)."""
+    if not well_formed(f):
+        return None
     if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
         return None
     parts = _CLAUSE_SEP.split(f.text)
