@@ -153,3 +153,37 @@ def test_a_colon_without_a_task_on_text_still_gives_facts() -> None:
 def test_well_formed_never_raises(text: str) -> None:
     if text.strip():
         assert isinstance(well_formed(DerivedFact(text=text)), bool)
+
+
+def test_a_relations_bare_definite_object_names_nothing() -> None:
+    assert texts("my son got into the university") == []
+
+
+def test_a_place_word_after_a_verb_names_no_place() -> None:
+    assert texts("我下周要去那边出差") == []
+    assert texts("我下周去成都出差") != []
+
+
+def test_a_fact_owned_by_the_team_is_the_teams() -> None:
+    found = rule_facts([{"role": "user", "text": "the team switched to pnpm last sprint"}])
+    assert found and all(f.subject == "team" for f in found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["用户老婆怀孕了", "User's wife is a nurse", "用户的女儿住校"],
+)
+def test_a_fact_that_opens_on_a_relation_is_theirs(text: str) -> None:
+    found = checked(DerivedFact(text=text, subject="user"))
+    assert found is not None and found.subject == "third_person"
+
+
+def test_a_request_about_a_relation_stays_the_users() -> None:
+    f = DerivedFact(text="用户希望提醒用户老婆的生日", kind="instruction")
+    found = checked(f)
+    assert found is not None and found.subject == "user"
+
+
+def test_relation_subject_from_a_turn() -> None:
+    found = rule_facts([{"role": "user", "text": "老婆怀孕了，预产期明年五月"}])
+    assert found and all(f.subject == "third_person" for f in found)

@@ -11,7 +11,14 @@ from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.helpers import tidy
 from langmem_plus.text.scripts import CJK
 
-__all__ = ["assistant_known", "checked", "well_formed"]
+__all__ = ["RELATIONS", "assistant_known", "checked", "well_formed"]
+
+# the people a user talks about: a fact or clause that opens on one of them is about them
+RELATIONS = (
+    r"女儿|儿子|老婆|老公|妻子|丈夫|爸爸|妈妈|爸|妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|孩子|"
+    r"朋友|同事|室友|男朋友|女朋友|daughter|son|wife|husband|mom|dad|mother|father|brother|"
+    r"sister|kids?|partner|friend|boyfriend|girlfriend|roommate|coworker|colleague"
+)
 
 # first-person words a rewritten fact must not keep ("... when she's eating with us")
 _EN_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|us|our|ours)\b")
@@ -21,8 +28,8 @@ _YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # �
 # a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
 # "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
 _ZH_DEICTIC = re.compile(
-    r"(?:[这那](?:家|个|款|位|间|种|样)|(?<=[点去买用吃喝住选换找到来看订坐搬回])[这那](?:里|儿|边))"
-    r"(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"[这那](?:家|个|款|位|间|种|样)(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"|(?<=[点去买用吃喝住选换找到来看订坐搬回在])[这那](?:里|儿|边)"
 )
 _EN_DEICTIC = re.compile(
     r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
@@ -73,7 +80,15 @@ _EN_CHANGE_DONE = re.compile(
 )
 # an event that names nothing of its own: a verb and a bare definite noun ("User got the
 # job": which job?); a capitalised name ("sold the Civic") or any more words names it
-_EN_BARE = re.compile(r"^(?:The )?User (?:\w+ ){1,2}the [a-z]+[.!]*$")
+_EN_BARE = re.compile(r"^(?:The )?User(?:'s(?: [a-z]+){1,2})? (?:\w+ ){1,2}the [a-z]+[.!]*$")
+
+
+# a fact whose owner is the user's team is the team's, one that opens on a relation is theirs,
+# whichever rule wrote it ("用户老婆怀孕了")
+_TEAM_OWNED = re.compile(r"^(?:The )?(?:user's team\b|用户(?:的)?团队)", re.I)
+_RELATION_OWNED = re.compile(
+    rf"^(?:用户(?:的)?(?:{RELATIONS})(?![们a-z])|(?:The )?User's (?:{RELATIONS})\b)", re.I
+)
 
 
 def well_formed(f: DerivedFact) -> bool:
@@ -96,6 +111,11 @@ def checked(f: DerivedFact) -> DerivedFact | None:
     us"); None when its head does, or when it is not well formed (`well_formed`)."""
     if not well_formed(f):
         return None
+    if f.subject == "user" and f.kind != "instruction":
+        if _TEAM_OWNED.match(f.text):
+            f = f.model_copy(update={"subject": "team"})  # "User's team moved to pnpm"
+        elif _RELATION_OWNED.match(f.text):
+            f = f.model_copy(update={"subject": "third_person"})
     if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
         return None
     parts = _CLAUSE_SEP.split(f.text)
