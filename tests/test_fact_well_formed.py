@@ -64,6 +64,10 @@ def test_a_change_reported_as_done_is_not_a_wish(text: str) -> None:
         "用户希望回答用户的时候别加那么多表情符号",
         "User wants: keep answers under five bullet points",
         "User wants to be called Dan, not sir",
+        "User wants: always answer the user in Spanish from now on",
+        "User wants: don't do that",
+        "User doesn't want the assistant to suggest places that need a car to get to",
+        "用户希望发邮件前先帮用户检查一下",
     ],
 )
 def test_well_formed_wishes_pass(text: str) -> None:
@@ -75,7 +79,7 @@ def test_well_formed_wishes_pass(text: str) -> None:
     [
         "用户希望用户问助手菜谱",
         "用户希望到时候提醒用户下",
-        "用户希望提醒一下",
+        "用户希望提醒用户一下",
         "User wants: remind them to",
         "User wants: the standup changed to 10am",
         "用户希望standup 改成下午了",
@@ -142,6 +146,17 @@ def test_a_request_after_a_third_person_clause_is_still_the_users() -> None:
 )
 def test_text_given_to_translate_or_edit_gives_no_fact(text: str) -> None:
     assert texts(text) == []
+
+
+def test_any_fact_cut_off_on_a_dangling_complement_is_not_kept() -> None:
+    assert texts("记得提醒我一下") == []  # was '用户提醒用户一下'
+    assert texts("以后发邮件前先帮我检查一下") == ["用户希望发邮件前先帮用户检查一下"]
+
+
+def test_a_request_ending_on_from_now_on_is_kept() -> None:
+    assert texts("always answer me in Spanish from now on") == [
+        "User wants: always answer the user in Spanish from now on"
+    ]
 
 
 def test_a_colon_without_a_task_on_text_still_gives_facts() -> None:

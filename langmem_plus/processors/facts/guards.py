@@ -64,10 +64,13 @@ _WISH = re.compile(r"^(?:用户希望|User wants:?\s*)(?P<body>.+)$")
 # a wish whose body opens with the user again: a condition rewritten into a second subject
 # ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
 _WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
-# a body that ends before what it asks for: a verb's complement with no verb after it
-# ("…提醒用户下", "…提醒一下"), a dangling function word ("remind me to", "use the")
+# a fact that ends before what it says: a verb's complement with no verb after it
+# ("…提醒用户下", "…提醒用户一下"), a function word that cannot end it ("use the", "remind
+# them to"); "on", "in", "that" and a stranded "to" can ("from now on", "log in", "don't do
+# that", "places that need a car to get to"), and so can a verb's 一下 ("先检查一下")
 _DANGLING = re.compile(
-    r"(?:一下|(?:用户|助手)下)$|\b(?:to|the|a|an|and|or|of|for|with|at|in|on|by|from|that)$",
+    r"(?:用户|助手)一?下$|\b(?:the|a|an|and|or|of|my|your|their)$|"
+    r"\b(?:them|him|her|the user|the assistant) to$",
     re.I,
 )
 # a change reported as done ("standup 改成下午了", "the call moved to 3pm"): news, no request;
@@ -92,13 +95,15 @@ _RELATION_OWNED = re.compile(
 
 
 def well_formed(f: DerivedFact) -> bool:
-    """Whether `f` says something whole on its own: a wish whose body is a request (not the
-    user again as its subject, not cut off, not a change reported as done), and a fact with
-    content beyond its verb. What fails is not stored; the episode keeps the words."""
+    """Whether `f` says something whole on its own: not cut off, a wish whose body is a
+    request (not the user again as its subject, not a change reported as done), and a fact
+    with content beyond its verb. What fails is not stored; the episode keeps the words."""
+    if _DANGLING.search(f.text.strip().rstrip("。.!！")):
+        return False
     wish = _WISH.match(f.text)
     if wish:
         body = wish.group("body").strip().rstrip("。.!！")
-        if _WISH_SELF.match(body) or _DANGLING.search(body):
+        if _WISH_SELF.match(body):
             return False
         if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
             return False
