@@ -153,6 +153,22 @@ def test_any_fact_cut_off_on_a_dangling_complement_is_not_kept() -> None:
     assert texts("以后发邮件前先帮我检查一下") == ["用户希望发邮件前先帮用户检查一下"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "every time I call support they put me on hold for an hour",
+        "whenever I open the app it shows me the same ad",
+    ],
+)
+def test_a_habit_of_others_is_no_request(text: str) -> None:
+    assert texts(text) == []
+
+
+def test_a_request_with_a_condition_is_still_one() -> None:
+    found = rule_facts([{"role": "user", "text": "every time I ask for code, use type hints"}])
+    assert [f.kind for f in found] == ["instruction"]
+
+
 def test_a_request_ending_on_from_now_on_is_kept() -> None:
     assert texts("always answer me in Spanish from now on") == [
         "User wants: always answer the user in Spanish from now on"
