@@ -172,16 +172,24 @@ NOTES = (
     'the job"). It was then read (so its figure below is tuned), and the fix was structural, '
     "not per case: checks that every kept fact passes, each with new hand-written examples "
     "(`tests/test_fact_well_formed.py`) and each checked on every batch (none lowered a "
-    "figure anywhere): a wish is a request the assistant can act on (its body does not open "
-    "with the user again, does not end on a dangling complement or function word, and is not "
-    'a change reported as done, "X 改成Y了", "moved to"); a fact names more than its verb ("User '
-    'got the job" with a bare "the" noun is not kept); a clause with no subject of its own goes on '
-    "about the one before it, so after a clause about a third person it gives no fact about the "
-    "user; and a text given after a colon to translate, polish or proofread is material, not the "
-    "user's news. No prediction on any other batch had these shapes, so the checks changed "
-    "nothing there (no fact dropped, none added): they are shown to generalise by the new "
-    "examples, not by the other batches. Recall is unchanged on every batch. A new unseen batch "
-    "(`unseen-2026-11-28c`) is the next honest figure.",
+    'figure anywhere): no fact ends cut off (on a dangling complement, "提醒用户下", or a '
+    'function word, "the", "remind them to"); a wish is a request the assistant can act on (its '
+    'body does not open with the user again, is not a change reported as done, "X 改成Y了", '
+    '"moved to", and its verb has no subject of its own: "every time I call support they put me '
+    'on hold" is a complaint); a fact names more than its verb ("User got the job", "User\'s son '
+    'got into the university": a bare "the" noun); a place word right after a verb names no '
+    'place ("去那边出差"); a clause with no subject of its own goes on about the one before it, '
+    "so after a clause about a third person it gives no fact about the user; a fact that opens "
+    "on a relation or the team is theirs, whichever rule wrote it; and a text given after a "
+    "colon to translate, polish or proofread is material, not the user's news. No prediction "
+    "on any other batch had these shapes, so the checks changed nothing there (no fact "
+    "dropped, none added): they are shown to generalise by the new examples, not by the other "
+    "batches. On about 220 further turns written while checking them (not committed, and many "
+    "written to exercise the checks, so no unbiased estimate; the ones that became tests are in "
+    "the test file) they removed 24 wrong facts, gave 2 facts their right subject and lost no "
+    'right one (a first draft that dropped "from now on" requests was caught there). Recall '
+    "is unchanged on every batch. A new unseen batch (`unseen-2026-11-28c`) is the next honest "
+    "figure.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
