@@ -209,6 +209,11 @@ def test_a_fact_that_opens_on_a_relation_is_theirs(text: str) -> None:
     assert found is not None and found.subject == "third_person"
 
 
+def test_the_users_moments_feed_is_no_friend() -> None:
+    found = checked(DerivedFact(text="用户的朋友圈只对家人可见", subject="user"))
+    assert found is not None and found.subject == "user"
+
+
 def test_a_request_about_a_relation_stays_the_users() -> None:
     f = DerivedFact(text="用户希望提醒用户老婆的生日", kind="instruction")
     found = checked(f)

@@ -90,7 +90,7 @@ _EN_BARE = re.compile(r"^(?:The )?User(?:'s(?: [a-z]+){1,2})? (?:\w+ ){1,2}the [
 # whichever rule wrote it ("用户老婆怀孕了")
 _TEAM_OWNED = re.compile(r"^(?:The )?(?:user's team\b|用户(?:的)?团队)", re.I)
 _RELATION_OWNED = re.compile(
-    rf"^(?:用户(?:的)?(?:{RELATIONS})(?![们a-z])|(?:The )?User's (?:{RELATIONS})\b)", re.I
+    rf"^(?:用户(?:的)?(?:{RELATIONS})(?![们圈a-z])|(?:The )?User's (?:{RELATIONS})\b)", re.I
 )
 
 

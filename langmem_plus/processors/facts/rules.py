@@ -377,7 +377,7 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
 # named in it ("我", "me", "we"; a he / she further in: the user doing something with them);
 # "我女儿…" / "my wife…" opens on someone else
 _THIRD_OPENS = re.compile(
-    rf"^(?:[她他]|(?:she|he|they)\b|(?:我|我的|我家|my )(?:{guards.RELATIONS}))", re.I
+    rf"^(?:[她他]|(?:she|he|they)\b|(?:我|我的|我家|my )(?:{guards.RELATIONS})(?!圈))", re.I
 )
 _OWN_SUBJECT = re.compile(
     r"我|咱|\b(?:I|I'm|I've|I'd|I'll|me|my|we|we're|us|our)\b|.[她他]|\b(?:him|her)\b"
