@@ -187,7 +187,10 @@ NOTES = (
     "batches. On about 220 further turns written while checking them (not committed, and many "
     "written to exercise the checks, so no unbiased estimate; the ones that became tests are in "
     "the test file) they removed 24 wrong facts, gave 2 facts their right subject and lost no "
-    'right one (a first draft that dropped "from now on" requests was caught there). Recall '
+    'right one (a first draft that dropped "from now on" requests was caught there). On the '
+    "turns of the corrections scenarios (below) they drop two facts, both wrong: a girlfriend's "
+    'new job given to the user ("用户上个月入职了，在上海 base", after "她早毕业回来啦") and "User '
+    'cannot stand the texture" (of what?). Recall '
     "is unchanged on every batch. A new unseen batch (`unseen-2026-11-28c`) is the next honest "
     "figure.",
 )
