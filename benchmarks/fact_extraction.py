@@ -8,7 +8,8 @@ requests, long turns) is reported apart, by the same two halves, and so are the 
 (`evaldata.HELD_OUT_BATCHES`, all held out): `fresh`, of the same kinds, written after the rules
 were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
 the rules and committed before its first measurement (then read and tuned on, so its figure is
-a tuned one now; see NOTES). A case with `earlier` turns
+a tuned one now; see NOTES), and `unseen-2026-11-28b`, 48 turns written the same way,
+measured once, then read and tuned on too. A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -148,6 +149,49 @@ NOTES = (
     "seen (third_person-en-02, team_fact-en-02, team_fact-en-04, "
     'self_correction_midturn-en-02); one change came from one of them ("never on Fridays": '
     '"never" before a preposition is no request). A new unseen batch is the next honest '
+    "figure.",
+    "",
+    "The `unseen-2026-11-28b` batch (48 turns: zh 18, en 18, mixed 12; 31 positive with 53 gold "
+    "facts, 17 negative) was written by someone who had not seen those rules and measured once "
+    "on them (main 0cc450f). Its first measurement, the honest figure on unseen chat:",
+    "",
+    "| unseen-2026-11-28b (first measurement, before it was read) | cases | predicted | gold | P "
+    "| R | neg. FP rate |",
+    "|---|---|---|---|---|---|---|",
+    "| all | 48 | 18 | 53 | 0.667 | 0.226 | 0.059 (1/17) |",
+    "| zh | 18 | 9 | 20 | 0.556 | 0.250 | 0.167 (1/6) |",
+    "| en | 18 | 5 | 21 | 0.800 | 0.190 | 0.000 (0/6) |",
+    "| mixed | 12 | 4 | 12 | 0.750 | 0.250 | 0.000 (0/5) |",
+    "",
+    "Nothing of the case-by-case fixes above had carried over. Its six false facts were of "
+    'shapes no rule had been written against: a wish rewritten into nonsense ("用户希望用户问助手'
+    '菜谱，别给用户写什么“盐适量”"), a wish cut off on a dangling "下" ("用户希望到时候提前一天提醒'
+    '用户下"), a team\'s change reported as the user\'s wish ("用户希望standup 改成下午了"), a text '
+    'given to translate read as the user\'s news ("用户本周五的评审会改为线上进行", on a negative), '
+    'a daughter\'s fact given to the user ("用户周末才回来") and a fact naming nothing ("User got '
+    'the job"). It was then read (so its figure below is tuned), and the fix was structural, '
+    "not per case: checks that every kept fact passes, each with new hand-written examples "
+    "(`tests/test_fact_well_formed.py`) and each checked on every batch (none lowered a "
+    'figure anywhere): no fact ends cut off (on a dangling complement, "提醒用户下", or a '
+    'function word, "the", "remind them to"); a wish is a request the assistant can act on (its '
+    'body does not open with the user again, is not a change reported as done, "X 改成Y了", '
+    '"moved to", and its verb has no subject of its own: "every time I call support they put me '
+    'on hold" is a complaint); a fact names more than its verb ("User got the job", "User\'s son '
+    'got into the university": a bare "the" noun); a place word right after a verb names no '
+    'place ("去那边出差"); a clause with no subject of its own goes on about the one before it, '
+    "so after a clause about a third person it gives no fact about the user; a fact that opens "
+    "on a relation or the team is theirs, whichever rule wrote it; and a text given after a "
+    "colon to translate, polish or proofread is material, not the user's news. No prediction "
+    "on any other batch had these shapes, so the checks changed nothing there (no fact "
+    "dropped, none added): they are shown to generalise by the new examples, not by the other "
+    "batches. On about 220 further turns written while checking them (not committed, and many "
+    "written to exercise the checks, so no unbiased estimate; the ones that became tests are in "
+    "the test file) they removed 24 wrong facts, gave 2 facts their right subject and lost no "
+    'right one (a first draft that dropped "from now on" requests was caught there). On the '
+    "turns of the corrections scenarios (below) they drop two facts, both wrong: a girlfriend's "
+    'new job given to the user ("用户上个月入职了，在上海 base", after "她早毕业回来啦") and "User '
+    'cannot stand the texture" (of what?). Recall '
+    "is unchanged on every batch. A new unseen batch (`unseen-2026-11-28c`) is the next honest "
     "figure.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})

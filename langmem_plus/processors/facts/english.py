@@ -84,8 +84,10 @@ _COMPLAINT = re.compile(
     r"never going back)\b",
     re.I,
 )
-# what a request to the assistant says
+# what a request to the assistant says; a verb with a subject of its own ("they put me on
+# hold") states, it does not ask
 _ASKS = re.compile(
+    r"(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bit )(?<!\bI )(?<!\bwe )"
     r"\b(?:you|your|please|remind|tell|give|show|send|use|keep|don'?t|do not|make sure|"
     r"always|never|include|add|write|put|answer|reply|respond|explain|skip|start with|link|"
     r"list|format|mention|suggest|recommend|default to)\b",

@@ -11,7 +11,14 @@ from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.processors.facts.helpers import tidy
 from langmem_plus.text.scripts import CJK
 
-__all__ = ["assistant_known", "checked"]
+__all__ = ["RELATIONS", "assistant_known", "checked", "well_formed"]
+
+# the people a user talks about: a fact or clause that opens on one of them is about them
+RELATIONS = (
+    r"女儿|儿子|老婆|老公|妻子|丈夫|爸爸|妈妈|爸|妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|孩子|"
+    r"朋友|同事|室友|男朋友|女朋友|daughter|son|wife|husband|mom|dad|mother|father|brother|"
+    r"sister|kids?|partner|friend|boyfriend|girlfriend|roommate|coworker|colleague"
+)
 
 # first-person words a rewritten fact must not keep ("... when she's eating with us")
 _EN_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|us|our|ours)\b")
@@ -21,8 +28,8 @@ _YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # �
 # a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
 # "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
 _ZH_DEICTIC = re.compile(
-    r"(?:[这那](?:家|个|款|位|间|种|样)|(?<=[点去买用吃喝住选换找到来看订坐搬回])[这那](?:里|儿|边))"
-    r"(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"[这那](?:家|个|款|位|间|种|样)(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"|(?<=[点去买用吃喝住选换找到来看订坐搬回在])[这那](?:里|儿|边)"
 )
 _EN_DEICTIC = re.compile(
     r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
@@ -52,10 +59,68 @@ def _bad(text: str, kind: str) -> bool:
     return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
 
 
+# the body of a wish or instruction ("用户希望…", "User wants: …")
+_WISH = re.compile(r"^(?:用户希望|User wants:?\s*)(?P<body>.+)$")
+# a wish whose body opens with the user again: a condition rewritten into a second subject
+# ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
+_WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
+# a fact that ends before what it says: a verb's complement with no verb after it
+# ("…提醒用户下", "…提醒用户一下"), a function word that cannot end it ("use the", "remind
+# them to"); "on", "in", "that" and a stranded "to" can ("from now on", "log in", "don't do
+# that", "places that need a car to get to"), and so can a verb's 一下 ("先检查一下")
+_DANGLING = re.compile(
+    r"(?:用户|助手)一?下$|\b(?:the|a|an|and|or|of|my|your|their)$|"
+    r"\b(?:them|him|her|the user|the assistant) to$",
+    re.I,
+)
+# a change reported as done ("standup 改成下午了", "the call moved to 3pm"): news, no request;
+# a wish that asks not to ("别再用Java了") keeps its 了
+_ZH_CHANGE_DONE = re.compile(r"(?:改成|改为|改到|换成|换到|调到|挪到|搬到|变成)[^别]*了$")
+_EN_CHANGE_DONE = re.compile(
+    r"\b(?:moved|changed|switched|shifted|got (?:moved|changed|pushed)|was (?:moved|changed|pushed))"
+    r" (?:to|over|back)\b",
+    re.I,
+)
+# an event that names nothing of its own: a verb and a bare definite noun ("User got the
+# job": which job?); a capitalised name ("sold the Civic") or any more words names it
+_EN_BARE = re.compile(r"^(?:The )?User(?:'s(?: [a-z]+){1,2})? (?:\w+ ){1,2}the [a-z]+[.!]*$")
+
+
+# a fact whose owner is the user's team is the team's, one that opens on a relation is theirs,
+# whichever rule wrote it ("用户老婆怀孕了")
+_TEAM_OWNED = re.compile(r"^(?:The )?(?:user's team\b|用户(?:的)?团队)", re.I)
+_RELATION_OWNED = re.compile(
+    rf"^(?:用户(?:的)?(?:{RELATIONS})(?![们圈a-z])|(?:The )?User's (?:{RELATIONS})\b)", re.I
+)
+
+
+def well_formed(f: DerivedFact) -> bool:
+    """Whether `f` says something whole on its own: not cut off, a wish whose body is a
+    request (not the user again as its subject, not a change reported as done), and a fact
+    with content beyond its verb. What fails is not stored; the episode keeps the words."""
+    if _DANGLING.search(f.text.strip().rstrip("。.!！")):
+        return False
+    wish = _WISH.match(f.text)
+    if wish:
+        body = wish.group("body").strip().rstrip("。.!！")
+        if _WISH_SELF.match(body):
+            return False
+        if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
+            return False
+    return not _EN_BARE.match(f.text)
+
+
 def checked(f: DerivedFact) -> DerivedFact | None:
     """`f` when it is one clean fact; trimmed to its first clauses when a later clause carries
     the user's or the assistant's own words ("..., no shrimp recipes when she's eating with
-    us"); None when its head does."""
+    us"); None when its head does, or when it is not well formed (`well_formed`)."""
+    if not well_formed(f):
+        return None
+    if f.subject == "user" and f.kind != "instruction":
+        if _TEAM_OWNED.match(f.text):
+            f = f.model_copy(update={"subject": "team"})  # "User's team moved to pnpm"
+        elif _RELATION_OWNED.match(f.text):
+            f = f.model_copy(update={"subject": "third_person"})
     if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
         return None
     parts = _CLAUSE_SEP.split(f.text)

@@ -169,7 +169,7 @@ def rule_facts(
 
 
 def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
-    text = normalize(raw)
+    text = normalize(_without_material(raw))
     if not text or _sarcastic(raw, text):
         # irony is not stored: read literally it is false, and reading it backwards is a
         # guess (measured: the inverted stances were wrong more often than right on unseen
@@ -202,6 +202,23 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
             if repair.new in f.text or zh_ampm(repair.new) in f.text  # "4pm" said as "下午4点"
         ]
     return _marked(facts, lead, text, context)
+
+
+# a request to work on a text given after a colon ("帮我把这句翻成英文：…", "proofread this:
+# …"): the text is material for the task, not something the user says about themselves
+_MATERIAL = re.compile(
+    r"(?:翻译|翻成|译成|润色|改写|校对|总结一?下|概括一?下|"
+    r"\b(?:translate|proofread|rewrite|reword|polish|summari[sz]e|paraphrase)\b|"
+    r"\b(?:edit|fix|check|reply to|respond to)\s+(?:this|the following|my (?:email|message|"
+    r"text|draft|reply)))[^：:\n]{0,40}[：:]",
+    re.I,
+)
+
+
+def _without_material(text: str) -> str:
+    """`text` up to the colon of a request to work on a text given after it."""
+    m = _MATERIAL.search(text)
+    return text[: m.start()].rstrip(" ，,") if m else text
 
 
 def _sarcastic(raw: str, text: str) -> bool:
@@ -356,26 +373,60 @@ def _remembered(clauses: list[Clause]) -> list[DerivedFact]:
     return [fact(lead + rest, confidence=0.8)]
 
 
+# who a clause is about when it says so: he / she opens it (a third person), or the user is
+# named in it ("我", "me", "we"; a he / she further in: the user doing something with them);
+# "我女儿…" / "my wife…" opens on someone else
+_THIRD_OPENS = re.compile(
+    rf"^(?:[她他]|(?:she|he|they)\b|(?:我|我的|我家|my )(?:{guards.RELATIONS})(?!圈))", re.I
+)
+_OWN_SUBJECT = re.compile(
+    r"我|咱|\b(?:I|I'm|I've|I'd|I'll|me|my|we|we're|us|our)\b|.[她他]|\b(?:him|her)\b"
+)
+
+
+def _named(clause: Clause) -> str | None:
+    """Who `clause` says it is about: "third_person", "user", or None when it names no one."""
+    if _THIRD_OPENS.match(clause.text):
+        return "third_person"
+    return "user" if _OWN_SUBJECT.search(clause.text) else None
+
+
 def _clause_facts(clauses: list[Clause], sarcastic: bool) -> list[DerivedFact]:
     """The facts each statement clause gives (the first rule that fires on a clause); each
-    fact's `source_turns` holds the index of its clause, for the caller to replace."""
+    fact's `source_turns` holds the index of its clause, for the caller to replace. A clause
+    with no subject of its own goes on about the one before it: after a clause about a third
+    person ("她都上初一了，现在住校，周末才回来") it gives no fact about the user."""
     out: list[DerivedFact] = []
     consumed: set[int] = set()
+    topic = "user"
     for i, clause in enumerate(clauses):
         if clause.question or not clause.text or i in consumed:
             continue
-        rules: list[Callable[[list[Clause], int, bool], list[DerivedFact]]] = []
-        if CJK_RE.search(clause.text):
-            rules.extend(ZH_RULES)
-        if LATIN_RE.search(clause.text):
-            rules.extend(EN_RULES)
-        for rule in rules:
-            found = rule(clauses, i, sarcastic)
-            if found:
-                out.extend(f.model_copy(update={"source_turns": [i]}) for f in found)
-                consumed.update(_taken(clauses, i, found))
-                break
+        found = _first_rule(clauses, i, sarcastic)
+        named = _named(clause)
+        if topic == "third_person" and named is None:
+            # a request is the user's whoever it is about; a statement goes on about them
+            found = [f for f in found if f.subject != "user" or f.kind == "instruction"]
+        if found:
+            out.extend(f.model_copy(update={"source_turns": [i]}) for f in found)
+            consumed.update(_taken(clauses, i, found))
+        topic = named or (found[0].subject if found else topic)
     return out
+
+
+def _first_rule(clauses: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
+    """The facts of the first rule that fires on clause `i` ([] when none does)."""
+    clause = clauses[i]
+    rules: list[Callable[[list[Clause], int, bool], list[DerivedFact]]] = []
+    if CJK_RE.search(clause.text):
+        rules.extend(ZH_RULES)
+    if LATIN_RE.search(clause.text):
+        rules.extend(EN_RULES)
+    for rule in rules:
+        found = rule(clauses, i, sarcastic)
+        if found:
+            return found
+    return []
 
 
 def _taken(clauses: list[Clause], i: int, found: list[DerivedFact]) -> set[int]:
