@@ -51,7 +51,10 @@ FRESH = "fresh"  # a batch of realistic cases written after the rules were chang
 UNSEEN = "unseen-2026-11-28"
 # a second batch of 48 such turns, written the same way while the rules were being changed
 UNSEEN_B = "unseen-2026-11-28b"
-UNSEEN_BATCHES = (UNSEEN, UNSEEN_B)
+# a third batch of 48, written the same way by a helper who read neither the rules nor the
+# other cases, while the rules were being changed again; committed before it was measured
+UNSEEN_C = "unseen-2026-11-28c"
+UNSEEN_BATCHES = (UNSEEN, UNSEEN_B, UNSEEN_C)
 HELD_OUT_BATCHES = (FRESH, *UNSEEN_BATCHES)
 # `unseen`: correction scenarios written without reading the rules or the other scenarios,
 # committed before their one measurement; `unseen2`: a second such batch, written the same way
