@@ -8,8 +8,9 @@ requests, long turns) is reported apart, by the same two halves, and so are the 
 (`evaldata.HELD_OUT_BATCHES`, all held out): `fresh`, of the same kinds, written after the rules
 were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
 the rules and committed before its first measurement (then read and tuned on, so its figure is
-a tuned one now; see NOTES), and `unseen-2026-11-28b`, 48 turns written the same way,
-measured once, then read and tuned on too. A case with `earlier` turns
+a tuned one now; see NOTES), `unseen-2026-11-28b`, 48 turns written the same way,
+measured once, then read and tuned on too, and `unseen-2026-11-28c`, 48 more, measured once
+and never tuned on. A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -193,6 +194,26 @@ NOTES = (
     'cannot stand the texture" (of what?). Recall '
     "is unchanged on every batch. A new unseen batch (`unseen-2026-11-28c`) is the next honest "
     "figure.",
+    "",
+    "The `unseen-2026-11-28c` batch (48 turns: zh 18, en 18, mixed 12; 32 positive with 64 gold "
+    "facts, 16 negative) was written while those checks were being made, by someone who had "
+    "read neither the rules, their tests nor the other cases, committed before it was measured "
+    "and measured once on main 1157432 (the checks above merged). It has not been tuned on: "
+    "its figure below is the honest one on unseen chat.",
+    "",
+    "| unseen-2026-11-28c (first and only measurement) | cases | predicted | gold | P | R "
+    "| neg. FP rate |",
+    "|---|---|---|---|---|---|---|",
+    "| all | 48 | 14 | 64 | 0.857 | 0.188 | 0.000 (0/16) |",
+    "| zh | 18 | 9 | 23 | 0.778 | 0.304 | 0.000 (0/6) |",
+    "| en | 18 | 2 | 26 | 1.000 | 0.077 | 0.000 (0/6) |",
+    "| mixed | 12 | 3 | 15 | 1.000 | 0.200 | 0.000 (0/4) |",
+    "",
+    "Precision on unseen chat rose from 0.54-0.71 (the earlier batches' first measurements) to "
+    "0.857, with no false fact on a negative case; issue #30's 0.95 is not met. Its two "
+    'unmatched facts are a right instruction in garbled words ("用户希望回用户消息别用那么多小标题'
+    '和加粗了") and a fact the labels did not hold ("用户周末偶尔回上海看看爸妈"); recall is a '
+    "fifth (English 0.08): what the rules miss stays in the episode and is found by search.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
