@@ -248,31 +248,36 @@ def _said(text: str, session: str, day: int, evidence: float | None) -> tuple[An
 
 
 def test_a_link_on_one_common_word_gives_way_to_one_that_matches_in_meaning() -> None:
-    from langmem_plus.episodic.versions import NO_EVIDENCE, earlier_versions
+    from langmem_plus.episodic.versions import NO_EVIDENCE, earlier_episodes
 
     new, _ = _said("最近早上改喝 americano 了，冰的，肚子舒服多了☕", "s2", 40, None)
     _, show = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE / 10)
     _, latte = _said("每天早上一杯 oat latte 才能开机", "s1", 0, 0.3)
     # the store ranked the show first (a shared common word); the latte matches in meaning
-    assert earlier_versions(_Ranked([show, latte]), new.namespace, new) == [latte.key]  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([show, latte]), new.namespace, new)) == [latte.key]  # type: ignore[arg-type]
     # both with some evidence, or a store that gives none: the store's order stands
     _, show2 = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, NO_EVIDENCE)
-    assert earlier_versions(_Ranked([show2, latte]), new.namespace, new) == [show2.key]  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([show2, latte]), new.namespace, new)) == [show2.key]  # type: ignore[arg-type]
     _, bare = _said("最近在看一个 Netflix 的剧，太好看了", "s1", 0, None)
-    assert earlier_versions(_Ranked([bare, latte]), new.namespace, new) == [bare.key]  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([bare, latte]), new.namespace, new)) == [bare.key]  # type: ignore[arg-type]
 
 
 def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
-    from langmem_plus.episodic.versions import MEANING_EVIDENCE, earlier_versions
+    from langmem_plus.episodic.versions import MEANING_EVIDENCE, earlier_episodes
 
     new, _ = _said("换了iPhone 15之后拍娃清楚多了哈哈，就是微信迁移折腾了一晚上😂", "s3", 40, None)
     _, phone = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, MEANING_EVIDENCE)
     _, weak = _said("我爸想换个老人机，按键大点的", "s1", 0, MEANING_EVIDENCE / 2)
     ns = new.namespace
-    assert earlier_versions(_Ranked([phone]), ns, new, changed=True) == [phone.key]  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([phone]), ns, new, changed=True)) == [phone.key]  # type: ignore[arg-type]
     # no change reported, or too weak a match in meaning: no word shared, no link
-    assert earlier_versions(_Ranked([phone]), ns, new) == []  # type: ignore[arg-type]
-    assert earlier_versions(_Ranked([weak]), ns, new, changed=True) == []  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([phone]), ns, new)) == []  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([weak]), ns, new, changed=True)) == []  # type: ignore[arg-type]
     # a store that gives no evidence: words only
     _, bare = _said("我现在用的是小米13，拍照还行就是续航有点拉", "s1", 0, None)
-    assert earlier_versions(_Ranked([bare]), ns, new, changed=True) == []  # type: ignore[arg-type]
+    assert _ids(earlier_episodes(_Ranked([bare]), ns, new, changed=True)) == []  # type: ignore[arg-type]
+
+
+def _ids(found: list[Any]) -> list[str]:
+    """The ids of the earlier episodes found."""
+    return [rec.id for rec in found]

@@ -3,7 +3,7 @@
 People rarely announce that a value changed ("been on a MacBook Air since March", "吉他课挪到
 周五晚上了"), so no word list can say when a later statement replaces an earlier one. What
 can be seen without words is that a later exchange is about the same thing as an earlier
-one. Write side (`earlier_versions`): when an exchange is kept, the older episodes of the
+one. Write side (`earlier_episodes`): when an exchange is kept, the older episodes of the
 same user that a search with its user turns finds, and that share at least two content words
 with them, are noted on the new episode (`metadata.follows`), and the older one notes it back
 (`metadata.followed_by`: wherever it is shown, the newer statement is shown with it,
@@ -31,7 +31,6 @@ __all__ = [
     "MIN_SHARED_WORDS",
     "NO_EVIDENCE",
     "earlier_episodes",
-    "earlier_versions",
 ]
 
 FOLLOWED_BY = "followed_by"  # metadata of an episode: the later exchanges that follow it
@@ -63,22 +62,6 @@ def _user_said(rec: MemoryRecord) -> str:
 
 def _words(text: str) -> set[str]:
     return {t.lower() for t in tokenize(text) if len(t) > 1}
-
-
-def earlier_versions(
-    store: BaseStore,
-    namespace: tuple[str, ...],
-    episode: MemoryRecord,
-    context: str | None = None,
-    *,
-    corrects_reply: bool = False,
-    changed: bool = False,
-) -> list[str]:
-    """Ids of `earlier_episodes`."""
-    found = earlier_episodes(
-        store, namespace, episode, context, corrects_reply=corrects_reply, changed=changed
-    )
-    return [rec.id for rec in found]
 
 
 def earlier_episodes(
