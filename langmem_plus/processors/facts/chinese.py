@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from langmem_plus.processors.facts.derived import DerivedFact
-from langmem_plus.processors.facts.helpers import continuation, continued, fact
+from langmem_plus.processors.facts.helpers import continuation, continued, fact, first_rule_facts
 from langmem_plus.processors.facts.patterns import (
     ONE_OFF_ZH,
     ZH_ATTR,
@@ -240,13 +240,7 @@ def _said_inside(said: str) -> list[DerivedFact]:
     none when it asks to keep in mind what the next clauses say (they are read on their own)
     or no rule is sure (the request is not stored spliced with them)."""
     parts = split_clauses(said)
-    out: list[DerivedFact] = []
-    for k in range(len(parts)):
-        for rule in ZH_RULES:
-            if rule is not standing and (found := rule(parts, k, False)):
-                out.extend(found)
-                break
-    return out
+    return first_rule_facts(parts, ZH_RULES, standing)
 
 
 def _not_a_request(body: str) -> list[DerivedFact] | None:

@@ -53,7 +53,7 @@ from langmem_plus.processors.facts.english_patterns import (
     YEARS_OLD,
 )
 from langmem_plus.processors.facts.english_plans import event, plan
-from langmem_plus.processors.facts.helpers import continuation, fact
+from langmem_plus.processors.facts.helpers import continuation, fact, first_rule_facts
 from langmem_plus.processors.facts.patterns import (
     EN_ATTR,
     EN_REL,
@@ -185,13 +185,7 @@ def _said_inside(said: str) -> list[DerivedFact]:
     """The user facts a request carries, each read by the clause rules on its own (none when
     no rule is sure: the request itself is not stored spliced with them)."""
     parts = [Clause(p, False) for p in _INNER_SPLIT.split(said) if p.strip()]
-    out: list[DerivedFact] = []
-    for k in range(len(parts)):
-        for rule in EN_RULES:
-            if rule is not standing and (found := rule(parts, k, False)):
-                out.extend(found)
-                break
-    return out
+    return first_rule_facts(parts, EN_RULES, standing)
 
 
 _NOT_S = frozenset(

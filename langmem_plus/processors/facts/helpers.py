@@ -5,6 +5,7 @@ and third-person rewriting are the text layer's (`langmem_plus.text.clauses`, `.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from langmem_plus.processors.facts.derived import DerivedFact, FactKind, FactSubject
 from langmem_plus.processors.facts.patterns import EMOJI_RE
@@ -95,3 +96,19 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
             break
         taken.append(t)
     return taken
+
+
+def first_rule_facts(
+    parts: list[Clause],
+    rules: Sequence[Callable[[list[Clause], int, bool], list[DerivedFact] | None]],
+    skip: object = None,
+) -> list[DerivedFact]:
+    """Each clause read by the first of `rules` (except `skip`) that is sure of it: the facts
+    a request carries, each clause on its own, in Chinese and in English alike."""
+    out: list[DerivedFact] = []
+    for k in range(len(parts)):
+        for rule in rules:
+            if rule is not skip and (found := rule(parts, k, False)):
+                out.extend(found)
+                break
+    return out
