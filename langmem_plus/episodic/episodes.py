@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.values import changed_values
-from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
+from langmem_plus.episodic.versions import FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
 from langmem_plus.text import extract_symbols
@@ -120,7 +120,6 @@ def current_only(items: Sequence[Any]) -> list[Any]:
 
 REJECTED = "rejected_facts"  # metadata of an episode: facts the user deleted, edited or forgot
 EPISODE_IMPORTANCE = 0.6
-_MAX_FOLLOWERS = 4  # later exchanges noted on an earlier one (the newest kept)
 CHITCHAT_IMPORTANCE = 0.2
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
@@ -455,8 +454,9 @@ class EpisodeKeeper:
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
     ) -> None:
         """Note the older exchanges this one is a newer version of (`earlier_episodes`) on
-        it, and this one on them; a reported change marks them corrected. They are written
-        from the records the search read: not read again before the write."""
+        it (only there: their rows are not rewritten, `versions.later_versions` finds this one
+        from theirs); a reported change marks them corrected, written from the records the
+        search read: not read again before the write."""
         changed = self._corrects(dialogue, facts, context)
         earlier = earlier_episodes(
             store,
@@ -471,29 +471,8 @@ class EpisodeKeeper:
         read = {(namespace, rec.id): rec for rec in earlier}
         follows = [rec.id for rec in earlier]
         episode.metadata = {**episode.metadata, FOLLOWS: follows}
-        if not _only_questions(dialogue):  # a question states nothing newer
-            self._link_back(namespace, episode, follows, read, writes)
         if changed and not episode.metadata.get("corrects"):
             self._correct_followed(store, namespace, episode, follows, read, writes)
-
-    @staticmethod
-    def _link_back(
-        namespace: tuple[str, ...],
-        episode: MemoryRecord,
-        follows: Sequence[str],
-        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
-        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
-    ) -> None:
-        """Each earlier exchange this one follows (`known`: as read, or as to be written)
-        notes it (`metadata.followed_by`), so that wherever the earlier one is shown the newer
-        statement can be shown with it."""
-        for key in follows:
-            old = writes.get((namespace, key)) or known.get((namespace, key))
-            if old is None or old.kind != "episodic":
-                continue
-            later = [str(k) for k in old.metadata.get(FOLLOWED_BY) or ()]
-            old.metadata = {**old.metadata, FOLLOWED_BY: [*later, episode.id][-_MAX_FOLLOWERS:]}
-            writes[(namespace, old.id)] = old
 
     def _correct_followed(
         self,
@@ -884,12 +863,6 @@ def _stamp(
     if stamp is not None:
         for key in ids:
             writes[(namespace, key)] = stamp(writes[(namespace, key)])
-
-
-def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:
-    """Whether every user turn of the exchange is a question."""
-    users = [t["text"].strip() for t in dialogue if t["role"] == "user"]
-    return bool(users) and all(u.endswith(("?", "？")) for u in users)
 
 
 def _user_text(rec: MemoryRecord) -> str:

@@ -955,6 +955,18 @@ class HybridStore(BaseStore):
         self._ensure_open()
         return self._storage.locate(key, namespace_prefix)
 
+    def followers(self, namespace: tuple[str, ...], keys: Sequence[str]) -> dict[str, list[str]]:
+        """Each of `keys` -> the later episodes in `namespace` noted as newer versions of it
+        (their `metadata.follows` names it: the link is written once, on the newer episode),
+        oldest first; an index lookup on every backend, not a scan."""
+        validate.check_namespace(namespace)
+        if isinstance(keys, str) or not isinstance(keys, Sequence):
+            raise ValidationError("keys must be a list of keys")
+        for key in keys:
+            validate.check_key(key)
+        self._ensure_open()
+        return self._storage.followers(namespace, list(keys))
+
     def restore_item_stats(
         self,
         rows: Sequence[tuple[Sequence[str], str, datetime, datetime, datetime | None, int]],
