@@ -92,7 +92,7 @@ def test_search_takes_a_given_vector_and_checks_it(tmp_path):
     store = _hybrid(tmp_path / "s.db", emb)
     store.put(("m",), "a", {"text": "green tea in the morning"})
     store.put(("m",), "b", {"text": "black coffee at night"})
-    given = store.document_vectors({"text": "black coffee at night"})
+    given = store.document_vectors([{"text": "black coffee at night"}])[0]
     assert given is not None and given.vectors.shape == (1, emb.dims)
     emb.calls.clear()
     hits = store.search(("m",), query="coffee", query_vector=given.vectors[0])
@@ -109,7 +109,7 @@ def test_given_vectors_are_stored_only_for_the_text_they_embed(tmp_path):
     store = _hybrid(tmp_path / "s.db", emb)
     from langgraph.store.base import PutOp
 
-    given = store.document_vectors({"text": "green tea in the morning"})
+    given = store.document_vectors([{"text": "green tea in the morning"}])[0]
     assert given is not None
     far = given._replace(vectors=-given.vectors)  # a vector unlike the text's own
     emb.calls.clear()
@@ -130,4 +130,40 @@ def test_given_vectors_are_stored_only_for_the_text_they_embed(tmp_path):
     )
     assert any(c[0] == "doc" and c[1] == ["black coffee at night"] for c in emb.calls)
     assert np.isfinite(given.vectors).all()
+    store.close()
+
+
+def test_an_exchange_and_its_facts_are_embedded_in_one_call(tmp_path):
+    """The episode and the facts drawn from it share one document embedding call."""
+    emb = Counting()
+    mem = Memory(tmp_path / "f.db", embeddings=emb)
+    _add(mem, *EARLIER, day=0)
+    emb.calls.clear()
+    _add(mem, "I work as a nurse at the city hospital.", "That sounds demanding.", day=7)
+    record_calls = [
+        texts
+        for kind, texts in emb.calls
+        if kind == "doc" and any(" " in t for t in texts)  # type: ignore[union-attr]
+    ]
+    assert [c for c in emb.calls if c[0] == "query"] == []
+    assert len(record_calls) == 1, emb.calls
+    texts = record_calls[0]
+    assert len(texts) >= 2 and any("nurse" in t and "demanding" in t for t in texts)  # type: ignore[union-attr]
+    mem.close()
+
+
+def test_asearch_takes_a_given_vector_as_search_does(tmp_path):
+    import asyncio
+
+    store = _hybrid(tmp_path / "a.db", HashEmbeddings())
+    store.put(("u",), "k", {"text": "black coffee at night"})
+    (given,) = store.document_vectors([{"text": "black coffee at night"}])
+    assert given is not None
+    sync = store.search(("u",), query="coffee", query_vector=given.vectors[0])
+    got = asyncio.run(store.asearch(("u",), query="coffee", query_vector=given.vectors[0]))
+    assert [h.key for h in got] == [h.key for h in sync] == ["k"]
+    with pytest.raises(ValidationError):
+        asyncio.run(store.asearch(("u",), query="coffee", query_vector=[1.0, 2.0]))
+    with pytest.raises(ValidationError):
+        store.document_vectors({"text": "not a list"})  # type: ignore[arg-type]
     store.close()

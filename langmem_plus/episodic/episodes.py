@@ -402,13 +402,11 @@ class EpisodeKeeper:
             # a correction of the reply it answers is read with that reply
             about = context if self._corrects_reply(dialogue, facts, context) else None
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
-        # the episode's document vector, embedded once: the dense side of its earlier-versions
-        # search and the vector its write stores (a HybridStore; any other store embeds both)
-        docvec = (
-            store.document_vectors(episode.to_value())
-            if derive and isinstance(store, HybridStore)
-            else None
-        )
+        # the episode's and its new facts' document vectors, in one embedding call: the
+        # episode's is the dense side of its earlier-versions search, and the write stores
+        # them all (a HybridStore; any other store embeds the search's words and the write)
+        embedded = _embed_new(store, namespace, episode, kept, writes) if derive else {}
+        docvec = embedded.get((namespace, episode.id))
         if derive:
             self._follow_earlier(
                 store, namespace, dialogue, facts, context, episode, writes, docvec
@@ -424,7 +422,7 @@ class EpisodeKeeper:
             [(namespace, fid) for fid in kept.forgotten_ids],
             then=lambda: self._share_text(log, namespace, episode, turn_ids),
             new={(namespace, key) for key in (episode.id, *kept.fact_ids)},
-            vectors={(namespace, episode.id): docvec} if docvec is not None else None,
+            vectors=embedded or None,
         )
         return kept
 
@@ -895,6 +893,23 @@ class EpisodeKeeper:
         store.batch(ops)
         if then is not None:
             then()
+
+
+def _embed_new(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    kept: Kept,
+    writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
+) -> dict[tuple[tuple[str, ...], str], DocumentVectors]:
+    """The document vectors of an exchange's new records (its episode, its new facts), in one
+    embedding call of a HybridStore; {} for any other store (it embeds them in its write)."""
+    if not isinstance(store, HybridStore):
+        return {}
+    facts = [writes[(namespace, f)] for f in kept.fact_ids if (namespace, f) in writes]
+    recs = [episode, *facts]
+    got = store.document_vectors([r.to_value() for r in recs])
+    return {(namespace, r.id): v for r, v in zip(recs, got, strict=True) if v is not None}
 
 
 def _stamp(

@@ -337,19 +337,25 @@ class HybridStore(BaseStore):
             raise ValidationError("vectors must be finite")
         return arr
 
-    def document_vectors(self, value: Mapping[str, Any]) -> DocumentVectors | None:
-        """The vectors a put of `value` would store (one row per indexed text, embedded as
-        documents; None without embeddings or text): a caller that searches with them
-        (`search(query_vector=...)`) and then writes the value passes them back to
-        `write_with(vectors=...)`, so that the text is embedded once."""
+    def document_vectors(self, values: Sequence[Mapping[str, Any]]) -> list[DocumentVectors | None]:
+        """The vectors puts of `values` would store, in one embedding call (per value: one
+        row per indexed text, embedded as documents; None without embeddings or text): a
+        caller that searches with them (`search(query_vector=...)`) and then writes the values
+        passes them back to `write_with(vectors=...)`, so that each text is embedded once."""
         self._ensure_open()
-        if not isinstance(value, Mapping):
-            raise ValidationError("document_vectors takes an item value (a dict)")
-        texts = tuple(t for _, t in self._texts(value, None))
-        if self.embeddings is None or not texts:
-            return None
-        vecs = self.embeddings.embed_documents(list(texts))
-        return DocumentVectors(texts, self._given_vectors(vecs, len(texts)))
+        if isinstance(values, Mapping) or not all(isinstance(v, Mapping) for v in values):
+            raise ValidationError("document_vectors takes a list of item values (dicts)")
+        texts = [tuple(t for _, t in self._texts(v, None)) for v in values]
+        flat = [t for ts in texts for t in ts]
+        if self.embeddings is None or not flat:
+            return [None] * len(texts)
+        rows = self._given_vectors(self.embeddings.embed_documents(flat), len(flat))
+        out: list[DocumentVectors | None] = []
+        start = 0
+        for ts in texts:
+            out.append(DocumentVectors(ts, rows[start : start + len(ts)]) if ts else None)
+            start += len(ts)
+        return out
 
     # ================================================================ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -865,6 +871,7 @@ class HybridStore(BaseStore):
         | None = None,
         include_superseded: bool = False,
         as_of: datetime | float | str | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> list[MemorySearchItem]:
         """Async twin of `search` (same extras)."""
         if (
@@ -872,6 +879,7 @@ class HybridStore(BaseStore):
             and time_range is None
             and not include_superseded
             and as_of is None
+            and query_vector is None
         ):
             self._search_args(namespace_prefix, refresh_ttl)
             return await super().asearch(  # type: ignore[return-value]
@@ -893,6 +901,7 @@ class HybridStore(BaseStore):
             time_range,
             include_superseded,
             as_of,
+            query_vector,
         )
         return (await self.abatch([op]))[0]  # type: ignore[return-value]
 
