@@ -15,6 +15,7 @@ first when both are among a search's winners. Works over any LangGraph `BaseStor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp
@@ -22,6 +23,7 @@ from langgraph.store.base import BaseStore, GetOp
 from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.lifecycle_base import namespace_items
 from langmem_plus.model.records import MemoryRecord
+from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.ranking.versions import FOLLOWS, FOLLOWS_INDEXED, follows_of
 from langmem_plus.text import tokenize
 
@@ -81,8 +83,6 @@ def following(store: BaseStore, namespace: tuple[str, ...], key: str) -> list[Me
     """The episodes whose `follows` names episode `key`, in the order they were kept.
     HybridStore finds them with one index lookup (`followers`); another BaseStore keeps no
     index of the links, so its namespace is read whole."""
-    from langmem_plus.store import HybridStore
-
     if isinstance(store, HybridStore):
         keys = store.followers(namespace, [key]).get(key, [])
         items = store.batch([GetOp(namespace, k) for k in keys]) if keys else []
@@ -114,6 +114,7 @@ def earlier_episodes(
     *,
     corrects_reply: bool = False,
     changed: bool = False,
+    query_vector: Any = None,
 ) -> list[MemoryRecord]:
     """The older episodes in `namespace` most about what `episode`'s user turns say, as
     the search read them (the write side links them without reading them again).
@@ -130,7 +131,9 @@ def earlier_episodes(
     newer version of what that reply said. With `changed` (the turn says a value changed
     or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
     episode its words alone find is kept without a shared word when it matches in meaning
-    (evidence at least `MEANING_EVIDENCE`)."""
+    (evidence at least `MEANING_EVIDENCE`). `query_vector` (a HybridStore only: the
+    episode's own document vector, which its write stores) is the dense side of the search
+    with the user's turns, whose words stay its keyword side: no second embedding."""
     said = _user_said(episode)
     words = _words(said)
     out: list[MemoryRecord] = []
@@ -140,7 +143,8 @@ def earlier_episodes(
             meaning = MEANING_EVIDENCE if changed and n == 0 else None
             # a turn that says the reply was wrong is about what that reply named ("the Trek")
             shared = words | _words(context) if n == 1 and corrects_reply and context else words
-            out = _best_earlier(store, namespace, episode, query, shared, meaning)
+            vec = query_vector if n == 0 else None
+            out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
             if out:
                 break
     if corrects_reply and context and context.strip():
@@ -157,6 +161,7 @@ def _best_earlier(
     query: str,
     words: set[str],
     meaning: float | None = None,
+    vector: Any = None,
 ) -> list[MemoryRecord]:
     """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
@@ -165,7 +170,12 @@ def _best_earlier(
     meaning) comes after those with some; a store that gives no evidence keeps its order."""
     when = episode.occurred_at or episode.created_at
     found: list[tuple[float, int, MemoryRecord]] = []
-    hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
+    flt = {"kind": "episodic"}
+    hits: Sequence[Any]
+    if vector is not None and isinstance(store, HybridStore):
+        hits = store.search(namespace, query=query, filter=flt, limit=_SEARCH, query_vector=vector)
+    else:
+        hits = store.search(namespace, query=query, filter=flt, limit=_SEARCH)
     for n, it in enumerate(hits):
         old = _record(it)
         if old is None or old.id == episode.id or tuple(it.namespace) != namespace:
