@@ -267,6 +267,8 @@ def test_a_version_8_database_gains_the_cost_table(tmp_path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE turn_costs")
     conn.execute("DROP INDEX items_slot")  # migration 014 and its columns
+    conn.execute("DROP INDEX items_follows0")  # migration 018 (they read `kind`)
+    conn.execute("DROP INDEX items_follows1")
     for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale", "index_key"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
     conn.execute("DELETE FROM schema_version WHERE version > 8")

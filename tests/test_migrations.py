@@ -23,8 +23,11 @@ VALUES = [
 
 
 def _undo_validity(conn) -> None:
-    """Schema 13's items: no validity columns (migration 014) nor index key (016)."""
+    """Schema 13's items: no validity columns (migration 014) nor index key (016), nor the
+    indexes of `follows` that read `kind` (018)."""
     conn.execute("DROP INDEX items_slot")
+    conn.execute("DROP INDEX items_follows0")
+    conn.execute("DROP INDEX items_follows1")
     for col in ("kind", "slot", "said_at", "valid_from", "valid_to", "stale", "index_key"):
         conn.execute(f"ALTER TABLE items DROP COLUMN {col}")
 

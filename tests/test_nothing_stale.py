@@ -168,7 +168,9 @@ def test_a_memory_a_later_exchange_is_about_carries_that_statement() -> None:
     old = next(
         h for h in mem.store.search(NS, query="ThinkPad laptop") if "ThinkPad" in h.value["text"]
     )
-    assert old.value["metadata"]["followed_by"]
+    # the link is on the later exchange alone, found through the store's lookup
+    assert "followed_by" not in old.value["metadata"]
+    assert mem.store.followers(NS, [old.key])[old.key]
     (marked,) = [m for m in mark_stale(mem.store, [old])]
     assert marked.newer is not None and "MacBook Air" in marked.newer
     line = build_context(memories=[marked]).layers["memories"]
@@ -198,7 +200,7 @@ def test_not_anymore_answering_a_reply_marks_what_it_ended() -> None:
         mem.add(msgs, U, session_id=session, timestamp=at)
     hits = mem.store.search(NS, query="is my dad on dialysis", filter={"kind": "episodic"})
     first = next(h for h in hits if "three times a week" in h.value["text"])
-    assert first.value.get("corrected_by") or first.value["metadata"].get("followed_by")
+    assert first.value.get("corrected_by") or mem.store.followers(NS, [first.key])[first.key]
     ctx = build_context(memories=mark_stale(mem.store, hits))
     for line in ctx.layers["memories"].splitlines():
         if "three times a week" in line:
@@ -274,14 +276,17 @@ def test_an_answer_denying_the_reply_marks_the_reply_and_what_it_named() -> None
 
 
 def _chain(links: dict[str, list[str]], said: dict[str, tuple[int, str, str]]) -> InMemoryStore:
-    """Episodes `said` (key: day, session, user turn) with their `followed_by` links."""
+    """Episodes `said` (key: day, session, user turn) with their links (`links`: earlier
+    key -> the later keys that follow it, noted on the later ones as `follows`)."""
     from langmem_plus.episodic.episodes import episode_record
 
     store = InMemoryStore()
     for key, (day, sid, text) in said.items():
         turns = [{"role": "user", "text": text}, {"role": "assistant", "text": "Ok."}]
         rec = episode_record(NS, turns, session_id=sid, occurred_at=T0 + timedelta(days=day))
-        rec.metadata = {**rec.metadata, "followed_by": links.get(key, [])}
+        follows = [k for k, later in links.items() if key in later]
+        if follows:
+            rec.metadata = {**rec.metadata, "follows": follows}
         store.put(NS, key, rec.to_value())
     return store
 

@@ -172,7 +172,7 @@ def test_an_earlier_version_is_not_read_again(tmp_path, hash_embeddings):
             ids.append(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
             mem.store.get = spy  # type: ignore[method-assign]  (from the second add on)
     read_by_adds = set(got)
-    followed = [i for i in ids if mem.get(i).metadata.get("followed_by")]
+    followed = [i for i in ids if mem.store.followers(("memories", "u"), [i])[i]]
     assert followed  # the later exchanges about Anna and the violin follow earlier ones
     assert not read_by_adds & set(followed), read_by_adds
     mem.close()
@@ -270,9 +270,10 @@ class _Recording(HashEmbeddings):
 
 
 def test_a_record_written_again_with_its_text_is_not_embedded_again(tmp_path):
-    """An exchange's write embeds its new records only: an earlier episode given a link back
-    (`followed_by`) keeps its vectors without its text being embedded again, and the store
-    ends as it would with every text embedded (same vectors, a consistent index)."""
+    """An exchange's write embeds its new records only: an earlier episode written again (a
+    change reported about it marks it `corrected_by`) keeps its vectors without its text
+    being embedded again, and the store ends as it would with every text embedded (same
+    vectors, a consistent index)."""
     emb = _Recording()
     mem = Memory(tmp_path / "m.db", embeddings=emb)
     for s, exchanges in enumerate(SESSIONS):
@@ -282,8 +283,8 @@ def test_a_record_written_again_with_its_text_is_not_embedded_again(tmp_path):
             before = len(emb.documents)
             rec = mem.get(mem.add(msgs, "u", session_id=f"s{s}", timestamp=at)[0])
             assert rec.text in emb.documents[before:]
-    linked = [r for r in mem.get_all("u").items if r.metadata.get("followed_by")]
-    assert linked  # earlier episodes were written again (a link back), their text not embedded
+    marked = [r for r in mem.get_all("u").items if r.corrected_by]
+    assert marked  # an earlier episode was written again (marked), its text not embedded
     assert len(emb.documents) == len(set(emb.documents))  # no text embedded twice
     assert mem.store.check()["ok"]
     mem.close()

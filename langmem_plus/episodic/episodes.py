@@ -23,9 +23,11 @@ from langgraph.store.base import BaseStore, PutOp
 from langmem_plus.config import MemoryConfig
 from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.values import changed_values
-from langmem_plus.episodic.versions import FOLLOWED_BY, FOLLOWS, earlier_episodes
+from langmem_plus.episodic.versions import FOLLOWS, earlier_episodes
 from langmem_plus.model.records import MemoryRecord, utcnow
 from langmem_plus.processors.facts.derived import DerivedFact
+from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.plan import DocumentVectors
 from langmem_plus.text import extract_symbols
 
 __all__ = [
@@ -120,7 +122,6 @@ def current_only(items: Sequence[Any]) -> list[Any]:
 
 REJECTED = "rejected_facts"  # metadata of an episode: facts the user deleted, edited or forgot
 EPISODE_IMPORTANCE = 0.6
-_MAX_FOLLOWERS = 4  # later exchanges noted on an earlier one (the newest kept)
 CHITCHAT_IMPORTANCE = 0.2
 _CATEGORY = {"preference": "preference"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
@@ -400,8 +401,15 @@ class EpisodeKeeper:
             # a correction of the reply it answers is read with that reply
             about = context if self._corrects_reply(dialogue, facts, context) else None
             self._correct_older(store, namespace, dialogue, about, episode, kept, writes)
+        # the episode's and its new facts' document vectors, in one embedding call: the
+        # episode's is the dense side of its earlier-versions search, and the write stores
+        # them all (a HybridStore; any other store embeds the search's words and the write)
+        embedded = _embed_new(store, namespace, episode, kept, writes) if derive else {}
+        docvec = embedded.get((namespace, episode.id))
         if derive:
-            self._follow_earlier(store, namespace, dialogue, facts, context, episode, writes)
+            self._follow_earlier(
+                store, namespace, dialogue, facts, context, episode, writes, docvec
+            )
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
         _stamp(writes, namespace, kept.ids, stamp)
@@ -413,6 +421,7 @@ class EpisodeKeeper:
             [(namespace, fid) for fid in kept.forgotten_ids],
             then=lambda: self._share_text(log, namespace, episode, turn_ids),
             new={(namespace, key) for key in (episode.id, *kept.fact_ids)},
+            vectors=embedded or None,
         )
         return kept
 
@@ -453,10 +462,13 @@ class EpisodeKeeper:
         context: str | None,
         episode: MemoryRecord,
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
+        docvec: DocumentVectors | None = None,
     ) -> None:
         """Note the older exchanges this one is a newer version of (`earlier_episodes`) on
-        it, and this one on them; a reported change marks them corrected. They are written
-        from the records the search read: not read again before the write."""
+        it (only there: their rows are not rewritten, `versions.later_versions` finds this one
+        from theirs); a reported change marks them corrected, written from the records the
+        search read: not read again before the write. `docvec`: the episode's document
+        vectors (its one indexed text), the search's dense side."""
         changed = self._corrects(dialogue, facts, context)
         earlier = earlier_episodes(
             store,
@@ -465,35 +477,17 @@ class EpisodeKeeper:
             context,
             corrects_reply=self._corrects_reply(dialogue, facts, context),
             changed=changed,
+            query_vector=docvec.vectors[0]
+            if docvec is not None and len(docvec.texts) == 1
+            else None,
         )
         if not earlier:
             return
         read = {(namespace, rec.id): rec for rec in earlier}
         follows = [rec.id for rec in earlier]
         episode.metadata = {**episode.metadata, FOLLOWS: follows}
-        if not _only_questions(dialogue):  # a question states nothing newer
-            self._link_back(namespace, episode, follows, read, writes)
         if changed and not episode.metadata.get("corrects"):
             self._correct_followed(store, namespace, episode, follows, read, writes)
-
-    @staticmethod
-    def _link_back(
-        namespace: tuple[str, ...],
-        episode: MemoryRecord,
-        follows: Sequence[str],
-        known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
-        writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
-    ) -> None:
-        """Each earlier exchange this one follows (`known`: as read, or as to be written)
-        notes it (`metadata.followed_by`), so that wherever the earlier one is shown the newer
-        statement can be shown with it."""
-        for key in follows:
-            old = writes.get((namespace, key)) or known.get((namespace, key))
-            if old is None or old.kind != "episodic":
-                continue
-            later = [str(k) for k in old.metadata.get(FOLLOWED_BY) or ()]
-            old.metadata = {**old.metadata, FOLLOWED_BY: [*later, episode.id][-_MAX_FOLLOWERS:]}
-            writes[(namespace, old.id)] = old
 
     def _correct_followed(
         self,
@@ -856,22 +850,45 @@ class EpisodeKeeper:
         gone: Sequence[tuple[tuple[str, ...], str]] = (),
         then: Callable[[], object] | None = None,
         new: Collection[tuple[tuple[str, ...], str]] = (),
+        vectors: Mapping[tuple[tuple[str, ...], str], DocumentVectors] | None = None,
     ) -> None:
         """One write: a new record is dated by the store when it was said (its occurred_at);
         `then` (the turns' text shared with the episode) in the same transaction where the
         store has one (`HybridStore.write_with`), else after it. The records not `new` were
-        read from the store and keep their text: their text is not embedded again."""
+        read from the store and keep their text: their text is not embedded again; `vectors`
+        (a HybridStore's `document_vectors` of new records) are stored, not embedded again."""
         ops = [
             *(PutOp(ns, key, rec.to_value()) for (ns, key), rec in writes.items()),
             *(PutOp(ns, key, None) for ns, key in gone),
         ]
         write_with = getattr(store, "write_with", None)
         if then is not None and write_with is not None:
-            write_with(ops, then, same_text=[k for k in writes if k not in new])
+            same = [k for k in writes if k not in new]
+            if vectors:
+                write_with(ops, then, same_text=same, vectors=vectors)
+            else:
+                write_with(ops, then, same_text=same)
             return
         store.batch(ops)
         if then is not None:
             then()
+
+
+def _embed_new(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    kept: Kept,
+    writes: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
+) -> dict[tuple[tuple[str, ...], str], DocumentVectors]:
+    """The document vectors of an exchange's new records (its episode, its new facts), in one
+    embedding call of a HybridStore; {} for any other store (it embeds them in its write)."""
+    if not isinstance(store, HybridStore):
+        return {}
+    facts = [writes[(namespace, f)] for f in kept.fact_ids if (namespace, f) in writes]
+    recs = [episode, *facts]
+    got = store.document_vectors([r.to_value() for r in recs])
+    return {(namespace, r.id): v for r, v in zip(recs, got, strict=True) if v is not None}
 
 
 def _stamp(
@@ -884,12 +901,6 @@ def _stamp(
     if stamp is not None:
         for key in ids:
             writes[(namespace, key)] = stamp(writes[(namespace, key)])
-
-
-def _only_questions(dialogue: Sequence[Mapping[str, str]]) -> bool:
-    """Whether every user turn of the exchange is a question."""
-    users = [t["text"].strip() for t in dialogue if t["role"] == "user"]
-    return bool(users) and all(u.endswith(("?", "？")) for u in users)
 
 
 def _user_text(rec: MemoryRecord) -> str:

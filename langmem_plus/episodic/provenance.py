@@ -3,8 +3,8 @@
 An episode is what the user said; a fact is drawn from its source episodes (`source_ids`,
 and the episode's `derived_ids`). Deleting an episode deletes the facts it alone supports (a
 fact with other sources loses this one); a fact that a deleted fact had superseded is current
-again (the statement that replaced it is gone), and an episode it had corrected is no longer
-marked corrected. Deleting a fact the user says is wrong is remembered on its source episodes
+again (the statement that replaced it is gone), an episode it had corrected is no longer
+marked corrected, and the later episodes noted as its newer versions no longer name it. Deleting a fact the user says is wrong is remembered on its source episodes
 (`metadata.rejected_facts`), so re-deriving them never brings it back; editing a fact is
 remembered the same way, the edited fact kept as the user's own words (`metadata.edited`).
 Editing an episode's text re-derives its facts. Works over any LangGraph `BaseStore`.
@@ -20,7 +20,9 @@ from langgraph.store.base import BaseStore, PutOp
 
 from langmem_plus.episodic.episodes import REJECTED, EpisodeKeeper, Kept, record_of_item
 from langmem_plus.episodic.lifecycle_base import every_version
+from langmem_plus.episodic.versions import FOLLOWS, following
 from langmem_plus.model.records import MemoryRecord
+from langmem_plus.store.ranking.versions import follows_of
 
 __all__ = ["Removal", "forget", "revise"]
 
@@ -134,13 +136,23 @@ def revise(
 
 
 def _drop_episode(batch: _Batch, ep: MemoryRecord) -> None:
-    """Delete an episode, the facts it alone supports, and its marks on other episodes."""
+    """Delete an episode, the facts it alone supports, and its marks on other episodes: the
+    later episodes noted as its newer versions no longer name it (its own links, on its
+    row, go with it)."""
     _drop_facts_of(batch, ep)
     for oid in ep.metadata.get("corrects") or ():
         old = batch.get(str(oid))
         if old is not None and old.corrected_by == ep.id:
             old.corrected_by = None
             batch.put(old)
+    for found in following(batch.store, batch.ns, ep.id):
+        later = batch.get(found.id)
+        if later is None:
+            continue
+        rest = [k for k in follows_of(later.to_value()) if k != ep.id]
+        meta = {k: v for k, v in later.metadata.items() if k != FOLLOWS}
+        later.metadata = {**meta, FOLLOWS: rest} if rest else meta
+        batch.put(later)
     batch.delete(ep.id)
 
 

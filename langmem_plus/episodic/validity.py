@@ -5,8 +5,8 @@ corrected) ranked lower: such an episode still states the old value in the user'
 it goes into a model's context or a tool's output it is marked with the date it stopped being
 true and the current value (`replacement`), or left out when no current value can be found. A
 memory that a later exchange is about (an earlier version of the same thing, the link
-`episodic/versions.py` makes) is shown with that later statement (`newer_statement`). Works
-over any LangGraph `BaseStore`.
+`episodic/versions.py` makes on the later exchange and finds with `later_versions`) is shown
+with that later statement (`newer_statement`). Works over any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_plus.episodic.versions import later_versions
 from langmem_plus.model.records import MemoryRecord
 
 __all__ = ["Replacement", "is_stale", "newer_statement", "replacement"]
@@ -125,8 +126,8 @@ def _user_said(ep: MemoryRecord) -> list[str]:
 def newer_statement(
     store: BaseStore, namespace: tuple[str, ...], value: Any, key: str
 ) -> Replacement | None:
-    """The latest later exchange about what `value` says (an episode `followed_by` one, or a
-    fact whose source episodes are): when it was said and what the user said then; None when
+    """The latest later exchange about what `value` says (a later version of an episode,
+    `versions.later_versions`, or of a fact's source episodes): when it was said and what the user said then; None when
     there is none. A later statement may replace the value or stand beside it: it is shown
     with the memory, not instead of it."""
     if not isinstance(value, Mapping):
@@ -161,18 +162,14 @@ def _later_versions(
     store: BaseStore, namespace: tuple[str, ...], ep: MemoryRecord | None, eid: str
 ) -> list[MemoryRecord]:
     """The later versions of episode `ep` to show with it ([] when there is none).
-    Following `followed_by`: the newest later exchange that reports a change in so many
+    Following its later versions (`versions.later_versions`): the newest later exchange that reports a change in so many
     words ("换了iPhone 15", "correction on the offsite"), and on from it; where none does,
     the first later conversation's exchanges about it (at most `_MAX_SHOWN`: where a change
     said without words shows, before the talk moves on to "got the rain jacket")."""
     start, seen = ep, {eid}
     for _ in range(_MAX_HOPS):
-        later = (
-            [str(k) for k in (ep.metadata.get("followed_by") or ()) if k not in seen] if ep else []
-        )
-        nxt = sorted(
-            (r for r in (_get(store, namespace, k) for k in later) if r is not None), key=_when
-        )
+        later = later_versions(store, namespace, ep.id) if ep is not None else []
+        nxt = sorted((r for r in later if r.id not in seen), key=_when)
         changes = [r for r in nxt if _reports_change(r)]
         if not changes:
             if ep is start and nxt:

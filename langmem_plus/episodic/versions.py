@@ -5,36 +5,43 @@ People rarely announce that a value changed ("been on a MacBook Air since March"
 can be seen without words is that a later exchange is about the same thing as an earlier
 one. Write side (`earlier_episodes`): when an exchange is kept, the older episodes of the
 same user that a search with its user turns finds, and that share at least two content words
-with them, are noted on the new episode (`metadata.follows`), and the older one notes it back
-(`metadata.followed_by`: wherever it is shown, the newer statement is shown with it,
-episodic/validity.py). The read side is HybridStore's ranker (store/ranking/versions.py): when
-a later episode and an earlier one it follows are both among a search's winners, the later is
-shown first. Works over any LangGraph `BaseStore`.
+with them, are noted on the new episode (`metadata.follows`), and only there: the earlier
+row is not rewritten. Read side: the later versions of an episode (`later_versions`) are
+found by a lookup over the newer episodes (`HybridStore.followers`, indexed on every
+backend); wherever the earlier one is shown, the newer statement is shown with it
+(episodic/validity.py). HybridStore's ranker (store/ranking/versions.py) shows the later
+first when both are among a search's winners. Works over any LangGraph `BaseStore`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp
 
 from langmem_plus.episodic.echoes import without_recall_quotes
+from langmem_plus.episodic.lifecycle_base import namespace_items
 from langmem_plus.model.records import MemoryRecord
-from langmem_plus.store.ranking.versions import FOLLOWS
+from langmem_plus.store.hybrid import HybridStore
+from langmem_plus.store.ranking.versions import FOLLOWS, FOLLOWS_INDEXED, follows_of
 from langmem_plus.text import tokenize
 
 __all__ = [
-    "FOLLOWED_BY",
     "FOLLOWS",
     "MAX_FOLLOWS",
+    "MAX_LATER",
     "MEANING_EVIDENCE",
     "MIN_SHARED_WORDS",
     "NO_EVIDENCE",
+    "asks_only",
     "earlier_episodes",
+    "following",
+    "later_versions",
 ]
 
-FOLLOWED_BY = "followed_by"  # metadata of an episode: the later exchanges that follow it
 MAX_FOLLOWS = 1  # earlier episodes noted per exchange: the best match of its search
+MAX_LATER = 4  # later versions of an episode read where it is shown (the newest kept)
 MIN_SHARED_WORDS = 1  # content words the user turns of both must share (beyond meaning)
 _SEARCH = 5
 _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conversation
@@ -52,12 +59,47 @@ def _record(item: Any) -> MemoryRecord | None:
         return None
 
 
-def _user_said(rec: MemoryRecord) -> str:
-    """What the user said in an episode (its user turns, from the turns' spans)."""
+def _user_turns(rec: MemoryRecord) -> list[str]:
+    """The user turns of an episode, from the turns' spans (its text, without them)."""
     roles, spans = rec.metadata.get("roles"), rec.metadata.get("spans")
     if not isinstance(roles, list) or not isinstance(spans, list) or len(roles) != len(spans):
-        return rec.text if rec.who == "user" else ""
-    return " ".join(rec.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user")
+        return [rec.text] if rec.who == "user" else []
+    return [rec.text[s[0] : s[1]] for r, s in zip(roles, spans, strict=True) if r == "user"]
+
+
+def _user_said(rec: MemoryRecord) -> str:
+    """What the user said in an episode (its user turns)."""
+    return " ".join(_user_turns(rec))
+
+
+def asks_only(turns: list[str]) -> bool:
+    """Whether every one of the user's turns (at least one) is a question: such an exchange
+    states nothing newer about what it follows."""
+    users = [t.strip() for t in turns]
+    return bool(users) and all(u.endswith(("?", "？")) for u in users)
+
+
+def following(store: BaseStore, namespace: tuple[str, ...], key: str) -> list[MemoryRecord]:
+    """The episodes whose `follows` names episode `key`, in the order they were kept.
+    HybridStore finds them with one index lookup (`followers`); another BaseStore keeps no
+    index of the links, so its namespace is read whole."""
+    if isinstance(store, HybridStore):
+        keys = store.followers(namespace, [key]).get(key, [])
+        items = store.batch([GetOp(namespace, k) for k in keys]) if keys else []
+    else:
+        items = [
+            it
+            for it in namespace_items(store, namespace)
+            if key in follows_of(it.value)[:FOLLOWS_INDEXED]
+        ]
+    return [r for r in map(_record, items) if r is not None and r.kind == "episodic"]
+
+
+def later_versions(store: BaseStore, namespace: tuple[str, ...], key: str) -> list[MemoryRecord]:
+    """The later exchanges noted as newer versions of episode `key` (`following`) that state
+    something (not questions only), the newest `MAX_LATER`, in the order they were kept."""
+    found = following(store, namespace, key)
+    return [r for r in found if not asks_only(_user_turns(r))][-MAX_LATER:]
 
 
 def _words(text: str) -> set[str]:
@@ -72,6 +114,7 @@ def earlier_episodes(
     *,
     corrects_reply: bool = False,
     changed: bool = False,
+    query_vector: Any = None,
 ) -> list[MemoryRecord]:
     """The older episodes in `namespace` most about what `episode`'s user turns say, as
     the search read them (the write side links them without reading them again).
@@ -88,7 +131,9 @@ def earlier_episodes(
     newer version of what that reply said. With `changed` (the turn says a value changed
     or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
     episode its words alone find is kept without a shared word when it matches in meaning
-    (evidence at least `MEANING_EVIDENCE`)."""
+    (evidence at least `MEANING_EVIDENCE`). `query_vector` (a HybridStore only: the
+    episode's own document vector, which its write stores) is the dense side of the search
+    with the user's turns, whose words stay its keyword side: no second embedding."""
     said = _user_said(episode)
     words = _words(said)
     out: list[MemoryRecord] = []
@@ -98,14 +143,15 @@ def earlier_episodes(
             meaning = MEANING_EVIDENCE if changed and n == 0 else None
             # a turn that says the reply was wrong is about what that reply named ("the Trek")
             shared = words | _words(context) if n == 1 and corrects_reply and context else words
-            out = _best_earlier(store, namespace, episode, query, shared, meaning)
+            vec = query_vector if n == 0 else None
+            out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
             if out:
                 break
     if corrects_reply and context and context.strip():
         answered = _answered(store, namespace, episode, context.strip())
         if answered is not None and answered.id not in {r.id for r in out}:
             out.append(answered)
-    return out
+    return out[:FOLLOWS_INDEXED]  # the store finds a later version by these
 
 
 def _best_earlier(
@@ -115,6 +161,7 @@ def _best_earlier(
     query: str,
     words: set[str],
     meaning: float | None = None,
+    vector: Any = None,
 ) -> list[MemoryRecord]:
     """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
@@ -123,7 +170,12 @@ def _best_earlier(
     meaning) comes after those with some; a store that gives no evidence keeps its order."""
     when = episode.occurred_at or episode.created_at
     found: list[tuple[float, int, MemoryRecord]] = []
-    hits = store.search(namespace, query=query, filter={"kind": "episodic"}, limit=_SEARCH)
+    flt = {"kind": "episodic"}
+    hits: Sequence[Any]
+    if vector is not None and isinstance(store, HybridStore):
+        hits = store.search(namespace, query=query, filter=flt, limit=_SEARCH, query_vector=vector)
+    else:
+        hits = store.search(namespace, query=query, filter=flt, limit=_SEARCH)
     for n, it in enumerate(hits):
         old = _record(it)
         if old is None or old.id == episode.id or tuple(it.namespace) != namespace:

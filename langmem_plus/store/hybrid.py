@@ -47,7 +47,7 @@ from langmem_plus.errors import (
 )
 from langmem_plus.store import batching, conventions, validate
 from langmem_plus.store.db.database import Database
-from langmem_plus.store.plan import MemorySearchOp, Plan, PutPlan, merge_plans
+from langmem_plus.store.plan import DocumentVectors, MemorySearchOp, Plan, PutPlan, merge_plans
 from langmem_plus.store.ranking.common_terms import TermVectors
 from langmem_plus.store.ranking.judgement import Judgement, judgement_for
 from langmem_plus.store.ranking.ranker import Ranker, RankQuery
@@ -289,11 +289,73 @@ class HybridStore(BaseStore):
                 else:
                     puts[(tuple(op.namespace), op.key)] = PutPlan(op=op)
             elif isinstance(op, SearchOp) and op.query and self.embeddings is not None:
+                if isinstance(op, MemorySearchOp) and op.query_vector is not None:
+                    continue  # the caller gave the dense side's vector
                 queries.append(op.query[: self.config.recall.max_query_chars])
         return Plan(ops=ops, puts=puts, queries=list(dict.fromkeys(queries)))
 
     def _embed_inputs(self, plan: Plan) -> list[str]:
-        return [t for p in plan.puts.values() if not p.unembedded for _, t in p.texts]
+        return [
+            t
+            for p in plan.puts.values()
+            if not p.unembedded and p.vectors is None
+            for _, t in p.texts
+        ]
+
+    @staticmethod
+    def _with_given(plan: Plan, embedded: np.ndarray | None) -> np.ndarray | None:
+        """The puts' vectors in the writer's order: those embedded now and those the caller
+        gave (`write_with(vectors=...)`), one row per text of each embedded put."""
+        given = [p for p in plan.puts.values() if p.vectors is not None and not p.unembedded]
+        if not given:
+            return embedded
+        rows: list[np.ndarray] = []
+        at = 0
+        for p in plan.puts.values():
+            if p.unembedded or not p.texts:
+                continue
+            if p.vectors is not None:
+                rows.append(p.vectors)
+            else:
+                assert embedded is not None
+                rows.append(embedded[at : at + len(p.texts)])
+                at += len(p.texts)
+        return np.concatenate(rows).astype(np.float32, copy=False) if rows else None
+
+    def _given_vectors(self, vecs: Any, rows: int | None = None) -> np.ndarray:
+        """A caller's vectors as float32 rows of this index's width; else `ValidationError`."""
+        try:
+            arr = np.asarray(vecs, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ValidationError("vectors must be numbers") from None
+        arr = arr.reshape(1, -1) if arr.ndim == 1 else arr
+        if arr.ndim != 2 or arr.shape[1] != self.dims or (rows is not None and len(arr) != rows):
+            raise ValidationError(
+                f"vectors must be {rows or 1} row(s) of {self.dims} numbers, got {arr.shape}"
+            )
+        if not np.isfinite(arr).all():
+            raise ValidationError("vectors must be finite")
+        return arr
+
+    def document_vectors(self, values: Sequence[Mapping[str, Any]]) -> list[DocumentVectors | None]:
+        """The vectors puts of `values` would store, in one embedding call (per value: one
+        row per indexed text, embedded as documents; None without embeddings or text): a
+        caller that searches with them (`search(query_vector=...)`) and then writes the values
+        passes them back to `write_with(vectors=...)`, so that each text is embedded once."""
+        self._ensure_open()
+        if isinstance(values, Mapping) or not all(isinstance(v, Mapping) for v in values):
+            raise ValidationError("document_vectors takes a list of item values (dicts)")
+        texts = [tuple(t for _, t in self._texts(v, None)) for v in values]
+        flat = [t for ts in texts for t in ts]
+        if self.embeddings is None or not flat:
+            return [None] * len(texts)
+        rows = self._given_vectors(self.embeddings.embed_documents(flat), len(flat))
+        out: list[DocumentVectors | None] = []
+        start = 0
+        for ts in texts:
+            out.append(DocumentVectors(ts, rows[start : start + len(ts)]) if ts else None)
+            start += len(ts)
+        return out
 
     # ================================================================ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -308,6 +370,7 @@ class HybridStore(BaseStore):
         then: Callable[[], object],
         *,
         same_text: Collection[tuple[tuple[str, ...], str]] = (),
+        vectors: Mapping[tuple[tuple[str, ...], str], DocumentVectors] | None = None,
     ) -> None:
         """Puts (as `batch`) and then `then()` in the same write transaction: one commit for
         the items and what the caller writes beside them in this store's conversation log
@@ -318,7 +381,11 @@ class HybridStore(BaseStore):
         `same_text`: the (namespace, key) of puts that the caller read from the store and
         whose indexed text it left as it was (an earlier record given a link or closed):
         SQLite keeps their vectors without embedding the text again; should a stored text
-        differ after all, the batch is embedded in full and written again."""
+        differ after all, the batch is embedded in full and written again.
+
+        `vectors`: `document_vectors` the caller already holds for puts, by (namespace, key):
+        stored as given, not embedded again, where the put indexes the same texts (a put
+        whose texts differ is embedded as usual)."""
         ops = list(ops)
         if not all(isinstance(op, PutOp) for op in ops):
             raise ValidationError("write_with takes PutOps only")
@@ -326,6 +393,10 @@ class HybridStore(BaseStore):
         if isinstance(self._storage, SqliteStorage):
             for key in set(same_text) & plan.puts.keys():
                 plan.puts[key].unembedded = plan.puts[key].op.value is not None
+        for key, given in (vectors or {}).items():
+            put = plan.puts.get(key)
+            if put is not None and given.texts == tuple(t for _, t in put.texts):
+                put.vectors = self._given_vectors(given.vectors, len(given.texts))
         doc_vecs, q_vecs = self._embed_sync(plan)
         try:
             with blas_limit(1):
@@ -333,6 +404,7 @@ class HybridStore(BaseStore):
         except TextChanged:  # rolled back: embed every text and write again
             for p in plan.puts.values():
                 p.unembedded = False
+                p.vectors = None
             doc_vecs, q_vecs = self._embed_sync(plan)
             with blas_limit(1):
                 self._execute_batch(plan, doc_vecs, q_vecs, then)
@@ -385,8 +457,9 @@ class HybridStore(BaseStore):
         if self.embeddings is None:
             return None, {}
         docs = self._embed_inputs(plan)
-        doc_vecs = (
-            np.asarray(self.embeddings.embed_documents(docs), dtype=np.float32) if docs else None
+        doc_vecs = self._with_given(
+            plan,
+            np.asarray(self.embeddings.embed_documents(docs), dtype=np.float32) if docs else None,
         )
         q_vecs = {
             q: np.asarray(self.embeddings.embed_query(text_to_embed(q)), np.float32)
@@ -453,12 +526,12 @@ class HybridStore(BaseStore):
                             if got is not None and op.refresh_ttl and got[1] >= 0:
                                 refresh.append(got[1])
                         elif isinstance(op, SearchOp):
-                            hits = self._search(
-                                conn,
-                                op,
-                                q_vecs.get((op.query or "")[: self.config.recall.max_query_chars]),
-                                now,
-                            )
+                            qvec = getattr(op, "query_vector", None)
+                            if qvec is None:
+                                qvec = q_vecs.get(
+                                    (op.query or "")[: self.config.recall.max_query_chars]
+                                )
+                            hits = self._search(conn, op, qvec, now)
                             results[i] = hits
                             if op.refresh_ttl:
                                 refresh.extend(h._rowid for h in hits if h._rowid is not None)
@@ -698,6 +771,7 @@ class HybridStore(BaseStore):
         time_range: Any,
         include_superseded: bool = False,
         as_of: Any = None,
+        query_vector: Any = None,
     ) -> MemorySearchOp:
         """The op of `search` with extras (validated; bad input raises before any I/O)."""
         validate.check_namespace(namespace_prefix, what="namespace_prefix")
@@ -718,6 +792,7 @@ class HybridStore(BaseStore):
             time_range=time_range,
             include_superseded=include_superseded,
             as_of=as_of,
+            query_vector=None if query_vector is None else self._given_vectors(query_vector)[0],
         )
 
     def search(  # type: ignore[override]
@@ -735,9 +810,14 @@ class HybridStore(BaseStore):
         | None = None,
         include_superseded: bool = False,
         as_of: datetime | float | str | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> list[MemorySearchItem]:
         """BaseStore.search plus `current_topic` (x1.3 boost), `time_range` (when items were
         said) and the versions shown.
+
+        Advanced: `query_vector` (one vector of this index's width) is the dense side's query
+        when the caller already holds one, e.g. `document_vectors` of a record it is about to
+        write; `query` is then not embedded and still drives the keyword side.
 
         Every search shows the current versions of langmem_plus records: a fact that a later
         statement superseded (`valid_to`) is left out, and an episode whose facts were all
@@ -750,6 +830,7 @@ class HybridStore(BaseStore):
             and time_range is None
             and not include_superseded
             and as_of is None
+            and query_vector is None
         ):
             self._search_args(namespace_prefix, refresh_ttl)
             return super().search(  # type: ignore[return-value]
@@ -771,6 +852,7 @@ class HybridStore(BaseStore):
             time_range,
             include_superseded,
             as_of,
+            query_vector,
         )
         return self.batch([op])[0]  # type: ignore[return-value]
 
@@ -789,6 +871,7 @@ class HybridStore(BaseStore):
         | None = None,
         include_superseded: bool = False,
         as_of: datetime | float | str | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> list[MemorySearchItem]:
         """Async twin of `search` (same extras)."""
         if (
@@ -796,6 +879,7 @@ class HybridStore(BaseStore):
             and time_range is None
             and not include_superseded
             and as_of is None
+            and query_vector is None
         ):
             self._search_args(namespace_prefix, refresh_ttl)
             return await super().asearch(  # type: ignore[return-value]
@@ -817,6 +901,7 @@ class HybridStore(BaseStore):
             time_range,
             include_superseded,
             as_of,
+            query_vector,
         )
         return (await self.abatch([op]))[0]  # type: ignore[return-value]
 
@@ -954,6 +1039,18 @@ class HybridStore(BaseStore):
             raise ValidationError("key must be a non-empty string")
         self._ensure_open()
         return self._storage.locate(key, namespace_prefix)
+
+    def followers(self, namespace: tuple[str, ...], keys: Sequence[str]) -> dict[str, list[str]]:
+        """Each of `keys` -> the later episodes in `namespace` noted as newer versions of it
+        (their `metadata.follows` names it: the link is written once, on the newer episode),
+        oldest first; an index lookup on every backend, not a scan."""
+        validate.check_namespace(namespace)
+        if isinstance(keys, str) or not isinstance(keys, Sequence):
+            raise ValidationError("keys must be a list of keys")
+        for key in keys:
+            validate.check_key(key)
+        self._ensure_open()
+        return self._storage.followers(namespace, list(keys))
 
     def restore_item_stats(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph.store.base import Op, PutOp, SearchOp
 
@@ -19,12 +19,21 @@ from langmem_plus.errors import InvalidQueryError
 from langmem_plus.store.seams import CURRENT, TimeRange, Validity, as_epoch
 
 __all__ = [
+    "DocumentVectors",
     "MemorySearchOp",
     "Plan",
     "PutPlan",
     "merge_plans",
     "time_range_of",
 ]
+
+
+class DocumentVectors(NamedTuple):
+    """The vectors a put of a value stores (`HybridStore.document_vectors`): one row per
+    indexed text, with the texts they embed, so that a write reuses them only for those."""
+
+    texts: tuple[str, ...]
+    vectors: Any  # np.ndarray, float32, one row per text
 
 
 @dataclass
@@ -37,6 +46,9 @@ class PutPlan:
     # not embedded: the caller holds the stored item's indexed text unchanged, so the writer
     # keeps its vectors (and raises `TextChanged` should the stored text differ after all)
     unembedded: bool = False
+    # given by the caller (`HybridStore.write_with(vectors=...)`): one row per text, not
+    # embedded again
+    vectors: Any = None
 
 
 @dataclass
@@ -82,12 +94,15 @@ def time_range_of(time_range: Any) -> TimeRange | None:
 class MemorySearchOp(SearchOp):
     """A `SearchOp` with HybridStore's extras: `current_topic` (items on it get the topic
     boost), `time_range` (bounds of when items were said, epoch seconds) and the versions
-    shown (`validity`: current ones unless `include_superseded` or `as_of`). Runs through
-    `batch`; a plain `SearchOp` shows the current versions."""
+    shown (`validity`: current ones unless `include_superseded` or `as_of`); `query_vector`:
+    the dense side's vector when the caller already holds one (the query text is then not
+    embedded; its keyword side is unchanged). Runs through `batch`; a plain `SearchOp` shows
+    the current versions."""
 
     current_topic: str | None
     time_range: TimeRange | None
     validity: Validity
+    query_vector: Any
 
     def __new__(
         cls,
@@ -102,11 +117,13 @@ class MemorySearchOp(SearchOp):
         time_range: Any = None,
         include_superseded: bool = False,
         as_of: Any = None,
+        query_vector: Any = None,
     ) -> MemorySearchOp:
         self = super().__new__(cls, namespace_prefix, filter, limit, offset, query, refresh_ttl)
         self.current_topic = current_topic
         self.time_range = time_range_of(time_range)
         self.validity = validity_of(include_superseded, as_of)
+        self.query_vector = query_vector
         return self
 
 

@@ -704,6 +704,12 @@ class StorageBackend(Protocol):
 
     def locate(self, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]: ...
 
+    def followers(self, namespace: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        """Each of `keys` -> the keys of the episodes in `namespace` (exactly) whose
+        `metadata.follows` names it among its first `FOLLOWS_INDEXED` keys (store/ranking/
+        versions.py), in insertion order: an index lookup, no scan of the namespace."""
+        ...
+
     def restore_item_stats(
         self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]
     ) -> int: ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 from langmem_plus.model.records import RECORD_DEFAULTS, record_columns
 from langmem_plus.store.db.termpack import pack_terms
@@ -66,6 +67,43 @@ def _lean_record_values(conn: sqlite3.Connection) -> None:
 def _same(stored: object, default: object) -> bool:
     """A stored field equal to its default, of the same JSON type (1 is no `true`)."""
     return type(stored) is type(default) and stored == default
+
+
+def _move_followed_by(conn: sqlite3.Connection) -> None:
+    """An episode's later versions were noted on it too (`metadata.followed_by`); the link is
+    now kept on the later episode alone (its `metadata.follows`, found through 018's
+    indexes). A later episode whose `follows` lacks the earlier one gets it added; the earlier
+    one's `followed_by` goes. Nothing else in either value changes."""
+    rows = conn.execute(
+        "SELECT id, ns_id, key, value FROM items WHERE kind = 'e' "
+        "AND instr(value, '\"followed_by\"') AND json_valid(value)"
+    ).fetchall()
+    changed: dict[int, dict[str, Any]] = {}
+    for rid, ns_id, key, text in rows:
+        value = changed.get(rid) or json.loads(text)
+        meta = value.get("metadata")
+        if not isinstance(meta, dict) or "followed_by" not in meta:
+            continue
+        later = meta.pop("followed_by")
+        changed[rid] = value
+        for lkey in later if isinstance(later, list) else ():
+            got = conn.execute(
+                "SELECT id, value FROM items WHERE ns_id = ? AND key = ? AND kind = 'e' "
+                "AND json_valid(value)",
+                (ns_id, str(lkey)),
+            ).fetchone()
+            if got is None:
+                continue  # a later episode deleted since: its link went with it
+            newer = changed.get(got[0]) or json.loads(got[1])
+            nmeta = newer.setdefault("metadata", {})
+            follows = nmeta.get("follows") if isinstance(nmeta.get("follows"), list) else []
+            if key not in follows:
+                nmeta["follows"] = [*follows, key]
+                changed[got[0]] = newer
+    conn.executemany(
+        "UPDATE items SET value = ? WHERE id = ?",
+        [(json.dumps(v, ensure_ascii=False, separators=(",", ":")), r) for r, v in changed.items()],
+    )
 
 
 # Migration 011's trigger body: the turns that read their text from the OLD item get their
@@ -357,6 +395,19 @@ MIGRATIONS: list[str | tuple[Step, ...]] = [
         "UPDATE items SET kind = CASE kind WHEN 'episodic' THEN 'e' WHEN 'semantic' THEN 's' "
         "ELSE kind END WHERE kind IS NOT NULL",
         "UPDATE items SET index_key = NULL WHERE typeof(index_key) = 'text'",
+    ),
+    # 018_follows_index: a newer version of an episode is noted on the newer episode alone
+    # (`metadata.follows`); an episode's followers are found through these indexes of the
+    # first two keys it names (store/ranking/versions.py `FOLLOWS_INDEXED`; store/sqlite/
+    # storage.py `followers`), not by rewriting the earlier row (`followed_by`, moved here)
+    (
+        _move_followed_by,
+        "CREATE INDEX IF NOT EXISTS items_follows0 ON items(ns_id, "
+        "json_extract(value, '$.metadata.follows[0]')) WHERE kind = 'e' AND json_valid(value) "
+        "AND json_extract(value, '$.metadata.follows[0]') IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS items_follows1 ON items(ns_id, "
+        "json_extract(value, '$.metadata.follows[1]')) WHERE kind = 'e' AND json_valid(value) "
+        "AND json_extract(value, '$.metadata.follows[1]') IS NOT NULL",
     ),
 ]
 

@@ -48,6 +48,7 @@ from langmem_plus.store.milvus.schema import (
     has_field,
     in_expr,
     item_pk,
+    like_pattern,
     next_seq,
     ns_path,
     ns_prefix_expr,
@@ -58,6 +59,7 @@ from langmem_plus.store.milvus.schema import (
 from langmem_plus.store.milvus.search import MilvusSearch
 from langmem_plus.store.milvus.session import MilvusSession
 from langmem_plus.store.milvus.stats import Counts, StatsBook, create_stats_collection
+from langmem_plus.store.ranking.versions import FOLLOWS_INDEXED, follows_of
 from langmem_plus.store.seams import NS_SEP, PutMap, ns_key, rank_fields
 from langmem_plus.store.tuning import StoreTuning
 from langmem_plus.text.tokenize import tokenize
@@ -445,6 +447,27 @@ class MilvusStorage:
     def locate(self, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
         expr = and_(f'key_h == "{h(key)}"', self._prefix(prefix, False))
         return [tuple(e["namespace"].split(NS_SEP)) for e in self._all(expr, ["namespace"])]
+
+    def followers(self, namespace: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        """The episodes naming each of `keys` in their `follows` (seams.StorageBackend): a
+        JSON-contains filter on `doc` within the namespace's partition (a `like` on the value
+        for keys a literal cannot carry, or collections without `doc`), checked exactly here."""
+        want = list(dict.fromkeys(keys))
+        if not want:
+            return {}
+        plain = all(not any(c in '"\\' or ord(c) < 0x20 for c in k) for k in want)
+        quoted = ",".join(f'"{k}"' for k in want)
+        links = (
+            f'json_contains_any(doc["metadata"]["follows"], [{quoted}])'
+            if plain and self.has_doc
+            else f"value like {like_pattern(chr(34) + 'follows' + chr(34))}"
+        )
+        found: dict[str, list[str]] = {k: [] for k in want}
+        for e in self._all(and_(self._prefix(namespace, True), links), ["key", "value"]):
+            for earlier in follows_of(json.loads(e["value"]))[:FOLLOWS_INDEXED]:
+                if earlier in found and e["key"] not in found[earlier]:
+                    found[earlier].append(e["key"])
+        return found
 
     def stats(self) -> dict[str, Any]:
         """Counts by `count(*)`; the namespaces from one pass over the namespace hashes (Milvus

@@ -14,10 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FOLLOWS", "newer_first"]
+__all__ = ["FOLLOWS", "FOLLOWS_INDEXED", "follows_of", "newer_first"]
 
 FOLLOWS = "follows"
-"""Metadata key of an episode: the earlier episodes it is a newer version of."""
+"""Metadata key of an episode: the earlier episodes it is a newer version of. The link is
+written once, on the newer episode; an episode's followers are found by the store's lookup
+over the newer ones (`HybridStore.followers`)."""
+
+FOLLOWS_INDEXED = 2
+"""Keys of an episode's `follows` the store finds it by (its first ones; the SQLite schema
+indexes these positions, store/db/migrations.py 018): the write side notes no more."""
 
 
 def _origins(value: Mapping[str, Any], key: str) -> set[str]:
@@ -27,13 +33,19 @@ def _origins(value: Mapping[str, Any], key: str) -> set[str]:
     return {str(s) for s in value.get("source_ids") or ()}
 
 
-def _follows(value: Mapping[str, Any]) -> set[str]:
-    """The earlier episodes an episode follows (none for anything else)."""
+def follows_of(value: Any) -> list[str]:
+    """The earlier episodes a stored value follows, in its order (none for anything but an
+    episode)."""
+    if not isinstance(value, Mapping) or value.get("kind") != "episodic":
+        return []
     meta = value.get("metadata")
     follows = meta.get(FOLLOWS) if isinstance(meta, Mapping) else None
-    if value.get("kind") != "episodic" or not isinstance(follows, list):
-        return set()
-    return {str(f) for f in follows}
+    return [str(f) for f in follows] if isinstance(follows, list) else []
+
+
+def _follows(value: Mapping[str, Any]) -> set[str]:
+    """The earlier episodes an episode follows (none for anything else)."""
+    return set(follows_of(value))
 
 
 def newer_first(

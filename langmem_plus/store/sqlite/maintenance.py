@@ -18,8 +18,9 @@ from langchain_core.embeddings import Embeddings
 
 from langmem_plus.model.records import record_columns
 from langmem_plus.store.db.changefeed import VECTOR_FEED
-from langmem_plus.store.db.database import NS_SEP, Database, ns_key
+from langmem_plus.store.db.database import NS_SEP, Database, in_chunks, ns_key
 from langmem_plus.store.keyword.index import KeywordIndex
+from langmem_plus.store.ranking.versions import FOLLOWS_INDEXED
 from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, rank_fields
 from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
@@ -32,6 +33,12 @@ logger = logging.getLogger("langmem_plus.store.hybrid")
 
 Texts = Callable[[Any], list[tuple[str, str]]]  # item value -> (path, text) to index
 _EMBED_BATCH = 256
+
+
+# the expressions migration 018 indexes (`items_follows0`, `items_follows1`), verbatim
+_FOLLOWS_AT = tuple(
+    f"json_extract(value, '$.metadata.follows[{i}]')" for i in range(FOLLOWS_INDEXED)
+)
 
 
 def _prefix_where(prefix: Sequence[str], exact: bool) -> tuple[str, tuple[str, ...]]:
@@ -213,6 +220,30 @@ class Maintenance:
                 (key, *args),
             ).fetchall()
         return [tuple(ns.split(NS_SEP)) for (ns,) in rows]
+
+    def followers(self, namespace: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        """Each of `keys` -> the episodes of `namespace` whose `metadata.follows` names it
+        among its first `FOLLOWS_INDEXED` keys, oldest first: index probes of migration
+        018's `items_follows*` (the expressions here are those indexed, so the plan searches
+        them; tests/test_followers.py checks it), no scan."""
+        want = list(dict.fromkeys(keys))
+        found: dict[str, list[tuple[int, str]]] = {k: [] for k in want}
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT id FROM namespaces WHERE ns = ?", (ns_key(namespace),)
+            ).fetchone()
+            if row is None or not want:
+                return {k: [] for k in want}
+            for part, marks in in_chunks(want, 400):  # 2 x 401 variables a statement
+                sql = " UNION ".join(
+                    f"SELECT id, key, {expr} FROM items WHERE ns_id = ? AND kind = 'e' "
+                    f"AND json_valid(value) AND {expr} IN ({marks})"
+                    for expr in _FOLLOWS_AT
+                )
+                args = [a for _ in _FOLLOWS_AT for a in (row[0], *part)]
+                for rid, key, earlier in conn.execute(sql, args):
+                    found[earlier].append((rid, key))
+        return {k: [key for _, key in sorted(set(v))] for k, v in found.items()}
 
     def restore_item_stats(
         self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]

@@ -228,6 +228,9 @@ class SqliteStorage:
     def locate(self, key: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
         return self.maint.locate(key, prefix)
 
+    def followers(self, namespace: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        return self.maint.followers(namespace, keys)
+
     def restore_item_stats(
         self, rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]]
     ) -> int:
