@@ -13,7 +13,8 @@ any scale S gives relevance = standing × S, so "today" (S = the best candidate'
 floor 0.10) and the judgement are compared on the same searches. It fits the judgement
 (benchmarks/calibration_fit.py) two ways, on each half of the data (tuned) and measured on the
 other (held out), and on all of it (the shipped constants); prints and writes
-docs/results/calibration.{md,json} and docs/calibration_reliability.png. With --fit it writes
+docs/results/calibration.{md,json} and docs/calibration_reliability.png (with --out elsewhere, the
+picture only where --plot says, so a trial run leaves the docs' figure alone). With --fit it writes
 the all-data fit and its floor to langmem_plus/data/relevance_judgement.json (refit after any
 change to the ranking or the embeddings).
 
@@ -433,7 +434,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "calibration.json")
     ap.add_argument("--md", type=Path, default=RESULTS_DIR / "calibration.md")
-    ap.add_argument("--plot", type=Path, default=RESULTS_DIR.parent / "calibration_reliability.png")
+    ap.add_argument("--plot", type=Path, default=None,
+                    help="draw the reliability picture here (default: the docs' figure, "
+                         "docs/calibration_reliability.png, when --out is the docs' file)")  # fmt: skip
     ap.add_argument("--drop", action="append", default=[], choices=cf.FEATURES,
                     help="leave a feature out of the fits (its coefficient 0)")  # fmt: skip
     ap.add_argument("--turns", type=Path, help="cache of the collected turns (JSON)")
@@ -458,7 +461,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")
     args.md.write_text(md + "\n", encoding="utf-8")
-    plots.calibration(out, args.plot)
+    plot = args.plot
+    if plot is None and args.out == RESULTS_DIR / "calibration.json":
+        plot = RESULTS_DIR.parent / "calibration_reliability.png"
+    if plot is not None:
+        plots.calibration(out, plot)
     return out
 
 
