@@ -104,7 +104,7 @@ def stem(word: str) -> str:
     final -e and a doubled final consonant, a final consonant + y as i, and a plural -s the
     inflection uncovered: movie, movies -> movi; party, parties, partied -> parti;
     study, studies, studied, studying -> studi; make, making -> mak; stop, stopped -> stop;
-    bias, biased, biases -> bia. Words of other scripts lose only a plural -s."""
+    bias, biased, biases -> bia. Words of other scripts, or with digits, lose only a plural -s."""
     word = _plural(word)
     if not word.isascii() or not word.isalpha():
         return word
