@@ -117,11 +117,12 @@ def _enc(n: int) -> str:
 
 
 def token(a: int, b: int) -> str:
-    """A unique all-letter word for (a, b): `qz<a>q<b>`."""
-    return f"qz{_enc(a)}q{_enc(b)}"
+    """A unique all-letter word for (a, b): `qz<a>q<b>x` (the final x: no ending the
+    tokenizer folds, an -e, -ed, -s or doubled letter, is ever last, so it stays one term)."""
+    return f"qz{_enc(a)}q{_enc(b)}x"
 
 
-_TOKEN_RE = re.compile(r"qz([a-p]+)q([a-p]+)")
+_TOKEN_RE = re.compile(r"qz([a-p]+)q([a-p]+)x")
 
 
 def parse_token(text: str) -> tuple[int, int] | None:

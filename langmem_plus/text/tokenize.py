@@ -2,9 +2,13 @@
 
 Identifiers are indexed whole and by their parts (``processOrder`` -> ``processorder``,
 ``process``, ``order``; ``src/order.ts`` -> ``src/order.ts``, ``src``, ``order``, ``ts``), so a
-query for either finds them. English plurals are folded (``paintings`` -> ``painting``), and
-regular ``-ed``/``-ing`` inflections meet at one stem (``painted``, ``paint`` -> ``paint``;
-``painting`` is kept and also emits ``paint``). Chinese runs are cut by jieba in search mode
+query for either finds them. Every regular form of an English word meets at one stem (`stem`:
+``movie``, ``movies`` -> ``movi``; ``study``, ``studies``, ``studied`` -> ``studi``;
+``painted``, ``paint`` -> ``paint``), and an ``-ing`` form is kept too (``paintings`` ->
+``painting``, ``paint``). The parts of identifiers and hyphenated words are folded by the same
+rule as whole words (``e-bike`` -> ``e-bike``, ``e``, ``bik``, as ``bike`` -> ``bik``). A change
+of any token bumps `TOKENIZER_VERSION`: a store indexed under another version rebuilds its
+keyword index on open. Chinese runs are cut by jieba in search mode
 (long words also yield their sub-words: ``圣诞节晚会`` -> ``圣诞``, ``圣诞节``, ``晚会`` …). Latin
 words never swallow adjacent Chinese (``Bart在晚会`` -> ``bart``, ``晚会``). Stop words of both
 languages are removed. See docs/benchmarks.md for the measured effect of each rule.
@@ -24,6 +28,7 @@ from langmem_plus.text.scripts import CJK, CJK_RE
 from langmem_plus.text.stopwords import STOPWORDS
 
 __all__ = [
+    "TOKENIZER_VERSION",
     "QueryTerms",
     "is_stopword",
     "query_terms",
@@ -31,6 +36,10 @@ __all__ = [
     "term_surfaces",
     "tokenize",
 ]
+
+TOKENIZER_VERSION = 2
+"""Which tokens a text gets; raised with every change to them. Stores stamp the version their
+keyword index was built with and rebuild it when it differs (1: before the version existed)."""
 
 _CJK = CJK
 # Word characters that are not CJK: "Bart在晚会上" must split into "Bart" + jieba("在晚会上"),
@@ -70,17 +79,58 @@ def is_stopword(token: str) -> bool:
     return token in STOPWORDS
 
 
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Fold English plural and possessive endings; leave everything else alone."""
+def _plural(word: str) -> str:
+    """A plural or possessive ending folded off: movies -> movi, boxes -> box, John's -> john."""
     if word.endswith("'s"):
         word = word[:-2]
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
+        return word[:-2]  # parties -> parti, movies -> movi: as party and movie fold (stem)
     if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+    return _plain_s(word)
+
+
+def _plain_s(word: str) -> str:
+    """A final plural -s off (not of -ss, -us, -is: class, bus, analysis)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The stem every regular form of an English word meets at (one rule for whole words and
+    for the parts of identifiers): the plural or possessive ending off, then -ing / -ed, a
+    final -e and a doubled final consonant, a final consonant + y as i, and a plural -s the
+    inflection uncovered: movie, movies -> movi; party, parties, partied -> parti;
+    study, studies, studied, studying -> studi; make, making -> mak; stop, stopped -> stop;
+    bias, biased, biases -> bia. Words of other scripts, or with digits, lose only a plural -s."""
+    word = _plural(word)
+    if not word.isascii() or not word.isalpha():
+        return word
+    base = _inflection(word)
+    if len(base) >= 3 and base.endswith("y") and base[-2] not in _VOWELS:
+        base = base[:-1] + "i"  # party -> parti, as parties (_plural)
+    return _plain_s(base) if base != word else base
+
+
+_VOWELS = "aeiouy"
+_VOWEL_RE = re.compile(r"[aeiouy]")
+
+
+def _inflection(word: str) -> str:
+    """-ing / -ed, final -e's and a doubled final consonant (not -ss) off until none is left:
+    making -> mak, agreed -> agr, stopping -> stop, bleeding -> ble, fill -> fil."""
+    while len(word) >= 4:
+        before = word
+        cut = 3 if word.endswith("ing") and len(word) >= 6 else 0
+        cut = 2 if not cut and word.endswith("ed") and len(word) >= 5 else cut
+        if cut and _VOWEL_RE.search(word[:-cut]):
+            word = word[:-cut]
+        elif word[-1] == "e" or (word[-1] == word[-2] and word[-1] not in "aious"):
+            word = word[:-1]  # a final -e, or one of a doubled consonant
+        if word == before:
+            return word
     return word
 
 
@@ -95,35 +145,20 @@ def _identifier_parts(raw: str) -> list[str]:
     return parts
 
 
-_VOWEL_RE = re.compile(r"[aeiouy]")
-
-
-@lru_cache(maxsize=65536)
-def _fold(word: str) -> str:
-    """Regular -ed/-ing inflections and a final -e to one stem: making, make -> mak."""
-    if len(word) < 4 or not word.isalpha() or not word.isascii():
-        return word
-    base = None
-    if word.endswith("ing") and len(word) >= 6:
-        base = word[:-3]
-    elif word.endswith("ed") and len(word) >= 5:
-        base = word[:-2]
-    if base is not None and _VOWEL_RE.search(base):
-        if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-            base = base[:-1]  # running -> run
-        word = base
-    if len(word) >= 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
-
-
 def _emit_plain(low: str, out: list[str]) -> None:
-    """A plain English word: plural-folded, then inflection-folded (-ing forms kept too)."""
-    word = stem(low)
-    folded = _fold(word)
+    """A lower-case word, or a part of an identifier: its stem (an -ing form kept too)."""
+    word = _plural(low)
+    folded = stem(low)
     if folded != word and word.endswith("ing"):
         out.append(word)
     out.append(folded)
+
+
+def _emit_parts(parts: list[str], out: list[str]) -> None:
+    """The parts of an identifier or a hyphenated word, each folded as a plain word."""
+    for p in parts:
+        if p not in STOPWORDS:
+            _emit_plain(p, out)
 
 
 def _emit_word(raw: str, out: list[str]) -> None:
@@ -135,7 +170,7 @@ def _emit_word(raw: str, out: list[str]) -> None:
     parts = _identifier_parts(raw) if (raw != low and not raw.isupper()) or "_" in raw else []
     if len(parts) > 1:
         out.append(low)
-        out.extend(stem(p) for p in parts if p not in STOPWORDS)
+        _emit_parts(parts, out)
     elif low:
         _emit_plain(low, out)
 
@@ -155,7 +190,7 @@ def tokenize(text: str) -> list[str]:
                     out.append(tok)
         elif kind == "code":
             out.append(raw.lower())
-            out.extend(stem(p) for p in _identifier_parts(raw) if p not in STOPWORDS)
+            _emit_parts(_identifier_parts(raw), out)
         else:
             _emit_word(raw, out)
     return out

@@ -21,6 +21,7 @@ write fails.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,7 +63,7 @@ from langmem_plus.store.milvus.stats import Counts, StatsBook, create_stats_coll
 from langmem_plus.store.ranking.versions import FOLLOWS_INDEXED, follows_of
 from langmem_plus.store.seams import NS_SEP, PutMap, ns_key, rank_fields
 from langmem_plus.store.tuning import StoreTuning
-from langmem_plus.text.tokenize import tokenize
+from langmem_plus.text.tokenize import TOKENIZER_VERSION, tokenize
 
 __all__ = ["MilvusStorage"]
 
@@ -71,6 +72,10 @@ _LITE_FLUSH_ROWS = 256  # Milvus Lite: flush after this many rows written (see a
 Texts = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
 
 _EMBED_BATCH = 256
+_TOKENIZER_PROPERTY = "langmem_plus.tokenizer_version"
+"""The items collection's property naming the tokenizer version of its indexed tokens."""
+
+logger = logging.getLogger("langmem_plus.store.hybrid")
 
 
 def vec_entity(ent: Mapping[str, Any], j: int, vec: np.ndarray) -> dict[str, Any]:
@@ -167,6 +172,36 @@ class MilvusStorage:
         self._lock = threading.RLock()
         self._unsealed = 0  # rows written to Milvus Lite since its last flush
         self._session: MilvusSession | None = None
+        self._keep_tokens_current()
+
+    def _keep_tokens_current(self) -> bool:
+        """Re-tokenise the items (their indexed tokens and lengths, then the statistics rows)
+        when the items collection was stamped by another tokenizer version (a collection
+        property; none: before the stamp), else stamp it; whether it re-tokenised. Vectors
+        stay. A read-only handle searches as it is, with a warning."""
+        if not self.client.has_collection(self.names.items):
+            return False  # read-only over nothing
+        props = self.client.describe_collection(self.names.items).get("properties") or {}
+        if props.get(_TOKENIZER_PROPERTY) == str(TOKENIZER_VERSION):
+            return False
+        if self.read_only:
+            logger.warning(
+                "%s: its keyword index was built by another tokenizer version; keyword search "
+                "may miss words until it is opened once writable",
+                self.where,
+            )
+            return False
+        if self._count(self.names.items):
+            self.reindex(vectors=False)  # stamps the version
+            return True
+        self._stamp_tokens()
+        return False
+
+    def _stamp_tokens(self) -> None:
+        """Record the tokenizer version the items' tokens were made with."""
+        self.client.alter_collection_properties(
+            self.names.items, properties={_TOKENIZER_PROPERTY: str(TOKENIZER_VERSION)}
+        )
 
     def _open_stats(self, read_only: bool) -> StatsBook | None:
         """The statistics rows (store/milvus/stats.py): created with the collections, or counted
@@ -544,6 +579,7 @@ class MilvusStorage:
                 progress(min(i + 1000, len(ents)), total)
         if self.book is not None:
             self.book.rebuild()
+        self._stamp_tokens()
         n_vecs = 0
         if embed:
             vecs = self._embed(ents)

@@ -25,14 +25,16 @@ from langmem_plus.store.seams import DEFAULT_SESSION_KEYS, rank_fields
 from langmem_plus.store.sqlite.rows import record_cells
 from langmem_plus.store.vector.codec import VectorStorage, encode_vec
 from langmem_plus.store.vector.index import VectorIndex
-from langmem_plus.text.tokenize import tokenize
+from langmem_plus.text.tokenize import TOKENIZER_VERSION, tokenize
 
-__all__ = ["Maintenance", "TTLSweeper"]
+__all__ = ["TOKENIZER_META", "Maintenance", "TTLSweeper"]
 
 logger = logging.getLogger("langmem_plus.store.hybrid")
 
 Texts = Callable[[Any], list[tuple[str, str]]]  # item value -> (path, text) to index
 _EMBED_BATCH = 256
+TOKENIZER_META = "tokenizer_version"
+"""The meta key of the tokenizer version the keyword index was built with (absent: 1)."""
 
 
 # the expressions migration 018 indexes (`items_follows0`, `items_follows1`), verbatim
@@ -111,8 +113,6 @@ class Maintenance:
         tick(0)
         vecs = self._embed_all(texts, tick) if embed else {}
         with self._db.write() as conn:
-            self._kw.clear(conn)
-            conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
             docs = []
             for i, (rid, ns_id, v, _ix) in enumerate(rows, 1):
                 if i % _EMBED_BATCH == 0:
@@ -120,18 +120,16 @@ class Maintenance:
                 toks = tokenize("\n".join(t for _, t in texts[rid]))
                 value = json.loads(v)
                 conn.execute(
-                    "UPDATE items SET doc_len=?, confidence=?, category=?, session=?, kind=?, "
+                    "UPDATE items SET confidence=?, category=?, session=?, kind=?, "
                     "slot=?, said_at=?, valid_from=?, valid_to=?, stale=?, index_key=NULL WHERE id=?",
                     (
-                        len(toks),
                         *rank_fields(value, self._session_keys),
                         *record_cells(record_columns(value)),
                         rid,
                     ),
                 )
-                if toks:
-                    docs.append((ns_id, rid, toks))
-            self._kw.add_many(conn, docs)
+                docs.append((ns_id, rid, toks))
+            self._index_all(conn, docs)
             if embed:
                 conn.execute("DELETE FROM vectors")
                 for rid, ns_id, _v, _ix in rows:
@@ -149,6 +147,46 @@ class Maintenance:
                 self._vec.rebuild(conn)
         tick(total)
         return {"items": len(rows), "vectors": sum(len(v) for v in vecs.values())}
+
+    def keep_tokens_current(self) -> bool:
+        """Rebuild the keyword index when it was built by another tokenizer version
+        (text/tokenize.py `TOKENIZER_VERSION`), else stamp the version; whether it was rebuilt.
+        A query's tokens must be those the items were indexed under, or a word is missed
+        ("movies" indexed as ``movy``, asked for as ``movi``). Only the keyword index changes
+        (postings, terms, document lengths); vectors and every other column stay. A read-only
+        database is searched as it is, with a warning."""
+        want = str(TOKENIZER_VERSION)
+        if self._db.get_meta(TOKENIZER_META) == want:
+            return False
+        if self._db.read_only:
+            logger.warning(
+                "%s: its keyword index was built by another tokenizer version; keyword search "
+                "may miss words until it is opened once where it is writable",
+                self._db.path,
+            )
+            return False
+        with self._db.write() as conn:  # one opener rebuilds; the others then see the stamp
+            if self._db.get_meta(TOKENIZER_META) == want:
+                return False
+            rows = conn.execute("SELECT id, ns_id, value FROM items WHERE indexed = 1").fetchall()
+            texts = ((rid, ns_id, self._texts(json.loads(v))) for rid, ns_id, v in rows)
+            self._index_all(
+                conn,
+                [(ns_id, rid, tokenize("\n".join(t for _, t in ts))) for rid, ns_id, ts in texts],
+            )
+        return bool(rows)
+
+    def _index_all(self, conn: Any, docs: list[tuple[int, int, list[str]]]) -> None:
+        """The keyword index rebuilt from (ns_id, item_id, tokens) of every item (an item
+        left out, or with no tokens, is not indexed) and stamped with the tokenizer version."""
+        self._kw.clear(conn)
+        conn.execute("UPDATE namespaces SET n_docs=0, total_len=0")
+        conn.execute("UPDATE items SET doc_len=0 WHERE doc_len != 0")
+        conn.executemany(
+            "UPDATE items SET doc_len=? WHERE id=?", [(len(t), rid) for _ns, rid, t in docs if t]
+        )
+        self._kw.add_many(conn, [d for d in docs if d[2]])
+        self._db.set_meta(conn, TOKENIZER_META, str(TOKENIZER_VERSION))
 
     def _embed_all(
         self, texts: dict[int, list[tuple[str, str]]], tick: Callable[[int], None]

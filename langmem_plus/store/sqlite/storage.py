@@ -94,6 +94,7 @@ class SqliteStorage:
             vector_storage=config.store.vector_storage,
             session_keys=config.store.session_keys,
         )
+        self.maint.keep_tokens_current()
 
     def _check_model(self) -> None:
         stored = self.db.get_meta("embedding_model")
