@@ -390,3 +390,59 @@ def test_a_write_numbered_during_another_handles_write_still_counts(
     assert a.check()["ok"], a.check()
     a.close()
     b.close()
+
+
+def test_handles_closing_at_once_lose_no_write(
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handle flushes its writes to a Lite file when it closes. Lite sets a flush's rows
+    aside before it takes its own lock, so of two flushes at once the one holding the
+    earlier rows could publish second: Lite refused it ("current_seq is monotonic") and
+    those rows vanished from view while the statistics still counted them (and the retry of
+    the failed request hid the error). Forced here: handle b's flush is held after setting
+    its rows aside until handle a has written and closed, or waits for its turn."""
+    from milvus_lite.engine import collection as lite_engine
+
+    from langmem_plus.store.milvus import schema
+
+    turn = threading.Event()  # a wrote and closed, or waits for b's flush to end
+    real_lock = getattr(schema, "lite_lock", None)
+    if real_lock is not None:  # the store's guard of a Lite file, watched
+        monkeypatch.setattr(schema, "lite_lock", lambda path: _Waits(real_lock(path), turn))
+    a = lite.open(index=False)
+    b = HybridStore(lite.path, index=False)
+    a.put(NS, "a1", {"text": "川菜 lunch"})
+    b.put(NS, "b1", {"text": "coffee tea"})
+    armed, held = threading.Event(), threading.Event()
+    real_wal = lite_engine.WAL
+
+    def held_wal(*args: Any, **kw: Any) -> Any:  # a flush's fresh log, after the swap
+        if armed.is_set():
+            armed.clear()
+            held.set()
+            turn.wait(60)
+        return real_wal(*args, **kw)
+
+    monkeypatch.setattr(lite_engine, "WAL", held_wal)
+    errors: list[BaseException] = []
+
+    def b_closes() -> None:
+        try:
+            b.close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    armed.set()
+    closing = threading.Thread(target=b_closes)
+    closing.start()
+    assert held.wait(60), "b's close never flushed"
+    a.put(NS, "a2", {"text": "川菜 dinner"})
+    a.close()
+    turn.set()
+    closing.join()
+    assert not errors, errors
+    monkeypatch.undo()
+    c = HybridStore(lite.path, index=False)
+    assert sorted(k for _, k in c.keys(NS)) == ["a1", "a2", "b1"]  # type: ignore[attr-defined]
+    assert _nonzero(_sums(c)) == _recount(c) and c.check()["ok"]
+    c.close()
