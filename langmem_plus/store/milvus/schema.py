@@ -234,8 +234,9 @@ def lite_lock(path: str) -> AbstractContextManager[Any]:
     write of a row that gets the number of the row's last write is dropped silently (a
     handle's statistics row then keeps a stale count); and of two flushes at once, the one
     holding the earlier rows can publish second, which Lite refuses, and those rows vanish
-    from view. One request at a time per file makes every write land. Another process cannot open the file at all (Lite holds an
-    exclusive lock on it), so this process-wide lock is the whole guard."""
+    from view. One request at a time per file makes every write land. Another process
+    cannot open the file at all (Lite holds an exclusive lock on it), so this process-wide
+    lock is the whole guard."""
     key = os.path.realpath(path)
     with _lite_locks_guard:
         return _lite_locks.setdefault(key, threading.RLock())
