@@ -333,8 +333,20 @@ class _Waits:
         self.inner.release()
 
 
+@pytest.fixture
+def turn(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set when a thread has to wait for its turn at a Lite file (`schema.lite_lock` watched
+    for the stores opened after it): what lets a held request go on."""
+    from langmem_plus.store.milvus import schema
+
+    waiting = threading.Event()
+    real = schema.lite_lock
+    monkeypatch.setattr(schema, "lite_lock", lambda path: _Waits(real(path), waiting))
+    return waiting
+
+
 def test_a_write_numbered_during_another_handles_write_still_counts(
-    lite: LiteFile, monkeypatch: pytest.MonkeyPatch
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch, turn: threading.Event
 ) -> None:
     """Milvus Lite runs inside this process and numbers each write from a counter it reads
     and stores back unguarded; when another handle's write lands between the two, the
@@ -345,12 +357,6 @@ def test_a_write_numbered_during_another_handles_write_still_counts(
     until a waits for its turn at the file."""
     from milvus_lite.engine.collection import Collection
 
-    from langmem_plus.store.milvus import schema
-
-    turn = threading.Event()  # a wrote twice, or waits for b's write to end
-    real_lock = getattr(schema, "lite_lock", None)
-    if real_lock is not None:  # the store's guard of a Lite file, watched
-        monkeypatch.setattr(schema, "lite_lock", lambda path: _Waits(real_lock(path), turn))
     a = lite.open(index=False)
     b = HybridStore(lite.path, index=False)
     stats = a._storage.names.stats  # type: ignore[attr-defined]
@@ -381,7 +387,7 @@ def test_a_write_numbered_during_another_handles_write_still_counts(
     assert held.wait(60), "b's statistics write never numbered itself"
     a.put(NS, "a1", {"text": "川菜 lunch"})
     a.put(NS, "a2", {"text": "川菜 dinner"})
-    turn.set()
+    turn.set()  # a wrote twice (with the guard, a already waited for b's write)
     writing.join()
     assert not errors, errors
     a.delete(NS, "a2")  # numbered like a's previous statistics write when the counter went back
@@ -393,7 +399,7 @@ def test_a_write_numbered_during_another_handles_write_still_counts(
 
 
 def test_handles_closing_at_once_lose_no_write(
-    lite: LiteFile, monkeypatch: pytest.MonkeyPatch
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch, turn: threading.Event
 ) -> None:
     """A handle flushes its writes to a Lite file when it closes. Lite sets a flush's rows
     aside before it takes its own lock, so of two flushes at once the one holding the
@@ -403,12 +409,6 @@ def test_handles_closing_at_once_lose_no_write(
     its rows aside until handle a has written and closed, or waits for its turn."""
     from milvus_lite.engine import collection as lite_engine
 
-    from langmem_plus.store.milvus import schema
-
-    turn = threading.Event()  # a wrote and closed, or waits for b's flush to end
-    real_lock = getattr(schema, "lite_lock", None)
-    if real_lock is not None:  # the store's guard of a Lite file, watched
-        monkeypatch.setattr(schema, "lite_lock", lambda path: _Waits(real_lock(path), turn))
     a = lite.open(index=False)
     b = HybridStore(lite.path, index=False)
     a.put(NS, "a1", {"text": "川菜 lunch"})
@@ -438,7 +438,7 @@ def test_handles_closing_at_once_lose_no_write(
     assert held.wait(60), "b's close never flushed"
     a.put(NS, "a2", {"text": "川菜 dinner"})
     a.close()
-    turn.set()
+    turn.set()  # a wrote and closed (with the guard, a already waited for b's flush)
     closing.join()
     assert not errors, errors
     monkeypatch.undo()
