@@ -266,7 +266,10 @@ class Reconnecting:
     iterator) holds the file's `lite_lock`."""
 
     def __init__(
-        self, pymilvus: Any, kwargs: dict[str, Any], lock: AbstractContextManager[Any] | None
+        self,
+        pymilvus: Any,
+        kwargs: dict[str, Any],
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         self._pm, self._kwargs = pymilvus, kwargs
         self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
