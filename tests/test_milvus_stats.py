@@ -315,3 +315,134 @@ def test_an_emptied_namespace_is_searched_as_empty(tmp_path: Path) -> None:
     s.put(NS, "b", {"text": "川菜 again"})
     assert [h.key for h in s.search(NS, query="川菜")] == ["b"]
     s.close()
+
+
+class _Waits:
+    """A lock that says (`waiting`) when a thread has to wait its turn for it."""
+
+    def __init__(self, inner: Any, waiting: threading.Event) -> None:
+        self.inner, self.waiting = inner, waiting
+
+    def __enter__(self) -> _Waits:
+        if not self.inner.acquire(blocking=False):
+            self.waiting.set()
+            self.inner.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.release()
+
+
+@pytest.fixture
+def turn(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set when a thread has to wait for its turn at a Lite file (`schema.lite_lock` watched
+    for the stores opened after it): what lets a held request go on."""
+    from langmem_plus.store.milvus import schema
+
+    waiting = threading.Event()
+    real = schema.lite_lock
+    monkeypatch.setattr(schema, "lite_lock", lambda path: _Waits(real(path), waiting))
+    return waiting
+
+
+def test_a_write_numbered_during_another_handles_write_still_counts(
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch, turn: threading.Event
+) -> None:
+    """Milvus Lite runs inside this process and numbers each write from a counter it reads
+    and stores back unguarded; when another handle's write lands between the two, the
+    counter goes back, a later write of a row gets the number of the row's last write, and
+    Lite drops it silently. A handle's statistics row then kept a stale count (the doubled
+    count the concurrent-writers test hit in CI). Forced here: handle b's statistics write
+    stops between reading the counter and storing it until handle a has written twice, or
+    until a waits for its turn at the file."""
+    from milvus_lite.engine.collection import Collection
+
+    a = lite.open(index=False)
+    b = HybridStore(lite.path, index=False)
+    stats = a._storage.names.stats  # type: ignore[attr-defined]
+    armed, held = threading.Event(), threading.Event()
+
+    def get(col: Any) -> int:
+        return int(col.__dict__["_next_seq"])
+
+    def put_back(col: Any, value: int) -> None:
+        if armed.is_set() and col._name == stats:
+            armed.clear()
+            held.set()
+            turn.wait(60)
+        col.__dict__["_next_seq"] = value
+
+    monkeypatch.setattr(Collection, "_next_seq", property(get, put_back), raising=False)
+    errors: list[BaseException] = []
+
+    def b_writes() -> None:
+        try:
+            b.put(NS, "b1", {"text": "coffee tea"})
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    armed.set()
+    writing = threading.Thread(target=b_writes)
+    writing.start()
+    assert held.wait(60), "b's statistics write never numbered itself"
+    a.put(NS, "a1", {"text": "川菜 lunch"})
+    a.put(NS, "a2", {"text": "川菜 dinner"})
+    turn.set()  # a wrote twice (with the guard, a already waited for b's write)
+    writing.join()
+    assert not errors, errors
+    a.delete(NS, "a2")  # numbered like a's previous statistics write when the counter went back
+    assert sorted(k for _, k in a.keys(NS)) == ["a1", "b1"]  # type: ignore[attr-defined]
+    assert _nonzero(_sums(a)) == _recount(a)
+    assert a.check()["ok"], a.check()
+    a.close()
+    b.close()
+
+
+def test_handles_closing_at_once_lose_no_write(
+    lite: LiteFile, monkeypatch: pytest.MonkeyPatch, turn: threading.Event
+) -> None:
+    """A handle flushes its writes to a Lite file when it closes. Lite sets a flush's rows
+    aside before it takes its own lock, so of two flushes at once the one holding the
+    earlier rows could publish second: Lite refused it ("current_seq is monotonic") and
+    those rows vanished from view while the statistics still counted them (and the retry of
+    the failed request hid the error). Forced here: handle b's flush is held after setting
+    its rows aside until handle a has written and closed, or waits for its turn."""
+    from milvus_lite.engine import collection as lite_engine
+
+    a = lite.open(index=False)
+    b = HybridStore(lite.path, index=False)
+    a.put(NS, "a1", {"text": "川菜 lunch"})
+    b.put(NS, "b1", {"text": "coffee tea"})
+    armed, held = threading.Event(), threading.Event()
+    real_wal = lite_engine.WAL
+
+    def held_wal(*args: Any, **kw: Any) -> Any:  # a flush's fresh log, after the swap
+        if armed.is_set():
+            armed.clear()
+            held.set()
+            turn.wait(60)
+        return real_wal(*args, **kw)
+
+    monkeypatch.setattr(lite_engine, "WAL", held_wal)
+    errors: list[BaseException] = []
+
+    def b_closes() -> None:
+        try:
+            b.close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    armed.set()
+    closing = threading.Thread(target=b_closes)
+    closing.start()
+    assert held.wait(60), "b's close never flushed"
+    a.put(NS, "a2", {"text": "川菜 dinner"})
+    a.close()
+    turn.set()  # a wrote and closed (with the guard, a already waited for b's flush)
+    closing.join()
+    assert not errors, errors
+    monkeypatch.undo()
+    c = HybridStore(lite.path, index=False)
+    assert sorted(k for _, k in c.keys(NS)) == ["a1", "a2", "b1"]  # type: ignore[attr-defined]
+    assert _nonzero(_sums(c)) == _recount(c) and c.check()["ok"]
+    c.close()

@@ -22,9 +22,11 @@ import hashlib
 import importlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langmem_plus.config import MemoryConfig
@@ -48,6 +50,7 @@ __all__ = [
     "in_expr",
     "item_pk",
     "like_pattern",
+    "lite_lock",
     "next_seq",
     "ns_path",
     "ns_prefix_expr",
@@ -218,21 +221,65 @@ class _NoLiteMvccNotice(logging.Filter):
         return "mvccTs" not in record.getMessage()
 
 
+_lite_locks: dict[str, threading.RLock] = {}
+_lite_locks_guard = threading.Lock()
+
+
+def lite_lock(path: str) -> AbstractContextManager[Any]:
+    """The lock every request to the Milvus Lite file `path` holds in this process.
+
+    Milvus Lite runs inside the process (one server per file, shared by every client of it)
+    and does not isolate concurrent requests: it numbers each write from a counter it reads
+    and stores back unguarded, so two writes at once can push the counter back, and a later
+    write of a row that gets the number of the row's last write is dropped silently (a
+    handle's statistics row then keeps a stale count); and of two flushes at once, the one
+    holding the earlier rows can publish second, which Lite refuses, and those rows vanish
+    from view. One request at a time per file makes every write land. Another process
+    cannot open the file at all (Lite holds an exclusive lock on it), so this process-wide
+    lock is the whole guard."""
+    key = os.path.realpath(path)
+    with _lite_locks_guard:
+        return _lite_locks.setdefault(key, threading.RLock())
+
+
+class _LockedIterator:
+    """A query iterator whose pages are requested under the Milvus Lite file's lock."""
+
+    def __init__(self, it: Any, lock: AbstractContextManager[Any]) -> None:
+        self._it, self._lock = it, lock
+
+    def next(self) -> Any:
+        with self._lock:
+            return self._it.next()
+
+    def close(self) -> None:
+        with self._lock:
+            self._it.close()
+
+
 class Reconnecting:
     """A `MilvusClient` that reconnects once when its connection is gone (codes 1, 2), then
     retries the call: Milvus Lite's daemon exits after a while without requests, a server may
     restart, and gRPC may drop an idle shared connection ("too many pings"). The new client
     has a connection of its own (pymilvus shares one per URI, and a dropped shared one can
-    fail its own recovery)."""
+    fail its own recovery). On a Milvus Lite file every call (and every page of a query
+    iterator) holds the file's `lite_lock`."""
 
-    def __init__(self, pymilvus: Any, kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        pymilvus: Any,
+        kwargs: dict[str, Any],
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> None:
         self._pm, self._kwargs = pymilvus, kwargs
-        try:
-            self._client = pymilvus.MilvusClient(**kwargs)
-        except pymilvus.MilvusException as exc:
-            if exc.code not in (1, 2):
-                raise
-            self._client = pymilvus.MilvusClient(**kwargs, dedicated=True)
+        self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        with self._lock:
+            try:
+                self._client = pymilvus.MilvusClient(**kwargs)
+            except pymilvus.MilvusException as exc:
+                if exc.code not in (1, 2):
+                    raise
+                self._client = pymilvus.MilvusClient(**kwargs, dedicated=True)
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)
@@ -240,19 +287,25 @@ class Reconnecting:
             return method
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return getattr(self._client, name)(*args, **kwargs)
-            except self._pm.MilvusException as exc:
-                if exc.code not in (1, 2) or name == "close":  # 1: closed, 2: unreachable
-                    raise
-                self._client = self._pm.MilvusClient(**self._kwargs, dedicated=True)
-                return getattr(self._client, name)(*args, **kwargs)
+            with self._lock:
+                got = self._call(name, args, kwargs)
+            return _LockedIterator(got, self._lock) if name.endswith("_iterator") else got
 
         return call
 
+    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            return getattr(self._client, name)(*args, **kwargs)
+        except self._pm.MilvusException as exc:
+            if exc.code not in (1, 2) or name == "close":  # 1: closed, 2: unreachable
+                raise
+            self._client = self._pm.MilvusClient(**self._kwargs, dedicated=True)
+            return getattr(self._client, name)(*args, **kwargs)
+
 
 def connect(uri: str, token: str | None = None) -> tuple[Any, Any]:
-    """(pymilvus module, client) for a server URI or a local Milvus Lite file."""
+    """(pymilvus module, client) for a server URI or a local Milvus Lite file (whose requests
+    go one at a time: `lite_lock`)."""
     pymilvus = _pymilvus(uri)
     log = logging.getLogger("pymilvus.client.iterator.query_iterator")
     if not any(isinstance(f, _NoLiteMvccNotice) for f in log.filters):
@@ -260,7 +313,7 @@ def connect(uri: str, token: str | None = None) -> tuple[Any, Any]:
     kwargs: dict[str, Any] = {"uri": uri}
     if token:
         kwargs["token"] = token
-    return pymilvus, Reconnecting(pymilvus, kwargs)
+    return pymilvus, Reconnecting(pymilvus, kwargs, None if "://" in uri else lite_lock(uri))
 
 
 def _nullable(schema: Any, dt: Any, name: str, **kw: Any) -> None:

@@ -8,10 +8,11 @@ handle (a `MilvusStorage`; a process may open several) owns one row per namespac
 holding what its own writes changed there (items and documents added minus removed, tokens
 added minus removed), and it is the only writer of that row: concurrent writers, in this
 process or in others, never overwrite each other's counts, and a namespace's statistics are
-the sum of its rows. Rows are written before the items they count (and taken back when the
-item write fails), so a namespace with items always has a row: the rows are a directory of
-the namespaces under a prefix, and a search names those namespaces (`ns in [...]`) instead of
-testing every item's namespace path.
+the sum of its rows (on a Milvus Lite file every write lands because the process sends its
+requests one at a time: `schema.lite_lock`). Rows are written before the items they count
+(and taken back when the item write fails), so a namespace with items always has a row: the
+rows are a directory of the namespaces under a prefix, and a search names those namespaces
+(`ns in [...]`) instead of testing every item's namespace path.
 
 What a reader sees: the sums are exact whenever no two handles write the same key at the same
 moment. A handle counts a replaced or deleted item from the version it read before writing;
