@@ -157,3 +157,30 @@ def test_a_denial_without_its_subject_denies_the_reply() -> None:
     assert denies_reply("never ended up starting there, they froze the position")
     assert denies_reply("I didn't end up going, it rained")
     assert not denies_reply("the meeting never ended, ugh")
+
+
+def test_a_fact_closed_by_a_value_said_anew_is_reported_closed() -> None:
+    """The facts a followed earlier exchange loses to a value said anew are in the turn's
+    `Kept.closed_ids`, as every fact a turn closes (the post-turn report's "superseded")."""
+    from langmem_plus.episodic.episodes import EpisodeKeeper, Turn
+    from langmem_plus.store.hybrid import HybridStore
+
+    store = HybridStore(index=False)
+    keeper = EpisodeKeeper()
+    day = timedelta(days=1)
+
+    def keep(at: datetime, user: str, reply: str, sid: str) -> list[str]:
+        turns = [Turn("user", user, at, None), Turn("assistant", reply, at, None)]
+        (kept,) = keeper.keep_turns(store, NS, turns, session_id=sid, at=at)
+        return kept.closed_ids
+
+    keep(T0, "婚礼定在11月2号了！场地是郊区一个花园，可以坐100人", "恭喜！", "s1")
+    old = [
+        it for it in store.search(NS, query="婚礼 11月2号", limit=10)
+        if it.value.get("kind") == "semantic" and "11月2号" in it.value["text"]
+    ]  # fmt: skip
+    assert old
+    closed = keep(
+        T0 + 60 * day, "场地那天被别人包了，我们只能往后推，现在是12月6号", "辛苦了。", "s2"
+    )
+    assert {it.key for it in old} <= set(closed)

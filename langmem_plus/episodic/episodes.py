@@ -408,7 +408,7 @@ class EpisodeKeeper:
         docvec = embedded.get((namespace, episode.id))
         if derive:
             self._follow_earlier(
-                store, namespace, dialogue, facts, context, episode, writes, docvec
+                store, namespace, dialogue, facts, context, episode, kept, writes, docvec
             )
         episode.derived_ids = [*kept.fact_ids, *kept.restated_ids]
         writes[(namespace, episode.id)] = episode
@@ -461,6 +461,7 @@ class EpisodeKeeper:
         facts: Sequence[DerivedFact],
         context: str | None,
         episode: MemoryRecord,
+        kept: Kept,
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
         docvec: DocumentVectors | None = None,
     ) -> None:
@@ -487,13 +488,14 @@ class EpisodeKeeper:
         follows = [rec.id for rec in earlier]
         episode.metadata = {**episode.metadata, FOLLOWS: follows}
         if changed and not episode.metadata.get("corrects"):
-            self._correct_followed(store, namespace, episode, follows, read, writes)
+            self._correct_followed(store, namespace, episode, kept, follows, read, writes)
 
     def _correct_followed(
         self,
         store: BaseStore,
         namespace: tuple[str, ...],
         episode: MemoryRecord,
+        kept: Kept,
         follows: Sequence[str],
         known: Mapping[tuple[tuple[str, ...], str], MemoryRecord],
         writes: dict[tuple[tuple[str, ...], str], MemoryRecord],
@@ -503,7 +505,8 @@ class EpisodeKeeper:
         now, or one word and a value said again different (a date, a time, an amount:
         `values.changed_values`), or the exchange of this conversation whose reply it says
         was wrong: that exchange is corrected by this one, so it is marked and ranked lower
-        wherever it is shown. Its facts that state a changed value are closed."""
+        wherever it is shown. Its facts that state a changed value are closed (and reported
+        in `kept.closed_ids`, as every fact a turn closes)."""
         now_said = _user_text(episode)
         said = _content_words(now_said)
         marked = []
@@ -525,6 +528,7 @@ class EpisodeKeeper:
                 fact = writes.get((namespace, fid)) or record_of_item(store.get(namespace, fid))
                 if fact is not None and fact.is_current and changed_values(now_said, fact.text):
                     self._close(store, namespace, fact, episode.id, episode.occurred_at, writes)
+                    kept.closed_ids.append(fact.id)
         if marked:
             episode.metadata = {**episode.metadata, "corrects": marked}
 
