@@ -13,6 +13,7 @@ __all__ = [
     "MissingExtraError",
     "ReadOnlyStoreError",
     "StoreClosedError",
+    "StoreInUseError",
     "ValidationError",
 ]
 
@@ -42,6 +43,11 @@ class EmbeddingModelMismatchError(LangmemPlusError, ValueError):
 
 class StoreClosedError(LangmemPlusError, RuntimeError):
     """The store was closed; open a new one."""
+
+
+class StoreInUseError(LangmemPlusError, RuntimeError):
+    """Another process holds the database (a Milvus Lite file opens in one process at a time:
+    close the other process's store, or run a Milvus server for several processes)."""
 
 
 class ReadOnlyStoreError(LangmemPlusError, PermissionError):

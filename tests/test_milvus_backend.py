@@ -567,3 +567,46 @@ def test_a_dropped_shared_connection_is_replaced_by_one_of_its_own() -> None:
     other: Any = Reconnecting(Other(), {"uri": "x.milvus.db"})
     with pytest.raises(MilvusError):
         other.query("c")
+
+
+_HOLD = """
+import sys
+from langmem_plus import HybridStore
+store = HybridStore(sys.argv[1], index=False)
+store.put(("u",), "k", {"text": "held"})
+print("open", flush=True)
+sys.stdin.read()  # held until the test closes our stdin
+store.close()
+"""
+
+
+@pytest.mark.slow  # starts Milvus Lite in a second process
+def test_a_lite_file_open_in_another_process_gets_a_clear_error(tmp_path: Path) -> None:
+    """Milvus Lite opens a file in one process at a time: a second process gets the
+    project's own error naming the way out, and the first one's data is untouched."""
+    import subprocess
+    import sys
+
+    from langmem_plus.errors import StoreInUseError
+
+    path = tmp_path / "held.milvus.db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreInUseError, match="another process"):
+            HybridStore(path, index=False)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        assert holder.wait(timeout=120) == 0
+    store = HybridStore(path, index=False)
+    try:
+        got = store.get(("u",), "k")
+        assert got is not None and got.value == {"text": "held"}
+    finally:
+        store.close()

@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langmem_plus.config import MemoryConfig
-from langmem_plus.errors import MissingExtraError
+from langmem_plus.errors import MissingExtraError, StoreInUseError
 from langmem_plus.model.records import record_columns
 from langmem_plus.store.seams import NS_SEP, CandidateRow, ns_key
 
@@ -313,7 +313,40 @@ def connect(uri: str, token: str | None = None) -> tuple[Any, Any]:
     kwargs: dict[str, Any] = {"uri": uri}
     if token:
         kwargs["token"] = token
-    return pymilvus, Reconnecting(pymilvus, kwargs, None if "://" in uri else lite_lock(uri))
+    if "://" in uri:
+        return pymilvus, Reconnecting(pymilvus, kwargs)
+    try:
+        return pymilvus, Reconnecting(pymilvus, kwargs, lite_lock(uri))
+    except pymilvus.MilvusException as exc:
+        if _held_elsewhere(uri):
+            raise StoreInUseError(
+                f"{uri}: another process has this Milvus Lite file open (Lite opens a file in "
+                "one process at a time); close the store there, or run a Milvus server for "
+                "several processes (docs/scale-out.md)"
+            ) from exc
+        raise
+
+
+def _held_elsewhere(path: str) -> bool:
+    """Whether another open file description holds Milvus Lite's advisory lock on `path`
+    (its `LOCK` file); False where it cannot be told (no such file, no `fcntl`)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: Lite locks with msvcrt; leave its own error
+        return False
+    try:
+        fd = os.open(os.path.join(path, "LOCK"), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _nullable(schema: Any, dt: Any, name: str, **kw: Any) -> None:
