@@ -104,6 +104,7 @@ _TO_ASSISTANT = re.compile(r"你|给我|帮我|提醒我|告诉我|叫我|回复
 # "以后再也不点这家了", "以后我每天跑步": the user's own resolution, asked of no one
 _RESOLUTION = re.compile(r"^(?:我|(?:就)?再也不|永远不|绝不|打死也?不|坚决不)")
 # "推荐餐厅的时候记住我不吃辣": what the request asks to keep in mind is a fact about the user
+# (when a statement about the user follows it; "记得避开花生" asks to do something)
 _KEEP_IN_MIND = re.compile(r"(?:注意一下|注意|留意一下|留意|记住|记着|记得|别忘了)[，,\s]*")
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
@@ -210,9 +211,21 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+# a request that opens on how the assistant answers the user ("你回我消息别用…", "回答我问题先
+# …", "跟我说话别…"): the assistant is its subject, the user only who is answered
+_REPLY_TO_USER = re.compile(
+    r"^(?:你)?(?:(?P<reply>回|回复|回答|答复)我(?:的?(?:消息|信息|问题|话))?(?:的时候|时)?|"
+    r"(?P<talk>(?:跟|和|对)我(?:说|讲|聊)))"
+)
+
+
 def _ask(text: str) -> str:
     """A request to the assistant said of the user: "订机票你提醒我带护照" -> "订机票时提醒用户带护照"
     (the assistant is who a request is made to; "你" is never rewritten as the user)."""
+    if m := _REPLY_TO_USER.match(text):
+        rest = text[m.end() :].lstrip("，, ")
+        text = f"助手回复时{rest}" if m.group("reply") else f"助手{m.group('talk')}{rest}"
+        return zh_third(text)
     text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+(?!的)", "", text)
     text = re.sub(
         r"^(\S+?)(?<!时)(?<!的时候)你(?=提醒|告诉|记得|帮|给|用|别|不要|先|再|都)", r"\1时", text
@@ -248,9 +261,10 @@ def _not_a_request(body: str) -> list[DerivedFact] | None:
     user's own resolution, the facts inside for "keep in mind ..."; None for a request."""
     if _RESOLUTION.match(body) and not _TO_ASSISTANT.search(body):
         return []
-    if keep := _KEEP_IN_MIND.search(body):
+    keep = _KEEP_IN_MIND.search(body)
+    if keep and re.match(r"我|咱|家里", body[keep.end() :]):
         return _said_inside(body[keep.end() :])
-    return None
+    return None  # "记得避开花生": what to remember to do is the request itself
 
 
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -275,7 +289,9 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if (instead := _not_a_request(body)) is not None:
             return instead
         more = [
-            c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
+            c.text
+            for c in cl[i + 1 : i + 3]
+            if re.match(r"再|然后|别|不要|并且|也|都|直接", c.text)
         ]
         text = "，".join([body, *more])
         return [fact(f"用户希望{_ask(text)}", kind="instruction", slot=None)]
