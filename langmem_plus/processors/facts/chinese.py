@@ -262,7 +262,7 @@ def _not_a_request(body: str) -> list[DerivedFact] | None:
     if _RESOLUTION.match(body) and not _TO_ASSISTANT.search(body):
         return []
     keep = _KEEP_IN_MIND.search(body)
-    if keep and re.match(r"我|咱|家里", body[keep.end() :]):
+    if keep and re.match(r"$|我|咱|家里", body[keep.end() :]):
         return _said_inside(body[keep.end() :])
     return None  # "记得避开花生": what to remember to do is the request itself
 
