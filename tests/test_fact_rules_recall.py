@@ -47,3 +47,123 @@ def test_remember_to_do_something_is_the_request_itself(text: str, want: str) ->
 
 def test_remember_that_the_user_is_something_is_still_a_fact() -> None:
     assert texts("以后推荐餐厅的时候记住我不吃辣") == ["用户不吃辣"]
+
+
+# ------------------------------------------- English chat drops the "I" it is said by
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "been doing yoga on tuesday nights lately",
+            ["User has been doing yoga on tuesday nights"],
+        ),
+        (
+            "Been taking the bus to school for the past few weeks",
+            ["User has been taking the bus to school"],
+        ),
+        (
+            "meeting w/ the landlord mon 9am, then driving to Boston sun afternoon for a "
+            "friend's birthday",
+            [
+                "User has meeting w/ the landlord on Monday at 9am",
+                "User is driving to Boston on Sunday afternoon for a friend's birthday",
+            ],
+        ),
+        (
+            "dentist on the 3rd at 10, then flying to Miami that evening for my aunt's funeral",
+            [
+                "User has dentist on the 3rd at 10",
+                "User is flying to Miami on the 3rd in the evening for their aunt's funeral",
+            ],
+        ),
+        (
+            "starting at Figma on March 3 as a product designer!!",
+            ["User starts at Figma on March 3 as a product designer"],
+        ),
+        (
+            "train to Leeds sat 7:15am out of Kings Cross",
+            ["User has train to Leeds on Saturday at 7:15am out of Kings Cross"],
+        ),
+    ],
+)
+def test_a_clause_with_its_subject_dropped_is_the_users(text: str, want: list[str]) -> None:
+    assert texts(text) == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've been waiting for an hour",
+        "been feeling awful lately",
+        "been there done that",
+        "heading out now",
+        "starting to think this was a bad idea",
+        "leaving the office now, ttyl",
+    ],
+)
+def test_a_wait_a_mood_or_a_moment_is_no_habit_or_plan(text: str) -> None:
+    assert texts(text) == []
+
+
+def test_a_dropped_subject_after_someone_else_goes_on_about_them() -> None:
+    # "been working at a hospital" is the brother's, never the user's
+    assert not any(
+        t.startswith("User ")
+        for t in texts("my brother moved to Austin, been working at a hospital there ever since")
+    )
+
+
+# ------------------------------------------------ a fact said in a reason or a time clause
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "the upstairs neighbours are drilling again and since I work from home I hear all of it",
+            ["User works from home"],
+        ),
+        (
+            "can't come to the bbq because I'm vegetarian and they only do burgers",
+            ["User is vegetarian"],
+        ),
+        (
+            "I've been walking to work ever since the office moved to Midtown",
+            ["User has been walking to work", "User's office moved to Midtown"],
+        ),
+    ],
+)
+def test_a_fact_in_a_subordinate_clause_is_read(text: str, want: list[str]) -> None:
+    assert texts(text) == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if I work from home I get more done",
+        "when I live in Berlin I'll learn German",
+        "I'm cranky since I didn't sleep",
+    ],
+)
+def test_a_condition_or_a_passing_state_is_no_fact(text: str) -> None:
+    assert texts(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("can't make it thursday", False),
+        ("didn't sleep at all", False),
+        ("don't you think so", True),
+        ("isn't it a holiday", True),
+        ("can I ask something", True),
+    ],
+)
+def test_a_negative_auxiliary_opens_a_statement_unless_it_asks_someone(
+    text: str, question: bool
+) -> None:
+    from langmem_plus.text.clauses import is_question
+
+    assert is_question(text) is question

@@ -15,6 +15,7 @@ from langmem_plus.processors.facts.english_patterns import (
     DONT,
     DRIVE_NOW,
     FROM,
+    HABIT,
     HARD_NO,
     HAVE_REL,
     IM_JOB,
@@ -45,6 +46,7 @@ from langmem_plus.processors.facts.english_patterns import (
     REL,
     RESCHEDULED,
     SINCE,
+    STARTING_AT,
     STATE,
     STUDENT,
     SWITCH,
@@ -245,6 +247,11 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         and not re.search(r"\b(?:if|when|maybe|might)\b", t, re.I)
     ):
         return [fact(f"User started a new job at {m.group(1)}", kind="event", slot="job",
+                     value=m.group(1))]  # fmt: skip
+    if m := STARTING_AT.match(t):
+        when = f" on {m.group(2)}" if m.group(2) else ""
+        job = f" as a {m.group(3)}" if m.group(3) else ""
+        return [fact(f"User starts at {m.group(1)}{when}{job}", kind="event", slot="job",
                      value=m.group(1))]  # fmt: skip
     if m := FROM.match(t):
         return [
@@ -496,6 +503,11 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         ]
     if m := SWITCH.match(t):
         return [_switched(m)]
+    if m := HABIT.match(t):
+        # "ever since the office moved to Southside" is read on its own too
+        since = [Clause(m.group("since"), False)] if m.group("since") else []
+        habit = fact(f"User has been {en_third(m.group(1))}", slot=None)
+        return [habit, *first_rule_facts(since, EN_RULES)]
     if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]

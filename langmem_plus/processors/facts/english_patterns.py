@@ -116,7 +116,9 @@ FRAGMENT = re.compile(
     + EN_DAY
     + r") (?:at )?(?P<time>"
     + EN_TIME
-    + r")$",
+    + r")"
+    # where from or where at, said after the time: "fri 6:40am out of Newark"
+    + r"(?P<where> (?:out of|from|at|in) (?-i:[A-Z])[\w]*(?: (?-i:[A-Z])\w*)*)?$",
     _I,
 )
 WORK = re.compile(
@@ -153,7 +155,10 @@ HAVE_PLAN = re.compile(
 )
 GOING = re.compile(
     r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
-    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)))?$",
+    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)|"
+    r"that (?:morning|afternoon|evening|night|day))"
+    # the part of the day and why: "sat morning for my cousin's wedding"
+    r"( (?:morning|afternoon|evening|night))?)?( for (?:a |an |my |the )[\w' -]{3,30})?$",
 )
 DAY_FIRST = re.compile(
     r"^(?P<day>"
@@ -198,6 +203,23 @@ STUDENT = re.compile(
     _I,
 )
 # "first week at the new job at Stripe", "just started a new job at Figma": the user's new job
+# "I'm starting at Halvorsen Labs on Jan 6 as a data engineer": the user's job to come
+STARTING_AT = re.compile(
+    r"^I'?m (?:officially |finally )?starting at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)"
+    r"(?: (?:on |in |next )?(" + EN_DAY + r"|(?-i:[A-Z][a-z]+)(?: \d{1,2})?))?"
+    r"(?: as (?:a |an )?([a-z][\w -]{2,30}))?$",
+    _I,
+)
+# "I've been biking to work ever since …", "been doing my long runs on Sundays lately": what
+# the user does these days (a mood, a wait or an attempt is no habit)
+HABIT = re.compile(
+    r"^I(?:'ve| have) been (?!(?:feeling|thinking|wondering|trying|meaning|dying|waiting|looking|"
+    r"struggling|dealing|going|getting|having|worrying|stressing|hoping|planning|considering|"
+    r"meaning|so|really|kinda|pretty|super)\b)([a-z]+ing (?:[\w'/-]+ ){0,6}?[\w'/-]+)"
+    r"(?: instead)?(?: (?:lately|recently|these days|for (?:the past |a few |\d+ )?\w+ "
+    r"(?:years?|months?|weeks?)|ever since (?P<since>.+)))(?: instead| now)?$",
+    _I,
+)
 NEW_JOB = re.compile(
     r"\b(?:first (?:day|week|month) (?:at|of) (?:the |my )?new job|(?:just )?started (?:a |my |the )?"
     r"new job) at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)",

@@ -120,13 +120,19 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if not trip_day and i + 1 < len(cl):
             nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
             trip_day = nxt.group(1) if nxt else None
-        when = f" on {_day(trip_day)}" if trip_day else ""
-        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
+        when = f" on {_day(trip_day)}{m.group(4) or ''}" if trip_day else ""
+        if trip_day and trip_day.startswith("that "):  # "that evening": of the day said before
+            said = re.search(EN_DAY, cl[i - 1].text, re.I) if i else None
+            part = trip_day[5:].replace("day", "")
+            when = f" on {_day(said.group())}{' in the ' + part if part else ''}" if said else ""
+        why = en_third(m.group(5) or "")
+        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}{why}", kind="plan",
                      slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
     m = FRAGMENT.match(t) or DAY_FIRST.match(t)
     if not m or BAD_START.match(m.group("act")) or cl[i].question:
         return []
     act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    where = m.groupdict().get("where") or ""
     more = continuation(cl, i, zh=False, limit=1)
-    text = f"User has {act} on {day} at {time}" + (f", {more}" if more else "")
+    text = f"User has {act} on {day} at {time}{where}" + (f", {more}" if more else "")
     return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]

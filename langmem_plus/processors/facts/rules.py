@@ -191,6 +191,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     if isinstance(repair, Repair):
         text = repair.text
     clauses = _and_split(_said_to_keep(_no_restated_consequence(split_clauses(text))))
+    clauses = _with_subordinate(_dropped_subject(clauses))
     facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
@@ -324,6 +325,51 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
                 continue
             second = "our " + the.group(1)  # "our API is in Go and the frontend is Next.js"
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
+    return out
+
+
+# English chat drops the subject when it is the speaker ("been doing my long runs on Sundays",
+# "then flying to Denver sat morning", "starting at Halvorsen Labs on Jan 6"): the verb form
+# says which "I" it was
+_DROPPED = re.compile(
+    r"^(?:then |and then |and |also |plus )?(?:(?P<been>been)|(?P<ing>flying|driving|heading|"
+    r"starting|moving|leaving|going part-time|going full-time))\b",
+    re.I,
+)
+
+
+def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
+    """English clauses with no subject, said while the turn is about the user, given their
+    "I" back; after a clause about someone else they go on about that person, and are left."""
+    out: list[Clause] = []
+    topic = "user"
+    for c in clauses:
+        m = None if c.question or CJK_RE.search(c.text) else _DROPPED.match(c.text)
+        if m and topic == "user":
+            verb = c.text[m.start("been") if m.group("been") else m.start("ing") :]
+            c = Clause(("I've " if m.group("been") else "I'm ") + verb, False)
+        out.append(c)
+        topic = _named(c) or topic
+    return out
+
+
+# a fact said in passing, in a clause that gives a reason or a time ("since I work from home
+# I'm freezing", "because my wife is pregnant"): read on its own after its clause;
+# "if I …" / "when I …" is not said to hold
+_SUBORDINATE = re.compile(
+    r"\b(?:since|because|cause|cuz|now that) (?P<sub>(?:I|I'm|I've|my|we|we're|our)\b.+?)"
+    r"(?=,| (?:I|I'm|I've|so|but)\b|$)",
+)
+
+
+def _with_subordinate(clauses: list[Clause]) -> list[Clause]:
+    """Each clause, followed by the subordinate clause inside it that states something."""
+    out: list[Clause] = []
+    for c in clauses:
+        out.append(c)
+        m = None if c.question or CJK_RE.search(c.text) else _SUBORDINATE.search(c.text)
+        if m and m.start() > 0:
+            out.append(Clause(m.group("sub"), False))
     return out
 
 
