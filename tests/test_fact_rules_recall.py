@@ -167,3 +167,74 @@ def test_a_negative_auxiliary_opens_a_statement_unless_it_asks_someone(
     from langmem_plus.text.clauses import is_question
 
     assert is_question(text) is question
+
+
+# ------------------------------------------ a relation said by name first, or as "the kids"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "Priya (my sister in Leeds) just got promoted to head nurse!!",
+            "User's sister Priya just got promoted to head nurse",
+        ),
+        ("Mochi (my kitten) turned 1 yesterday", "User's kitten Mochi turned 1 yesterday"),
+        (
+            "the kids start at the new swim club in March",
+            "User's kids start at the new swim club in March",
+        ),
+        ("the children switch schools in September", "User's children switch schools in September"),
+    ],
+)
+def test_a_relation_named_first_or_as_the_kids_is_the_users(text: str, want: str) -> None:
+    found = rule_facts([{"role": "user", "text": text}])
+    assert [(f.text, f.subject) for f in found] == [(want, "third_person")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the kids were so loud at the park today",
+        "Sam (my coworker) is so annoying",
+        "the kids start school tomorrow",
+        "my golden years are behind me",
+    ],
+)
+def test_a_passing_remark_about_a_relation_is_no_fact(text: str) -> None:
+    assert texts(text) == []
+
+
+# ------------------------------------------------------- what the user is set to do, and when
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "anyway I'm finally running the Berlin marathon on Sept 21",
+            "User is running the Berlin marathon on Sept 21",
+        ),
+        (
+            "and I'm going full-time at the bakery starting next month",
+            "User is going full-time at the bakery starting next month",
+        ),
+        ("I'm switching to the night shift", "User is switching to the night shift"),
+    ],
+)
+def test_what_the_user_is_set_to_do_is_a_plan(text: str, want: str) -> None:
+    assert texts(text) == [want]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm doing nothing this weekend",
+        "I'm doing laundry",
+        "I'm running late",
+        "I'm starting to hate this job",
+        "I'm taking it easy on Sunday",
+    ],
+)
+def test_a_moment_or_nothing_named_is_no_plan(text: str) -> None:
+    assert texts(text) == []

@@ -351,10 +351,12 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|(?-i:[A-Z])\w*)|"
         r"works|lives|just started|started|retired|passed away|moved|has|was born|turns|"
         r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
+        # a plural relation's dated change: "my kids start at the new school in January"
+        r"(?:start|switch|change) (?:at|schools?|to)\b.*\b(?:in|on|from|next) \w+|"
         r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
     )
     if (
-        ONE_OFF_EN.search(rest)
+        (ONE_OFF_EN.search(rest) and not re.search(r"\bturned \d", rest))  # an age holds on
         or not re.search(durable, rest, re.I)
         or re.search(r"\b(?:so|really|always|keeps?|again)\b", rest, re.I)
     ):

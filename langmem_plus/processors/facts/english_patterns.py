@@ -220,6 +220,16 @@ HABIT = re.compile(
     r"(?:years?|months?|weeks?)|ever since (?P<since>.+)))(?: instead| now)?$",
     _I,
 )
+# "I'm finally doing the Providence half marathon on May 18", "I'm going part-time at the clinic
+# starting next month", "I'm switching to the hybrid schedule": what the user is set to do, on a
+# day said with it (a switch needs none); "I'm doing nothing this weekend" names nothing
+GOING_TO_DO = re.compile(
+    r"^I'?m (?:finally |officially |also )?(?P<verb>switching to|going (?:part-time|full-time)|"
+    r"(?:doing|running|taking|hosting|starting|moving to|going back to)(?= .*\b(?:on|in|from|"
+    r"starting|next|this) (?:" + EN_DAY + r"|next \w+|(?-i:[A-Z][a-z]+)|\d)))"
+    r" (?!(?:nothing|anything|something|it|that|this|a break|the day|my best)\b)(?P<what>.{3,80})$",
+    _I,
+)
 NEW_JOB = re.compile(
     r"\b(?:first (?:day|week|month) (?:at|of) (?:the |my )?new job|(?:just )?started (?:a |my |the )?"
     r"new job) at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)",

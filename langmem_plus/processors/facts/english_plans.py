@@ -14,6 +14,7 @@ from langmem_plus.processors.facts.english_patterns import (
     EVENT,
     FRAGMENT,
     GOING,
+    GOING_TO_DO,
     HAVE_PLAN,
     STARTS_AT,
     WE_STATE,
@@ -128,6 +129,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         why = en_third(m.group(5) or "")
         return [fact(f"User is {m.group(1)} to {m.group(2)}{when}{why}", kind="plan",
                      slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
+    if (m := GOING_TO_DO.match(t)) and not cl[i].question:
+        more = continuation(cl, i, zh=False, limit=1)
+        what = en_third(m.group("what")) + (f", {more}" if more else "")
+        return [fact(f"User is {m.group('verb').lower()} {what}", kind="plan", slot=None)]
     m = FRAGMENT.match(t) or DAY_FIRST.match(t)
     if not m or BAD_START.match(m.group("act")) or cl[i].question:
         return []

@@ -21,6 +21,7 @@ from langmem_plus.processors.facts.english import EN_RULES
 from langmem_plus.processors.facts.helpers import fact, normalize
 from langmem_plus.processors.facts.patterns import (
     EN_MARKER_RE,
+    EN_REL_RE,
     EN_REMEMBER_RE,
     EN_UNTIED_RE,
     SARCASM_RE,
@@ -338,12 +339,24 @@ _DROPPED = re.compile(
 )
 
 
+# "Daniel (my brother in Denver) just got engaged", "the kids start school in January": the
+# user's relation said by name first, or with "the" for the user's own household
+_APPOSED = re.compile(rf"^([A-Z][a-z]+) \((?:my|our) ({EN_REL_RE})\b[^)]*\)", re.I)
+_HOUSEHOLD = re.compile(r"^the (kids|children)\b", re.I)
+
+
 def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
     """English clauses with no subject, said while the turn is about the user, given their
-    "I" back; after a clause about someone else they go on about that person, and are left."""
+    "I" back; after a clause about someone else they go on about that person, and are left.
+    A relation said by name first, or as "the kids", is said as "my <relation>"."""
     out: list[Clause] = []
     topic = "user"
     for c in clauses:
+        if not CJK_RE.search(c.text) and (
+            (a := _APPOSED.match(c.text)) or (a := _HOUSEHOLD.match(c.text))
+        ):
+            said = f"my {a.group(2)} {a.group(1)}" if a.lastindex == 2 else f"my {a.group(1)}"
+            c = Clause(said + c.text[a.end() :], c.question)
         m = None if c.question or CJK_RE.search(c.text) else _DROPPED.match(c.text)
         if m and topic == "user":
             verb = c.text[m.start("been") if m.group("been") else m.start("ing") :]
