@@ -238,3 +238,55 @@ def test_what_the_user_is_set_to_do_is_a_plan(text: str, want: str) -> None:
 )
 def test_a_moment_or_nothing_named_is_no_plan(text: str) -> None:
     assert texts(text) == []
+
+
+# ------------------------------------------------------------ chat spellings and openers
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("pls stop suggesting mushroom dishes", "User wants: stop suggesting mushroom dishes"),
+        ("plz always answer in bullet points", "User wants: always answer in bullet points"),
+        ("fwiw our builds run on Bazel", "The user's team's builds run on Bazel"),
+        ("tbf I live in Leeds", "User lives in Leeds"),
+    ],
+)
+def test_chat_spellings_read_as_their_words(text: str, want: str) -> None:
+    assert texts(text) == [want]
+
+
+def test_a_request_is_cut_before_a_reason_about_someone_unnamed() -> None:
+    # the request stands; "she never reads past that" names no one, so it is not kept
+    assert texts(
+        "from now on when you write to my landlord keep it short, she never reads past line two"
+    ) == ["User wants: when the assistant writes to their landlord keep it short"]
+    assert texts("don't mention her anymore") == []  # the head itself names no one
+
+
+# --------------------------------------------------------- a team's tools, said with any verb
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("we track bugs in Linear", ["The user's team tracks bugs in Linear"]),
+        ("we write everything in Rust", ["The user's team writes everything in Rust"]),
+        (
+            "our frontend is React, hosted on Vercel",
+            [
+                "The user's team's frontend is React",
+                "The user's team's frontend is hosted on Vercel",
+            ],
+        ),
+    ],
+)
+def test_a_team_tool_said_with_another_verb_or_a_participle(text: str, want: list[str]) -> None:
+    assert texts(text) == want
+
+
+@pytest.mark.parametrize(
+    "text", ["we test it tomorrow", "we write a lot of tests", "we store stuff wherever"]
+)
+def test_a_team_verb_without_a_named_tool_is_no_fact(text: str) -> None:
+    assert texts(text) == []

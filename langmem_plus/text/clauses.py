@@ -35,7 +35,7 @@ _ZH_FILLER_RE = re.compile(
 )
 _ZH_TAIL_RE = re.compile(r"(?:哈+|呀|啊|啦|哦|呢|嘛|了吧|吧|哈哈+|嘿嘿|～|~|\s)+$")
 _EN_FILLER_RE = re.compile(
-    r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|"
+    r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|fwiw|tbf|"
     r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks|omg|yay|woohoo|guess what|good news|"
     r"big news|news)\b[\s,!:]*)+",
     re.I,

@@ -51,6 +51,7 @@ from langmem_plus.processors.facts.english_patterns import (
     STUDENT,
     SWITCH,
     TEAM,
+    TEAM_PARTICIPLE,
     WORK,
     YEARS_OLD,
 )
@@ -400,7 +401,10 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         )
     ):
         return []
-    if m.group(2).lower() in ("is", "are") and not re.search(r"\d|\b[A-Z][\w.]+", m.group(3)):
+    # a verb that says how, not what with, names a tool or a number to be a team fact
+    if re.match(r"is|are|pin|write|store|track|test", m.group(2), re.I) and not re.search(
+        r"\d|\b[A-Z][\w.]+", m.group(3)
+    ):
         return []
     if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
         return []
@@ -416,15 +420,13 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     slot = device_slot(value)
     verb = m.group(2)
     if re.match(r"we\b", t, re.I):  # "we deploy" -> "The user's team deploys"
-        verb = _WE_VERB.get(verb.lower(), verb)
-    return [
-        fact(
-            f"{what} {verb} {value}",
-            subject="team",
-            slot=slot and f"team.{slot}",
-            value=value,
-        )
-    ]
+        verb = _WE_VERB.get(verb.lower(), verb if verb.endswith("s") else verb + "s")
+    out = [fact(f"{what} {verb} {value}", subject="team", slot=slot and f"team.{slot}",
+                value=value)]  # fmt: skip
+    nxt = TEAM_PARTICIPLE.match(cl[i + 1].text) if noun and i + 1 < len(cl) else None
+    if nxt:  # "…, deployed on GKE": how the same thing is run
+        out.append(fact(f"{what} is {nxt.group(1)}", subject="team"))
+    return out
 
 
 def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:

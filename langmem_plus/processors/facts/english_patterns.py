@@ -50,7 +50,7 @@ REL = re.compile(
 )
 TEAM = re.compile(
     r"^(?:our|we|my team|my company)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
-    r"build on|host|hosts|are on|use|run|deploy to|deploy) (.+)$",
+    r"build on|host|hosts|are on|use|run|deploy to|deploy|pins?|writes?|stores?|tracks?|tests?) (.+)$",
     _I,
 )
 EVENT = re.compile(
@@ -60,6 +60,12 @@ EVENT = re.compile(
     r"signed the lease on|bought (?:a|my first|our first) (?:house|car|condo|apartment|flat)|"
     r"got my (?:license|driver's license|degree|visa|green card|phd|diploma|black belt|certification)|"
     r"defended my (?:thesis|dissertation)|got a raise)\b(.*)$",
+    _I,
+)
+# a team fact's next clause said with its participle only ("our backend is Go, deployed on GKE")
+TEAM_PARTICIPLE = re.compile(
+    r"^(?:all |also )?((?:deployed|hosted|built|written|tested|stored|managed) (?:on|in|with|via|to) "
+    r".*(?-i:[A-Z0-9]).*)$",
     _I,
 )
 WE_STATE = re.compile(r"^we'?re (?:officially )?(pregnant|expecting|engaged|married)\b(.*)$", _I)

@@ -15,9 +15,11 @@ MAX_TURN_CHARS = 2000
 
 
 def normalize(text: str) -> str:
-    """The turn with emoji dropped, dashes as commas and spaces collapsed (length capped)."""
+    """The turn with emoji dropped, dashes as commas, "pls" as "please" and spaces collapsed
+    (length capped)."""
     text = EMOJI_RE.sub(" ", text[:MAX_TURN_CHARS])
     text = re.sub(r"\s/s\b", " ", text)
+    text = re.sub(r"\b(?:pls|plz|pleas+e+)\b", "please", text, flags=re.I)  # one spelling
     text = re.sub(r"\s+[—–-]+\s+|——", " ", text)
     text = text.replace("：", "，").replace(": ", ", ")
     return re.sub(r"[ \t]+", " ", text).strip()
