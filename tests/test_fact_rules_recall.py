@@ -290,3 +290,25 @@ def test_a_team_tool_said_with_another_verb_or_a_participle(text: str, want: lis
 )
 def test_a_team_verb_without_a_named_tool_is_no_fact(text: str) -> None:
     assert texts(text) == []
+
+
+# ------------------------------------------------------------- Chinese and code-switched
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("下周三上午十点约了复查", "用户下周三上午十点约了复查"),
+        ("我姐怀孕了，预产期是明年五月", "用户的姐姐怀孕了，预产期是明年五月"),
+        ("我嫂子下个月预产期", None),  # 嫂子 is no relation the rules know: nothing guessed
+        ("电脑换成 ThinkPad 了，旧的 Mac 给我爸了", "用户的电脑换成了ThinkPad"),
+        ("早就换 Arc 了，Chrome 太吃内存", "用户现在用Arc"),
+    ],
+)
+def test_chinese_plans_relations_and_switches(text: str, want: str | None) -> None:
+    assert texts(text) == ([want] if want else [])
+
+
+@pytest.mark.parametrize("text", ["早就换了", "换 A 了", "下周三上午十点约了", "我同事又怀孕了吗"])
+def test_a_switch_or_a_booking_that_names_nothing_is_no_fact(text: str) -> None:
+    assert texts(text) == []

@@ -148,7 +148,12 @@ _INSTEAD = re.compile(
     r"(?:不|不再)(去|用|在|做|买|报|吃|选)\s*([^\s，,了]{1,10})了?[，,]\s*(?:改|换)(?:成|去|用|为|到)?\s*([^\s，,了]{1,12})"
 )
 _MOVED = re.compile(
-    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
+    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)\s*(?:了)?$"
+)
+# a switch to a named product said with no thing before it ("早就换 Obsidian 了", "已经换成
+# Pixel 了"): a name in Latin letters, capitalised, is what is used now
+_SWITCHED_TO = re.compile(
+    r"^(?:我)?(?:早就|已经|早|最近|前阵子)?换(?:成|到|了)?\s*([A-Z][\w.+-]+(?: [A-Z0-9][\w.+-]*){0,2})\s*了$"
 )
 _FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,23})$")
 _PLAN = re.compile(
@@ -421,7 +426,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     durable = (
         r"叫|^是|在\S{1,10}(?:上班|工作|读|上学|当|做|住)|住在|做了\S*手术|退休|结婚|离婚|生了|去了|"
-        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬"
+        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬|怀孕|预产期"
     )
     if not re.search(durable, rest) and not _GRADE.search(rest):
         return []
@@ -566,6 +571,9 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
+    if m := _SWITCHED_TO.match(t):  # "早就换 Obsidian 了": what the user uses now
+        val = m.group(1).strip()
+        return [fact(f"用户现在用{val}", slot=device_slot(val), value=val)]
     team = re.match(r"(?:我们|咱们)(组里|组|团队|team|项目|公司|部门)?的?", t, re.I)
     m = _MOVED.match(t[team.end() :] if team else t)
     if (
@@ -583,7 +591,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return [
             fact(f"用户团队的{thing}改到了{val}", subject="team", slot=f"team.{slot}", value=val)
         ]
-    return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
+    said = "改到了" if timey else "换成了"  # "手机换成 Pixel 了": a thing is replaced, not moved
+    return [fact(f"用户的{thing}{said}{val}", slot=slot, value=val)]
 
 
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -591,7 +600,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     t = cl[i].text
     m = _FRAGMENT.match(t)
     act = m.group(4).strip() if m else ""
-    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, act) and len(act) >= 2:
+    # "下周四下午三点约了洗牙": what was booked for the time is the plan
+    booked = re.match(r"(?:约了|预约了|订了|约好了)(?=\S{2})", act)
+    bare = act[booked.end() :] if booked else act
+    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, bare) and len(act) >= 2:
         if re.match(r"(?:师傅|人|快递)来", act) and i > 0 and not cl[i - 1].question:
             act = f"{act}（{zh_third(cl[i - 1].text)}）"
         more = continuation(cl, i, zh=True, limit=1)
