@@ -312,3 +312,46 @@ def test_chinese_plans_relations_and_switches(text: str, want: str | None) -> No
 @pytest.mark.parametrize("text", ["早就换了", "换 A 了", "下周三上午十点约了", "我同事又怀孕了吗"])
 def test_a_switch_or_a_booking_that_names_nothing_is_no_fact(text: str) -> None:
     assert texts(text) == []
+
+
+# ------------------------------------ he / she answering the relation the assistant asked about
+
+
+def test_she_answering_the_assistants_question_is_that_relation() -> None:
+    found = rule_facts(
+        [{"role": "user", "text": "nope she moved in May, Denver now. works at a middle school"}],
+        context="How's your aunt doing in Boise?",
+    )
+    assert [(f.text, f.subject) for f in found] == [
+        ("User's aunt moved in May, Denver now", "third_person"),
+        ("User's aunt works at a middle school", "third_person"),
+    ]
+    assert all(f.correction for f in found)  # "nope" still says the old value is over
+
+
+def test_ta_answering_the_assistants_question_is_that_relation() -> None:
+    assert texts("她都上高一了，现在住校", context="你上次说儿子在读初三，他最近怎么样？") == []
+    assert texts("她都上高一了，现在住校", context="你上次说女儿在读初三，她最近怎么样？") == [
+        "用户的女儿都上高一了，现在住校"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "context"),
+    [
+        ("she is great", "How are your mom and your sister?"),  # two relations: whose?
+        ("she moved last year", "How's the new job going?"),  # no relation asked about
+        ("he retired last month", None),
+    ],
+)
+def test_he_or_she_with_no_one_relation_asked_about_gives_nothing(
+    text: str, context: str | None
+) -> None:
+    assert texts(text, context=context) == []
+
+
+def test_a_clause_with_no_subject_after_a_relation_goes_on_about_them() -> None:
+    assert texts("my brother moved to Austin, works at a hospital there") == [
+        "User's brother moved to Austin",
+        "User's brother works at a hospital there",
+    ]

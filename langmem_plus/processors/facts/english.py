@@ -363,7 +363,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     ):
         return []
     if t[: m.start()].strip() and not re.match(
-        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), re.I
+        r"^(?:and|btw|also|oh|so|nah|no|nope|yeah|yes|well)$", t[: m.start()].strip(" ,"), re.I
     ):
         return []
     subj = f"{who} {name}" if name else who

@@ -85,7 +85,7 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
         elif (
             re.match(
                 # a new "she ..." is a statement of its own; "he's 7" still says who he is
-                r"(?:I|I'm|we|we're|it's|that's|so|but|because|which|and I|ouch|wow|"
+                r"(?:I|I'm|we|we're|my|it's|that's|so|but|because|which|and I|ouch|wow|"
                 r"(?:she|he)(?!'s \d| is \d)|they|they're|"
                 r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
                 r"tell|let|skip|give|lol|proud|happy|glad|excited|sad|worried|nervous|scared|"

@@ -26,6 +26,7 @@ from langmem_plus.processors.facts.patterns import (
     EN_UNTIED_RE,
     SARCASM_RE,
     ZH_MARKER_RE,
+    ZH_REL_RE,
     ZH_REMEMBER_RE,
     ZH_UNTIED_RE,
 )
@@ -169,6 +170,51 @@ def rule_facts(
     return out
 
 
+# the one relation an assistant turn asks about ("How's your sister doing?", "你上次说女儿在读…")
+_EN_ASKED_REL = re.compile(rf"\byour ({EN_REL_RE})\b", re.I)
+_ZH_ASKED_REL = re.compile(rf"(?<![你我他她])(?:你的?|你家)?({ZH_REL_RE})")
+_OPENING_HE_SHE = re.compile(
+    r"^((?:(?:nah|no|nope|haha|oh|well|yeah|yes|lol|actually)\b[\s,!.]*)*)(she|he)\b(?!/)", re.I
+)
+
+
+_EN_SHE = re.compile(
+    r"sister|mom|mum|mother|wife|daughter|girlfriend|fiancee|grandma|grandmother|aunt|niece|sis",
+    re.I,
+)
+_EN_HE = re.compile(
+    r"brother|dad|father|husband|son|boyfriend|fiance$|grandpa|grandfather|uncle|nephew|bro", re.I
+)
+_ZH_SHE = re.compile(r"女|妈|姐|妹|妻|婆|奶|姥|姑|姨|嫂")
+_ZH_HE = re.compile(r"儿子|爸|哥|弟|夫|公|爷|叔|舅|伯|男")
+
+
+def _fits(pronoun: str, rel: str) -> bool:
+    """Whether he / she (他 / 她) can be `rel` ("she" is no brother; "partner" is either)."""
+    she, he = (_ZH_SHE, _ZH_HE) if CJK_RE.search(rel) else (_EN_SHE, _EN_HE)
+    if pronoun.lower() in ("she", "她"):
+        return not he.search(rel) or bool(she.search(rel))
+    return not she.search(rel) or bool(he.search(rel))
+
+
+def _answered_relation(text: str, context: str | None) -> str:
+    """The turn with a he / she that opens it, answering an assistant turn that asks about one
+    relation ("How's your sister doing?" -> "nah she moved last year"), said as that relation
+    ("my sister moved last year"); the turn as it is otherwise."""
+    if not context:
+        return text
+    if CJK_RE.search(text[:2]):
+        rels = {r for r in _ZH_ASKED_REL.findall(context)}
+        if len(rels) == 1 and text[:1] in ("她", "他") and _fits(text[0], rel := rels.pop()):
+            return "我" + rel + text[1:]
+        return text
+    rels = {r.lower() for r in _EN_ASKED_REL.findall(context)}
+    m = _OPENING_HE_SHE.match(text)
+    if len(rels) == 1 and m and _fits(m.group(2), next(iter(rels))):
+        return f"my {rels.pop()}{text[m.end() :]}"  # "nah" still marks it a correction
+    return text
+
+
 def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     text = normalize(_without_material(raw))
     if not text or _sarcastic(raw, text):
@@ -186,6 +232,7 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     untied = untied_correction(lead, context)
     if untied is not None:
         return untied
+    text = _answered_relation(text, context)
     repair = self_correction(text)
     if repair is False:
         return []
@@ -343,6 +390,13 @@ _DROPPED = re.compile(
 # user's relation said by name first, or with "the" for the user's own household
 _APPOSED = re.compile(rf"^([A-Z][a-z]+) \((?:my|our) ({EN_REL_RE})\b[^)]*\)", re.I)
 _HOUSEHOLD = re.compile(r"^the (kids|children)\b", re.I)
+# a relation a clause opens on, and a verb said of one person with no subject before it
+_ONE_REL = re.compile(rf"^my (?!kids|children|parents)(?:{EN_REL_RE})\b", re.I)
+_THEIR_VERB = re.compile(
+    r"^(?:also |now )?(?:works|lives|teaches|studies|moved|started|retired|got (?:married|engaged|"
+    r"promoted))\b",
+    re.I,
+)
 
 
 def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
@@ -350,19 +404,26 @@ def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
     "I" back; after a clause about someone else they go on about that person, and are left.
     A relation said by name first, or as "the kids", is said as "my <relation>"."""
     out: list[Clause] = []
-    topic = "user"
+    topic, who = "user", ""
     for c in clauses:
         if not CJK_RE.search(c.text) and (
             (a := _APPOSED.match(c.text)) or (a := _HOUSEHOLD.match(c.text))
         ):
             said = f"my {a.group(2)} {a.group(1)}" if a.lastindex == 2 else f"my {a.group(1)}"
             c = Clause(said + c.text[a.end() :], c.question)
-        m = None if c.question or CJK_RE.search(c.text) else _DROPPED.match(c.text)
+        english = not (c.question or CJK_RE.search(c.text))
+        m = _DROPPED.match(c.text) if english else None
         if m and topic == "user":
             verb = c.text[m.start("been") if m.group("been") else m.start("ing") :]
             c = Clause(("I've " if m.group("been") else "I'm ") + verb, False)
+        elif english and who and topic == "third_person" and _THEIR_VERB.match(c.text):
+            c = Clause(f"{who} {c.text}", False)  # "…, works at a hospital": the sister does
         out.append(c)
         topic = _named(c) or topic
+        if rel := _ONE_REL.match(c.text):
+            topic, who = "third_person", rel.group()
+        elif _named(c):
+            who = ""
     return out
 
 
