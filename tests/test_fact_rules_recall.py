@@ -355,3 +355,23 @@ def test_a_clause_with_no_subject_after_a_relation_goes_on_about_them() -> None:
         "User's brother moved to Austin",
         "User's brother works at a hospital there",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("我们前端统一用 Vue 了", "用户团队的前端统一用 Vue 了"),
+        ("我们 release 周期是每周一次，其实太频繁了", "用户团队的release 周期是每周一次"),
+        ("天天从回龙观骑车到西二旗，风雨无阻", "用户天天从回龙观骑车到西二旗"),
+        ("我每天挤4号线上班，真的累", "用户每天挤4号线上班"),
+    ],
+)
+def test_chinese_team_parts_and_commutes(text: str, want: str) -> None:
+    assert texts(text) == [want]
+
+
+@pytest.mark.parametrize(
+    "text", ["我们后端今天又挂了", "我们 release 又延期了", "每天坐地铁", "今天坐地铁上班"]
+)
+def test_a_team_incident_or_a_trip_of_the_day_is_no_fact(text: str) -> None:
+    assert texts(text) == []

@@ -87,7 +87,10 @@ _LIVE = re.compile(
 )
 _REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
-    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
+    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边|"
+    # or the part of the team's work it is about: "我们后端…", "我们 release 周期…"
+    r"(?P<part>后端|前端|代码|仓库|线上|测试|repo|release|backend|frontend|CI|deploy))\s*(?:的)?\s*(.+)$",
+    re.I,
 )
 _TEAM_VERB = re.compile(
     r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|用的是?\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
@@ -154,6 +157,12 @@ _MOVED = re.compile(
 # Pixel 了"): a name in Latin letters, capitalised, is what is used now
 _SWITCHED_TO = re.compile(
     r"^(?:我)?(?:早就|已经|早|最近|前阵子)?换(?:成|到|了)?\s*([A-Z][\w.+-]+(?: [A-Z0-9][\w.+-]*){0,2})\s*了$"
+)
+# how the user gets to work every day ("每天从燕郊坐班车到国贸", "天天挤10号线上班"): what
+# follows it ("真的要命", "人都要废了") is how it feels, not how they go
+_COMMUTE = re.compile(
+    r"^我?(?:现在)?(?:每天|天天|平时|工作日)(?:都)?(?:从[^\s，,]{1,6}?)?"
+    r"(?P<by>坐|挤|骑|开车|搭|打车|走路)[^\s，,]{0,8}?(?:上班|去公司|到[^\s，,真]{1,6}?(?=$|上班))(?:上班)?"
 )
 _FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,23})$")
 _PLAN = re.compile(
@@ -357,6 +366,11 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                      slot=f"{'cat' if animal == '猫' else 'dog' if animal == '狗' else animal}.count")]  # fmt: skip
     if m := _IDENTITY.match(t):
         return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
+    if m := _COMMUTE.match(t):
+        said = m.group(0)
+        return [
+            fact("用户" + zh_third(said.removeprefix("我")), slot="commute", value=m.group("by"))
+        ]
     return []
 
 
@@ -456,14 +470,16 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     m = _TEAM.match(t)
     if not m or ONE_OFF_ZH.search(t) or re.search(r"要不|吧$|想|打算", t):
         return []
-    unit, rest = m.group(1).lower(), m.group(2).strip()
+    unit, rest = m.group(1).lower(), m.group(3).strip()
     if not _TEAM_VERB.search(rest) or len(rest) < 3 or _OPINION.search(rest):
         return []
-    if "了" in rest and not re.search(r"已经|都|全部", rest):
+    if "了" in rest and not re.search(r"已经|都|全部|统一", rest):
         return []
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
+    if part := m.group("part"):
+        rest = f"{part} {rest}" if part.isascii() else part + rest
     # one fact per statement: "数据库用的PostgreSQL" after "后端全是Go写的" is the team's
     # second fact; "不用Redux" only qualifies the one before it
     stated = [rest]

@@ -75,7 +75,7 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
             break  # ", so homework time is a battle": a consequence is a statement of its own
         if zh:
             if re.search(
-                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|倒是|忙|"
+                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|^也?太|太\S*了$|打算|准备|计划|想|倒是|忙|"
                 r"开心|高兴|难过|激动|坏了|死了|哭了|笑死|羡慕|全家",
                 t,
             ):
