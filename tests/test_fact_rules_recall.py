@@ -375,3 +375,33 @@ def test_chinese_team_parts_and_commutes(text: str, want: str) -> None:
 )
 def test_a_team_incident_or_a_trip_of_the_day_is_no_fact(text: str) -> None:
     assert texts(text) == []
+
+
+# ----------------------------------------- a consequence said without a comma is its own
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "I've got a thesis defense on May 9 so that'll have to wait",
+            ["User has thesis defense on May 9"],
+        ),
+        (
+            "my mom's surgery got moved to Friday so I'm flying home Thursday to be there",
+            [
+                "User's mother's surgery got moved to Friday",
+                "User is flying home on Thursday to be there",
+            ],
+        ),
+    ],
+)
+def test_a_clause_and_its_so_are_read_apart(text: str, want: list[str]) -> None:
+    assert texts(text) == want
+
+
+@pytest.mark.parametrize(
+    "text", ["it's raining so it's a movie night", "I'm heading out now so ttyl"]
+)
+def test_a_consequence_of_the_moment_is_no_fact(text: str) -> None:
+    assert texts(text) == []

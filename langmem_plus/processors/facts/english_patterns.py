@@ -160,11 +160,14 @@ HAVE_PLAN = re.compile(
     _I,
 )
 GOING = re.compile(
-    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
-    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)|"
+    r"^I'?m (?P<verb>flying|going|driving|heading|moving|traveling|travelling) "
+    # where to, or only which way ("flying out Sunday to help out", "driving home Friday")
+    r"(?:to (?P<place>[A-Z][\w]*(?: [A-Z]\w*)*)|(?P<way>out|home|back)(?= \w))"
+    r"(?: (?:on |this |next |in )?(?P<day>" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)|"
     r"that (?:morning|afternoon|evening|night|day))"
     # the part of the day and why: "sat morning for my cousin's wedding"
-    r"( (?:morning|afternoon|evening|night))?)?( for (?:a |an |my |the )[\w' -]{3,30})?$",
+    r"(?P<part> (?:morning|afternoon|evening|night))?)?"
+    r"(?P<why> (?:for (?:a |an |my |the )|to )[\w' -]{3,30})?$",
 )
 DAY_FIRST = re.compile(
     r"^(?P<day>"

@@ -117,18 +117,21 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := GOING.match(t):
-        trip_day: str | None = m.group(3)
+        trip_day: str | None = m.group("day")
         if not trip_day and i + 1 < len(cl):
             nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
             trip_day = nxt.group(1) if nxt else None
-        when = f" on {_day(trip_day)}{m.group(4) or ''}" if trip_day else ""
+        when = f" on {_day(trip_day)}{m.group('part') or ''}" if trip_day else ""
         if trip_day and trip_day.startswith("that "):  # "that evening": of the day said before
             said = re.search(EN_DAY, cl[i - 1].text, re.I) if i else None
             part = trip_day[5:].replace("day", "")
             when = f" on {_day(said.group())}{' in the ' + part if part else ''}" if said else ""
-        why = en_third(m.group(5) or "")
-        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}{why}", kind="plan",
-                     slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
+        if m.group("way") and not trip_day:
+            return []  # "I'm heading out now": no trip
+        where = f"to {m.group('place')}" if m.group("place") else m.group("way")
+        why = en_third(m.group("why") or "")
+        return [fact(f"User is {m.group('verb')} {where}{when}{why}", kind="plan",
+                     slot=f"trip.{m.group('verb')}", value=m.group("place") or m.group("way"))]  # fmt: skip
     if (m := GOING_TO_DO.match(t)) and not cl[i].question:
         more = continuation(cl, i, zh=False, limit=1)
         what = en_third(m.group("what")) + (f", {more}" if more else "")

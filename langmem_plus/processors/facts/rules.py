@@ -436,10 +436,19 @@ _SUBORDINATE = re.compile(
 )
 
 
+# "…surgery got moved up to Monday so I'm flying out Sunday", "…deadline on March 3 so that'll
+# have to wait": a consequence said without a comma is a statement of its own
+_SO = re.compile(r" so (?=(?:I|I'm|I've|I'll|we|we're|my|our|that|that'll|that's|it|it's)\b)")
+
+
 def _with_subordinate(clauses: list[Clause]) -> list[Clause]:
-    """Each clause, followed by the subordinate clause inside it that states something."""
+    """Each clause, followed by the subordinate clause inside it that states something; a
+    clause and its unpunctuated "so …" read as two (the "so …" kept as said, a consequence)."""
     out: list[Clause] = []
     for c in clauses:
+        if (so := _SO.search(c.text)) and not c.question and not CJK_RE.search(c.text):
+            out.extend([Clause(c.text[: so.start()], False), Clause(c.text[so.end() :], False)])
+            continue
         out.append(c)
         m = None if c.question or CJK_RE.search(c.text) else _SUBORDINATE.search(c.text)
         if m and m.start() > 0:
