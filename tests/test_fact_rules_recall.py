@@ -133,6 +133,10 @@ def test_a_dropped_subject_after_someone_else_goes_on_about_them() -> None:
             "I've been walking to work ever since the office moved to Midtown",
             ["User has been walking to work", "User's office moved to Midtown"],
         ),
+        (
+            "mornings are chaos since they moved my shift to 6am",
+            ["User's shift moved to 6am"],
+        ),
     ],
 )
 def test_a_fact_in_a_subordinate_clause_is_read(text: str, want: list[str]) -> None:

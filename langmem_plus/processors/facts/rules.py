@@ -431,9 +431,13 @@ def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
 # I'm freezing", "because my wife is pregnant"): read on its own after its clause;
 # "if I …" / "when I …" is not said to hold
 _SUBORDINATE = re.compile(
-    r"\b(?:since|because|cause|cuz|now that) (?P<sub>(?:I|I'm|I've|my|we|we're|our)\b.+?)"
+    r"\b(?:since|because|cause|cuz|now that) (?P<sub>(?:I|I'm|I've|my|we|we're|our|"
+    r"they (?:moved|changed|switched|pushed|bumped) (?:my|our))\b.+?)"
     r"(?=,| (?:I|I'm|I've|so|but)\b|$)",
 )
+# an impersonal "they" who changed the user's thing: "they moved our office to Kendall Square"
+# says the office moved
+_THEY_CHANGED = re.compile(r"^they (\w+) ((?:my|our) [\w' ]+?) to ")
 
 
 # "…surgery got moved up to Monday so I'm flying out Sunday", "…deadline on March 3 so that'll
@@ -452,7 +456,7 @@ def _with_subordinate(clauses: list[Clause]) -> list[Clause]:
         out.append(c)
         m = None if c.question or CJK_RE.search(c.text) else _SUBORDINATE.search(c.text)
         if m and m.start() > 0:
-            out.append(Clause(m.group("sub"), False))
+            out.append(Clause(_THEY_CHANGED.sub(r"\2 got \1 to ", m.group("sub")), False))
     return out
 
 
