@@ -46,7 +46,6 @@ from langmem_plus.processors.facts.english_patterns import (
     REL,
     RESCHEDULED,
     SINCE,
-    STARTING_AT,
     STATE,
     STUDENT,
     SWITCH,
@@ -248,11 +247,6 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         and not re.search(r"\b(?:if|when|maybe|might)\b", t, re.I)
     ):
         return [fact(f"User started a new job at {m.group(1)}", kind="event", slot="job",
-                     value=m.group(1))]  # fmt: skip
-    if m := STARTING_AT.match(t):
-        when = f" on {m.group(2)}" if m.group(2) else ""
-        job = f" as a {m.group(3)}" if m.group(3) else ""
-        return [fact(f"User starts at {m.group(1)}{when}{job}", kind="event", slot="job",
                      value=m.group(1))]  # fmt: skip
     if m := FROM.match(t):
         return [
