@@ -238,6 +238,8 @@ def test_what_the_user_is_set_to_do_is_a_plan(text: str, want: str) -> None:
         "I'm running late",
         "I'm starting to hate this job",
         "I'm taking it easy on Sunday",
+        "I'm doing great on Saturday lol",
+        "I'm switching to the other tab",
     ],
 )
 def test_a_moment_or_nothing_named_is_no_plan(text: str) -> None:
@@ -352,6 +354,15 @@ def test_he_or_she_with_no_one_relation_asked_about_gives_nothing(
     text: str, context: str | None
 ) -> None:
     assert texts(text, context=context) == []
+
+
+def test_a_relations_clause_is_not_continued_by_a_wish_or_another_relation() -> None:
+    assert texts("the kids start school in September, wish me luck") == [
+        "User's kids start school in September"
+    ]
+    assert texts("my nephew Jonah just started at MIT, my niece is at Yale") == [
+        "User's nephew Jonah just started at MIT"
+    ]
 
 
 def test_a_clause_with_no_subject_after_a_relation_goes_on_about_them() -> None:

@@ -236,7 +236,8 @@ GOING_TO_DO = re.compile(
     r"^I'?m (?:finally |officially |also )?(?P<verb>switching to|going (?:part-time|full-time)|"
     r"(?:doing|running|taking|hosting|starting|moving to|going back to)(?= .*\b(?:on|in|from|"
     r"starting|next|this) (?:" + EN_DAY + r"|next \w+|(?-i:[A-Z][a-z]+)|\d)))"
-    r" (?!(?:nothing|anything|something|it|that|this|a break|the day|my best)\b)(?P<what>.{3,80})$",
+    r" (?!(?:nothing|anything|something|it|that|this|a break|the day|my best|the other|another|a "
+    r"different|great|well|fine|good|ok|okay|better|worse|badly|alright)\b)(?P<what>.{3,80})$",
     _I,
 )
 NEW_JOB = re.compile(

@@ -89,7 +89,10 @@ def _trip(cl: list[Clause], i: int, m: re.Match[str]) -> list[DerivedFact]:
     if not trip_day and i + 1 < len(cl):
         nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
         trip_day = nxt.group(1) if nxt else None
-    when = f" on {_day(trip_day)}{m.group('part') or ''}" if trip_day else ""
+    day = _day(trip_day) if trip_day else ""
+    when = f"{' on' * (day not in ('tomorrow', 'tonight'))} {day}{m.group('part') or ''}" * bool(
+        day
+    )
     if trip_day and trip_day.startswith("that "):  # "that evening": of the day said before
         said = re.search(EN_DAY, cl[i - 1].text, re.I) if i else None
         part = trip_day[5:].replace("day", "")

@@ -89,7 +89,7 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
                 r"(?:she|he)(?!'s \d| is \d)|they|they're|"
                 r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
                 r"tell|let|skip|give|lol|proud|happy|glad|excited|sad|worried|nervous|scared|"
-                r"stressed|annoyed|yay|omg|can't wait|not looking forward)\b",
+                r"stressed|annoyed|yay|omg|can't wait|not looking forward|wish|pray|fingers crossed)\b",
                 t,
                 re.I,
             )
