@@ -420,3 +420,31 @@ def test_a_clause_and_its_so_are_read_apart(text: str, want: list[str]) -> None:
 )
 def test_a_consequence_of_the_moment_is_no_fact(text: str) -> None:
     assert texts(text) == []
+
+
+# ------------------------------------------- someone moved the user's thing; a job's first day
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("the vet moved my appointment to Nov 2, same time", "User's appointment moved to Nov 2"),
+        ("we moved the party to Sept 20, the venue double-booked", "User's party moved to Sept 20"),
+        ("first day at Notion tomorrow, wish me luck", "User starts at Notion tomorrow"),
+        ("my first day at Canva is Monday", "User's first day at Canva is Monday"),
+    ],
+)
+def test_someone_moved_the_users_thing_and_a_first_day(text: str, want: str | None) -> None:
+    assert texts(text) == ([want] if want else [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "they moved the patient to ICU",
+        "we moved the couch to the bedroom",
+        "Sarah moved my meeting to 3pm today",
+    ],
+)
+def test_someone_elses_thing_or_a_move_of_the_day_is_no_fact(text: str) -> None:
+    assert texts(text) == []

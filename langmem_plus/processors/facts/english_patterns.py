@@ -214,7 +214,8 @@ STUDENT = re.compile(
 # "first week at the new job at Stripe", "just started a new job at Figma": the user's new job
 # "I'm starting at Halvorsen Labs on Jan 6 as a data engineer": the user's job to come
 STARTING_AT = re.compile(
-    r"^I'?m (?:officially |finally )?starting at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)"
+    r"^(?:I'?m (?:officially |finally )?starting at|(?:it'?s )?(?:my )?first day at) "
+    r"((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)"
     r"(?: (?:on |in |next )?(" + EN_DAY + r"|(?-i:[A-Z][a-z]+)(?: \d{1,2})?))?"
     r"(?: as (?:a |an )?([a-z][\w -]{2,30}))?$",
     _I,

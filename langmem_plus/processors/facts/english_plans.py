@@ -58,7 +58,8 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         slot = "pregnancy" if state in ("pregnant", "expecting") else "marital_status"
         return [fact(f"User and their partner are {state}", kind="event", slot=slot, value=state)]
     if m := STARTING_AT.match(t):  # "I'm starting at Figma on March 3 as a designer"
-        when = f" on {m.group(2)}" if m.group(2) else ""
+        day = _day(m.group(2)) if m.group(2) else ""
+        when = f"{' on' * (day not in ('tomorrow', 'tonight'))} {day}" * bool(day)
         job = f" as a {m.group(3)}" if m.group(3) else ""
         return [fact(f"User starts at {m.group(1)}{when}{job}", kind="event", slot="job",
                      value=m.group(1))]  # fmt: skip

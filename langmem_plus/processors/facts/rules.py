@@ -412,6 +412,8 @@ def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
             said = f"my {a.group(2)} {a.group(1)}" if a.lastindex == 2 else f"my {a.group(1)}"
             c = Clause(said + c.text[a.end() :], c.question)
         english = not (c.question or CJK_RE.search(c.text))
+        if english and (moved := _moved_mine(c.text)) != c.text:
+            c = Clause(moved, False)
         m = _DROPPED.match(c.text) if english else None
         if m and topic == "user":
             verb = c.text[m.start("been") if m.group("been") else m.start("ing") :]
@@ -435,9 +437,23 @@ _SUBORDINATE = re.compile(
     r"they (?:moved|changed|switched|pushed|bumped) (?:my|our))\b.+?)"
     r"(?=,| (?:I|I'm|I've|so|but)\b|$)",
 )
-# an impersonal "they" who changed the user's thing: "they moved our office to Kendall Square"
-# says the office moved
-_THEY_CHANGED = re.compile(r"^they (\w+) ((?:my|our) [\w' ]+?) to ")
+# someone who moved the user's thing: "they moved our office to Kendall Square", "the dentist
+# moved my cleaning to Oct 3", "we moved the wedding to Sept 14" say the thing moved
+_MOVED_MINE = re.compile(
+    r"^(?:(?:we|I) (?P<v1>moved|pushed|changed|switched|bumped|rescheduled) (?P<t1>(?:my|our|the) "
+    r"[\w' ]+?)|(?:they|the \w+|(?-i:[A-Z][a-z]+)) (?P<v2>moved|pushed|changed|switched|bumped|"
+    r"rescheduled) (?P<t2>(?:my|our) [\w' ]+?)) to ",
+    re.I,
+)
+
+
+def _moved_mine(text: str) -> str:
+    """ "the dentist moved my cleaning to Oct 3" -> "my cleaning got moved to Oct 3"."""
+    m = _MOVED_MINE.match(text)
+    if not m:
+        return text
+    verb, thing = m.group("v1") or m.group("v2"), m.group("t1") or m.group("t2")
+    return f"{thing} got {verb} to {text[m.end() :]}"
 
 
 # "…surgery got moved up to Monday so I'm flying out Sunday", "…deadline on March 3 so that'll
@@ -456,7 +472,7 @@ def _with_subordinate(clauses: list[Clause]) -> list[Clause]:
         out.append(c)
         m = None if c.question or CJK_RE.search(c.text) else _SUBORDINATE.search(c.text)
         if m and m.start() > 0:
-            out.append(Clause(_THEY_CHANGED.sub(r"\2 got \1 to ", m.group("sub")), False))
+            out.append(Clause(_moved_mine(m.group("sub")), False))
     return out
 
 
