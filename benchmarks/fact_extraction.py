@@ -21,7 +21,8 @@ gold fact when
 
 1. the subjects agree (user / team / third_person), and
 2. at least half of the gold fact's key tokens occur in the predicted fact's text or value
-   (case-insensitive substring), where key tokens are the gold text's search tokens
+   (case-insensitive substring, or one of its own tokens: a stem such as "shopifi" is no
+   substring of "Shopify"), where key tokens are the gold text's search tokens
    (`langmem_plus.text.tokenize`: jieba for Chinese, stemmed English, stop words removed)
    minus the subject words (用户, user), minus tokens contained in a longer key token, and
 3. the predicted fact is not a paraphrase of the whole turn: it has at most
@@ -282,7 +283,10 @@ def coverage(pred: DerivedFact, gold_text: str) -> float:
     if not keys:
         return 0.0
     hay = f"{pred.text} {pred.value or ''}".lower()
-    return sum(1 for k in keys if k in hay) / len(keys)
+    # a stem that is no substring of its word ("shopifi" of "Shopify") is found among the
+    # prediction's own tokens, made by the same tokenizer
+    own = {t.lower() for t in tokenize(hay)}
+    return sum(1 for k in keys if k in hay or k in own) / len(keys)
 
 
 def matches(pred: DerivedFact, gold: dict[str, str]) -> float:
