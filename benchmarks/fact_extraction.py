@@ -523,7 +523,8 @@ def to_markdown(res: dict[str, Any], corr: dict[str, Any] | None, command: str) 
     lines = ["# Offline fact rules: extraction dev set", "", f"Command: `{command}`", ""]
     lines.append(
         "Matching: same subject, ≥ 50 % of the gold fact's key tokens (search tokens minus "
-        "stop and subject words) present in the predicted text or value, and the prediction "
+        "stop and subject words) present in the predicted text or value (or among its own "
+        "tokens: a stem such as 'shopifi' is no substring of 'Shopify'), and the prediction "
         "at most max(2×, +4) the gold's key-token count. See the script's docstring."
     )
     lines += ["", *NOTES, ""]
