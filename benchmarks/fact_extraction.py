@@ -9,8 +9,8 @@ requests, long turns) is reported apart, by the same two halves, and so are the 
 were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
 the rules and committed before its first measurement (then read and tuned on, so its figure is
 a tuned one now; see NOTES), `unseen-2026-11-28b`, 48 turns written the same way,
-measured once, then read and tuned on too, and `unseen-2026-11-28c`, 48 more, measured once
-and never tuned on. A case with `earlier` turns
+measured once, then read and tuned on too, and `unseen-2026-11-28c`, 48 more, measured once,
+then read and tuned on as well (its first measurement is in NOTES). A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -21,7 +21,8 @@ gold fact when
 
 1. the subjects agree (user / team / third_person), and
 2. at least half of the gold fact's key tokens occur in the predicted fact's text or value
-   (case-insensitive substring), where key tokens are the gold text's search tokens
+   (case-insensitive substring, or one of its own tokens: a stem such as "shopifi" is no
+   substring of "Shopify"), where key tokens are the gold text's search tokens
    (`langmem_plus.text.tokenize`: jieba for Chinese, stemmed English, stop words removed)
    minus the subject words (用户, user), minus tokens contained in a longer key token, and
 3. the predicted fact is not a paraphrase of the whole turn: it has at most
@@ -198,10 +199,10 @@ NOTES = (
     "The `unseen-2026-11-28c` batch (48 turns: zh 18, en 18, mixed 12; 32 positive with 64 gold "
     "facts, 16 negative) was written while those checks were being made, by someone who had "
     "read neither the rules, their tests nor the other cases, committed before it was measured "
-    "and measured once on main 1157432 (the checks above merged). It has not been tuned on: "
-    "its figure below is the honest one on unseen chat.",
+    "and measured once on main 1157432 (the checks above merged). Its first measurement, the "
+    "honest figure on unseen chat:",
     "",
-    "| unseen-2026-11-28c (first and only measurement) | cases | predicted | gold | P | R "
+    "| unseen-2026-11-28c (first measurement, before it was read) | cases | predicted | gold | P | R "
     "| neg. FP rate |",
     "|---|---|---|---|---|---|---|",
     "| all | 48 | 14 | 64 | 0.857 | 0.188 | 0.000 (0/16) |",
@@ -214,6 +215,57 @@ NOTES = (
     'unmatched facts are a right instruction in garbled words ("用户希望回用户消息别用那么多小标题'
     '和加粗了") and a fact the labels did not hold ("用户周末偶尔回上海看看爸妈"); recall is a '
     "fifth (English 0.08): what the rules miss stays in the episode and is found by search.",
+    "",
+    "That batch was then read (so its figure below is tuned), together with the misses of the "
+    "two earlier unseen batches and, for the last change, the English misses of `heldout`. The "
+    "misses were grouped by why no rule read them, and each group got one general reading "
+    "with new hand-written examples (`tests/test_fact_rules_recall.py`: each failed before, "
+    "and negatives beside it give no fact), kept only when it helped at least two batches and "
+    "lowered no figure anywhere (one that helped only one batch, a consequence split before "
+    "its 'that'll' was added, was dropped until it did; one kept change helps one batch and "
+    "is said so below). English chat drops the 'I' ('been doing my long runs on Sundays "
+    "lately', 'then flying to Denver sat morning for my cousin's wedding', 'starting at "
+    "Halvorsen Labs on Jan 6'), and a clause with no subject after a relation goes on about "
+    "them ('…, works at a hospital'); a habit 'I've been X-ing … lately / ever since …'; what "
+    "the user is set to do on a day ('I'm finally doing the half marathon on May 18', 'going "
+    "part-time … starting next month', 'switching to …'); a relation named first ('Daniel (my "
+    "brother) just got engaged') or as 'the kids', and a he / she opening a turn that answers "
+    "the assistant's question about one relation ('How's your sister?' - 'nah she moved…', "
+    "'你上次说女儿…' - '她都上初一了'); a clause and its unpunctuated 'so I …' / 'so that'll …' "
+    "read as two; someone who moved the user's thing ('the dentist moved my cleaning to Oct "
+    "3', 'we moved the wedding…', 'since they moved our office to…'); a fact in a reason "
+    "clause ('since I work from home I'm freezing'); a team's tool with any "
+    "verb ('we pin Python to 3.11', a named tool required) and its participle clause ('…, "
+    "deployed on GKE'); 'pls' / 'fwiw' read as their words; a he / she naming no one cuts a "
+    "fact before its clause instead of dropping a clean request before it (one batch: b); "
+    "'can't make it' opens a statement, not a question. In Chinese: a request about how the "
+    "assistant answers names the assistant ('以后你回我消息别用…' -> '用户希望助手回复时别用…', "
+    "the garbled instruction above), '记得 + a verb' is the request itself, a booking for a "
+    "time ('下周四下午三点约了洗牙'), a relation's pregnancy, a thing replaced by a named "
+    "product ('手机换成 Pixel 了', '早就换 Obsidian 了'), a team statement about a part of its "
+    "work ('我们后端…', '我们 release 周期是两周') and a daily commute ('每天从燕郊坐班车到国贸'). "
+    "Every kept fact still passes the checks of `processors/facts/guards.py`. On about 110 "
+    "further hand-written turns (ordinary chat chosen to trip the new readings; not committed, "
+    "the ones that became tests are in the test file) the readings gave three wrong or "
+    "garbled facts, fixed before merging ('I'm doing great on Saturday', 'switching to the "
+    "other tab', a 'wish me luck' appended), and 'on tomorrow'. Before and after this round, "
+    "same matcher (precision / recall):",
+    "",
+    "| batch | before (main 48e2705) | after | gold facts |",
+    "|---|---|---|---|",
+    "| rules | 0.972 / 0.897 | 0.972 / 0.897 | 78 |",
+    "| heldout | 0.964 / 0.370 | 0.968 / 0.411 | 73 |",
+    "| realistic rules | 1.000 / 0.667 | 1.000 / 0.667 | 24 |",
+    "| realistic heldout | 1.000 / 0.500 | 1.000 / 0.500 | 18 |",
+    "| fresh | 1.000 / 0.667 | 1.000 / 0.667 | 15 |",
+    "| unseen-2026-11-28 | 1.000 / 0.651 | 1.000 / 0.814 | 43 |",
+    "| unseen-2026-11-28b | 1.000 / 0.226 | 1.000 / 0.491 | 53 |",
+    "| unseen-2026-11-28c | 0.857 / 0.188 | 0.968 / 0.469 (en 0.077 -> 0.500) | 64 |",
+    "",
+    "The gains are on batches the readings were written from, so they say the readings work, "
+    "not how far they carry: the next unseen batch (`unseen-2026-11-28d`, written meanwhile by "
+    "someone who saw none of this) is the honest figure. c's one unmatched fact is the "
+    "unlabelled true detail above.",
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
@@ -231,7 +283,10 @@ def coverage(pred: DerivedFact, gold_text: str) -> float:
     if not keys:
         return 0.0
     hay = f"{pred.text} {pred.value or ''}".lower()
-    return sum(1 for k in keys if k in hay) / len(keys)
+    # a stem that is no substring of its word ("shopifi" of "Shopify") is found among the
+    # prediction's own tokens, made by the same tokenizer
+    own = {t.lower() for t in tokenize(hay)}
+    return sum(1 for k in keys if k in hay or k in own) / len(keys)
 
 
 def matches(pred: DerivedFact, gold: dict[str, str]) -> float:
@@ -468,7 +523,8 @@ def to_markdown(res: dict[str, Any], corr: dict[str, Any] | None, command: str) 
     lines = ["# Offline fact rules: extraction dev set", "", f"Command: `{command}`", ""]
     lines.append(
         "Matching: same subject, ≥ 50 % of the gold fact's key tokens (search tokens minus "
-        "stop and subject words) present in the predicted text or value, and the prediction "
+        "stop and subject words) present in the predicted text or value (or among its own "
+        "tokens: a stem such as 'shopifi' is no substring of 'Shopify'), and the prediction "
         "at most max(2×, +4) the gold's key-token count. See the script's docstring."
     )
     lines += ["", *NOTES, ""]

@@ -35,7 +35,7 @@ _ZH_FILLER_RE = re.compile(
 )
 _ZH_TAIL_RE = re.compile(r"(?:哈+|呀|啊|啦|哦|呢|嘛|了吧|吧|哈哈+|嘿嘿|～|~|\s)+$")
 _EN_FILLER_RE = re.compile(
-    r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|"
+    r"^(?:(?:um+|uh+|oh|ok(?:ay)?|so|well|lol|haha|tbh|btw|also|and|but|anyway|fyi|fwiw|tbf|"
     r"and btw|ngl|honestly|actually|ugh|ok thanks|thanks|omg|yay|woohoo|guess what|good news|"
     r"big news|news)\b[\s,!:]*)+",
     re.I,
@@ -59,9 +59,13 @@ _ZH_QUESTION_RE = re.compile(
     r"(?:吗|么|呢|嘛)$|什么|啥|哪|谁|怎么|怎样|多少|几[点个号月天]|为什么|为啥|要不|是不是|"
     r"有没有|能不能|可不可以|好不好|对不对|行不行"
 )
+# a negative auxiliary opens a statement whose "I" was dropped ("can't make it Thursday",
+# "didn't sleep at all") unless the one it asks follows it ("don't you think…", "isn't it?")
 _EN_QUESTION_RE = re.compile(
     r"^(?:is|are|am|do|does|did|can|could|would|should|will|shall|what|how|why|when|where|"
-    r"who|which|whose|have you|has|was|were|any idea)\b",
+    r"who|which|whose|have you|has|was|were|any idea)\b(?!n?'t\b)|"
+    r"^(?:is|are|do|does|did|can|could|would|should|will|was|were|have|has|won|ca|sha)n'?t "
+    r"(?:you|we|it|they|he|she|I|there|that|this)\b",
     re.I,
 )
 

@@ -87,7 +87,10 @@ _LIVE = re.compile(
 )
 _REL = re.compile(r"^(?:我(?:的|家)?|my)\s*(" + ZH_REL_RE + r")\s*([A-Z][a-z]+\s*)?(.*)$")
 _TEAM = re.compile(
-    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边)\s*(?:的)?\s*(.+)$", re.I
+    r"^(?:我们|咱们)\s*(组里|组|团队|team|项目|公司|部门|这边|"
+    # or the part of the team's work it is about: "我们后端…", "我们 release 周期…"
+    r"(?P<part>后端|前端|代码|仓库|线上|测试|repo|release|backend|frontend|CI|deploy))\s*(?:的)?\s*(.+)$",
+    re.I,
 )
 _TEAM_VERB = re.compile(
     r"是(?:每|[一二两三四五六七八九十\d])|[A-Za-z]{2,}\s*(?:上|里|部署|托管)|[用是]\s*[A-Za-z]|用的是?\s*[A-Za-z]|^用\S{2,8}$|都用|都是|都在|全在|在\s*\S+\s*上|在\S{2,6}(?:那边|附近|楼)|跑在|全部用|统一用|只用|"
@@ -104,6 +107,7 @@ _TO_ASSISTANT = re.compile(r"你|给我|帮我|提醒我|告诉我|叫我|回复
 # "以后再也不点这家了", "以后我每天跑步": the user's own resolution, asked of no one
 _RESOLUTION = re.compile(r"^(?:我|(?:就)?再也不|永远不|绝不|打死也?不|坚决不)")
 # "推荐餐厅的时候记住我不吃辣": what the request asks to keep in mind is a fact about the user
+# (when a statement about the user follows it; "记得避开花生" asks to do something)
 _KEEP_IN_MIND = re.compile(r"(?:注意一下|注意|留意一下|留意|记住|记着|记得|别忘了)[，,\s]*")
 _OPINION = re.compile(r"累|惨|忙|烦|好[^像]|太|真[的是]|哈|挺|超|卷|难|吵|无语|离谱|服了")
 _EVENT = re.compile(
@@ -147,7 +151,18 @@ _INSTEAD = re.compile(
     r"(?:不|不再)(去|用|在|做|买|报|吃|选)\s*([^\s，,了]{1,10})了?[，,]\s*(?:改|换)(?:成|去|用|为|到)?\s*([^\s，,了]{1,12})"
 )
 _MOVED = re.compile(
-    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)(?:了)?$"
+    r"^(?:我的?)?([^\s，,我你]{1,8}?)(?:已经)?(?:挪到|改到|换到|调到|改成|换成|改在)了?\s*(\S{1,15}?)\s*(?:了)?$"
+)
+# a switch to a named product said with no thing before it ("早就换 Obsidian 了", "已经换成
+# Pixel 了"): a name in Latin letters, capitalised, is what is used now
+_SWITCHED_TO = re.compile(
+    r"^(?:我)?(?:早就|已经|早|最近|前阵子)?换(?:成|到|了)?\s*([A-Z][\w.+-]+(?: [A-Z0-9][\w.+-]*){0,2})\s*了$"
+)
+# how the user gets to work every day ("每天从燕郊坐班车到国贸", "天天挤10号线上班"): what
+# follows it ("真的要命", "人都要废了") is how it feels, not how they go
+_COMMUTE = re.compile(
+    r"^我?(?:现在)?(?:每天|天天|平时|工作日)(?:都)?(?:从[^\s，,]{1,6}?)?"
+    r"(?P<by>坐|挤|骑|开车|搭|打车|走路)[^\s，,]{0,8}?(?:上班|去公司|到[^\s，,真]{1,6}?(?=$|上班))(?:上班)?"
 )
 _FRAGMENT = re.compile(r"^(" + ZH_DAY + r")(\s*" + ZH_CLOCK + r")?(\s*)(\S.{0,23})$")
 _PLAN = re.compile(
@@ -210,9 +225,21 @@ def names(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+# a request that opens on how the assistant answers the user ("你回我消息别用…", "回答我问题先
+# …", "跟我说话别…"): the assistant is its subject, the user only who is answered
+_REPLY_TO_USER = re.compile(
+    r"^(?:你)?(?:(?P<reply>回|回复|回答|答复)我(?:的?(?:消息|信息|问题|话))?(?:的时候|时)?|"
+    r"(?P<talk>(?:跟|和|对)我(?:说|讲|聊)))"
+)
+
+
 def _ask(text: str) -> str:
     """A request to the assistant said of the user: "订机票你提醒我带护照" -> "订机票时提醒用户带护照"
     (the assistant is who a request is made to; "你" is never rewritten as the user)."""
+    if m := _REPLY_TO_USER.match(text):
+        rest = text[m.end() :].lstrip("，, ")
+        text = f"助手回复时{rest}" if m.group("reply") else f"助手{m.group('talk')}{rest}"
+        return zh_third(text)
     text = re.sub(r"^(?:记得|请|麻烦你?|你|给我|帮我)+(?!的)", "", text)
     text = re.sub(
         r"^(\S+?)(?<!时)(?<!的时候)你(?=提醒|告诉|记得|帮|给|用|别|不要|先|再|都)", r"\1时", text
@@ -248,9 +275,10 @@ def _not_a_request(body: str) -> list[DerivedFact] | None:
     user's own resolution, the facts inside for "keep in mind ..."; None for a request."""
     if _RESOLUTION.match(body) and not _TO_ASSISTANT.search(body):
         return []
-    if keep := _KEEP_IN_MIND.search(body):
+    keep = _KEEP_IN_MIND.search(body)
+    if keep and re.match(r"$|我|咱|家里", body[keep.end() :]):
         return _said_inside(body[keep.end() :])
-    return None
+    return None  # "记得避开花生": what to remember to do is the request itself
 
 
 def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -275,7 +303,9 @@ def standing(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         if (instead := _not_a_request(body)) is not None:
             return instead
         more = [
-            c.text for c in cl[i + 1 : i + 3] if re.match(r"再|然后|别|不要|并且|也|都", c.text)
+            c.text
+            for c in cl[i + 1 : i + 3]
+            if re.match(r"再|然后|别|不要|并且|也|都|直接", c.text)
         ]
         text = "，".join([body, *more])
         return [fact(f"用户希望{_ask(text)}", kind="instruction", slot=None)]
@@ -336,6 +366,11 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                      slot=f"{'cat' if animal == '猫' else 'dog' if animal == '狗' else animal}.count")]  # fmt: skip
     if m := _IDENTITY.match(t):
         return [fact(f"用户是{m.group(1)}", kind="profile", slot=None, value=m.group(1))]
+    if m := _COMMUTE.match(t):
+        said = m.group(0)
+        return [
+            fact("用户" + zh_third(said.removeprefix("我")), slot="commute", value=m.group("by"))
+        ]
     return []
 
 
@@ -405,7 +440,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         return []
     durable = (
         r"叫|^是|在\S{1,10}(?:上班|工作|读|上学|当|做|住)|住在|做了\S*手术|退休|结婚|离婚|生了|去了|"
-        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬"
+        r"考上|当|岁|比用户|比我|上个月|去年|下个月|开始|确诊|住院|出院|毕业|入职|离职|搬|怀孕|预产期"
     )
     if not re.search(durable, rest) and not _GRADE.search(rest):
         return []
@@ -435,14 +470,16 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     m = _TEAM.match(t)
     if not m or ONE_OFF_ZH.search(t) or re.search(r"要不|吧$|想|打算", t):
         return []
-    unit, rest = m.group(1).lower(), m.group(2).strip()
+    unit, rest = m.group(1).lower(), m.group(3).strip()
     if not _TEAM_VERB.search(rest) or len(rest) < 3 or _OPINION.search(rest):
         return []
-    if "了" in rest and not re.search(r"已经|都|全部", rest):
+    if "了" in rest and not re.search(r"已经|都|全部|统一", rest):
         return []
     if not re.search(r"用|在|跑|部署|托管|是|要求|必须|规定|位于|每", rest):
         return []
     owner = {"项目": "用户的项目", "公司": "用户公司的"}.get(unit, "用户团队的")
+    if part := m.group("part"):
+        rest = f"{part} {rest}" if part.isascii() else part + rest
     # one fact per statement: "数据库用的PostgreSQL" after "后端全是Go写的" is the team's
     # second fact; "不用Redux" only qualifies the one before it
     stated = [rest]
@@ -550,6 +587,9 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     if (m := _ROSE.match(t)) and re.search(r"\d|[一二三四五六七八九十百千万]", m.group(3)):
         thing, verb, val = m.group(1), m.group(2), m.group(3)
         return [fact(f"用户的{thing}{verb}了{val}", slot=ZH_ATTR.get(thing, thing), value=val)]
+    if m := _SWITCHED_TO.match(t):  # "早就换 Obsidian 了": what the user uses now
+        val = m.group(1).strip()
+        return [fact(f"用户现在用{val}", slot=device_slot(val), value=val)]
     team = re.match(r"(?:我们|咱们)(组里|组|团队|team|项目|公司|部门)?的?", t, re.I)
     m = _MOVED.match(t[team.end() :] if team else t)
     if (
@@ -567,7 +607,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         return [
             fact(f"用户团队的{thing}改到了{val}", subject="team", slot=f"team.{slot}", value=val)
         ]
-    return [fact(f"用户的{thing}改到了{val}", slot=slot, value=val)]
+    said = "改到了" if timey else "换成了"  # "手机换成 Pixel 了": a thing is replaced, not moved
+    return [fact(f"用户的{thing}{said}{val}", slot=slot, value=val)]
 
 
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -575,7 +616,10 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     t = cl[i].text
     m = _FRAGMENT.match(t)
     act = m.group(4).strip() if m else ""
-    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, act) and len(act) >= 2:
+    # "下周四下午三点约了洗牙": what was booked for the time is the plan
+    booked = re.match(r"(?:约了|预约了|订了|约好了)(?=\S{2})", act)
+    bare = act[booked.end() :] if booked else act
+    if m and (m.group(2) or m.group(3)) and not re.search(_NOT_ACT, bare) and len(act) >= 2:
         if re.match(r"(?:师傅|人|快递)来", act) and i > 0 and not cl[i - 1].question:
             act = f"{act}（{zh_third(cl[i - 1].text)}）"
         more = continuation(cl, i, zh=True, limit=1)

@@ -15,6 +15,7 @@ from langmem_plus.processors.facts.english_patterns import (
     DONT,
     DRIVE_NOW,
     FROM,
+    HABIT,
     HARD_NO,
     HAVE_REL,
     IM_JOB,
@@ -49,6 +50,7 @@ from langmem_plus.processors.facts.english_patterns import (
     STUDENT,
     SWITCH,
     TEAM,
+    TEAM_PARTICIPLE,
     WORK,
     YEARS_OLD,
 )
@@ -344,16 +346,18 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         r"\b(?:is (?:a|an|\d+|in|from|allergic|pregnant|retired|turning|getting married|(?-i:[A-Z])\w*)|"
         r"works|lives|just started|started|retired|passed away|moved|has|was born|turns|"
         r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
+        # a plural relation's dated change: "my kids start at the new school in January"
+        r"(?:start|switch|change) (?:at|schools?|to)\b.*\b(?:in|on|from|next) \w+|"
         r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
     )
     if (
-        ONE_OFF_EN.search(rest)
+        (ONE_OFF_EN.search(rest) and not re.search(r"\bturned \d", rest))  # an age holds on
         or not re.search(durable, rest, re.I)
         or re.search(r"\b(?:so|really|always|keeps?|again)\b", rest, re.I)
     ):
         return []
     if t[: m.start()].strip() and not re.match(
-        r"^(?:and|btw|also|oh|so)$", t[: m.start()].strip(), re.I
+        r"^(?:and|btw|also|oh|so|nah|no|nope|yeah|yes|well)$", t[: m.start()].strip(" ,"), re.I
     ):
         return []
     subj = f"{who} {name}" if name else who
@@ -391,7 +395,10 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         )
     ):
         return []
-    if m.group(2).lower() in ("is", "are") and not re.search(r"\d|\b[A-Z][\w.]+", m.group(3)):
+    # a verb that says how, not what with, names a tool or a number to be a team fact
+    if re.match(r"is|are|pin|write|store|track|test", m.group(2), re.I) and not re.search(
+        r"\d|\b[A-Z][\w.]+", m.group(3)
+    ):
         return []
     if not t.lower().startswith("our") and m.group(2).lower() in ("is", "are", "run", "runs"):
         return []
@@ -407,15 +414,13 @@ def team(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     slot = device_slot(value)
     verb = m.group(2)
     if re.match(r"we\b", t, re.I):  # "we deploy" -> "The user's team deploys"
-        verb = _WE_VERB.get(verb.lower(), verb)
-    return [
-        fact(
-            f"{what} {verb} {value}",
-            subject="team",
-            slot=slot and f"team.{slot}",
-            value=value,
-        )
-    ]
+        verb = _WE_VERB.get(verb.lower(), verb if verb.endswith("s") else verb + "s")
+    out = [fact(f"{what} {verb} {value}", subject="team", slot=slot and f"team.{slot}",
+                value=value)]  # fmt: skip
+    nxt = TEAM_PARTICIPLE.match(cl[i + 1].text) if noun and i + 1 < len(cl) else None
+    if nxt:  # "…, deployed on GKE": how the same thing is run
+        out.append(fact(f"{what} is {nxt.group(1)}", subject="team"))
+    return out
 
 
 def preference(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -496,6 +501,11 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
         ]
     if m := SWITCH.match(t):
         return [_switched(m)]
+    if m := HABIT.match(t):
+        # "ever since the office moved to Southside" is read on its own too
+        since = [Clause(m.group("since"), False)] if m.group("since") else []
+        habit = fact(f"User has been {en_third(m.group(1))}", slot=None)
+        return [habit, *first_rule_facts(since, EN_RULES)]
     if (m := RESCHEDULED.match(t)) and not ONE_OFF_EN.search(t):
         thing, val = m.group(1), re.split(r" so | but | because | and |,", m.group(2))[0]
         return [fact(f"User's {en_third(thing)} moved to {val}", slot=f"{thing}.time", value=val)]

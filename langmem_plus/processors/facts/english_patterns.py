@@ -50,7 +50,7 @@ REL = re.compile(
 )
 TEAM = re.compile(
     r"^(?:our|we|my team|my company)\b ?(\w+(?: \w+)?)? (runs?|is|are|uses?|deploys?|lives?|ships?|builds? with|"
-    r"build on|host|hosts|are on|use|run|deploy to|deploy) (.+)$",
+    r"build on|host|hosts|are on|use|run|deploy to|deploy|pins?|writes?|stores?|tracks?|tests?) (.+)$",
     _I,
 )
 EVENT = re.compile(
@@ -60,6 +60,12 @@ EVENT = re.compile(
     r"signed the lease on|bought (?:a|my first|our first) (?:house|car|condo|apartment|flat)|"
     r"got my (?:license|driver's license|degree|visa|green card|phd|diploma|black belt|certification)|"
     r"defended my (?:thesis|dissertation)|got a raise)\b(.*)$",
+    _I,
+)
+# a team fact's next clause said with its participle only ("our backend is Go, deployed on GKE")
+TEAM_PARTICIPLE = re.compile(
+    r"^(?:all |also )?((?:deployed|hosted|built|written|tested|stored|managed) (?:on|in|with|via|to) "
+    r".*(?-i:[A-Z0-9]).*)$",
     _I,
 )
 WE_STATE = re.compile(r"^we'?re (?:officially )?(pregnant|expecting|engaged|married)\b(.*)$", _I)
@@ -116,7 +122,9 @@ FRAGMENT = re.compile(
     + EN_DAY
     + r") (?:at )?(?P<time>"
     + EN_TIME
-    + r")$",
+    + r")"
+    # where from or where at, said after the time: "fri 6:40am out of Newark"
+    + r"(?P<where> (?:out of|from|at|in) (?-i:[A-Z])[\w]*(?: (?-i:[A-Z])\w*)*)?$",
     _I,
 )
 WORK = re.compile(
@@ -152,8 +160,14 @@ HAVE_PLAN = re.compile(
     _I,
 )
 GOING = re.compile(
-    r"^I'?m (flying|going|driving|heading|moving|traveling|travelling) to ([A-Z][\w]*(?: [A-Z]\w*)*)"
-    r"(?: (?:on |this |next |in )?(" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)))?$",
+    r"^I'?m (?P<verb>flying|going|driving|heading|moving|traveling|travelling) "
+    # where to, or only which way ("flying out Sunday to help out", "driving home Friday")
+    r"(?:to (?P<place>[A-Z][\w]*(?: [A-Z]\w*)*)|(?P<way>out|home|back)(?= \w))"
+    r"(?: (?:on |this |next |in )?(?P<day>" + EN_DAY + r"|next (?:week|month)|(?-i:[A-Z][a-z]+)|"
+    r"that (?:morning|afternoon|evening|night|day))"
+    # the part of the day and why: "sat morning for my cousin's wedding"
+    r"(?P<part> (?:morning|afternoon|evening|night))?)?"
+    r"(?P<why> (?:for (?:a |an |my |the )|to )[\w' -]{3,30})?$",
 )
 DAY_FIRST = re.compile(
     r"^(?P<day>"
@@ -198,6 +212,35 @@ STUDENT = re.compile(
     _I,
 )
 # "first week at the new job at Stripe", "just started a new job at Figma": the user's new job
+# "I'm starting at Halvorsen Labs on Jan 6 as a data engineer": the user's job to come
+STARTING_AT = re.compile(
+    r"^(?:I'?m (?:officially |finally )?starting at|(?:it'?s )?(?:my )?first day at) "
+    r"((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)"
+    r"(?: (?:on |in |next )?(" + EN_DAY + r"|(?-i:[A-Z][a-z]+)(?: \d{1,2})?))?"
+    r"(?: as (?:a |an )?([a-z][\w -]{2,30}))?$",
+    _I,
+)
+# "I've been biking to work ever since …", "been doing my long runs on Sundays lately": what
+# the user does these days (a mood, a wait or an attempt is no habit)
+HABIT = re.compile(
+    r"^I(?:'ve| have) been (?!(?:feeling|thinking|wondering|trying|meaning|dying|waiting|looking|"
+    r"struggling|dealing|going|getting|having|worrying|stressing|hoping|planning|considering|"
+    r"meaning|so|really|kinda|pretty|super)\b)([a-z]+ing (?:[\w'/-]+ ){0,6}?[\w'/-]+)"
+    r"(?: instead)?(?: (?:lately|recently|these days|for (?:the past |a few |\d+ )?\w+ "
+    r"(?:years?|months?|weeks?)|ever since (?P<since>.+)))(?: instead| now)?$",
+    _I,
+)
+# "I'm finally doing the Providence half marathon on May 18", "I'm going part-time at the clinic
+# starting next month", "I'm switching to the hybrid schedule": what the user is set to do, on a
+# day said with it (a switch needs none); "I'm doing nothing this weekend" names nothing
+GOING_TO_DO = re.compile(
+    r"^I'?m (?:finally |officially |also )?(?P<verb>switching to|going (?:part-time|full-time)|"
+    r"(?:doing|running|taking|hosting|starting|moving to|going back to)(?= .*\b(?:on|in|from|"
+    r"starting|next|this) (?:" + EN_DAY + r"|next \w+|(?-i:[A-Z][a-z]+)|\d)))"
+    r" (?!(?:nothing|anything|something|it|that|this|a break|the day|my best|the other|another|a "
+    r"different|great|well|fine|good|ok|okay|better|worse|badly|alright)\b)(?P<what>.{3,80})$",
+    _I,
+)
 NEW_JOB = re.compile(
     r"\b(?:first (?:day|week|month) (?:at|of) (?:the |my )?new job|(?:just )?started (?:a |my |the )?"
     r"new job) at ((?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*)",

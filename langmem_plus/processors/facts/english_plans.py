@@ -14,7 +14,9 @@ from langmem_plus.processors.facts.english_patterns import (
     EVENT,
     FRAGMENT,
     GOING,
+    GOING_TO_DO,
     HAVE_PLAN,
+    STARTING_AT,
     STARTS_AT,
     WE_STATE,
 )
@@ -55,6 +57,12 @@ def event(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         state = m.group(1).lower()
         slot = "pregnancy" if state in ("pregnant", "expecting") else "marital_status"
         return [fact(f"User and their partner are {state}", kind="event", slot=slot, value=state)]
+    if m := STARTING_AT.match(t):  # "I'm starting at Figma on March 3 as a designer"
+        day = _day(m.group(2)) if m.group(2) else ""
+        when = f"{' on' * (day not in ('tomorrow', 'tonight'))} {day}" * bool(day)
+        job = f" as a {m.group(3)}" if m.group(3) else ""
+        return [fact(f"User starts at {m.group(1)}{when}{job}", kind="event", slot="job",
+                     value=m.group(1))]  # fmt: skip
     if (m := EVENT.match(t)) and not cl[i].question:
         rest = re.split(r",| so | and I ", m.group(2))[0].strip()
         return [fact(f"User {en_third(m.group(1).lower())} {en_third(rest)}", kind="event")]
@@ -73,6 +81,29 @@ def _starts_at(t: str) -> list[DerivedFact]:
     return [fact(f"{owner} {m.group(2)} {m.group(3)} at {when}", kind="plan",
                  subject="team" if team else "user", slot=f"{m.group(2).lower()}.time",
                  value=when)]  # fmt: skip
+
+
+def _trip(cl: list[Clause], i: int, m: re.Match[str]) -> list[DerivedFact]:
+    """'I'm flying to Denver sat morning for my cousin's wedding' -> the trip, its day (the
+    next clause's, or the one said before for "that evening") and what it is for."""
+    trip_day: str | None = m.group("day")
+    if not trip_day and i + 1 < len(cl):
+        nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
+        trip_day = nxt.group(1) if nxt else None
+    day = _day(trip_day) if trip_day else ""
+    when = f"{' on' * (day not in ('tomorrow', 'tonight'))} {day}{m.group('part') or ''}" * bool(
+        day
+    )
+    if trip_day and trip_day.startswith("that "):  # "that evening": of the day said before
+        said = re.search(EN_DAY, cl[i - 1].text, re.I) if i else None
+        part = trip_day[5:].replace("day", "")
+        when = f" on {_day(said.group())}{' in the ' + part if part else ''}" if said else ""
+    if m.group("way") and not trip_day:
+        return []  # "I'm heading out now": no trip
+    where = f"to {m.group('place')}" if m.group("place") else m.group("way")
+    why = en_third(m.group("why") or "")
+    return [fact(f"User is {m.group('verb')} {where}{when}{why}", kind="plan",
+                 slot=f"trip.{m.group('verb')}", value=m.group("place") or m.group("way"))]  # fmt: skip
 
 
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
@@ -116,17 +147,16 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
             )
         ]
     if m := GOING.match(t):
-        trip_day: str | None = m.group(3)
-        if not trip_day and i + 1 < len(cl):
-            nxt = re.match(r"^(?:on |this |next )?(" + EN_DAY + r")$", cl[i + 1].text, re.I)
-            trip_day = nxt.group(1) if nxt else None
-        when = f" on {_day(trip_day)}" if trip_day else ""
-        return [fact(f"User is {m.group(1)} to {m.group(2)}{when}", kind="plan",
-                     slot=f"trip.{m.group(1)}", value=m.group(2))]  # fmt: skip
+        return _trip(cl, i, m)
+    if (m := GOING_TO_DO.match(t)) and not cl[i].question:
+        more = continuation(cl, i, zh=False, limit=1)
+        what = en_third(m.group("what")) + (f", {more}" if more else "")
+        return [fact(f"User is {m.group('verb').lower()} {what}", kind="plan", slot=None)]
     m = FRAGMENT.match(t) or DAY_FIRST.match(t)
     if not m or BAD_START.match(m.group("act")) or cl[i].question:
         return []
     act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    where = m.groupdict().get("where") or ""
     more = continuation(cl, i, zh=False, limit=1)
-    text = f"User has {act} on {day} at {time}" + (f", {more}" if more else "")
+    text = f"User has {act} on {day} at {time}{where}" + (f", {more}" if more else "")
     return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]

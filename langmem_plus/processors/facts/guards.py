@@ -113,7 +113,8 @@ def well_formed(f: DerivedFact) -> bool:
 def checked(f: DerivedFact) -> DerivedFact | None:
     """`f` when it is one clean fact; trimmed to its first clauses when a later clause carries
     the user's or the assistant's own words ("..., no shrimp recipes when she's eating with
-    us"); None when its head does, or when it is not well formed (`well_formed`)."""
+    us") or a he / she that names no one; None when its head does, or when it is not well
+    formed (`well_formed`)."""
     if not well_formed(f):
         return None
     if f.subject == "user" and f.kind != "instruction":
@@ -121,12 +122,13 @@ def checked(f: DerivedFact) -> DerivedFact | None:
             f = f.model_copy(update={"subject": "team"})  # "User's team moved to pnpm"
         elif _RELATION_OWNED.match(f.text):
             f = f.model_copy(update={"subject": "third_person"})
-    if _PRONOUN.search(f.text) and not _NAMED.search(f.text):
-        return None
+    # he / she with no one named: the fact is cut before the clause that says it ("…, keep
+    # it under 5 sentences, she never reads past that"), dropped when its head does
+    unnamed = not _NAMED.search(f.text)
     parts = _CLAUSE_SEP.split(f.text)
     keep: list[str] = []
     for part in parts:
-        if _bad(part, f.kind):
+        if _bad(part, f.kind) or (unnamed and _PRONOUN.search(part)):
             break
         keep.append(part)
     if len(keep) == len(parts):

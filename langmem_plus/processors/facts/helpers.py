@@ -15,9 +15,11 @@ MAX_TURN_CHARS = 2000
 
 
 def normalize(text: str) -> str:
-    """The turn with emoji dropped, dashes as commas and spaces collapsed (length capped)."""
+    """The turn with emoji dropped, dashes as commas, "pls" as "please" and spaces collapsed
+    (length capped)."""
     text = EMOJI_RE.sub(" ", text[:MAX_TURN_CHARS])
     text = re.sub(r"\s/s\b", " ", text)
+    text = re.sub(r"\b(?:pls|plz|pleas+e+)\b", "please", text, flags=re.I)  # one spelling
     text = re.sub(r"\s+[—–-]+\s+|——", " ", text)
     text = text.replace("：", "，").replace(": ", ", ")
     return re.sub(r"[ \t]+", " ", text).strip()
@@ -73,7 +75,7 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
             break  # ", so homework time is a battle": a consequence is a statement of its own
         if zh:
             if re.search(
-                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|太\S*了$|打算|准备|计划|想|倒是|忙|"
+                r"你|吗|吧|哈|[我他她]们?(?!的)|到时候|好[累困烦]|^也?太|太\S*了$|打算|准备|计划|想|倒是|忙|"
                 r"开心|高兴|难过|激动|坏了|死了|哭了|笑死|羡慕|全家",
                 t,
             ):
@@ -83,11 +85,11 @@ def continued(clauses: list[Clause], start: int, *, zh: bool, limit: int = 2) ->
         elif (
             re.match(
                 # a new "she ..." is a statement of its own; "he's 7" still says who he is
-                r"(?:I|I'm|we|we're|it's|that's|so|but|because|which|and I|ouch|wow|"
+                r"(?:I|I'm|we|we're|my|it's|that's|so|but|because|which|and I|ouch|wow|"
                 r"(?:she|he)(?!'s \d| is \d)|they|they're|"
                 r"everyone|anything|honestly|no idea|keep|remember|please|pls|don't|make|"
                 r"tell|let|skip|give|lol|proud|happy|glad|excited|sad|worried|nervous|scared|"
-                r"stressed|annoyed|yay|omg|can't wait|not looking forward)\b",
+                r"stressed|annoyed|yay|omg|can't wait|not looking forward|wish|pray|fingers crossed)\b",
                 t,
                 re.I,
             )

@@ -19,7 +19,8 @@ ZH_REL = {**ZH_REL_WHO, "哥": "brother", "姐": "sister", "弟": "brother", "�
           "husband": "husband", "侄子": "nephew", "外甥": "nephew", "侄女": "niece",
           "外甥女": "niece"}  # fmt: skip
 EN_REL = {**EN_REL_WHO, "nephew": "nephew", "niece": "niece", "stepdad": "stepfather",
-          "stepmom": "stepmother", "sis": "sister", "bro": "brother"}  # fmt: skip
+          "stepmom": "stepmother", "sis": "sister", "bro": "brother", "puppy": "dog",
+          "pup": "dog", "kitten": "cat", "golden": "dog", "golden retriever": "dog"}  # fmt: skip
 # how a relation is written in a fact (one word for father/mother so that wordings agree)
 ZH_REL_SAY = {"father": "父亲", "mother": "母亲", "boss": "经理", "wife": "妻子", "dog": "狗",
               "cat": "猫"}  # fmt: skip

@@ -21,10 +21,12 @@ from langmem_plus.processors.facts.english import EN_RULES
 from langmem_plus.processors.facts.helpers import fact, normalize
 from langmem_plus.processors.facts.patterns import (
     EN_MARKER_RE,
+    EN_REL_RE,
     EN_REMEMBER_RE,
     EN_UNTIED_RE,
     SARCASM_RE,
     ZH_MARKER_RE,
+    ZH_REL_RE,
     ZH_REMEMBER_RE,
     ZH_UNTIED_RE,
 )
@@ -168,6 +170,51 @@ def rule_facts(
     return out
 
 
+# the one relation an assistant turn asks about ("How's your sister doing?", "你上次说女儿在读…")
+_EN_ASKED_REL = re.compile(rf"\byour ({EN_REL_RE})\b", re.I)
+_ZH_ASKED_REL = re.compile(rf"(?<![你我他她])(?:你的?|你家)?({ZH_REL_RE})")
+_OPENING_HE_SHE = re.compile(
+    r"^((?:(?:nah|no|nope|haha|oh|well|yeah|yes|lol|actually)\b[\s,!.]*)*)(she|he)\b(?!/)", re.I
+)
+
+
+_EN_SHE = re.compile(
+    r"sister|mom|mum|mother|wife|daughter|girlfriend|fiancee|grandma|grandmother|aunt|niece|sis",
+    re.I,
+)
+_EN_HE = re.compile(
+    r"brother|dad|father|husband|son|boyfriend|fiance$|grandpa|grandfather|uncle|nephew|bro", re.I
+)
+_ZH_SHE = re.compile(r"女|妈|姐|妹|妻|婆|奶|姥|姑|姨|嫂")
+_ZH_HE = re.compile(r"儿子|爸|哥|弟|夫|公|爷|叔|舅|伯|男")
+
+
+def _fits(pronoun: str, rel: str) -> bool:
+    """Whether he / she (他 / 她) can be `rel` ("she" is no brother; "partner" is either)."""
+    she, he = (_ZH_SHE, _ZH_HE) if CJK_RE.search(rel) else (_EN_SHE, _EN_HE)
+    if pronoun.lower() in ("she", "她"):
+        return not he.search(rel) or bool(she.search(rel))
+    return not she.search(rel) or bool(he.search(rel))
+
+
+def _answered_relation(text: str, context: str | None) -> str:
+    """The turn with a he / she that opens it, answering an assistant turn that asks about one
+    relation ("How's your sister doing?" -> "nah she moved last year"), said as that relation
+    ("my sister moved last year"); the turn as it is otherwise."""
+    if not context:
+        return text
+    if CJK_RE.search(text[:2]):
+        rels = {r for r in _ZH_ASKED_REL.findall(context)}
+        if len(rels) == 1 and text[:1] in ("她", "他") and _fits(text[0], rel := rels.pop()):
+            return "我" + rel + text[1:]
+        return text
+    rels = {r.lower() for r in _EN_ASKED_REL.findall(context)}
+    m = _OPENING_HE_SHE.match(text)
+    if len(rels) == 1 and m and _fits(m.group(2), next(iter(rels))):
+        return f"my {rels.pop()}{text[m.end() :]}"  # "nah" still marks it a correction
+    return text
+
+
 def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     text = normalize(_without_material(raw))
     if not text or _sarcastic(raw, text):
@@ -185,12 +232,14 @@ def _turn_facts(raw: str, context: str | None) -> list[DerivedFact]:
     untied = untied_correction(lead, context)
     if untied is not None:
         return untied
+    text = _answered_relation(text, context)
     repair = self_correction(text)
     if repair is False:
         return []
     if isinstance(repair, Repair):
         text = repair.text
     clauses = _and_split(_said_to_keep(_no_restated_consequence(split_clauses(text))))
+    clauses = _with_subordinate(_dropped_subject(clauses))
     facts = _clause_facts(clauses, False) + _pet_name(text)
     if remember and clauses and not any(0 in f.source_turns for f in facts):
         facts = _remembered(clauses) + facts
@@ -324,6 +373,106 @@ def _and_split(clauses: list[Clause]) -> list[Clause]:
                 continue
             second = "our " + the.group(1)  # "our API is in Go and the frontend is Next.js"
         out.extend([Clause(m.group("head"), False), *_and_split([Clause(second, False)])])
+    return out
+
+
+# English chat drops the subject when it is the speaker ("been doing my long runs on Sundays",
+# "then flying to Denver sat morning", "starting at Halvorsen Labs on Jan 6"): the verb form
+# says which "I" it was
+_DROPPED = re.compile(
+    r"^(?:then |and then |and |also |plus )?(?:(?P<been>been)|(?P<ing>flying|driving|heading|"
+    r"starting|moving|leaving|going part-time|going full-time))\b",
+    re.I,
+)
+
+
+# "Daniel (my brother in Denver) just got engaged", "the kids start school in January": the
+# user's relation said by name first, or with "the" for the user's own household
+_APPOSED = re.compile(rf"^([A-Z][a-z]+) \((?:my|our) ({EN_REL_RE})\b[^)]*\)", re.I)
+_HOUSEHOLD = re.compile(r"^the (kids|children)\b", re.I)
+# a relation a clause opens on, and a verb said of one person with no subject before it
+_ONE_REL = re.compile(rf"^my (?!kids|children|parents)(?:{EN_REL_RE})\b", re.I)
+_THEIR_VERB = re.compile(
+    r"^(?:also |now )?(?:works|lives|teaches|studies|moved|started|retired|got (?:married|engaged|"
+    r"promoted))\b",
+    re.I,
+)
+
+
+def _dropped_subject(clauses: list[Clause]) -> list[Clause]:
+    """English clauses with no subject, said while the turn is about the user, given their
+    "I" back; after a clause about someone else they go on about that person, and are left.
+    A relation said by name first, or as "the kids", is said as "my <relation>"."""
+    out: list[Clause] = []
+    topic, who = "user", ""
+    for c in clauses:
+        if not CJK_RE.search(c.text) and (
+            (a := _APPOSED.match(c.text)) or (a := _HOUSEHOLD.match(c.text))
+        ):
+            said = f"my {a.group(2)} {a.group(1)}" if a.lastindex == 2 else f"my {a.group(1)}"
+            c = Clause(said + c.text[a.end() :], c.question)
+        english = not (c.question or CJK_RE.search(c.text))
+        if english and (moved := _moved_mine(c.text)) != c.text:
+            c = Clause(moved, False)
+        m = _DROPPED.match(c.text) if english else None
+        if m and topic == "user":
+            verb = c.text[m.start("been") if m.group("been") else m.start("ing") :]
+            c = Clause(("I've " if m.group("been") else "I'm ") + verb, False)
+        elif english and who and topic == "third_person" and _THEIR_VERB.match(c.text):
+            c = Clause(f"{who} {c.text}", False)  # "…, works at a hospital": the sister does
+        out.append(c)
+        topic = _named(c) or topic
+        if rel := _ONE_REL.match(c.text):
+            topic, who = "third_person", rel.group()
+        elif _named(c):
+            who = ""
+    return out
+
+
+# a fact said in passing, in a clause that gives a reason or a time ("since I work from home
+# I'm freezing", "because my wife is pregnant"): read on its own after its clause;
+# "if I …" / "when I …" is not said to hold
+_SUBORDINATE = re.compile(
+    r"\b(?:since|because|cause|cuz|now that) (?P<sub>(?:I|I'm|I've|my|we|we're|our|"
+    r"they (?:moved|changed|switched|pushed|bumped) (?:my|our))\b.+?)"
+    r"(?=,| (?:I|I'm|I've|so|but)\b|$)",
+)
+# someone who moved the user's thing: "they moved our office to Kendall Square", "the dentist
+# moved my cleaning to Oct 3", "we moved the wedding to Sept 14" say the thing moved
+_MOVED_MINE = re.compile(
+    r"^(?:(?:we|I) (?P<v1>moved|pushed|changed|switched|bumped|rescheduled) (?P<t1>(?:my|our|the) "
+    r"[\w' ]+?)|(?:they|the \w+|(?-i:[A-Z][a-z]+)) (?P<v2>moved|pushed|changed|switched|bumped|"
+    r"rescheduled) (?P<t2>(?:my|our) [\w' ]+?)) to ",
+    re.I,
+)
+
+
+def _moved_mine(text: str) -> str:
+    """ "the dentist moved my cleaning to Oct 3" -> "my cleaning got moved to Oct 3"."""
+    m = _MOVED_MINE.match(text)
+    if not m:
+        return text
+    verb, thing = m.group("v1") or m.group("v2"), m.group("t1") or m.group("t2")
+    return f"{thing} got {verb} to {text[m.end() :]}"
+
+
+# "…surgery got moved up to Monday so I'm flying out Sunday", "…deadline on March 3 so that'll
+# have to wait": a consequence said without a comma is a statement of its own
+_SO = re.compile(r" so (?=(?:I|I'm|I've|I'll|we|we're|my|our|that|that'll|that's|it|it's)\b)")
+
+
+def _with_subordinate(clauses: list[Clause]) -> list[Clause]:
+    """Each clause, followed by the subordinate clause inside it that states something; a
+    clause and its unpunctuated "so …" read as two (the "so …" kept as said, a consequence)."""
+    out: list[Clause] = []
+    for c in clauses:
+        if (so := _SO.search(c.text)) and not c.question and not CJK_RE.search(c.text):
+            out.extend([Clause(c.text[: so.start()], False), Clause(c.text[so.end() :], False)])
+            continue
+        out.append(c)
+        m = None if c.question or CJK_RE.search(c.text) else _SUBORDINATE.search(c.text)
+        if m and m.start() > 0:
+            out.append(Clause(_moved_mine(m.group("sub")), False))
     return out
 
 
