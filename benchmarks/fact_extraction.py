@@ -266,6 +266,27 @@ NOTES = (
     "not how far they carry: the next unseen batch (`unseen-2026-11-28d`, written meanwhile by "
     "someone who saw none of this) is the honest figure. c's one unmatched fact is the "
     "unlabelled true detail above.",
+    "",
+    "The `unseen-2026-11-28d` batch (48 turns: zh 18, en 18, mixed 12; 32 positive with 71 gold "
+    "facts, 16 negative) was written while those readings were being made, by someone who had "
+    "read neither the rules, their tests nor the other cases, committed before it was measured "
+    "and measured once on main d0f979f (round 3 merged). It has not been tuned on: its figure "
+    "is the honest one on unseen chat.",
+    "",
+    "| unseen-2026-11-28d (first and only measurement) | cases | predicted | gold | P | R | "
+    "neg. FP rate |",
+    "|---|---|---|---|---|---|---|",
+    "| all | 48 | 20 | 71 | 0.850 | 0.239 | 0.000 (0/16) |",
+    "| zh | 18 | 7 | 26 | 1.000 | 0.269 | 0.000 (0/6) |",
+    "| en | 18 | 7 | 28 | 0.857 | 0.214 | 0.000 (0/6) |",
+    "| mixed | 12 | 6 | 17 | 0.667 | 0.235 | 0.000 (0/4) |",
+    "",
+    "Against c's first measurement (0.857 / 0.188, English recall 0.077) recall on unseen chat "
+    "rose to 0.239 (English 0.214) at the same precision; issue #30's 0.95 is not met. Its "
+    'three unmatched facts: a typo read into nonsense ("planing" -> "User has planing is '
+    'every other on Monday at 10"), a request with a deictic that names nothing '
+    '("用户希望排 meal plan 都按这个来"; the 16:8 fast it points to was missed) and a right '
+    'instruction the labels word otherwise ("用户希望 review 代码的时候先说 bug 再说 style").',
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
