@@ -36,6 +36,14 @@ NS = ("memories", U)
         ),
         ("根据我的记忆，你用的是 Vim：可以试试 ALE 插件。", "可以试试 ALE 插件。"),
         ("As I recall:\n- User is vegetarian\nWant recipes?", "Want recipes?"),
+        # the items on lines of their own after a lead-in ending on a colon
+        ("我记得的是：\n- 用户每月房租三千八\n- 用户养了一只柯基", ""),
+        ("早点睡。我记得的是：\n- 用户每天跑步五公里", "早点睡。"),
+        # what is remembered may be about someone else than the user
+        (
+            "From what I remember:\n- Mochi eats 40 g of kibble twice a day\nAnything else?",
+            "Anything else?",
+        ),
         # no lead-in: an ordinary reply is kept whole, times and all
         ("Standup is at 9:30. See you there.", "Standup is at 9:30. See you there."),
         ("好的，16号搬家。- 用户记得带钥匙", "好的，16号搬家。- 用户记得带钥匙"),
