@@ -106,6 +106,9 @@ def test_an_untied_correction_of_a_quoting_reply_marks_that_exchange() -> None:
         "场地那天被包了，只能往后推，现在是12月6号",
         "good timing too bc I'm fully remote now, handed back my badge",
         "Mediterranean-ish is what I'm doing now, lots of beans",
+        # a habit said as how it goes these days
+        "这段时间我都走路去公司，半小时正好当锻炼",
+        "these days I take the 7:40 bus, parking got silly",
     ],
 )
 def test_a_change_said_without_the_usual_words_is_a_change(said: str) -> None:
@@ -114,7 +117,15 @@ def test_a_change_said_without_the_usual_words_is_a_change(said: str) -> None:
 
 @pytest.mark.parametrize(
     "said",
-    ["现在好累，不想动", "现在在吃饭", "现在去吃饭了", "I'm so tired now", "现在几点了？"],
+    [
+        "现在好累，不想动",
+        "现在在吃饭",
+        "现在去吃饭了",
+        "I'm so tired now",
+        "现在几点了？",
+        "这阵子都挺忙的",
+        "these days I'm always tired",
+    ],
 )
 def test_mood_and_the_moment_are_no_change(said: str) -> None:
     assert not is_change(said)
