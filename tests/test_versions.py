@@ -281,3 +281,31 @@ def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
 def _ids(found: list[Any]) -> list[str]:
     """The ids of the earlier episodes found."""
     return [rec.id for rec in found]
+
+
+class _ByQuery:
+    """A store whose search returns the hits filed under the first key found in the query
+    (a multi-topic turn finds one thing, the clause that reports a change another)."""
+
+    def __init__(self, hits: dict[str, list[_Found]]) -> None:
+        self.hits = hits
+
+    def search(self, namespace: tuple[str, ...], *, query: str = "", **_: Any) -> list[_Found]:
+        return next((list(h) for k, h in self.hits.items() if k in query), [])
+
+
+def test_a_change_reported_in_one_clause_of_a_turn_follows_what_changed() -> None:
+    from langmem_plus.episodic.versions import MEANING_EVIDENCE, earlier_episodes
+
+    new, _ = _said(
+        "家长会开完了，老师夸她作文好，这段时间我都走路去公司，顺便送她上学", "s2", 30, None
+    )
+    _, meeting = _said("下周三开家长会，得请半天假", "s1", 0, 0.5)
+    _, bus = _said("我同事每天开车去公司，说比公交还慢", "s1", 0, 0.3)
+    _, commute = _said("每天挤公交去公司，单程四十分钟", "s1", 0, MEANING_EVIDENCE)
+    store = _ByQuery({"家长会": [meeting, commute], "走路去公司": [bus, commute, meeting]})
+    found = _ids(earlier_episodes(store, new.namespace, new, changed=True))  # type: ignore[arg-type]
+    # the clause's best two: the user's own commute is followed even if ranked second
+    assert found == [meeting.key, bus.key, commute.key]
+    # no change reported: the whole turn's best match only
+    assert _ids(earlier_episodes(store, new.namespace, new)) == [meeting.key]  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from langmem_plus.model.records import MemoryRecord
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.ranking.versions import FOLLOWS, FOLLOWS_INDEXED, follows_of
 from langmem_plus.text import tokenize
+from langmem_plus.text.clauses import split_clauses
 
 __all__ = [
     "FOLLOWS",
@@ -50,6 +51,8 @@ _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conv
 NO_EVIDENCE = 0.05
 # evidence at which a change report is linked to an older episode without a shared word
 MEANING_EVIDENCE = 0.2
+_CHANGE_CLAUSES = 2  # clauses of one exchange that report a change, searched on their own
+CLAUSE_FOLLOWS = 2  # earlier episodes noted per such clause
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -131,9 +134,12 @@ def earlier_episodes(
     newer version of what that reply said. With `changed` (the turn says a value changed
     or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
     episode its words alone find is kept without a shared word when it matches in meaning
-    (evidence at least `MEANING_EVIDENCE`). `query_vector` (a HybridStore only: the
-    episode's own document vector, which its write stores) is the dense side of the search
-    with the user's turns, whose words stay its keyword side: no second embedding."""
+    (evidence at least `MEANING_EVIDENCE`); and when the change is one clause of a turn
+    about several things ("朵朵开放日去了，…，这阵子我都骑电动车上班，…"), that clause is
+    searched on its own too, so the older episode about what changed is followed beside
+    the best match of the whole turn. `query_vector` (a HybridStore only: the episode's own
+    document vector, which its write stores) is the dense side of the search with the
+    user's turns, whose words stay its keyword side: no second embedding."""
     said = _user_said(episode)
     words = _words(said)
     out: list[MemoryRecord] = []
@@ -147,11 +153,27 @@ def earlier_episodes(
             out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
             if out:
                 break
+    for clause in _change_clauses(said) if changed else ():
+        got = _best_earlier(
+            store, namespace, episode, clause, _words(clause), MEANING_EVIDENCE, most=CLAUSE_FOLLOWS
+        )
+        out += [rec for rec in got if rec.id not in {r.id for r in out}]
     if corrects_reply and context and context.strip():
         answered = _answered(store, namespace, episode, context.strip())
         if answered is not None and answered.id not in {r.id for r in out}:
             out.append(answered)
     return out[:FOLLOWS_INDEXED]  # the store finds a later version by these
+
+
+def _change_clauses(said: str) -> list[str]:
+    """The clauses of `said` that report a change (at most `_CHANGE_CLAUSES`), when it has
+    more than one clause; none when the whole of it is the one change."""
+    from langmem_plus.processors.facts.rules import is_change
+
+    clauses = [c.text for c in split_clauses(said) if not c.question and c.text]
+    if len(clauses) < 2:
+        return []
+    return [c for c in clauses if is_change(c)][:_CHANGE_CLAUSES]
 
 
 def _best_earlier(
@@ -162,8 +184,9 @@ def _best_earlier(
     words: set[str],
     meaning: float | None = None,
     vector: Any = None,
+    most: int = MAX_FOLLOWS,
 ) -> list[MemoryRecord]:
-    """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
+    """The best `most` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
     search's order, except that one with next to no evidence of its own (HybridStore's
     `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
@@ -185,7 +208,7 @@ def _best_earlier(
         shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
         if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
             found.append((float(_evidence(it) < NO_EVIDENCE), n, old))
-    return [rec for _, _, rec in sorted(found, key=lambda f: f[:2])[:MAX_FOLLOWS]]
+    return [rec for _, _, rec in sorted(found, key=lambda f: f[:2])[:most]]
 
 
 def _evidence(item: Any, unknown: float = 1.0) -> float:
