@@ -143,6 +143,9 @@ def test_that_is_over_says_the_earlier_statement_no_longer_holds() -> None:
         ("standup 改成10:45了", "每天 standup 早上9:15", {"9:15"}),
         ("her birthday is Jun 21, not the 12th", "her birthday is Jun 12", {"jun12"}),
         ("rent goes up to $2,100 in May", "my rent is $1,900", {"$1900"}),
+        # amounts in Chinese numerals, as rent and prices are said
+        ("续租了，五千一，押一付三", "房租每月四千八，离公司近", {"四千八"}),
+        ("还是四千八", "房租每月四千八", set()),
         # the same value again, or values of different forms, are no change
         ("搬家还是定在16号", "搬家定在16号", set()),
         ("dinner at 7:30", "dinner on Oct 3", set()),

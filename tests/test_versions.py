@@ -309,3 +309,17 @@ def test_a_change_reported_in_one_clause_of_a_turn_follows_what_changed() -> Non
     assert found == [meeting.key, bus.key, commute.key]
     # no change reported: the whole turn's best match only
     assert _ids(earlier_episodes(store, new.namespace, new)) == [meeting.key]  # type: ignore[arg-type]
+
+
+def test_a_value_said_again_different_follows_where_it_was_said_before() -> None:
+    from langmem_plus.episodic.versions import earlier_episodes
+
+    new, _ = _said("带狗去打了疫苗，还行。房东来电话，续签了，五千一，押一付三", "s2", 30, None)
+    _, dog = _said("我家狗狗最近不爱吃饭，是不是该打疫苗了", "s1", 0, 0.4)
+    _, rent = _said("刚交了房租，每月四千八，房东人还行", "s1", 0, 0.1)
+    _, same = _said("刚交了房租，每月五千一，房东人还行", "s1", 0, 0.1)
+    # the whole turn's best (the dog), and where the rent was said before at another amount
+    store = _Ranked([dog, rent])
+    assert _ids(earlier_episodes(store, new.namespace, new)) == [dog.key, rent.key]  # type: ignore[arg-type]
+    # the same amount again is no other version of it
+    assert _ids(earlier_episodes(_Ranked([dog, same]), new.namespace, new)) == [dog.key]  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from langgraph.store.base import BaseStore, GetOp
 
 from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.lifecycle_base import namespace_items
+from langmem_plus.episodic.values import changed_values
 from langmem_plus.model.records import MemoryRecord
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.ranking.versions import FOLLOWS, FOLLOWS_INDEXED, follows_of
@@ -190,7 +191,9 @@ def _best_earlier(
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
     search's order, except that one with next to no evidence of its own (HybridStore's
     `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
-    meaning) comes after those with some; a store that gives no evidence keeps its order."""
+    meaning) comes after those with some; a store that gives no evidence keeps its order.
+    Beside them, the best other one where `episode`'s user says again, different, a value
+    of a form said there (a date, a time, an amount: `values.changed_values`)."""
     when = episode.occurred_at or episode.created_at
     found: list[tuple[float, int, MemoryRecord]] = []
     flt = {"kind": "episodic"}
@@ -208,7 +211,13 @@ def _best_earlier(
         shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
         if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
             found.append((float(_evidence(it) < NO_EVIDENCE), n, old))
-    return [rec for _, _, rec in sorted(found, key=lambda f: f[:2])[:most]]
+    ranked = [rec for _, _, rec in sorted(found, key=lambda f: f[:2])]
+    best = ranked[:most]
+    # one more: the best of the rest that holds a value of a form the query says again,
+    # different ("签了一年，四千五" after "房租每月四千二"): what that value was before
+    said = _user_said(episode)
+    more = [r for r in ranked[most:] if changed_values(said, _user_said(r))]
+    return best + more[:1]
 
 
 def _evidence(item: Any, unknown: float = 1.0) -> float:
