@@ -179,6 +179,11 @@ def test_a_denial_without_its_subject_denies_the_reply() -> None:
     assert denies_reply("never ended up starting there, they froze the position")
     assert denies_reply("I didn't end up going, it rained")
     assert not denies_reply("the meeting never ended, ugh")
+    # an answer that opens by saying it no longer holds
+    assert denies_reply("lol not for a while now, I eat chicken again since March")
+    assert denies_reply("nope, not anymore, the gym closed")
+    assert not denies_reply("not sure yet, maybe Friday")
+    assert not denies_reply("I have not been there for a while")
 
 
 def test_a_fact_closed_by_a_value_said_anew_is_reported_closed() -> None:
