@@ -23,9 +23,10 @@ data's README defines it, after a question's `not_stale` phrases (mentions of an
 that do not state the old value, e.g. the old car now driven by someone else) are left out.
 Every figure is also given per split: `tuned` (the scenarios the
 offline correction rules were written after reading), `heldout` (written afterwards,
-only measured) and `unseen` (written by someone who had not read the rules or the other
-scenarios, measured once, then read while the write path was changed: now tuned too; its first
-figures are in the data's README), so the gap shows how much of the figure is tuning.
+only measured), `unseen` and `unseen2` (each written by someone who had not read the rules or
+the other scenarios, measured once, then read while the write path was changed: now tuned
+too; their first figures are in the data's README), so the gap shows how much of the figure
+is tuning.
 
     python benchmarks/corrections.py --out docs/results/corrections.json --md docs/results/corrections.md
 """
