@@ -56,6 +56,12 @@ from langmem_plus.agent.engine import MemoryEngine
 from langmem_plus.embeddings import default_embeddings
 
 K = 10
+# the parts written blind, as measured once before their failures were read (then tuned on)
+FIRST_MEASUREMENTS = (
+    "First measurements of the parts written blind, before their failures were read (the "
+    "honest figures; both are tuned now), pipeline superseded wins / old value injected "
+    "unmarked: unseen 0.281 / 0.281 (main 0cc450f), unseen2 0.188 / 0.188 (main 38b2541)."
+)
 
 
 def exchanges(case: CorrectionCase) -> list[tuple[str, Any, list[dict[str, str]]]]:
@@ -292,6 +298,7 @@ def markdown(res: dict[str, Any]) -> str:
                 + " | ".join(langs)
                 + " |"
             )
+    lines += ["", FIRST_MEASUREMENTS]
     return "\n".join(lines) + "\n"
 
 
