@@ -305,8 +305,9 @@ def test_a_change_reported_in_one_clause_of_a_turn_follows_what_changed() -> Non
     _, commute = _said("每天挤公交去公司，单程四十分钟", "s1", 0, MEANING_EVIDENCE)
     store = _ByQuery({"家长会": [meeting, commute], "走路去公司": [bus, commute, meeting]})
     found = _ids(earlier_episodes(store, new.namespace, new, changed=True))  # type: ignore[arg-type]
-    # the clause's best two: the user's own commute is followed even if ranked second
-    assert found == [meeting.key, bus.key, commute.key]
+    # the clause's best two come first (the store finds a later version by its first two
+    # follows): the user's own commute is followed even if ranked second
+    assert found == [bus.key, commute.key]
     # no change reported: the whole turn's best match only
     assert _ids(earlier_episodes(store, new.namespace, new)) == [meeting.key]  # type: ignore[arg-type]
 
@@ -323,3 +324,26 @@ def test_a_value_said_again_different_follows_where_it_was_said_before() -> None
     assert _ids(earlier_episodes(store, new.namespace, new)) == [dog.key, rent.key]  # type: ignore[arg-type]
     # the same amount again is no other version of it
     assert _ids(earlier_episodes(_Ranked([dog, same]), new.namespace, new)) == [dog.key]  # type: ignore[arg-type]
+
+
+def test_the_reply_a_turn_corrects_is_followed_before_what_its_clauses_name() -> None:
+    from langmem_plus.episodic.episodes import episode_record
+    from langmem_plus.episodic.versions import earlier_episodes
+
+    ns = ("memories", "u")
+    reply = "How's the new job at Brightwave going?"
+    asked = episode_record(
+        ns,
+        [{"role": "user", "text": "long week"}, {"role": "assistant", "text": reply}],
+        session_id="s2",
+        occurred_at=T0 + timedelta(days=30),
+    )
+    asked_hit = _Found(asked.id, asked.to_value(), ns, asked.created_at, asked.updated_at, {})
+    new, _ = _said(
+        "never ended up starting there, these days I work at Corvid Labs", "s2", 30, None
+    )
+    _, offer = _said("accepted the offer at Brightwave, start in March", "s1", 0, 0.5)
+    _, notice = _said("gave notice at my old job, last day Friday", "s1", 0, 0.4)
+    store = _ByQuery({reply: [asked_hit], "Corvid": [offer, notice]})
+    found = earlier_episodes(store, ns, new, reply, corrects_reply=True, changed=True)  # type: ignore[arg-type]
+    assert _ids(found)[0] == asked.id and len(found) == 2

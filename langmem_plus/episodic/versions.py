@@ -142,28 +142,49 @@ def earlier_episodes(
     document vector, which its write stores) is the dense side of the search with the
     user's turns, whose words stay its keyword side: no second embedding."""
     said = _user_said(episode)
-    words = _words(said)
-    out: list[MemoryRecord] = []
-    if len(words) >= MIN_SHARED_WORDS:
-        queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
-        for n, query in enumerate(queries):
-            meaning = MEANING_EVIDENCE if changed and n == 0 else None
-            # a turn that says the reply was wrong is about what that reply named ("the Trek")
-            shared = words | _words(context) if n == 1 and corrects_reply and context else words
-            vec = query_vector if n == 0 else None
-            out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
-            if out:
-                break
+    answered: list[MemoryRecord] = []
+    if corrects_reply and context and context.strip():
+        found = _answered(store, namespace, episode, context.strip())
+        answered = [found] if found is not None else []
+    clauses: list[MemoryRecord] = []
     for clause in _change_clauses(said) if changed else ():
-        got = _best_earlier(
+        clauses += _best_earlier(
             store, namespace, episode, clause, _words(clause), MEANING_EVIDENCE, most=CLAUSE_FOLLOWS
         )
-        out += [rec for rec in got if rec.id not in {r.id for r in out}]
-    if corrects_reply and context and context.strip():
-        answered = _answered(store, namespace, episode, context.strip())
-        if answered is not None and answered.id not in {r.id for r in out}:
-            out.append(answered)
-    return out[:FOLLOWS_INDEXED]  # the store finds a later version by these
+    whole = _whole_turn(store, namespace, episode, context, corrects_reply, changed, query_vector)
+    # the store finds a later version by its first `FOLLOWS_INDEXED`: the reply it corrects,
+    # then what a clause says changed, then the whole turn's best
+    out: dict[str, MemoryRecord] = {}
+    for rec in [*answered, *clauses, *whole]:
+        out.setdefault(rec.id, rec)
+    return list(out.values())[:FOLLOWS_INDEXED]
+
+
+def _whole_turn(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    context: str | None,
+    corrects_reply: bool,
+    changed: bool,
+    query_vector: Any,
+) -> list[MemoryRecord]:
+    """The older episodes the search with `episode`'s user turns finds (then, when it finds
+    none, the search with `context` too), as `earlier_episodes` describes."""
+    said = _user_said(episode)
+    words = _words(said)
+    if len(words) < MIN_SHARED_WORDS:
+        return []
+    queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
+    for n, query in enumerate(queries):
+        meaning = MEANING_EVIDENCE if changed and n == 0 else None
+        # a turn that says the reply was wrong is about what that reply named ("the Trek")
+        shared = words | _words(context) if n == 1 and corrects_reply and context else words
+        vec = query_vector if n == 0 else None
+        out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
+        if out:
+            return out
+    return []
 
 
 def _change_clauses(said: str) -> list[str]:
