@@ -23,9 +23,10 @@ data's README defines it, after a question's `not_stale` phrases (mentions of an
 that do not state the old value, e.g. the old car now driven by someone else) are left out.
 Every figure is also given per split: `tuned` (the scenarios the
 offline correction rules were written after reading), `heldout` (written afterwards,
-only measured) and `unseen` (written by someone who had not read the rules or the other
-scenarios, measured once, then read while the write path was changed: now tuned too; its first
-figures are in the data's README), so the gap shows how much of the figure is tuning.
+only measured), `unseen` and `unseen2` (each written by someone who had not read the rules or
+the other scenarios, measured once, then read while the write path was changed: now tuned
+too; their first figures are in the data's README), so the gap shows how much of the figure
+is tuning.
 
     python benchmarks/corrections.py --out docs/results/corrections.json --md docs/results/corrections.md
 """
@@ -55,6 +56,12 @@ from langmem_plus.agent.engine import MemoryEngine
 from langmem_plus.embeddings import default_embeddings
 
 K = 10
+# the parts written blind, as measured once before their failures were read (then tuned on)
+FIRST_MEASUREMENTS = (
+    "First measurements of the parts written blind, before their failures were read (the "
+    "honest figures; both are tuned now), pipeline superseded wins / old value injected "
+    "unmarked: unseen 0.281 / 0.281 (main 0cc450f), unseen2 0.188 / 0.188 (main 38b2541)."
+)
 
 
 def exchanges(case: CorrectionCase) -> list[tuple[str, Any, list[dict[str, str]]]]:
@@ -291,6 +298,7 @@ def markdown(res: dict[str, Any]) -> str:
                 + " | ".join(langs)
                 + " |"
             )
+    lines += ["", FIRST_MEASUREMENTS]
     return "\n".join(lines) + "\n"
 
 

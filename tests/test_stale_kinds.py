@@ -36,6 +36,14 @@ NS = ("memories", U)
         ),
         ("根据我的记忆，你用的是 Vim：可以试试 ALE 插件。", "可以试试 ALE 插件。"),
         ("As I recall:\n- User is vegetarian\nWant recipes?", "Want recipes?"),
+        # the items on lines of their own after a lead-in ending on a colon
+        ("我记得的是：\n- 用户每月房租三千八\n- 用户养了一只柯基", ""),
+        ("早点睡。我记得的是：\n- 用户每天跑步五公里", "早点睡。"),
+        # what is remembered may be about someone else than the user
+        (
+            "From what I remember:\n- Mochi eats 40 g of kibble twice a day\nAnything else?",
+            "Anything else?",
+        ),
         # no lead-in: an ordinary reply is kept whole, times and all
         ("Standup is at 9:30. See you there.", "Standup is at 9:30. See you there."),
         ("好的，16号搬家。- 用户记得带钥匙", "好的，16号搬家。- 用户记得带钥匙"),
@@ -98,6 +106,9 @@ def test_an_untied_correction_of_a_quoting_reply_marks_that_exchange() -> None:
         "场地那天被包了，只能往后推，现在是12月6号",
         "good timing too bc I'm fully remote now, handed back my badge",
         "Mediterranean-ish is what I'm doing now, lots of beans",
+        # a habit said as how it goes these days
+        "这段时间我都走路去公司，半小时正好当锻炼",
+        "these days I take the 7:40 bus, parking got silly",
     ],
 )
 def test_a_change_said_without_the_usual_words_is_a_change(said: str) -> None:
@@ -106,7 +117,15 @@ def test_a_change_said_without_the_usual_words_is_a_change(said: str) -> None:
 
 @pytest.mark.parametrize(
     "said",
-    ["现在好累，不想动", "现在在吃饭", "现在去吃饭了", "I'm so tired now", "现在几点了？"],
+    [
+        "现在好累，不想动",
+        "现在在吃饭",
+        "现在去吃饭了",
+        "I'm so tired now",
+        "现在几点了？",
+        "这阵子都挺忙的",
+        "these days I'm always tired",
+    ],
 )
 def test_mood_and_the_moment_are_no_change(said: str) -> None:
     assert not is_change(said)
@@ -124,6 +143,9 @@ def test_that_is_over_says_the_earlier_statement_no_longer_holds() -> None:
         ("standup 改成10:45了", "每天 standup 早上9:15", {"9:15"}),
         ("her birthday is Jun 21, not the 12th", "her birthday is Jun 12", {"jun12"}),
         ("rent goes up to $2,100 in May", "my rent is $1,900", {"$1900"}),
+        # amounts in Chinese numerals, as rent and prices are said
+        ("续租了，五千一，押一付三", "房租每月四千八，离公司近", {"四千八"}),
+        ("还是四千八", "房租每月四千八", set()),
         # the same value again, or values of different forms, are no change
         ("搬家还是定在16号", "搬家定在16号", set()),
         ("dinner at 7:30", "dinner on Oct 3", set()),
@@ -157,6 +179,11 @@ def test_a_denial_without_its_subject_denies_the_reply() -> None:
     assert denies_reply("never ended up starting there, they froze the position")
     assert denies_reply("I didn't end up going, it rained")
     assert not denies_reply("the meeting never ended, ugh")
+    # an answer that opens by saying it no longer holds
+    assert denies_reply("lol not for a while now, I eat chicken again since March")
+    assert denies_reply("nope, not anymore, the gym closed")
+    assert not denies_reply("not sure yet, maybe Friday")
+    assert not denies_reply("I have not been there for a while")
 
 
 def test_a_fact_closed_by_a_value_said_anew_is_reported_closed() -> None:

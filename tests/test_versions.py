@@ -281,3 +281,69 @@ def test_a_change_report_sharing_no_word_is_linked_by_meaning_only() -> None:
 def _ids(found: list[Any]) -> list[str]:
     """The ids of the earlier episodes found."""
     return [rec.id for rec in found]
+
+
+class _ByQuery:
+    """A store whose search returns the hits filed under the first key found in the query
+    (a multi-topic turn finds one thing, the clause that reports a change another)."""
+
+    def __init__(self, hits: dict[str, list[_Found]]) -> None:
+        self.hits = hits
+
+    def search(self, namespace: tuple[str, ...], *, query: str = "", **_: Any) -> list[_Found]:
+        return next((list(h) for k, h in self.hits.items() if k in query), [])
+
+
+def test_a_change_reported_in_one_clause_of_a_turn_follows_what_changed() -> None:
+    from langmem_plus.episodic.versions import MEANING_EVIDENCE, earlier_episodes
+
+    new, _ = _said(
+        "家长会开完了，老师夸她作文好，这段时间我都走路去公司，顺便送她上学", "s2", 30, None
+    )
+    _, meeting = _said("下周三开家长会，得请半天假", "s1", 0, 0.5)
+    _, bus = _said("我同事每天开车去公司，说比公交还慢", "s1", 0, 0.3)
+    _, commute = _said("每天挤公交去公司，单程四十分钟", "s1", 0, MEANING_EVIDENCE)
+    store = _ByQuery({"家长会": [meeting, commute], "走路去公司": [bus, commute, meeting]})
+    found = _ids(earlier_episodes(store, new.namespace, new, changed=True))  # type: ignore[arg-type]
+    # the clause's best two come first (the store finds a later version by its first two
+    # follows): the user's own commute is followed even if ranked second
+    assert found == [bus.key, commute.key]
+    # no change reported: the whole turn's best match only
+    assert _ids(earlier_episodes(store, new.namespace, new)) == [meeting.key]  # type: ignore[arg-type]
+
+
+def test_a_value_said_again_different_follows_where_it_was_said_before() -> None:
+    from langmem_plus.episodic.versions import earlier_episodes
+
+    new, _ = _said("带狗去打了疫苗，还行。房东来电话，续签了，五千一，押一付三", "s2", 30, None)
+    _, dog = _said("我家狗狗最近不爱吃饭，是不是该打疫苗了", "s1", 0, 0.4)
+    _, rent = _said("刚交了房租，每月四千八，房东人还行", "s1", 0, 0.1)
+    _, same = _said("刚交了房租，每月五千一，房东人还行", "s1", 0, 0.1)
+    # the whole turn's best (the dog), and where the rent was said before at another amount
+    store = _Ranked([dog, rent])
+    assert _ids(earlier_episodes(store, new.namespace, new)) == [dog.key, rent.key]  # type: ignore[arg-type]
+    # the same amount again is no other version of it
+    assert _ids(earlier_episodes(_Ranked([dog, same]), new.namespace, new)) == [dog.key]  # type: ignore[arg-type]
+
+
+def test_the_reply_a_turn_corrects_is_followed_before_what_its_clauses_name() -> None:
+    from langmem_plus.episodic.episodes import episode_record
+    from langmem_plus.episodic.versions import earlier_episodes
+
+    ns = ("memories", "u")
+    reply = "How's the new job at Brightwave going?"
+    asked = episode_record(
+        ns,
+        [{"role": "user", "text": "long week"}, {"role": "assistant", "text": reply}],
+        session_id="s2",
+        occurred_at=T0 + timedelta(days=30),
+    )
+    asked_hit = _Found(asked.id, asked.to_value(), ns, asked.created_at, asked.updated_at, {})
+    new, _ = _said(
+        "never ended up starting there, these days I work at Corvid Labs", "s2", 30, None
+    )
+    _, offer = _said("accepted the offer at Brightwave, start in March", "s1", 0, 0.5)
+    _, notice = _said("gave notice at my old job, last day Friday", "s1", 0, 0.4)
+    store = _ByQuery({reply: [asked_hit], "Corvid": [offer, notice]})
+    found = earlier_episodes(store, ns, new, reply, corrects_reply=True, changed=True)  # type: ignore[arg-type]
+    assert _ids(found)[0] == asked.id and len(found) == 2

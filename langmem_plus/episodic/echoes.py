@@ -29,16 +29,18 @@ _LEAD_IN = re.compile(
     r")",
     re.I,
 )
-# a quoted memory item: a bullet about the user in the third person, as memories are stored
-_ITEM = re.compile(r"^\s*[-•*·]\s*(?:the user|user|用户)", re.I)
+# a quoted memory item: a bullet right after the lead-in ("- User drives a Civic", "- Biscuit
+# takes 10 mg …": what is remembered may be about a pet, a partner, a thing)
+_ITEM = re.compile(r"^\s*[-•*·]\s*\S")
 # pieces of a reply: sentences, and a lead-in cut at its colon ("9:30" is not cut)
 _PIECES = re.compile(r"(?<=[。！？；：\n])|(?<=[.!?;:])\s+(?=\S)")
 
 
 def without_recall_quotes(text: str) -> str:
     """`text` (an assistant turn) less what it quotes of recalled memories: a sentence that
-    opens with a recall lead-in (up to its colon or the sentence's end) and the memory items
-    ("- User …", "- 用户…") that follow it. A reply with no lead-in is returned unchanged, so
+    opens with a recall lead-in (up to its colon or the sentence's end) and the bulleted
+    memory items ("- User …", "- 用户…", "- Biscuit takes …") that follow it, across the line
+    breaks between them. A reply with no lead-in is returned unchanged, so
     an ordinary reply that mentions the user loses nothing."""
     if not isinstance(text, str):
         raise ValidationError("text must be a string")
@@ -51,8 +53,8 @@ def without_recall_quotes(text: str) -> str:
         if _LEAD_IN.match(piece):
             quoting = True
             continue
-        if quoting and _ITEM.match(piece):
-            continue
+        if quoting and (_ITEM.match(piece) or not piece.strip()):
+            continue  # an item, or the line break after the lead-in's colon
         quoting = False
         kept.append(piece)
     out = ""

@@ -14,6 +14,7 @@ from langmem_plus.errors import ValidationError
 
 __all__ = ["changed_values"]
 
+_ZH_DIGITS = "一二两三四五六七八九"
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 # each form a value can take; a value is compared only with values of its own form
 _FORMS = {
@@ -22,6 +23,10 @@ _FORMS = {
     "en_date": re.compile(rf"\b{_MONTHS} \d{{1,2}}(?:st|nd|rd|th)?\b", re.I),
     "clock": re.compile(r"(?<![\d:])\d{1,2}[:：]\d{2}(?!\d)|\d{1,2}点(?:半|\d{1,2}分?)?"),
     "money": re.compile(r"[$¥£€]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:元|块钱|块)"),
+    # an amount in Chinese numerals, as rent and prices are said: "四千二", "两千八", "三百五"
+    "zh_amount": re.compile(
+        rf"(?<![{_ZH_DIGITS}十百千万])[{_ZH_DIGITS}]+[百千万][{_ZH_DIGITS}]?(?![{_ZH_DIGITS}十百千万])"
+    ),
 }
 
 

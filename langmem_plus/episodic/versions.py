@@ -22,10 +22,12 @@ from langgraph.store.base import BaseStore, GetOp
 
 from langmem_plus.episodic.echoes import without_recall_quotes
 from langmem_plus.episodic.lifecycle_base import namespace_items
+from langmem_plus.episodic.values import changed_values
 from langmem_plus.model.records import MemoryRecord
 from langmem_plus.store.hybrid import HybridStore
 from langmem_plus.store.ranking.versions import FOLLOWS, FOLLOWS_INDEXED, follows_of
 from langmem_plus.text import tokenize
+from langmem_plus.text.clauses import split_clauses
 
 __all__ = [
     "FOLLOWS",
@@ -50,6 +52,8 @@ _SAME_SESSION_S = 6 * 3600  # without session ids: turns this close are one conv
 NO_EVIDENCE = 0.05
 # evidence at which a change report is linked to an older episode without a shared word
 MEANING_EVIDENCE = 0.2
+_CHANGE_CLAUSES = 2  # clauses of one exchange that report a change, searched on their own
+CLAUSE_FOLLOWS = 2  # earlier episodes noted per such clause
 
 
 def _record(item: Any) -> MemoryRecord | None:
@@ -131,27 +135,67 @@ def earlier_episodes(
     newer version of what that reply said. With `changed` (the turn says a value changed
     or was wrong: "换了iPhone 15", which shares no word with "我现在用的是小米13"), an older
     episode its words alone find is kept without a shared word when it matches in meaning
-    (evidence at least `MEANING_EVIDENCE`). `query_vector` (a HybridStore only: the
-    episode's own document vector, which its write stores) is the dense side of the search
-    with the user's turns, whose words stay its keyword side: no second embedding."""
+    (evidence at least `MEANING_EVIDENCE`); and when the change is one clause of a turn
+    about several things ("朵朵开放日去了，…，这阵子我都骑电动车上班，…"), that clause is
+    searched on its own too, so the older episode about what changed is followed beside
+    the best match of the whole turn. `query_vector` (a HybridStore only: the episode's own
+    document vector, which its write stores) is the dense side of the search with the
+    user's turns, whose words stay its keyword side: no second embedding."""
+    said = _user_said(episode)
+    answered: list[MemoryRecord] = []
+    if corrects_reply and context and context.strip():
+        found = _answered(store, namespace, episode, context.strip())
+        answered = [found] if found is not None else []
+    clauses: list[MemoryRecord] = []
+    for clause in _change_clauses(said) if changed else ():
+        clauses += _best_earlier(
+            store, namespace, episode, clause, _words(clause), MEANING_EVIDENCE, most=CLAUSE_FOLLOWS
+        )
+    whole = _whole_turn(store, namespace, episode, context, corrects_reply, changed, query_vector)
+    # the store finds a later version by its first `FOLLOWS_INDEXED`: the reply it corrects,
+    # then what a clause says changed, then the whole turn's best
+    out: dict[str, MemoryRecord] = {}
+    for rec in [*answered, *clauses, *whole]:
+        out.setdefault(rec.id, rec)
+    return list(out.values())[:FOLLOWS_INDEXED]
+
+
+def _whole_turn(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    episode: MemoryRecord,
+    context: str | None,
+    corrects_reply: bool,
+    changed: bool,
+    query_vector: Any,
+) -> list[MemoryRecord]:
+    """The older episodes the search with `episode`'s user turns finds (then, when it finds
+    none, the search with `context` too), as `earlier_episodes` describes."""
     said = _user_said(episode)
     words = _words(said)
-    out: list[MemoryRecord] = []
-    if len(words) >= MIN_SHARED_WORDS:
-        queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
-        for n, query in enumerate(queries):
-            meaning = MEANING_EVIDENCE if changed and n == 0 else None
-            # a turn that says the reply was wrong is about what that reply named ("the Trek")
-            shared = words | _words(context) if n == 1 and corrects_reply and context else words
-            vec = query_vector if n == 0 else None
-            out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
-            if out:
-                break
-    if corrects_reply and context and context.strip():
-        answered = _answered(store, namespace, episode, context.strip())
-        if answered is not None and answered.id not in {r.id for r in out}:
-            out.append(answered)
-    return out[:FOLLOWS_INDEXED]  # the store finds a later version by these
+    if len(words) < MIN_SHARED_WORDS:
+        return []
+    queries = [said[:2000]] + ([f"{said} {context}"[:2000]] if context else [])
+    for n, query in enumerate(queries):
+        meaning = MEANING_EVIDENCE if changed and n == 0 else None
+        # a turn that says the reply was wrong is about what that reply named ("the Trek")
+        shared = words | _words(context) if n == 1 and corrects_reply and context else words
+        vec = query_vector if n == 0 else None
+        out = _best_earlier(store, namespace, episode, query, shared, meaning, vec)
+        if out:
+            return out
+    return []
+
+
+def _change_clauses(said: str) -> list[str]:
+    """The clauses of `said` that report a change (at most `_CHANGE_CLAUSES`), when it has
+    more than one clause; none when the whole of it is the one change."""
+    from langmem_plus.processors.facts.rules import is_change
+
+    clauses = [c.text for c in split_clauses(said) if not c.question and c.text]
+    if len(clauses) < 2:
+        return []
+    return [c for c in clauses if is_change(c)][:_CHANGE_CLAUSES]
 
 
 def _best_earlier(
@@ -162,12 +206,15 @@ def _best_earlier(
     words: set[str],
     meaning: float | None = None,
     vector: Any = None,
+    most: int = MAX_FOLLOWS,
 ) -> list[MemoryRecord]:
-    """The best `MAX_FOLLOWS` older episodes of other conversations a search with `query`
+    """The best `most` older episodes of other conversations a search with `query`
     finds that share `MIN_SHARED_WORDS` of `words` with what the user said there, in the
     search's order, except that one with next to no evidence of its own (HybridStore's
     `components["evidence"]` under `NO_EVIDENCE`: a shared common word, no match in
-    meaning) comes after those with some; a store that gives no evidence keeps its order."""
+    meaning) comes after those with some; a store that gives no evidence keeps its order.
+    Beside them, the best other one where `episode`'s user says again, different, a value
+    of a form said there (a date, a time, an amount: `values.changed_values`)."""
     when = episode.occurred_at or episode.created_at
     found: list[tuple[float, int, MemoryRecord]] = []
     flt = {"kind": "episodic"}
@@ -185,7 +232,13 @@ def _best_earlier(
         shared = len(words & _words(_user_said(old))) >= MIN_SHARED_WORDS
         if shared or (meaning is not None and _evidence(it, 0.0) >= meaning):
             found.append((float(_evidence(it) < NO_EVIDENCE), n, old))
-    return [rec for _, _, rec in sorted(found, key=lambda f: f[:2])[:MAX_FOLLOWS]]
+    ranked = [rec for _, _, rec in sorted(found, key=lambda f: f[:2])]
+    best = ranked[:most]
+    # one more: the best of the rest that holds a value of a form the query says again,
+    # different ("签了一年，四千五" after "房租每月四千二"): what that value was before
+    said = _user_said(episode)
+    more = [r for r in ranked[most:] if changed_values(said, _user_said(r))]
+    return best + more[:1]
 
 
 def _evidence(item: Any, unknown: float = 1.0) -> float:

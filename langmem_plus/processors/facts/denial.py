@@ -28,6 +28,13 @@ _GONE_RE = re.compile(
     r"\bdon'?t (?:have|own) (?:it|that|them|one) any ?more\b",
     re.I,
 )
+# the turn opens by saying it no longer holds: "not for a while now, I eat fish again",
+# "not anymore, sold it", "不了，早戒了" is _ZH_GONE_RE's
+_NOT_NOW_RE = re.compile(
+    r"^(?:no+[,.!]?\s*|nope[,.!]?\s*)?not (?:any ?more|for (?:a (?:while|long time)|ages|years|months)"
+    r"(?: now)?|since\b)",
+    re.I,
+)
 _ZH_GONE_RE = re.compile(
     r"早(?:就)?(?:卖|送人|转手|退|没养|不养|没去|没接|没要|没买)|"
     r"(?:卖掉|送人|转手|退掉)(?:了|啦)|没(?:去|接|要|买|签)成"
@@ -36,11 +43,17 @@ _ZH_GONE_RE = re.compile(
 
 def denies_reply(text: str) -> bool:
     """Whether user turn `text` says that what the reply it answers assumed does not hold:
-    an offer or plan never taken up, or the thing it names given away or sold."""
+    an offer or plan never taken up, the thing it names given away or sold, or an answer
+    that opens with "not anymore" / "not for a while now"."""
     if not isinstance(text, str):
         raise ValidationError("text must be a string")
     prev, said = None, text
     while prev != said:
         prev = said
         said = strip_fillers(_LEAD_RE.sub("", said).strip())
-    return bool(_NEVER_RE.search(said) or _GONE_RE.search(said) or _ZH_GONE_RE.search(said))
+    return bool(
+        _NEVER_RE.search(said)
+        or _GONE_RE.search(said)
+        or _ZH_GONE_RE.search(said)
+        or _NOT_NOW_RE.match(said)
+    )

@@ -101,7 +101,11 @@ _CHANGE = re.compile(
     # "现在周六上午改去学围棋了", "现在全切到 Cursor 了"
     r"现在[^，,。！!？?]{0,10}?(?:都去|都用|只去|改|换|切)[^，,。！!？?]{0,20}了|切到|往后推|推到|推迟到|"
     # the new state said with "now" at its end: "I'm fully remote now", "X is what I'm doing now"
-    r"\bI'?m (?!(?:so|very|really|pretty|too|kinda|super)\b)[\w -]{1,30} now\b|\bis what I'?m \w+ now\b",
+    r"\bI'?m (?!(?:so|very|really|pretty|too|kinda|super)\b)[\w -]{1,30} now\b|\bis what I'?m \w+ now\b|"
+    # a habit said as how it goes these days: "这阵子我都骑电动车上班", "these days I take the
+    # 7:40 bus" (not a mood: "这阵子都挺忙", "these days I'm so tired")
+    r"(?:这阵子|这段时间|这些天|这几(?:周|个月))[^，,。！!？?]{0,3}?都(?!很|挺|好|太|特别|比较|有点|没)|"
+    r"\b(?:these days|nowadays),? I (?!'?m |am )",
     re.I,
 )
 
