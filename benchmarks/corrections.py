@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--max-cases", type=int, default=None)
     ap.add_argument(
         "--split",
-        choices=["tuned", "heldout", "unseen", "unseen2"],
+        choices=["tuned", "heldout", "unseen", "unseen2", "unseen3"],
         default=None,
         help="one part only",
     )

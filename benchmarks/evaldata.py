@@ -61,8 +61,9 @@ UNSEEN_BATCHES = (UNSEEN, UNSEEN_B, UNSEEN_C, UNSEEN_D)
 HELD_OUT_BATCHES = (FRESH, *UNSEEN_BATCHES)
 # `unseen`: correction scenarios written without reading the rules or the other scenarios,
 # committed before their one measurement; `unseen2`: a second such batch, written the same way
-# while the stale-value marking was being changed
-CORRECTION_SPLITS = ("tuned", "heldout", "unseen", "unseen2")
+# while the stale-value marking was being changed; `unseen3`: a third, written the same way
+# while the recognition and linking of corrections was being changed
+CORRECTION_SPLITS = ("tuned", "heldout", "unseen", "unseen2", "unseen3")
 POLARITIES = ("positive", "negative")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_QUOTE_CHARS = 12
