@@ -473,3 +473,47 @@ def test_a_when_clause_and_what_the_assistant_is_to_do_are_one_instruction() -> 
 def test_a_teams_meeting_moved_is_the_teams() -> None:
     found = facts_of("我们组例会改成周四了")
     assert [(f.text, f.subject) for f in found] == [("用户团队的例会改到了周四", "team")]
+
+
+# ------------------------------------------------------------------ round 4: naming and garbles
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后给我排健身计划都按这个来",
+        "以后写周报就照上次那样写",
+        "from now on format the summary like that",
+        "always reply the same way pls",
+    ],
+)
+def test_a_wish_that_only_points_at_its_content_gives_nothing(text: str) -> None:
+    assert facts_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后按周报模板来写",
+        "from now on write the summary like a haiku",
+        "I wear the same size as my sister",
+    ],
+)
+def test_a_wish_that_names_its_content_is_not_taken_for_a_pointer(text: str) -> None:
+    found = texts(text)
+    assert all(not re.search(r"按这|照这|like (?:this|that)$|the same$", f) for f in found)
+    if text.startswith(("以后", "from")):
+        assert found, text
+
+
+@pytest.mark.parametrize(
+    "text", ["planing is every other Monday at 10", "yoga is every Tuesday at 7"]
+)
+def test_a_time_fragment_whose_thing_has_its_own_verb_is_no_plan(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_how_often_a_fragment_recurs_is_said_before_its_day() -> None:
+    assert texts("book club every other Thursday at 7pm") == [
+        "User has book club every other Thursday at 7pm"
+    ]

@@ -31,6 +31,12 @@ _NOT_EVENT = re.compile(
 )
 
 
+# a verb inside what a time fragment is about: a clause of its own, not a thing the user has
+# ("planning is every other Monday at 10" is not "User has planning is every other ...")
+_FINITE = re.compile(r"\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)\b", re.I)
+_EVERY = re.compile(r"\s+(every(?: other)?)$", re.I)
+
+
 def _day(word: str) -> str:
     """A weekday abbreviation spelled out ("fri" -> "Friday", "tmrw" -> "tomorrow")."""
     if word.lower() in ("tmrw", "tmr"):
@@ -153,10 +159,13 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         what = en_third(m.group("what")) + (f", {more}" if more else "")
         return [fact(f"User is {m.group('verb').lower()} {what}", kind="plan", slot=None)]
     m = FRAGMENT.match(t) or DAY_FIRST.match(t)
-    if not m or BAD_START.match(m.group("act")) or cl[i].question:
+    if not m or BAD_START.match(m.group("act")) or cl[i].question or _FINITE.search(m.group("act")):
         return []
     act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    if every := _EVERY.search(act):  # "yoga every Tuesday at 7": how often, not what
+        act, day = act[: every.start()], f"{every.group(1).lower()} {day}"
     where = m.groupdict().get("where") or ""
     more = continuation(cl, i, zh=False, limit=1)
-    text = f"User has {act} on {day} at {time}{where}" + (f", {more}" if more else "")
+    on = " on" * (not every)
+    text = f"User has {act}{on} {day} at {time}{where}" + (f", {more}" if more else "")
     return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]

@@ -26,14 +26,18 @@ _ZH_FIRST = re.compile(r"我(?!们)|咱")
 # the assistant, left in a fact that is not an instruction to it
 _YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # 迷你: "mini"
 # a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
-# "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
+# "喜欢那个", "moved there"), or a way to do a thing that is only pointed at ("都按这个来", "照
+# 上次那样写"); a place word only right after a verb ("静安寺那边" names its place)
 _ZH_DEICTIC = re.compile(
     r"[这那](?:家|个|款|位|间|种|样)(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"|(?:按|照|像|跟)(?:着|照)?(?:上次|之前)?[这那](?:个|样|种|么)?(?=[来做办弄写排走改])"
     r"|(?<=[点去买用吃喝住选换找到来看订坐搬回在])[这那](?:里|儿|边)"
 )
 _EN_DEICTIC = re.compile(
     r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
-    r"work|working|stay|staying|back) (?:there|here))\b",
+    r"work|working|stay|staying|back) (?:there|here))\b"
+    # a way to do a thing only pointed at, ending the clause ("do it like that", "the same way")
+    r"|\b(?:like (?:this|that)|(?:this|that) way|the same(?: way)?)(?=\s*(?:pls|please)?[.!?]*$)",
     re.I,
 )
 # a plan or wish whose verb ends it, with nothing it is about ("下周还想去"); "去" after a
