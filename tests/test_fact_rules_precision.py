@@ -517,3 +517,35 @@ def test_how_often_a_fragment_recurs_is_said_before_its_day() -> None:
     assert texts("book club every other Thursday at 7pm") == [
         "User has book club every other Thursday at 7pm"
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后每次我问你天气，顺便告诉我要不要带伞",  # the request after the condition is lost
+        "以后就这么办吧",
+        "from now on don't mention it",
+        "stop doing that",
+    ],
+)
+def test_a_wish_that_is_only_its_condition_or_a_pronoun_gives_nothing(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_a_liking_with_its_object_cut_off_is_dropped_its_wish_kept() -> None:
+    assert texts("以后推荐书的时候别推鸡汤，我不爱看") == ["用户希望推荐书的时候别推鸡汤"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后每次开会前提醒我", "用户希望每次开会前提醒用户"),
+        ("我不爱看恐怖片", "用户不爱看恐怖片"),
+        (
+            "whenever I ask for a workout, include a warmup",
+            "User wants: whenever they ask for a workout, include a warmup",
+        ),
+    ],
+)
+def test_a_wish_or_liking_that_names_its_content_is_kept(text: str, expected: str) -> None:
+    assert texts(text) == [expected]

@@ -40,9 +40,13 @@ _EN_DEICTIC = re.compile(
     r"|\b(?:like (?:this|that)|(?:this|that) way|the same(?: way)?)(?=\s*(?:pls|please)?[.!?]*$)",
     re.I,
 )
-# a plan or wish whose verb ends it, with nothing it is about ("下周还想去"); "去" after a
-# place is a whole plan ("下周去成都")
-_ZH_NO_OBJECT = re.compile(r"(?:想|要|会|打算|准备|还)(?:再)?(?:去|来|回|做|买|吃|弄|试试)了?$")
+# a plan, wish or liking whose verb ends it, with nothing it is about
+# ("下周还想去", "我不爱看"); "去" after a place is a whole plan ("下周去成都")
+_ZH_NO_OBJECT = re.compile(
+    r"(?:想|要|会|打算|准备|还|爱|喜欢)(?:再)?(?:去|来|回|做|买|吃|喝|看|听|玩|弄|试试)了?$"
+)
+# a way of doing pointed at with 这么 / 那样 and a bare verb ("就这么办", "那样做")
+_ZH_SO = re.compile(r"(?:^|就|都)[这那](?:么|样)(?:办|做|来|弄|写|定)(?:吧|了)?$")
 # he / she with no one named in the fact it is said in ("don't mention her anymore")
 _PRONOUN = re.compile(
     r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|(?:^|[，,\s]|给|跟|和|让|叫|提|说)[他她](?!们)",
@@ -58,16 +62,27 @@ def _bad(text: str, kind: str) -> bool:
         return True
     if kind != "instruction" and _YOU.search(text):
         return True
-    if _ZH_NO_OBJECT.search(text):
+    if _ZH_NO_OBJECT.search(text) or _ZH_SO.search(text):
         return True
     return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
 
 
 # the body of a wish or instruction ("用户希望…", "User wants: …")
-_WISH = re.compile(r"^(?:用户希望|User wants:?\s*)(?P<body>.+)$")
+_WISH = re.compile(
+    r"^(?:用户希望|User wants:?\s*|User doesn't want the assistant to\s)(?P<body>.+)$"
+)
 # a wish whose body opens with the user again: a condition rewritten into a second subject
 # ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
 _WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
+# a wish that is only its condition, the request cut off ("用户希望每次用户问助手天气",
+# "User wants: whenever they ask for a workout")
+_WISH_IF_ONLY = re.compile(
+    r"^(?:每次|每当|当|如果|要是|下次)用户(?!的)(?!.*(?:就|[，,]))|"
+    r"^(?:when|whenever|if|every time|each time)\b[^,]*$",
+    re.I,
+)
+# a request whose only object is a pronoun ("stop doing that", "don't mention it")
+_EN_PRONOUN_ONLY = re.compile(r"^(?:\S+ ){0,3}\S+ (?:it|that|this|them|those|these)$", re.I)
 # a fact that ends before what it says: a verb's complement with no verb after it
 # ("…提醒用户下", "…提醒用户一下"), a function word that cannot end it ("use the", "remind
 # them to"); "on", "in", "that" and a stranded "to" can ("from now on", "log in", "don't do
@@ -107,7 +122,7 @@ def well_formed(f: DerivedFact) -> bool:
     wish = _WISH.match(f.text)
     if wish:
         body = wish.group("body").strip().rstrip("。.!！")
-        if _WISH_SELF.match(body):
+        if _WISH_SELF.match(body) or _WISH_IF_ONLY.match(body) or _EN_PRONOUN_ONLY.match(body):
             return False
         if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
             return False
