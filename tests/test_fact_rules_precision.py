@@ -549,3 +549,8 @@ def test_a_liking_with_its_object_cut_off_is_dropped_its_wish_kept() -> None:
 )
 def test_a_wish_or_liking_that_names_its_content_is_kept(text: str, expected: str) -> None:
     assert texts(text) == [expected]
+
+
+@pytest.mark.parametrize("text", ["我们打算下半年把车换成电车", "我打算把手机换成 Pixel"])
+def test_an_intention_to_change_is_no_change_made(text: str) -> None:
+    assert not any("改到了" in t or "换成了" in t for t in texts(text))

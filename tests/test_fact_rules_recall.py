@@ -472,3 +472,61 @@ def test_the_unseen_batches_keep_precision_and_this_rounds_recall() -> None:
         assert part["precision"] >= 0.95, (suffix, part)
         assert part["recall"] >= recall, (suffix, part)
     assert res["heldout"]["all"]["precision"] >= 0.95, res["heldout"]["all"]
+
+
+# ------------------------------------------------ round 4: intentions, practices, firms
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("我打算过完年去考个潜水证，最近在攒钱", "用户打算过完年去考个潜水证"),
+        ("然后我们打算下半年把车换成电车", "用户打算下半年把车换成电车"),
+        ("我准备周末去上陶艺课", "用户打算周末去上陶艺课"),
+    ],
+)
+def test_an_intention_with_its_time_is_a_plan(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我们组打算下个月上线新版本",  # the team's, not the user's
+        "我打算明年要是有钱就换车",  # a condition, no plan
+        "你打算周末干嘛",
+        "我打算周末去吗？",
+    ],
+)
+def test_an_intention_that_is_not_the_users_plan_gives_no_plan(text: str) -> None:
+    assert not any(t.startswith("用户打算") for t in texts(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("另外我这阵子在减脂，每周练三次", "用户最近在减脂"),
+        ("我最近在备考 CFA 二级", "用户最近在备考 CFA 二级"),
+        ("我最近在 keto diet", "用户最近在 keto diet"),
+    ],
+)
+def test_what_the_user_is_doing_lately_is_a_fact(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["我最近在想要不要辞职", "我最近在家", "我最近在忙", "我最近在等你回复"]
+)
+def test_a_thought_a_wait_or_a_place_lately_gives_nothing(text: str) -> None:
+    assert texts(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("现在在一家做智能家居的公司写前端，挺累的", "用户在一家做智能家居的公司写前端"),
+        ("我现在在一家 startup 做 growth", "用户在一家 startup 做 growth"),
+    ],
+)
+def test_a_firm_and_the_work_done_there_with_the_subject_dropped(text: str, want: str) -> None:
+    assert want in texts(text)
