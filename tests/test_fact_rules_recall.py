@@ -308,7 +308,8 @@ def test_a_team_verb_without_a_named_tool_is_no_fact(text: str) -> None:
     [
         ("下周三上午十点约了复查", "用户下周三上午十点约了复查"),
         ("我姐怀孕了，预产期是明年五月", "用户的姐姐怀孕了，预产期是明年五月"),
-        ("我嫂子下个月预产期", None),  # 嫂子 is no relation the rules know: nothing guessed
+        ("我嫂子下个月预产期", "用户的嫂子下个月预产期"),  # a relation by marriage (round 4)
+        ("我表姑下个月预产期", None),  # 表姑 is no relation the rules know: nothing guessed
         ("电脑换成 ThinkPad 了，旧的 Mac 给我爸了", "用户的电脑换成了ThinkPad"),
         ("早就换 Arc 了，Chrome 太吃内存", "用户现在用Arc"),
     ],
@@ -530,3 +531,42 @@ def test_a_thought_a_wait_or_a_place_lately_gives_nothing(text: str) -> None:
 )
 def test_a_firm_and_the_work_done_there_with_the_subject_dropped(text: str, want: str) -> None:
     assert want in texts(text)
+
+
+# ------------------------------------------------ round 4: relations by marriage, moving in
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("对了我姐夫是牙医，有事可以问他", "用户的姐夫是牙医"),
+        ("我婆婆退休了", "用户的婆婆退休了"),
+        ("my sister-in-law works at Stripe", "User's sister-in-law works at Stripe"),
+    ],
+)
+def test_a_relation_by_marriage_is_a_relation(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "oh and my father-in-law is moving in with us next month, wish me luck",
+            "User's father-in-law is moving in with the user next month",
+        ),
+        (
+            "my dad is coming to live with us in the fall since the stairs at his place are too much",
+            "User's father is moving in with the user in the fall",
+        ),
+    ],
+)
+def test_a_relation_coming_to_live_with_the_user(text: str, want: str) -> None:
+    assert texts(text) == [want]
+
+
+@pytest.mark.parametrize(
+    "text", ["my brother is coming to stay with me next week", "my mom is moving in with us"]
+)
+def test_a_visit_or_an_undated_move_in_is_no_moving_in(text: str) -> None:
+    assert not any("moving in" in t for t in texts(text))
