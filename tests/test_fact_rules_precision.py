@@ -554,3 +554,29 @@ def test_a_wish_or_liking_that_names_its_content_is_kept(text: str, expected: st
 @pytest.mark.parametrize("text", ["我们打算下半年把车换成电车", "我打算把手机换成 Pixel"])
 def test_an_intention_to_change_is_no_change_made(text: str) -> None:
     assert not any("改到了" in t or "换成了" in t for t in texts(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后老了想去海边住",  # the user's own hope for later, no request
+        "以后有机会一定要去看一次极光",
+        "以后孩子上学了再说吧",
+        "以后就按你说的办",  # what the assistant said: nothing named
+        "from now on I'm only drinking oat milk",  # a statement, not a request
+        "going forward I'll be in the office on Mondays",
+    ],
+)
+def test_a_hope_or_a_statement_after_from_now_on_is_no_wish(text: str) -> None:
+    assert not any(f.kind == "instruction" for f in facts_of(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后推荐菜的时候别推我不想吃的内脏", "用户希望推荐菜的时候别推用户不想吃的内脏"),
+        ("以后每天早上给我发一句英语", "用户希望每天早上给用户发一句英语"),
+    ],
+)
+def test_a_request_with_the_users_own_dislike_stays_a_wish(text: str, expected: str) -> None:
+    assert texts(text) == [expected]

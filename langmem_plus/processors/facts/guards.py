@@ -73,7 +73,15 @@ _WISH = re.compile(
 )
 # a wish whose body opens with the user again: a condition rewritten into a second subject
 # ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
-_WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
+_WISH_SELF = re.compile(
+    r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s)|they(?:'re|'ll|'d|'ve)?\b)", re.I
+)
+# the user's own hopes for later, read as a request because they follow 以后 ("用户希望老了想去
+# 大理住", "用户希望有机会一定要去冰岛", "用户希望孩子大了再说"), or what the assistant said
+# ("就按助手说的办"): nothing the assistant is asked to do, or nothing named
+_ZH_WISH_OWN = re.compile(
+    r"(?<!不)想|打算|一定要|再说$|^(?:等)?(?:老了|有机会|有钱了?|有空|退休|孩子大了)|按助手说的"
+)
 # a wish that is only its condition, the request cut off ("用户希望每次用户问助手天气",
 # "User wants: whenever they ask for a workout")
 _WISH_IF_ONLY = re.compile(
@@ -123,6 +131,8 @@ def well_formed(f: DerivedFact) -> bool:
     if wish:
         body = wish.group("body").strip().rstrip("。.!！")
         if _WISH_SELF.match(body) or _WISH_IF_ONLY.match(body) or _EN_PRONOUN_ONLY.match(body):
+            return False
+        if f.text.startswith("用户希望") and _ZH_WISH_OWN.search(body):
             return False
         if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
             return False
