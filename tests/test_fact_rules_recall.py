@@ -570,3 +570,30 @@ def test_a_relation_coming_to_live_with_the_user(text: str, want: str) -> None:
 )
 def test_a_visit_or_an_undated_move_in_is_no_moving_in(text: str) -> None:
     assert not any("moving in" in t for t in texts(text))
+
+
+# ------------------------------------------------ round 4: the way back of a trip
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "flying to Chicago fri morning for a conference, back monday",
+            "User returns from Chicago on Monday",
+        ),
+        (
+            "train to Boston sat 9am, back the following tues",
+            "User returns from Boston the following Tuesday",
+        ),
+    ],
+)
+def test_the_way_back_after_a_trip_is_its_own_plan(text: str, want: str) -> None:
+    found = texts(text)
+    assert want in found
+    assert not any("back" in t for t in found)
+
+
+@pytest.mark.parametrize("text", ["back sunday", "gym mon 7am, back to work tuesday"])
+def test_back_with_no_trip_before_it_is_no_return(text: str) -> None:
+    assert not any("returns" in t or "back" in t for t in texts(text))
