@@ -658,9 +658,20 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         when = zh_ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
-    if (m := _INTEND.match(t)) and not cl[i].question and not re.search(r"如果|要是|再说", t):
+    return _intention(cl[i]) or _day_plan(t)
+
+
+def _intention(clause: Clause) -> list[DerivedFact]:
+    """'我们打算年后把家从昌平搬到望京' -> what the user intends, with its time."""
+    t = clause.text
+    if (m := _INTEND.match(t)) and not clause.question and not re.search(r"如果|要是|再说", t):
         act = zh_third(m.group("act").strip())
         return [fact(f"用户打算{m.group('when')}{act}", kind="plan", slot=None)]
+    return []
+
+
+def _day_plan(t: str) -> list[DerivedFact]:
+    """'下周就要搬去成都了' -> a plan said after its day."""
     # "周一早上就要" (a deadline in a complaint) says no action: no plan
     if _PLAN.match(t) and not re.search(
         r"你|吗|如果|要是|还要|还得|又要|又得|继续|(?:就要|要|得)$", t

@@ -136,8 +136,8 @@ def _way_back(cl: list[Clause], i: int) -> list[DerivedFact]:
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
     t = cl[i].text
-    if back := _way_back(cl, i):
-        return back
+    if way_back := _way_back(cl, i):
+        return way_back
     if (
         (m := AT_DAY.match(t))
         and not BAD_START.match(m.group(1))
@@ -189,8 +189,8 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         act, day = act[: every.start()], f"{every.group(1).lower()} {day}"
     where = m.groupdict().get("where") or ""
     # the way back ("back sunday", "back to work tuesday") is a statement of its own
-    back = i + 1 < len(cl) and re.match(r"(?:and |then )?back\b", cl[i + 1].text, re.I)
-    more = "" if back else continuation(cl, i, zh=False, limit=1)
+    goes_back = i + 1 < len(cl) and bool(re.match(r"(?:and |then )?back\b", cl[i + 1].text, re.I))
+    more = "" if goes_back else continuation(cl, i, zh=False, limit=1)
     on = " on" * (not every)
     text = f"User has {act}{on} {day} at {time}{where}" + (f", {more}" if more else "")
     return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]
