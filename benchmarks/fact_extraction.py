@@ -318,7 +318,7 @@ NOTES = (
     'recipes use grams"; money figures). Before and after, same matcher (precision / '
     "recall):",
     "",
-    "| batch | before (main 57ca225) | after | gold facts |",
+    "| batch | before (main b8ad00e) | after | gold facts |",
     "|---|---|---|---|",
     "| rules | 0.972 / 0.897 | 0.972 / 0.897 | 78 |",
     "| heldout | 0.968 / 0.411 | 0.968 / 0.411 | 73 |",
@@ -334,7 +334,9 @@ NOTES = (
     '时候先说 bug 再说 style" and "用户最近在 intermittent fasting" (labelled "用户在做16:8'
     '间歇性断食…"). The gains are on batches the readings and checks were written from; the '
     "next unseen batch (`unseen-2026-11-28e`, written meanwhile by someone who saw none of "
-    "this) is the honest figure.",
+    "this) is the honest figure. On the corrections scenarios' turns (below; not read for "
+    'this round) the checks drop two garbles and nothing else: "User has Dentist cleaning is '
+    'booked for on Sept 26 at 10am" and "User wants: they\'re sticking with her, …".',
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
