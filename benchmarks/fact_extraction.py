@@ -9,8 +9,9 @@ requests, long turns) is reported apart, by the same two halves, and so are the 
 were changed for the realistic batch, and `unseen-2026-11-28`, 40 turns written without reading
 the rules and committed before its first measurement (then read and tuned on, so its figure is
 a tuned one now; see NOTES), `unseen-2026-11-28b`, 48 turns written the same way,
-measured once, then read and tuned on too, and `unseen-2026-11-28c`, 48 more, measured once,
-then read and tuned on as well (its first measurement is in NOTES). A case with `earlier` turns
+measured once, then read and tuned on too, and `unseen-2026-11-28c` and `unseen-2026-11-28d`,
+48 more each, each measured once, then read and tuned on as well (their first measurements are
+in NOTES). A case with `earlier` turns
 runs through the write path (`EpisodeKeeper` over an in-memory LangGraph store, rules, no
 model): the earlier turns are kept first, one exchange a day, and the predictions are the
 facts the case's turn adds as new records (a restatement adds none; a forget request removes
@@ -270,10 +271,10 @@ NOTES = (
     "The `unseen-2026-11-28d` batch (48 turns: zh 18, en 18, mixed 12; 32 positive with 71 gold "
     "facts, 16 negative) was written while those readings were being made, by someone who had "
     "read neither the rules, their tests nor the other cases, committed before it was measured "
-    "and measured once on main d0f979f (round 3 merged). It has not been tuned on: its figure "
-    "is the honest one on unseen chat.",
+    "and measured once on main d0f979f (round 3 merged), before anyone read it: that first "
+    "figure is the honest one on unseen chat.",
     "",
-    "| unseen-2026-11-28d (first and only measurement) | cases | predicted | gold | P | R | "
+    "| unseen-2026-11-28d (first measurement, before it was read) | cases | predicted | gold | P | R | "
     "neg. FP rate |",
     "|---|---|---|---|---|---|---|",
     "| all | 48 | 20 | 71 | 0.850 | 0.239 | 0.000 (0/16) |",
@@ -287,6 +288,55 @@ NOTES = (
     'every other on Monday at 10"), a request with a deictic that names nothing '
     '("用户希望排 meal plan 都按这个来"; the 16:8 fast it points to was missed) and a right '
     'instruction the labels word otherwise ("用户希望 review 代码的时候先说 bug 再说 style").',
+    "",
+    "That batch was then read (so its figure below is tuned). Across the four unseen batches' "
+    "first measurements 7 of 15 false facts were wishes or instructions, so the checks of "
+    "this round are on that kind first, each structural, each with new hand-written examples "
+    "(`tests/test_fact_rules_precision.py`, `tests/test_fact_well_formed.py`) and about 90 "
+    "further hand-written requests, hopes and complaints tried on them (not committed; the "
+    "ones that became tests are in the test files): a wish that only points at its content "
+    '("都按这个来", "照上次那样写", "就这么办", "do it like that", "the same way") or whose '
+    'only object is a pronoun ("stop doing that", "don\'t mention it") gives nothing; so does '
+    'a wish that is only its condition, the request cut off ("用户希望每次用户问助手天气"), '
+    'the user\'s own hope for later read as a request after 以后 ("老了想去大理住", '
+    '"有机会一定要去…", "…再说"), and a statement after "from now on" ("I\'m only '
+    'drinking decaf" is no request); a liking whose object is cut off ("用户不爱看") is '
+    'dropped. Garbles: a time fragment whose thing has a verb of its own ("planing is every '
+    'other Monday at 10", "yoga is every Tuesday at 7") is no plan: the check is on the '
+    'verb, not on the spelling ("planing" is an English word, so no word list would have '
+    'caught it); "every (other)" is said before the day; an intention to change '
+    '("我们打算下半年把车换成电车") is no change made. Recall by general readings, each kept '
+    "only when it helped two batches and lowered no figure: an intention with its time "
+    '("我们打算年后…", "我打算周末去上…课"; fresh, b, d), what the user does lately '
+    '("我最近在戒糖", "最近在准备 AWS 的认证考试"; fresh, d), a firm and the work done '
+    'there with the subject dropped or the firm in English ("现在在一家…创业公司写后端", '
+    '"在一家 startup 做 backend"; realistic, c), relations by marriage (姐夫, 婆婆, '
+    "mother-in-law; c, d), a relation coming to live with the user and when (c, d), and the "
+    'way back of a trip ("…flying to Denver thurs night, back sunday"; c, d). Readings that '
+    "would have helped d alone were not written (a relation word with no 我 opening a clause, "
+    '"老婆怀孕五个月了"; a condition and a request with no comma between, "when you give me '
+    'recipes use grams"; money figures). Before and after, same matcher (precision / '
+    "recall):",
+    "",
+    "| batch | before (main b8ad00e) | after | gold facts |",
+    "|---|---|---|---|",
+    "| rules | 0.972 / 0.897 | 0.972 / 0.897 | 78 |",
+    "| heldout | 0.968 / 0.411 | 0.968 / 0.411 | 73 |",
+    "| realistic rules | 1.000 / 0.667 | 1.000 / 0.667 | 24 |",
+    "| realistic heldout | 1.000 / 0.500 | 1.000 / 0.556 | 18 |",
+    "| fresh | 1.000 / 0.667 | 1.000 / 0.800 | 15 |",
+    "| unseen-2026-11-28 | 1.000 / 0.814 | 1.000 / 0.814 | 43 |",
+    "| unseen-2026-11-28b | 1.000 / 0.491 | 1.000 / 0.509 | 53 |",
+    "| unseen-2026-11-28c | 0.968 / 0.469 | 0.971 / 0.516 | 64 |",
+    "| unseen-2026-11-28d | 0.850 / 0.239 | 0.917 / 0.310 | 71 |",
+    "",
+    "d's two unmatched facts are true facts its labels word otherwise: \"用户希望 review 代码的"
+    '时候先说 bug 再说 style" and "用户最近在 intermittent fasting" (labelled "用户在做16:8'
+    '间歇性断食…"). The gains are on batches the readings and checks were written from; the '
+    "next unseen batch (`unseen-2026-11-28e`, written meanwhile by someone who saw none of "
+    "this) is the honest figure. On the corrections scenarios' turns (below; not read for "
+    'this round) the checks drop two garbles and nothing else: "User has Dentist cleaning is '
+    'booked for on Sept 26 at 10am" and "User wants: they\'re sticking with her, …".',
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5

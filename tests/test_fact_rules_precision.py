@@ -473,3 +473,110 @@ def test_a_when_clause_and_what_the_assistant_is_to_do_are_one_instruction() -> 
 def test_a_teams_meeting_moved_is_the_teams() -> None:
     found = facts_of("我们组例会改成周四了")
     assert [(f.text, f.subject) for f in found] == [("用户团队的例会改到了周四", "team")]
+
+
+# ------------------------------------------------------------------ round 4: naming and garbles
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后给我排健身计划都按这个来",
+        "以后写周报就照上次那样写",
+        "from now on format the summary like that",
+        "always reply the same way pls",
+    ],
+)
+def test_a_wish_that_only_points_at_its_content_gives_nothing(text: str) -> None:
+    assert facts_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后按周报模板来写",
+        "from now on write the summary like a haiku",
+        "I wear the same size as my sister",
+    ],
+)
+def test_a_wish_that_names_its_content_is_not_taken_for_a_pointer(text: str) -> None:
+    found = texts(text)
+    assert all(not re.search(r"按这|照这|like (?:this|that)$|the same$", f) for f in found)
+    if text.startswith(("以后", "from")):
+        assert found, text
+
+
+@pytest.mark.parametrize(
+    "text", ["planing is every other Monday at 10", "yoga is every Tuesday at 7"]
+)
+def test_a_time_fragment_whose_thing_has_its_own_verb_is_no_plan(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_how_often_a_fragment_recurs_is_said_before_its_day() -> None:
+    assert texts("book club every other Thursday at 7pm") == [
+        "User has book club every other Thursday at 7pm"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后每次我问你天气，顺便告诉我要不要带伞",  # the request after the condition is lost
+        "以后就这么办吧",
+        "from now on don't mention it",
+        "stop doing that",
+    ],
+)
+def test_a_wish_that_is_only_its_condition_or_a_pronoun_gives_nothing(text: str) -> None:
+    assert facts_of(text) == []
+
+
+def test_a_liking_with_its_object_cut_off_is_dropped_its_wish_kept() -> None:
+    assert texts("以后推荐书的时候别推鸡汤，我不爱看") == ["用户希望推荐书的时候别推鸡汤"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后每次开会前提醒我", "用户希望每次开会前提醒用户"),
+        ("我不爱看恐怖片", "用户不爱看恐怖片"),
+        (
+            "whenever I ask for a workout, include a warmup",
+            "User wants: whenever they ask for a workout, include a warmup",
+        ),
+    ],
+)
+def test_a_wish_or_liking_that_names_its_content_is_kept(text: str, expected: str) -> None:
+    assert texts(text) == [expected]
+
+
+@pytest.mark.parametrize("text", ["我们打算下半年把车换成电车", "我打算把手机换成 Pixel"])
+def test_an_intention_to_change_is_no_change_made(text: str) -> None:
+    assert not any("改到了" in t or "换成了" in t for t in texts(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后老了想去海边住",  # the user's own hope for later, no request
+        "以后有机会一定要去看一次极光",
+        "以后孩子上学了再说吧",
+        "以后就按你说的办",  # what the assistant said: nothing named
+        "from now on I'm only drinking oat milk",  # a statement, not a request
+        "going forward I'll be in the office on Mondays",
+    ],
+)
+def test_a_hope_or_a_statement_after_from_now_on_is_no_wish(text: str) -> None:
+    assert not any(f.kind == "instruction" for f in facts_of(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("以后推荐菜的时候别推我不想吃的内脏", "用户希望推荐菜的时候别推用户不想吃的内脏"),
+        ("以后每天早上给我发一句英语", "用户希望每天早上给用户发一句英语"),
+    ],
+)
+def test_a_request_with_the_users_own_dislike_stays_a_wish(text: str, expected: str) -> None:
+    assert texts(text) == [expected]

@@ -308,7 +308,8 @@ def test_a_team_verb_without_a_named_tool_is_no_fact(text: str) -> None:
     [
         ("下周三上午十点约了复查", "用户下周三上午十点约了复查"),
         ("我姐怀孕了，预产期是明年五月", "用户的姐姐怀孕了，预产期是明年五月"),
-        ("我嫂子下个月预产期", None),  # 嫂子 is no relation the rules know: nothing guessed
+        ("我嫂子下个月预产期", "用户的嫂子下个月预产期"),  # a relation by marriage (round 4)
+        ("我表姑下个月预产期", None),  # 表姑 is no relation the rules know: nothing guessed
         ("电脑换成 ThinkPad 了，旧的 Mac 给我爸了", "用户的电脑换成了ThinkPad"),
         ("早就换 Arc 了，Chrome 太吃内存", "用户现在用Arc"),
     ],
@@ -472,3 +473,127 @@ def test_the_unseen_batches_keep_precision_and_this_rounds_recall() -> None:
         assert part["precision"] >= 0.95, (suffix, part)
         assert part["recall"] >= recall, (suffix, part)
     assert res["heldout"]["all"]["precision"] >= 0.95, res["heldout"]["all"]
+
+
+# ------------------------------------------------ round 4: intentions, practices, firms
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("我打算过完年去考个潜水证，最近在攒钱", "用户打算过完年去考个潜水证"),
+        ("然后我们打算下半年把车换成电车", "用户打算下半年把车换成电车"),
+        ("我准备周末去上陶艺课", "用户打算周末去上陶艺课"),
+    ],
+)
+def test_an_intention_with_its_time_is_a_plan(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我们组打算下个月上线新版本",  # the team's, not the user's
+        "我打算明年要是有钱就换车",  # a condition, no plan
+        "你打算周末干嘛",
+        "我打算周末去吗？",
+    ],
+)
+def test_an_intention_that_is_not_the_users_plan_gives_no_plan(text: str) -> None:
+    assert not any(t.startswith("用户打算") for t in texts(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("另外我这阵子在减脂，每周练三次", "用户最近在减脂"),
+        ("我最近在备考 CFA 二级", "用户最近在备考 CFA 二级"),
+        ("我最近在 keto diet", "用户最近在 keto diet"),
+    ],
+)
+def test_what_the_user_is_doing_lately_is_a_fact(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["我最近在想要不要辞职", "我最近在家", "我最近在忙", "我最近在等你回复"]
+)
+def test_a_thought_a_wait_or_a_place_lately_gives_nothing(text: str) -> None:
+    assert texts(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("现在在一家做智能家居的公司写前端，挺累的", "用户在一家做智能家居的公司写前端"),
+        ("我现在在一家 startup 做 growth", "用户在一家 startup 做 growth"),
+    ],
+)
+def test_a_firm_and_the_work_done_there_with_the_subject_dropped(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+# ------------------------------------------------ round 4: relations by marriage, moving in
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("对了我姐夫是牙医，有事可以问他", "用户的姐夫是牙医"),
+        ("我婆婆退休了", "用户的婆婆退休了"),
+        ("my sister-in-law works at Stripe", "User's sister-in-law works at Stripe"),
+    ],
+)
+def test_a_relation_by_marriage_is_a_relation(text: str, want: str) -> None:
+    assert want in texts(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "oh and my father-in-law is moving in with us next month, wish me luck",
+            "User's father-in-law is moving in with the user next month",
+        ),
+        (
+            "my dad is coming to live with us in the fall since the stairs at his place are too much",
+            "User's father is moving in with the user in the fall",
+        ),
+    ],
+)
+def test_a_relation_coming_to_live_with_the_user(text: str, want: str) -> None:
+    assert texts(text) == [want]
+
+
+@pytest.mark.parametrize(
+    "text", ["my brother is coming to stay with me next week", "my mom is moving in with us"]
+)
+def test_a_visit_or_an_undated_move_in_is_no_moving_in(text: str) -> None:
+    assert not any("moving in" in t for t in texts(text))
+
+
+# ------------------------------------------------ round 4: the way back of a trip
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "flying to Chicago fri morning for a conference, back monday",
+            "User returns from Chicago on Monday",
+        ),
+        (
+            "train to Boston sat 9am, back the following tues",
+            "User returns from Boston the following Tuesday",
+        ),
+    ],
+)
+def test_the_way_back_after_a_trip_is_its_own_plan(text: str, want: str) -> None:
+    found = texts(text)
+    assert want in found
+    assert not any("back" in t for t in found)
+
+
+@pytest.mark.parametrize("text", ["back sunday", "gym mon 7am, back to work tuesday"])
+def test_back_with_no_trip_before_it_is_no_return(text: str) -> None:
+    assert not any("returns" in t or "back" in t for t in texts(text))

@@ -65,7 +65,7 @@ def test_a_change_reported_as_done_is_not_a_wish(text: str) -> None:
         "User wants: keep answers under five bullet points",
         "User wants to be called Dan, not sir",
         "User wants: always answer the user in Spanish from now on",
-        "User wants: don't do that",
+        "User wants: don't do that before noon",
         "User doesn't want the assistant to suggest places that need a car to get to",
         "用户希望发邮件前先帮用户检查一下",
     ],
@@ -83,6 +83,10 @@ def test_well_formed_wishes_pass(text: str) -> None:
         "User wants: remind them to",
         "User wants: the standup changed to 10am",
         "用户希望standup 改成下午了",
+        "User wants: don't do that",  # names nothing: what "that" is stays in the episode
+        "User doesn't want the assistant to mention it",
+        "用户希望每次用户问助手天气",
+        "User wants: whenever they ask for a workout",
     ],
 )
 def test_malformed_wishes_fail(text: str) -> None:

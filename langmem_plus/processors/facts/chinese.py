@@ -52,9 +52,12 @@ _JOB = re.compile(
     + r")?(?:开始)?在\s*([^\s，,]{2,12}?)\s*(上班|工作|实习|读研|读博|读书|念书)(?:了)?$"
 )
 # "我现在在一家做新能源车的公司做测试": where and as what the user works
+# ("现在在一家 startup 做 backend", "在一家…创业公司写后端": the subject dropped, the firm
+# named in English, the work said with 写)
 _JOB_AT = re.compile(
-    r"^我(?:现在|目前)?在\s*(一家\S{0,14}?(?:公司|企业|外企|国企|央企|工厂|医院|学校|银行|工作室))\s*(?:做|当)\s*"
-    r"([^\s，,了]{2,8})$"
+    r"^我?(?:现在|目前)?在\s*(一家\S{0,14}?(?:公司|企业|外企|国企|央企|工厂|医院|学校|银行|工作室)"
+    r"|一家\s*(?:startup|start-up)\b)\s*(做|当|写)\s*([^\s，,了]{2,8})$",
+    re.I,
 )
 # "平时用Python写自动化脚本": the tool the user does something with
 _USE_FOR = re.compile(
@@ -76,6 +79,12 @@ _DO_JOB = re.compile(r"^我(?:现在|目前)?是做\s*([^\s，,]{2,10}?)的$")
 _AGE = re.compile(r"^我(?:今年)?([一二三四五六七八九十]{1,3}|\d{1,2})岁(?:了)?$")
 _LEARNING = re.compile(
     r"^我?(?:最近|现在|这阵子)?(?:在学|在练|开始学|开始练|报了个?(?!\S*的[班课]))\s*([^\s，,了]{2,10})(?:了)?$"
+)
+# "另外我最近在戒糖", "我最近在准备 AWS 的认证考试": what the user is doing these weeks; a
+# thought, a wait or a place is no practice ("我最近在想…", "最近在家")
+_LATELY = re.compile(
+    r"^(?:另外|然后|而且|还有)?我(?:最近|这阵子|这段时间|这几个月)(?:一直|也|还)?在\s*"
+    r"(?!想|考虑|纠结|犹豫|琢磨|忙|等|看你|外面|家|路上|公司|医院|老家)(\S[^，,吗？?]{1,20}?)(?:呢|中)?$"
 )
 _PET = re.compile(
     r"^我(?:家)?(?:养了|有)(一只|两只|三只|只|一条|条)([^\s，,]{1,6}?)(猫|狗|鹦鹉|仓鼠|兔子|乌龟)"
@@ -170,6 +179,12 @@ _PLAN = re.compile(
     + ZH_DAY
     + r"(?:\d{1,2}[号日])?|接下来)[^\s在也都]{0,4}?(?:就要|打算|准备|计划|要|会|去|回|飞)"
     r"|^我?(?:约了|订了|预约了)\s*(?:" + ZH_DAY + ")"
+)
+# "我们打算年后把家从昌平搬到望京", "我打算周末去上 scuba 课": an intention with its time
+_INTEND = re.compile(
+    r"^(?:另外|然后|而且|还有)?我(?:们(?!组|团队|公司|部门))?(?:也|还)?(?:打算|准备|计划)"
+    r"(?P<when>(?:明年|今年|年后|年底|年初|下半年|上半年|过完年|" + ZH_DAY + r")"
+    r"(?:春天|夏天|秋天|冬天|初|底|前|后)?)(?P<act>[^你吗？?]{2,20})$"
 )
 # a value that names a day or a time of day (so the slot is the thing's time)
 _TIMEY = re.compile(ZH_DAY + "|" + ZH_CLOCK + r"|早上|晚上|下午|上午")
@@ -360,6 +375,9 @@ def self_state(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
                 value=m.group(1),
             )
         ]
+    if (m := _LATELY.match(t)) and not ONE_OFF_ZH.search(t):
+        act = zh_third(m.group(1))
+        return [fact(f"用户最近在{' ' * bool(re.match('[A-Za-z]', act))}{act}", slot=None)]
     if m := _PET.match(t):
         animal = m.group(3)
         return [fact(f"用户养了{m.group(1)}{m.group(2)}{animal}", kind="relation", subject="third_person",
@@ -384,8 +402,10 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     if switched and (m := re.match(rf"^(?:我)?现在在\s*([A-Za-z{CJK}]{{2,8}})$", t)):
         return [fact(f"用户现在在{m.group(1)}工作", kind="profile", slot="job", value=m.group(1))]
     if m := _JOB_AT.match(t):
-        return [fact(f"用户在{m.group(1)}做{m.group(2)}", kind="profile", slot="job",
-                     value=m.group(2))]  # fmt: skip
+        firm, verb, work = m.groups()
+        sep = " " if re.search(r"[A-Za-z]$", firm) else ""
+        return [fact(f"用户在{firm}{sep}{verb}{' ' * bool(re.match('[A-Za-z]', work))}{work}",
+                     kind="profile", slot="job", value=work)]  # fmt: skip
     if (m := _USE_FOR.match(t)) and not ONE_OFF_ZH.search(t):
         how, tool, verb, what = m.groups()
         return [fact(f"用户{how}用{tool}{verb}{what}", kind="fact",
@@ -595,7 +615,8 @@ def value_change(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]
     if (
         not m
         or ONE_OFF_ZH.search(m.group(1))
-        or re.match(r"现在|已经|最近|后来|又|都|也|就", m.group(1))
+        # an intention ("打算下半年把车换成电车") is no change made
+        or re.match(r"现在|已经|最近|后来|又|都|也|就|打算|准备|计划|想要|想", m.group(1))
     ):
         return []
     thing, val = m.group(1), m.group(2)
@@ -637,6 +658,20 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         when = zh_ampm(only.group(1) + only.group(2))
         act = cl[i + 1].text
         return [fact(f"用户{when}{act}", kind="plan", slot=f"plan.{act[:12]}", value=when)]
+    return _intention(cl[i]) or _day_plan(t)
+
+
+def _intention(clause: Clause) -> list[DerivedFact]:
+    """'我们打算年后把家从昌平搬到望京' -> what the user intends, with its time."""
+    t = clause.text
+    if (m := _INTEND.match(t)) and not clause.question and not re.search(r"如果|要是|再说", t):
+        act = zh_third(m.group("act").strip())
+        return [fact(f"用户打算{m.group('when')}{act}", kind="plan", slot=None)]
+    return []
+
+
+def _day_plan(t: str) -> list[DerivedFact]:
+    """'下周就要搬去成都了' -> a plan said after its day."""
     # "周一早上就要" (a deadline in a complaint) says no action: no plan
     if _PLAN.match(t) and not re.search(
         r"你|吗|如果|要是|还要|还得|又要|又得|继续|(?:就要|要|得)$", t

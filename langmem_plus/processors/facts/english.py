@@ -322,6 +322,14 @@ def attributes(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     return []
 
 
+# a relation coming to live with the user, and when ("is moving in with us in the spring")
+_MOVING_IN = re.compile(
+    r"^is (?:moving in|coming to live|going to live|moving) with (?:us|me)"
+    r"(?: for good)? ((?:in|on|next|this|from) (?:the )?\w+)",
+    re.I,
+)
+
+
 def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'my nephew Jonah just started at MIT' -> about the nephew, never about the user."""
     t = cl[i].text
@@ -348,7 +356,7 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         r"turned|graduated|had (?:surgery|a baby)|got (?:married|engaged|promoted|into)|starts|"
         # a plural relation's dated change: "my kids start at the new school in January"
         r"(?:start|switch|change) (?:at|schools?|to)\b.*\b(?:in|on|from|next) \w+|"
-        r"lands|arrives|name)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
+        r"lands|arrives|name|is (?:moving in|coming to live|going to live|moving) with)\b|^'s (?:name|birthday|flight|job|school|wedding|surgery|new)"
     )
     if (
         (ONE_OFF_EN.search(rest) and not re.search(r"\bturned \d", rest))  # an age holds on
@@ -357,10 +365,15 @@ def relation(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     ):
         return []
     if t[: m.start()].strip() and not re.match(
-        r"^(?:and|btw|also|oh|so|nah|no|nope|yeah|yes|well)$", t[: m.start()].strip(" ,"), re.I
+        r"^(?:(?:and|btw|also|oh|so|nah|no|nope|yeah|yes|well)\b[\s,]*)+$",
+        t[: m.start()].strip(" ,"),
+        re.I,
     ):
         return []
     subj = f"{who} {name}" if name else who
+    if moving := _MOVING_IN.match(rest):  # "is coming to live with us in the spring"
+        return [fact(f"{subj} is moving in with the user {moving.group(1)}", kind="plan",
+                     subject="third_person", slot=None)]  # fmt: skip
     if rest.startswith("'s "):
         subj, rest = f"{who}'s", rest[3:]
     text = f"{subj} {en_third(rest)}" + (f", {en_third(more)}" if more else "")

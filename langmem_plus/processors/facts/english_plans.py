@@ -31,6 +31,12 @@ _NOT_EVENT = re.compile(
 )
 
 
+# a verb inside what a time fragment is about: a clause of its own, not a thing the user has
+# ("planning is every other Monday at 10" is not "User has planning is every other ...")
+_FINITE = re.compile(r"\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)\b", re.I)
+_EVERY = re.compile(r"\s+(every(?: other)?)$", re.I)
+
+
 def _day(word: str) -> str:
     """A weekday abbreviation spelled out ("fri" -> "Friday", "tmrw" -> "tomorrow")."""
     if word.lower() in ("tmrw", "tmr"):
@@ -106,9 +112,32 @@ def _trip(cl: list[Clause], i: int, m: re.Match[str]) -> list[DerivedFact]:
                  slot=f"trip.{m.group('verb')}", value=m.group("place") or m.group("way"))]  # fmt: skip
 
 
+# "…flying to Denver thurs night, back sunday": the way back of the trip just said
+_BACK = re.compile(
+    r"^(?:and |then )?(?:back|flying back|coming back|returning|home) (?:on )?(?P<following>the "
+    r"following |next )?(?P<day>" + EN_DAY + r")$",
+    re.I,
+)
+_TO_PLACE = re.compile(r"\bto ((?-i:[A-Z])\w+(?: (?-i:[A-Z])\w+)*)")
+
+
+def _way_back(cl: list[Clause], i: int) -> list[DerivedFact]:
+    """'back sunday' after a clause that goes to a named place -> when the user returns."""
+    m = _BACK.match(cl[i].text)
+    place = _TO_PLACE.search(cl[i - 1].text) if m and i > 0 else None
+    if not m or not place:
+        return []
+    day = _day(m.group("day"))
+    when = f"{m.group('following').lower()}{day}" if m.group("following") else f"on {day}"
+    return [fact(f"User returns from {place.group(1)} {when}", kind="plan",
+                 slot=f"trip.return.{place.group(1)}", value=day)]  # fmt: skip
+
+
 def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
     """'dinner w/ Sam fri 7' / "plumber's coming Tuesday" -> a plan with its time."""
     t = cl[i].text
+    if way_back := _way_back(cl, i):
+        return way_back
     if (
         (m := AT_DAY.match(t))
         and not BAD_START.match(m.group(1))
@@ -153,10 +182,15 @@ def plan(cl: list[Clause], i: int, sarcastic: bool) -> list[DerivedFact]:
         what = en_third(m.group("what")) + (f", {more}" if more else "")
         return [fact(f"User is {m.group('verb').lower()} {what}", kind="plan", slot=None)]
     m = FRAGMENT.match(t) or DAY_FIRST.match(t)
-    if not m or BAD_START.match(m.group("act")) or cl[i].question:
+    if not m or BAD_START.match(m.group("act")) or cl[i].question or _FINITE.search(m.group("act")):
         return []
     act, day, time = m.group("act"), _day(m.group("day")), m.group("time")
+    if every := _EVERY.search(act):  # "yoga every Tuesday at 7": how often, not what
+        act, day = act[: every.start()], f"{every.group(1).lower()} {day}"
     where = m.groupdict().get("where") or ""
-    more = continuation(cl, i, zh=False, limit=1)
-    text = f"User has {act} on {day} at {time}{where}" + (f", {more}" if more else "")
+    # the way back ("back sunday", "back to work tuesday") is a statement of its own
+    goes_back = i + 1 < len(cl) and bool(re.match(r"(?:and |then )?back\b", cl[i + 1].text, re.I))
+    more = "" if goes_back else continuation(cl, i, zh=False, limit=1)
+    on = " on" * (not every)
+    text = f"User has {act}{on} {day} at {time}{where}" + (f", {more}" if more else "")
     return [fact(text, kind="plan", slot=f"plan.{act}", value=f"{day} {time}")]

@@ -26,19 +26,27 @@ _ZH_FIRST = re.compile(r"我(?!们)|咱")
 # the assistant, left in a fact that is not an instruction to it
 _YOU = re.compile(r"\byou(?:'re|'ve|'ll|r|rs)?\b|(?<!迷)你(?!们)", re.I)  # 迷你: "mini"
 # a demonstrative that points at something named elsewhere: followed by no noun ("再也不点这家了",
-# "喜欢那个", "moved there"); a place word only right after a verb ("静安寺那边" names its place)
+# "喜欢那个", "moved there"), or a way to do a thing that is only pointed at ("都按这个来", "照
+# 上次那样写"); a place word only right after a verb ("静安寺那边" names its place)
 _ZH_DEICTIC = re.compile(
     r"[这那](?:家|个|款|位|间|种|样)(?=$|[了的吧啊呢嘛啦哦，,。！!？?\s])"
+    r"|(?:按|照|像|跟)(?:着|照)?(?:上次|之前)?[这那](?:个|样|种|么)?(?=[来做办弄写排走改])"
     r"|(?<=[点去买用吃喝住选换找到来看订坐搬回在])[这那](?:里|儿|边)"
 )
 _EN_DEICTIC = re.compile(
     r"\b(?:(?:this|that) (?:one|place|guy|thing|shop|spot)|(?:go|went|going|moved|live|living|"
-    r"work|working|stay|staying|back) (?:there|here))\b",
+    r"work|working|stay|staying|back) (?:there|here))\b"
+    # a way to do a thing only pointed at, ending the clause ("do it like that", "the same way")
+    r"|\b(?:like (?:this|that)|(?:this|that) way|the same(?: way)?)(?=\s*(?:pls|please)?[.!?]*$)",
     re.I,
 )
-# a plan or wish whose verb ends it, with nothing it is about ("下周还想去"); "去" after a
-# place is a whole plan ("下周去成都")
-_ZH_NO_OBJECT = re.compile(r"(?:想|要|会|打算|准备|还)(?:再)?(?:去|来|回|做|买|吃|弄|试试)了?$")
+# a plan, wish or liking whose verb ends it, with nothing it is about
+# ("下周还想去", "我不爱看"); "去" after a place is a whole plan ("下周去成都")
+_ZH_NO_OBJECT = re.compile(
+    r"(?:想|要|会|打算|准备|还|爱|喜欢)(?:再)?(?:去|来|回|做|买|吃|喝|看|听|玩|弄|试试)了?$"
+)
+# a way of doing pointed at with 这么 / 那样 and a bare verb ("就这么办", "那样做")
+_ZH_SO = re.compile(r"(?:^|就|都)[这那](?:么|样)(?:办|做|来|弄|写|定)(?:吧|了)?$")
 # he / she with no one named in the fact it is said in ("don't mention her anymore")
 _PRONOUN = re.compile(
     r"(?<!/)\b(?:he|she|him|her|his|hers)\b(?!/)|(?:^|[，,\s]|给|跟|和|让|叫|提|说)[他她](?!们)",
@@ -54,16 +62,35 @@ def _bad(text: str, kind: str) -> bool:
         return True
     if kind != "instruction" and _YOU.search(text):
         return True
-    if _ZH_NO_OBJECT.search(text):
+    if _ZH_NO_OBJECT.search(text) or _ZH_SO.search(text):
         return True
     return bool(_ZH_DEICTIC.search(text) or _EN_DEICTIC.search(text))
 
 
 # the body of a wish or instruction ("用户希望…", "User wants: …")
-_WISH = re.compile(r"^(?:用户希望|User wants:?\s*)(?P<body>.+)$")
+_WISH = re.compile(
+    r"^(?:用户希望|User wants:?\s*|User doesn't want the assistant to\s)(?P<body>.+)$"
+)
 # a wish whose body opens with the user again: a condition rewritten into a second subject
 # ("用户希望用户问助手菜谱，…"); "用户的…" ("给用户的例子") is an object
-_WISH_SELF = re.compile(r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s))", re.I)
+_WISH_SELF = re.compile(
+    r"^(?:用户(?!的)|User\b(?!'s)|the user\b(?!'s)|they(?:'re|'ll|'d|'ve)?\b)", re.I
+)
+# the user's own hopes for later, read as a request because they follow 以后 ("用户希望老了想去
+# 大理住", "用户希望有机会一定要去冰岛", "用户希望孩子大了再说"), or what the assistant said
+# ("就按助手说的办"): nothing the assistant is asked to do, or nothing named
+_ZH_WISH_OWN = re.compile(
+    r"(?<!不)想|打算|一定要|再说$|^(?:等)?(?:老了|有机会|有钱了?|有空|退休|孩子大了)|按助手说的"
+)
+# a wish that is only its condition, the request cut off ("用户希望每次用户问助手天气",
+# "User wants: whenever they ask for a workout")
+_WISH_IF_ONLY = re.compile(
+    r"^(?:每次|每当|当|如果|要是|下次)用户(?!的)(?!.*(?:就|[，,]))|"
+    r"^(?:when|whenever|if|every time|each time)\b[^,]*$",
+    re.I,
+)
+# a request whose only object is a pronoun ("stop doing that", "don't mention it")
+_EN_PRONOUN_ONLY = re.compile(r"^(?:\S+ ){0,3}\S+ (?:it|that|this|them|those|these)$", re.I)
 # a fact that ends before what it says: a verb's complement with no verb after it
 # ("…提醒用户下", "…提醒用户一下"), a function word that cannot end it ("use the", "remind
 # them to"); "on", "in", "that" and a stranded "to" can ("from now on", "log in", "don't do
@@ -103,7 +130,9 @@ def well_formed(f: DerivedFact) -> bool:
     wish = _WISH.match(f.text)
     if wish:
         body = wish.group("body").strip().rstrip("。.!！")
-        if _WISH_SELF.match(body):
+        if _WISH_SELF.match(body) or _WISH_IF_ONLY.match(body) or _EN_PRONOUN_ONLY.match(body):
+            return False
+        if f.text.startswith("用户希望") and _ZH_WISH_OWN.search(body):
             return False
         if _ZH_CHANGE_DONE.search(body) or _EN_CHANGE_DONE.search(body):
             return False

@@ -17,10 +17,16 @@ ZH_REL = {**ZH_REL_WHO, "哥": "brother", "姐": "sister", "弟": "brother", "�
           "闺蜜": "friend", "发小": "friend", "死党": "friend", "兄弟": "friend", "狗子": "dog", "狗狗": "dog", "猫咪": "cat", "老妈": "mother",
           "老爸": "father", "经理": "boss", "manager": "boss", "wife": "wife",
           "husband": "husband", "侄子": "nephew", "外甥": "nephew", "侄女": "niece",
-          "外甥女": "niece"}  # fmt: skip
+          "外甥女": "niece", "姐夫": "brother-in-law", "妹夫": "brother-in-law",
+          "嫂子": "sister-in-law", "弟媳": "sister-in-law", "岳父": "father-in-law",
+          "岳母": "mother-in-law", "公公": "father-in-law", "婆婆": "mother-in-law",
+          "丈母娘": "mother-in-law"}  # fmt: skip
 EN_REL = {**EN_REL_WHO, "nephew": "nephew", "niece": "niece", "stepdad": "stepfather",
           "stepmom": "stepmother", "sis": "sister", "bro": "brother", "puppy": "dog",
-          "pup": "dog", "kitten": "cat", "golden": "dog", "golden retriever": "dog"}  # fmt: skip
+          "pup": "dog", "kitten": "cat", "golden": "dog", "golden retriever": "dog",
+          "mother-in-law": "mother-in-law", "father-in-law": "father-in-law",
+          "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
+          "in-laws": "in-laws"}  # fmt: skip
 # how a relation is written in a fact (one word for father/mother so that wordings agree)
 ZH_REL_SAY = {"father": "父亲", "mother": "母亲", "boss": "经理", "wife": "妻子", "dog": "狗",
               "cat": "猫"}  # fmt: skip
