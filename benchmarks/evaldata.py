@@ -57,7 +57,10 @@ UNSEEN_C = "unseen-2026-11-28c"
 # a fourth batch of 48, written the same way (a helper who read neither the rules nor the other
 # cases) while the rules were being changed again; committed before it was measured
 UNSEEN_D = "unseen-2026-11-28d"
-UNSEEN_BATCHES = (UNSEEN, UNSEEN_B, UNSEEN_C, UNSEEN_D)
+# a fifth batch of 48, written the same way (a helper who read neither the rules nor the other
+# cases) while the rules were being changed again; committed before it was measured
+UNSEEN_E = "unseen-2026-11-28e"
+UNSEEN_BATCHES = (UNSEEN, UNSEEN_B, UNSEEN_C, UNSEEN_D, UNSEEN_E)
 HELD_OUT_BATCHES = (FRESH, *UNSEEN_BATCHES)
 # `unseen`: correction scenarios written without reading the rules or the other scenarios,
 # committed before their one measurement; `unseen2`: a second such batch, written the same way
