@@ -337,6 +337,26 @@ NOTES = (
     "this) is the honest figure. On the corrections scenarios' turns (below; not read for "
     'this round) the checks drop two garbles and nothing else: "User has Dentist cleaning is '
     'booked for on Sept 26 at 10am" and "User wants: they\'re sticking with her, …".',
+    "",
+    "The `unseen-2026-11-28e` batch (48 turns: zh 18, en 18, mixed 12; 32 positive with 61 gold "
+    "facts, 16 negative) was written while round 4 was being made, by someone who had read "
+    "neither the rules, their tests nor the other cases, committed before it was measured and "
+    "measured once on main 5e541cb (round 4 merged). It has not been tuned on: its figure is "
+    "the honest one on unseen chat.",
+    "",
+    "| unseen-2026-11-28e (first and only measurement) | cases | predicted | gold | P | R | "
+    "neg. FP rate |",
+    "|---|---|---|---|---|---|---|",
+    "| all | 48 | 19 | 61 | 0.895 | 0.279 | 0.062 (1/16) |",
+    "| zh | 18 | 9 | 21 | 1.000 | 0.429 | 0.000 (0/6) |",
+    "| en | 18 | 5 | 26 | 0.800 | 0.154 | 0.000 (0/6) |",
+    "| mixed | 12 | 5 | 14 | 0.800 | 0.286 | 0.250 (1/4) |",
+    "",
+    "The blind batches' first measurements, each on the rules of its time: c 0.857 / 0.188, d "
+    "0.850 / 0.239, e 0.895 / 0.279 (precision / recall): recall on unseen chat rises round "
+    "by round and precision holds near 0.9; issue #30's 0.95 is not met. e's two unmatched "
+    'facts: "用户周一 blues" on a negative (a mood, nothing to keep) and "User\'s standup '
+    'moved to 8:15am" (right, but the team\'s: labelled "User\'s team standup is at 8:15am").',
 )
 SUBJECT_WORDS = frozenset({"用户", "user", "users", "user's"})
 MIN_COVERAGE = 0.5
