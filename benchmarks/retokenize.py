@@ -5,7 +5,9 @@ Milvus Lite's `MilvusStorage._keep_tokens_current`), against a plain open of the
 Items: LoCoMo dev turns (`speaker: text [caption]`, read from --data, cycled to --items with a
 counter appended so every text differs), put into 100-item namespaces, keyword-only (the
 rebuild never touches vectors). Each round stamps the store with version 1 and opens it
-(rebuild), then opens it once more (current: no rebuild), alternating.
+(rebuild), then opens it once more (current: no rebuild), alternating. On SQLite it also
+records the longest write transaction of each open (BEGIN IMMEDIATE to COMMIT): how long
+another process's write would wait on it (the busy timeout is 5 s).
 
     python benchmarks/retokenize.py --data ../shared/datasets --items 10000 \
         --out docs/results/retokenize.json --md docs/results/retokenize.md
@@ -19,6 +21,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ from _results import command_line, machine, publish  # noqa: E402
 from langgraph.store.base import PutOp  # noqa: E402
 
 from langmem_plus import HybridStore  # noqa: E402
+from langmem_plus.store.db.database import Database  # noqa: E402
 from langmem_plus.store.sqlite.maintenance import TOKENIZER_META  # noqa: E402
 
 _PER_NS = 100
@@ -55,20 +60,51 @@ def _open_s(path: Path) -> float:
     return time.perf_counter() - t0
 
 
+@contextmanager
+def _write_spans(spans: list[float]) -> Iterator[None]:
+    """Within: the seconds of each outermost `Database.write` transaction go to `spans`."""
+    plain = Database.write
+
+    @contextmanager
+    def timed(self: Database) -> Iterator[Any]:
+        outer = not self._writing
+        t0 = time.perf_counter()
+        with plain(self) as conn:
+            yield conn
+        if outer:
+            spans.append(time.perf_counter() - t0)
+
+    Database.write = timed  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Database.write = plain  # type: ignore[method-assign]
+
+
+def _open_locked_s(path: Path) -> tuple[float, float]:
+    """(seconds to open, seconds of its longest write transaction)."""
+    spans: list[float] = []
+    with _write_spans(spans):
+        took = _open_s(path)
+    return took, max(spans, default=0.0)
+
+
 def sqlite_rounds(texts: list[str], rounds: int, tmp: Path) -> dict[str, Any]:
     path = tmp / "r.db"
     s = HybridStore(path, index=False)
     _fill(s, texts)
     s.close()
-    rebuild, plain = [], []
+    rebuild, plain, locked = [], [], []
     for _ in range(rounds):
         conn = sqlite3.connect(path)
         conn.execute("UPDATE meta SET value='1' WHERE key=?", (TOKENIZER_META,))
         conn.commit()
         conn.close()
-        rebuild.append(_open_s(path))
+        took, held = _open_locked_s(path)
+        rebuild.append(took)
+        locked.append(held)
         plain.append(_open_s(path))
-    return {"rebuild_s": rebuild, "plain_open_s": plain}
+    return {"rebuild_s": rebuild, "plain_open_s": plain, "write_lock_s": locked}
 
 
 def milvus_rounds(texts: list[str], rounds: int, tmp: Path) -> dict[str, Any]:
@@ -115,15 +151,21 @@ def main(argv: list[str] | None = None) -> int:
         f"Opening a store of {args.items:,} items whose keyword index was built by another "
         f"tokenizer version (median of {args.rounds}; {res['machine']}, {res['date']})",
         "",
-        "| backend | open with rebuild, s | plain open, s | rebuild per 10k items, s |",
-        "|---|---|---|---|",
+        "| backend | open with rebuild, s | plain open, s | rebuild per 10k items, s "
+        "| write lock held per 10k items, s |",
+        "|---|---|---|---|---|",
     ]
     for name in ("sqlite", "milvus_lite"):
         if name in res:
             r = statistics.median(res[name]["rebuild_s"])
             p = statistics.median(res[name]["plain_open_s"])
             res[name]["per_10k_s"] = round((r - p) * 10_000 / args.items, 3)
-            lines.append(f"| {name} | {r:.2f} | {p:.2f} | {res[name]['per_10k_s']:.2f} |")
+            held = "n/a (no write lock)"
+            if "write_lock_s" in res[name]:
+                w = statistics.median(res[name]["write_lock_s"])
+                res[name]["write_lock_per_10k_s"] = round(w * 10_000 / args.items, 3)
+                held = f"{res[name]['write_lock_per_10k_s']:.2f}"
+            lines.append(f"| {name} | {r:.2f} | {p:.2f} | {res[name]['per_10k_s']:.2f} | {held} |")
     lines += ["", f"`{res['command']}`", ""]
     publish(res, "\n".join(lines), args.out, args.md)
     return 0

@@ -12,9 +12,10 @@ import pytest
 from milvus_fixtures import requires_lite
 
 from langmem_plus import HybridStore
+from langmem_plus.store.sqlite import maintenance as maint_mod
 from langmem_plus.store.sqlite import writer as writer_mod
-from langmem_plus.store.sqlite.maintenance import TOKENIZER_META
-from langmem_plus.text.tokenize import TOKENIZER_VERSION
+from langmem_plus.store.sqlite.maintenance import TOKENIZER_META, Maintenance
+from langmem_plus.text.tokenize import TOKENIZER_VERSION, tokenize
 
 NS = ("memories", "u1")
 ITEMS = {
@@ -197,3 +198,147 @@ def _milvus_keyword_keys(store: HybridStore, query: str) -> set[str]:
     """The keys whose keyword score is positive (the vector side left out)."""
     hits = store.search(NS, query=query, limit=10)
     return {h.key for h in hits if h.components.get("bm25", 0) > 0}
+
+
+NEW = "Parties with cookies every weekend"
+
+
+def _indexed(store: HybridStore) -> dict[str, list[str]]:
+    """key -> the terms its postings hold."""
+    with store._db.read() as conn:
+        rows = conn.execute(
+            "SELECT i.key, t.term FROM postings p JOIN terms t ON t.id = p.term_id "
+            "JOIN items i ON i.id = p.item_id"
+        ).fetchall()
+    got: dict[str, list[str]] = {}
+    for key, term in rows:
+        got.setdefault(key, []).append(term)
+    return {k: sorted(v) for k, v in got.items()}
+
+
+def _write_lock_is_free(path) -> bool:
+    """Whether another connection takes the write lock at once (no busy wait)."""
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc)
+        return False
+    else:
+        other.execute("ROLLBACK")
+        return True
+    finally:
+        other.close()
+
+
+def _between_read_and_write(monkeypatch, action) -> list[bool]:
+    """Run `action()` once, on the rebuild's first tokenising call: after its read, before its
+    write transaction; returns [True] once it ran."""
+    ran: list[bool] = []
+
+    def hooked(text: str) -> list[str]:
+        if not ran:
+            ran.append(True)
+            action()
+        return tokenize(text)
+
+    monkeypatch.setattr(maint_mod, "tokenize", hooked)
+    return ran
+
+
+def test_the_write_lock_is_free_while_the_rebuild_tokenises(tmp_path, monkeypatch):
+    """Another connection takes the write lock at once (no busy wait) while items are
+    tokenised: the rebuild holds it only for writing the index."""
+    path = tmp_path / "m.db"
+    _old_store(path, monkeypatch, "1")
+
+    def take_the_write_lock() -> None:
+        assert _write_lock_is_free(path)
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("INSERT INTO meta(key, value) VALUES ('probe', 'x')")
+        finally:
+            other.close()
+
+    ran = _between_read_and_write(monkeypatch, take_the_write_lock)
+    s = HybridStore(path, index=False)
+    try:
+        assert ran == [True]
+        assert s._db.get_meta("probe") == "x"
+        assert _keys(s, "what movie? flat") == {"m", "b"}
+        assert s.check()["ok"], s.check()
+    finally:
+        s.close()
+
+
+def test_writes_made_during_the_rebuild_are_indexed_and_deletes_stay(tmp_path, monkeypatch):
+    """Between the rebuild's read and its write, another store (a process already on the
+    current tokenizer, and one still on the old one) adds, rewrites and deletes items: each
+    is indexed by its current text with the current tokens, the deleted one stays deleted,
+    nothing twice."""
+    path = tmp_path / "m.db"
+    _old_store(path, monkeypatch, "1")
+    with monkeypatch.context() as m:  # a process that opened before the stamp changed
+        m.setattr(Maintenance, "keep_tokens_current", lambda self: False)
+        other = HybridStore(path, index=False)
+
+    def write_meanwhile() -> None:
+        assert _write_lock_is_free(path)  # else the writes below would wait on the rebuild
+        other.put(NS, "new", {"text": NEW})  # current code
+        other.delete(NS, "s")
+        with monkeypatch.context() as m:  # old code: its own (old) tokens
+            m.setattr(writer_mod, "tokenize", _old_tokenize)
+            other.put(NS, "b", {"text": "My e-bike shows horror movies now"})
+            other.put(NS, "old", {"text": "Studies of bikes"})
+
+    try:
+        ran = _between_read_and_write(monkeypatch, write_meanwhile)
+        s = HybridStore(path, index=False)
+        try:
+            assert ran == [True]
+            texts = {**ITEMS, "b": "My e-bike shows horror movies now", "new": NEW}
+            texts["old"] = "Studies of bikes"
+            del texts["s"]
+            # every indexed item holds exactly its current text's current tokens, once
+            assert _indexed(s) == {k: sorted(set(tokenize(t))) for k, t in texts.items()}
+            with s._db.read() as conn:
+                n_docs = conn.execute("SELECT SUM(n_docs) FROM namespaces").fetchone()[0]
+            assert n_docs == len(texts) == 5
+            assert _keys(s, "cookie party") == {"new"}  # "s" (cookies, parties) is gone
+            assert s.get(NS, "s") is None and s.get(NS, "new") is not None
+            assert s.check()["ok"], s.check()
+        finally:
+            s.close()
+    finally:
+        other.close()
+
+
+def test_a_rebuild_done_meanwhile_by_another_opener_is_not_repeated(tmp_path, monkeypatch):
+    """Two stores open the old database at once: the one that writes first rebuilds, the
+    other sees the stamp in its write transaction and leaves the index as it is."""
+    path = tmp_path / "m.db"
+    _old_store(path, monkeypatch, "1")
+    rebuilds: list[int] = []
+    index_all = Maintenance._index_all
+
+    def counted(self, conn, docs):  # type: ignore[no-untyped-def]
+        rebuilds.append(len(docs))
+        index_all(self, conn, docs)
+
+    monkeypatch.setattr(Maintenance, "_index_all", counted)
+    opened: list[HybridStore] = []
+
+    def open_another() -> None:
+        assert _write_lock_is_free(path)  # else this open would wait on the rebuild
+        opened.append(HybridStore(path, index=False))
+
+    ran = _between_read_and_write(monkeypatch, open_another)
+    s = HybridStore(path, index=False)
+    try:
+        assert ran == [True] and rebuilds == [4]  # the inner opener's only
+        assert _indexed(s) == {k: sorted(set(tokenize(t))) for k, t in ITEMS.items()}
+        assert s.check()["ok"], s.check()
+    finally:
+        s.close()
+        for o in opened:
+            o.close()

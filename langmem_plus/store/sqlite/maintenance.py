@@ -154,7 +154,11 @@ class Maintenance:
         A query's tokens must be those the items were indexed under, or a word is missed
         ("movies" indexed as ``movy``, asked for as ``movi``). Only the keyword index changes
         (postings, terms, document lengths); vectors and every other column stay. A read-only
-        database is searched as it is, with a warning."""
+        database is searched as it is, with a warning.
+
+        The items are read and tokenised outside any write transaction, so other writers are
+        not kept waiting (tokenising is most of the time); the write transaction then re-reads
+        the items and tokenises again only those whose value, or existence, changed since."""
         want = str(TOKENIZER_VERSION)
         if self._db.get_meta(TOKENIZER_META) == want:
             return False
@@ -165,16 +169,27 @@ class Maintenance:
                 self._db.path,
             )
             return False
+        with self._db.read() as conn:
+            seen = dict(conn.execute("SELECT id, value FROM items WHERE indexed = 1").fetchall())
+        tokens = {rid: self._tokens(v) for rid, v in seen.items()}  # no transaction open
         with self._db.write() as conn:  # one opener rebuilds; the others then see the stamp
             if self._db.get_meta(TOKENIZER_META) == want:
                 return False
-            rows = conn.execute("SELECT id, ns_id, value FROM items WHERE indexed = 1").fetchall()
-            texts = ((rid, ns_id, self._texts(json.loads(v))) for rid, ns_id, v in rows)
+            rows = conn.execute("SELECT ns_id, id, value FROM items WHERE indexed = 1").fetchall()
+            # an item written or rewritten meanwhile (by any tokenizer) is tokenised again;
+            # one deleted meanwhile is not in `rows`, so it stays out
             self._index_all(
                 conn,
-                [(ns_id, rid, tokenize("\n".join(t for _, t in ts))) for rid, ns_id, ts in texts],
+                [
+                    (ns_id, rid, tokens[rid] if seen.get(rid) == v else self._tokens(v))
+                    for ns_id, rid, v in rows
+                ],
             )
         return bool(rows)
+
+    def _tokens(self, value: str) -> list[str]:
+        """The keyword tokens of an item's stored value (JSON), as a put indexes them."""
+        return tokenize("\n".join(t for _, t in self._texts(json.loads(value))))
 
     def _index_all(self, conn: Any, docs: list[tuple[int, int, list[str]]]) -> None:
         """The keyword index rebuilt from (ns_id, item_id, tokens) of every item (an item
