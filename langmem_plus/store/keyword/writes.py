@@ -40,7 +40,7 @@ def add_docs(
         d = ns_delta.setdefault(ns_id, [0, 0])
         d[0] += 1
         d[1] += len(tokens)
-    term_ids: dict[tuple[int, str], int] = {}
+    term_ids: dict[int, dict[str, int]] = {}  # ns_id -> term -> its id
     for ns_id, dfs in per_ns_terms.items():
         # one statement per namespace, however many terms (a JSON object term -> df)
         conn.execute(
@@ -48,17 +48,21 @@ def add_docs(
             "WHERE true ON CONFLICT(ns_id, term) DO UPDATE SET df = df + excluded.df",
             (ns_id, json.dumps(dfs, ensure_ascii=False)),
         )
+        ids = term_ids.setdefault(ns_id, {})
         for part, marks in in_chunks(list(dfs)):
-            for tid, term in conn.execute(
-                f"SELECT id, term FROM terms WHERE ns_id=? AND term IN ({marks})",
-                (ns_id, *part),
-            ):
-                term_ids[(ns_id, term)] = tid
-    rows = [
-        [term_ids[(ns_id, t)], item_id, n, dl]
+            ids.update(
+                (term, tid)
+                for tid, term in conn.execute(
+                    f"SELECT id, term FROM terms WHERE ns_id=? AND term IN ({marks})",
+                    (ns_id, *part),
+                )
+            )
+    # each document's (term id, tf) pairs, read once for its postings and its packed row
+    pairs = [
+        (item_id, dl, [(term_ids[ns_id][t], n) for t, n in tf.items()])
         for ns_id, item_id, tf, dl in counted
-        for t, n in tf.items()
     ]
+    rows = [[tid, item_id, n, dl] for item_id, dl, ps in pairs for tid, n in ps]
     if rows:  # one statement for every posting of the batch
         conn.execute(
             "INSERT INTO postings(term_id, item_id, tf, dl) SELECT json_extract(value, "
@@ -66,14 +70,7 @@ def add_docs(
             "json_extract(value, '$[3]') FROM json_each(?)",
             (json.dumps(rows),),
         )
-    write_doc_terms(
-        conn,
-        [
-            (item_id, dl, [(term_ids[(ns_id, t)], n) for t, n in tf.items()])
-            for ns_id, item_id, tf, dl in counted
-            if tf
-        ],
-    )
+    write_doc_terms(conn, [p for p in pairs if p[2]])
     conn.executemany(
         "UPDATE namespaces SET n_docs = n_docs + ?, total_len = total_len + ? WHERE id = ?",
         [(d[0], d[1], ns_id) for ns_id, d in ns_delta.items()],
